@@ -1,0 +1,111 @@
+/**
+ * The delivery contract: how a message part reaches the carrier and how the carrier's
+ * receipts come back. The worker calls {@link DeliveryAdapter.submit} once per part and
+ * learns outcomes through the {@link DeliveryHandlers} it passes to `start`.
+ *
+ * What the contract does NOT promise: that `submit` is called once per part (submission
+ * is at-least-once), that receipts arrive in order, or that a receipt arrives at all.
+ */
+import type { Encoding } from '../storage/contract.js';
+import type { Outcome } from '../lifecycle/states.js';
+
+/** One SMS part to hand to the carrier. */
+export interface OutgoingPart {
+  /** The message's ref; the same on every part and every retry. */
+  ref: string;
+  /** The principal that sent it. */
+  principalId: string;
+  /** The sender profile. */
+  profileCode: string;
+  /** Sender address: numeric short code or alphanumeric sender id. */
+  sender: string;
+  /** Destination, international digits without `+`. */
+  recipient: string;
+  /** The whole message text (adapters that split themselves use this). */
+  text: string;
+  /** This part's text: the slice of `text` that `splitSms` assigns to part `index`. */
+  partText: string;
+  /** 0-based part index. */
+  index: number;
+  /** Number of parts (`sms_count`). */
+  count: number;
+  /** 8-bit concatenation reference, the same for every part of the message and on retries. */
+  concatRef: number;
+  /** The encoding the text goes out in. */
+  encoding: Encoding;
+  /** The caller's `message_type`, passed on. */
+  messageType: number;
+  /** The caller's `req_type`, passed on. */
+  reqType: number;
+}
+
+/** What the carrier said when it accepted a part. */
+export interface SubmitAck {
+  /** The carrier's id for the part, as the carrier wrote it. */
+  carrierId: string;
+}
+
+/** A carrier receipt for one part. */
+export interface CarrierReceipt {
+  /** The carrier id the receipt names, as the carrier wrote it. */
+  carrierId: string;
+  /** The part's outcome. */
+  outcome: Outcome;
+}
+
+/** A mobile-originated message the carrier delivered to us (premium MO flow). */
+export interface InboundMessage {
+  /** The subscriber's number. */
+  from: string;
+  /** The short code or number it was sent to. */
+  to: string;
+  /** The text. */
+  text: string;
+  /** When it arrived, epoch ms. */
+  receivedAt: number;
+}
+
+/** Callbacks the worker gives the adapter. Both may be called at any time after `start`. */
+export interface DeliveryHandlers {
+  /** A receipt arrived. Resolves once it is recorded (an adapter may ack after that). */
+  receipt(receipt: CarrierReceipt): Promise<void>;
+  /** A mobile-originated message arrived. */
+  inbound(message: InboundMessage): Promise<void>;
+  /** Something went wrong that no request is waiting for (a dropped bind, say). */
+  error(error: unknown): void;
+}
+
+/** How a message reaches the carrier. */
+export interface DeliveryAdapter {
+  /** Connects and starts reporting receipts to `handlers`. Called once. */
+  start(handlers: DeliveryHandlers): Promise<void>;
+  /**
+   * Submits one part. Resolves with the carrier id when the carrier accepted it; rejects
+   * with a {@link DeliveryError} (`permanent` when retrying can never help), or any other
+   * error, which counts as retryable.
+   */
+  submit(part: OutgoingPart): Promise<SubmitAck>;
+  /** Stops: no more receipts are reported after it resolves; leaves no timer or socket. */
+  close(): Promise<void>;
+}
+
+/** A carrier refusal. `permanent` errors end the message; the others are retried. */
+export class DeliveryError extends Error {
+  /** True when retrying can never succeed (invalid destination, say). */
+  readonly permanent: boolean;
+  /** For a permanent error: the terminal outcome the message ends in. */
+  readonly outcome: Outcome | null;
+  /** Ask the worker to wait at least this long before the next try (throttling). */
+  readonly retryAfterMs: number | null;
+
+  constructor(
+    message: string,
+    options: { permanent?: boolean; outcome?: Outcome; retryAfterMs?: number; cause?: unknown } = {},
+  ) {
+    super(message, { cause: options.cause });
+    this.name = 'DeliveryError';
+    this.permanent = options.permanent ?? false;
+    this.outcome = options.outcome ?? null;
+    this.retryAfterMs = options.retryAfterMs ?? null;
+  }
+}

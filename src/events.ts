@@ -1,0 +1,197 @@
+/**
+ * The typed events of SPEC section 5, and the emitter that keeps a throwing listener from
+ * breaking a request or a worker.
+ */
+import { EventEmitter } from 'eventemitter3';
+import type { MessageState } from './lifecycle/states.js';
+import type { Endpoint, MessageRecord, NewMessage } from './storage/contract.js';
+import type { InboundMessage } from './delivery/contract.js';
+
+/** Payload of `message.accepted`. */
+export interface MessageAcceptedEvent {
+  /** The stored message (state `queued`). */
+  message: NewMessage;
+}
+
+/** Payload of `message.submitted`: every part was accepted by the carrier. */
+export interface MessageSubmittedEvent {
+  /** The message, now `submitted`. */
+  message: MessageRecord;
+}
+
+/** Payload of `message.status`: one transition of the lifecycle. */
+export interface MessageStatusEvent {
+  /** The message after the transition. */
+  message: MessageRecord;
+  /** The state before it. */
+  previousState: MessageState;
+}
+
+/** Payload of `message.retrying`: a retryable carrier error; the message stays queued. */
+export interface MessageRetryingEvent {
+  /** The message's ref. */
+  ref: string;
+  /** Submission attempts made so far, this one included. */
+  attempt: number;
+  /** When the next attempt is due, epoch ms. */
+  nextAttemptAt: number;
+  /** The carrier error. */
+  error: unknown;
+}
+
+/** Shared fields of the `dlr.*` events. */
+export interface DlrEvent {
+  /** The report's `uid` (also its `webhook-id`). */
+  uid: string;
+  /** The message it reports on. */
+  message: MessageRecord;
+  /** The URL it was posted to. */
+  url: string;
+  /** 1-based attempt number. */
+  attempt: number;
+  /** HTTP status answered, if any. */
+  statusCode: number | null;
+  /** How long the attempt took, ms. */
+  durationMs: number;
+}
+
+/** Payload of `dlr.retrying`. */
+export interface DlrRetryingEvent extends DlrEvent {
+  /** Why it failed this time. */
+  error: string | null;
+  /** When the next attempt is due, epoch ms. */
+  nextAttemptAt: number;
+}
+
+/** Payload of `dlr.failed`: the report was given up on. */
+export interface DlrFailedEvent extends DlrEvent {
+  /** Why the last attempt failed. */
+  error: string | null;
+}
+
+/** Payload of `request.rejected`: a request answered with a 4xx. */
+export interface RequestRejectedEvent {
+  /** HTTP status sent. */
+  status: number;
+  /** The `details` sent. */
+  details: string;
+  /** Which endpoint, if known. */
+  endpoint: Endpoint | 'status' | null;
+  /** The principal, if the key was verified before the rejection. */
+  principalId: string | null;
+  /** The client's address as Express sees it (`req.ip`). */
+  ip: string | undefined;
+}
+
+/** Payload of `error`: something failed that no caller was told the details of. */
+export interface ErrorEvent {
+  /** The error. */
+  error: unknown;
+  /** Where it happened: `request`, `worker`, `receipt`, `dlr`, `listener`, `delivery`. */
+  source: 'request' | 'worker' | 'receipt' | 'dlr' | 'listener' | 'delivery' | 'storage';
+  /** The message concerned, if one. */
+  ref?: string;
+}
+
+/** Every event the router emits, with its payload. */
+export interface SmsEvents {
+  /** A message was stored and acknowledged (one event per message). Bill from this. */
+  'message.accepted': (event: MessageAcceptedEvent) => void;
+  /** Every part of a message was accepted by the carrier. */
+  'message.submitted': (event: MessageSubmittedEvent) => void;
+  /** A message changed state (every transition, terminal ones included). */
+  'message.status': (event: MessageStatusEvent) => void;
+  /** A submission failed in a way worth retrying; the message will be tried again. */
+  'message.retrying': (event: MessageRetryingEvent) => void;
+  /** A subscriber sent a message to one of our numbers (premium MO flow). */
+  'message.inbound': (event: InboundMessage) => void;
+  /** A delivery report was answered with a 2xx. */
+  'dlr.sent': (event: DlrEvent) => void;
+  /** A delivery report attempt failed and will be retried. */
+  'dlr.retrying': (event: DlrRetryingEvent) => void;
+  /** A delivery report was given up on (schedule exhausted, or 410 Gone). */
+  'dlr.failed': (event: DlrFailedEvent) => void;
+  /** A request was refused with a 4xx. */
+  'request.rejected': (event: RequestRejectedEvent) => void;
+  /** An unexpected error; requests answered 500 and worker failures end up here. */
+  error: (event: ErrorEvent) => void;
+}
+
+/** The event names. */
+export type SmsEventName = keyof SmsEvents;
+
+/** Emits one event; what the router's parts are given instead of the emitter itself. */
+export type Emit = <K extends SmsEventName>(name: K, payload: Parameters<SmsEvents[K]>[0]) => void;
+
+type Listener = (payload: never) => void;
+type ListenerOf<K extends SmsEventName> = EventEmitter.EventListener<SmsEvents, K>;
+
+/**
+ * The router's event emitter: eventemitter3 with every listener guarded, so a listener
+ * that throws is reported through `error` (source `listener`) and the listeners after it
+ * still run. `off` takes the function that was passed to `on` or `once`, as usual.
+ */
+export class SmsEventEmitter extends EventEmitter<SmsEvents> {
+  /** Original listener -> the guarded wrappers registered for it, per event. */
+  readonly #wrappers = new Map<string, Map<Listener, Listener[]>>();
+
+  override on<K extends SmsEventName>(name: K, listener: ListenerOf<K>, context?: unknown): this {
+    return super.on(name, this.#guard(name, listener as Listener) as ListenerOf<K>, context);
+  }
+
+  override addListener<K extends SmsEventName>(name: K, listener: ListenerOf<K>, context?: unknown): this {
+    return this.on(name, listener, context);
+  }
+
+  override once<K extends SmsEventName>(name: K, listener: ListenerOf<K>, context?: unknown): this {
+    return super.once(name, this.#guard(name, listener as Listener) as ListenerOf<K>, context);
+  }
+
+  override off<K extends SmsEventName>(name: K, listener?: ListenerOf<K>, context?: unknown, once?: boolean): this {
+    if (listener === undefined) {
+      this.#wrappers.delete(name);
+      return super.off(name, undefined, context, once);
+    }
+    const wrappers = this.#wrappers.get(name)?.get(listener as Listener);
+    const wrapper = wrappers?.shift();
+    if (wrappers?.length === 0) this.#wrappers.get(name)?.delete(listener as Listener);
+    return super.off(name, (wrapper ?? listener) as ListenerOf<K>, context, once);
+  }
+
+  override removeListener<K extends SmsEventName>(
+    name: K,
+    listener?: ListenerOf<K>,
+    context?: unknown,
+    once?: boolean,
+  ): this {
+    return this.off(name, listener, context, once);
+  }
+
+  override removeAllListeners(name?: SmsEventName): this {
+    if (name === undefined) this.#wrappers.clear();
+    else this.#wrappers.delete(name);
+    return super.removeAllListeners(name);
+  }
+
+  #guard(name: string, listener: Listener): Listener {
+    const guarded = (payload: never) => {
+      try {
+        listener(payload);
+      } catch (error) {
+        // An `error` listener that throws has nowhere left to report to.
+        if (name !== 'error') this.emit('error', { error, source: 'listener' });
+      }
+    };
+    let byListener = this.#wrappers.get(name);
+    if (!byListener) this.#wrappers.set(name, (byListener = new Map()));
+    byListener.set(listener, [...(byListener.get(listener) ?? []), guarded]);
+    return guarded;
+  }
+}
+
+/** Returns a function that emits on `emitter`; what the router's parts are given. */
+export function emitterOf(emitter: SmsEventEmitter): Emit {
+  return (name, payload) => {
+    (emitter.emit as (n: string, p: unknown) => boolean)(name, payload);
+  };
+}

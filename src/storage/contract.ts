@@ -1,0 +1,260 @@
+/**
+ * The storage contract: where messages, their parts, their states and their pending
+ * delivery reports live. Every adapter (memory, SQLite, PostgreSQL, or the host's own)
+ * implements {@link Storage} and passes the contract suite in `sms-outbox/testing`.
+ *
+ * What the contract promises:
+ * - `insertMessages` stores every message of a request or none of them.
+ * - A claimed message is leased to one owner until the lease ends; no other claimer gets
+ *   it before then, and a crashed owner's messages are claimed again after it.
+ * - States only move forward (see `lifecycle/states.ts`): once terminal, nothing changes a
+ *   message's state, and a repeated receipt is reported as a duplicate.
+ * - When a message becomes terminal and has a callback URL, its pending delivery report
+ *   is stored in the same atomic step, so a crash cannot lose it.
+ *
+ * What it does NOT promise: ordering between messages, exactly-once submission (a lease
+ * that ends while its owner still works lets another owner submit again: delivery is
+ * at-least-once), or that lookups see a write made by another instance in the same
+ * millisecond.
+ */
+import type { MessageState, Outcome, StatusReason, TerminalState } from '../lifecycle/states.js';
+
+/** Which endpoint accepted a message. */
+export type Endpoint = 'quick' | 'premium';
+
+/** The field name the caller used for the recipient, echoed in responses and reports. */
+export type RecipientField = 'recipient' | 'mobile_number' | 'to';
+
+/** The field name the caller used for its own reference, echoed in responses and reports. */
+export type ReferenceField = 'external_id' | 'message_id';
+
+/** The text encoding a message goes out in. */
+export type Encoding = 'GSM-7' | 'UCS-2';
+
+/** A message as accepted from a request, before it is stored. */
+export interface NewMessage {
+  /** The id the service assigned (`message_ref`); unique. */
+  ref: string;
+  /** The principal (key owner) that sent it; lookups are scoped to it. */
+  principalId: string;
+  /** The endpoint that accepted it. */
+  endpoint: Endpoint;
+  /** The sender profile it goes out under. */
+  profileCode: string;
+  /** The sender address (short code or alphanumeric id) the carrier is given. */
+  sender: string;
+  /** Destination number, international digits without `+`. */
+  recipient: string;
+  /** The text. */
+  text: string;
+  /** Passed on as given; default 1. */
+  messageType: number;
+  /** Passed on as given; default 1. */
+  reqType: number;
+  /** The caller's reference (not unique). */
+  externalId: string;
+  /** Field name used for the recipient in the request. */
+  recipientField: RecipientField;
+  /** Field name used for the reference in the request. */
+  referenceField: ReferenceField;
+  /** SMS units (parts) the text needs. */
+  smsCount: number;
+  /** The encoding the parts are sent in. */
+  encoding: Encoding;
+  /** Where the delivery report goes, if anywhere. */
+  callbackUrl: string | null;
+  /** Secret that signs this message's delivery report (the principal's), if any. */
+  callbackSecret: string | null;
+  /** When it was accepted, in epoch milliseconds. */
+  createdAt: number;
+}
+
+/** One part of a message as the carrier knows it. */
+export interface PartRecord {
+  /** 0-based part index. */
+  index: number;
+  /** The carrier's id for this part, once submitted (the latest, if submitted twice). */
+  carrierId: string | null;
+  /** The part's outcome once its receipt came, else `null`. */
+  outcome: Outcome | null;
+}
+
+/** The state of a message's delivery report, when it has a callback URL. */
+export interface CallbackState {
+  /** `pending` until a 2xx (`delivered`) or until given up on (`failed`). */
+  state: 'pending' | 'delivered' | 'failed';
+  /** Attempts made so far. */
+  attempts: number;
+  /** HTTP status of the last attempt, or `null` if none answered. */
+  lastStatusCode: number | null;
+  /** The last attempt's error text (network error, timeout, blocked address). */
+  lastError: string | null;
+  /** When the next attempt is due (epoch ms), while pending. */
+  nextAttemptAt: number | null;
+}
+
+/** A stored message with its current state. */
+export interface MessageRecord extends NewMessage {
+  /** Current lifecycle state. */
+  state: MessageState;
+  /** Reason of the terminal state, else `null`. */
+  statusReason: StatusReason | null;
+  /** Description of the terminal state, else `null`. */
+  statusDescription: string | null;
+  /** Submission attempts so far. */
+  attempts: number;
+  /** Last retryable submission error, for the status endpoint and logs. */
+  lastError: string | null;
+  /** Last change, epoch ms. */
+  updatedAt: number;
+  /** Parts, `smsCount` of them, in index order. */
+  parts: PartRecord[];
+  /** The delivery report's state, once one exists (the message is terminal and has a URL). */
+  callback: CallbackState | null;
+}
+
+/** Options of a claim: who claims, how many, for how long. */
+export interface ClaimOptions {
+  /** The claimer's id (one per worker instance). */
+  owner: string;
+  /** At most this many. */
+  limit: number;
+  /** How long the claim holds (ms) before another owner may take the work. */
+  leaseMs: number;
+  /** The current time, epoch ms (injected, so tests control time). */
+  now: number;
+}
+
+/** What a state-changing call did. */
+export interface Transition {
+  /** The message after the call. */
+  message: MessageRecord;
+  /** Its state before the call. */
+  previousState: MessageState;
+}
+
+/** A carrier receipt for one part, as the delivery adapter reports it. */
+export interface PartReceipt {
+  /**
+   * Every spelling the carrier id may be stored under, most likely first (see
+   * `delivery/carrier-ids.ts`); the first one that names a stored part is used.
+   */
+  carrierIds: readonly string[];
+  /** The part's outcome. */
+  outcome: Outcome;
+  /** When it arrived, epoch ms. */
+  now: number;
+}
+
+/**
+ * What applying a receipt did:
+ * - `unknown`: no part has that carrier id (yet: the receipt may have overtaken the
+ *   recording of the submission);
+ * - `duplicate`: the part already had its outcome; nothing changed;
+ * - `part`: the part got its outcome; the message is still waiting for others;
+ * - `terminal`: the part got its outcome and the message reached its terminal state;
+ * - `late`: the part got its outcome but the message was already terminal (for example
+ *   `failed` by the worker); the message did not change.
+ */
+export type ReceiptResult =
+  | { kind: 'unknown' }
+  | { kind: 'duplicate'; ref: string }
+  | { kind: 'part'; ref: string }
+  | { kind: 'late'; ref: string }
+  | { kind: 'terminal'; ref: string; transition: Transition };
+
+/** What recording one part's submission did. */
+export type SubmissionResult =
+  | { kind: 'part'; ref: string }
+  | { kind: 'submitted'; transition: Transition }
+  | { kind: 'stale'; ref: string };
+
+/** A delivery report due to be sent, with the message it reports on. */
+export interface DueCallback {
+  /** The report's id (`uid` in the payload, `webhook-id` header); stable across retries. */
+  uid: string;
+  /** Attempts made before this one. */
+  attempts: number;
+  /** The terminal message. */
+  message: MessageRecord;
+}
+
+/** The result of one callback attempt, as the DLR sender records it. */
+export interface CallbackAttempt {
+  /** `delivered` ends it; `retry` schedules `nextAttemptAt`; `failed` gives up. */
+  result: 'delivered' | 'retry' | 'failed';
+  /** HTTP status, if the receiver answered. */
+  statusCode: number | null;
+  /** Error text, if it did not answer or was blocked. */
+  error: string | null;
+  /** When to try again, for `retry`. */
+  nextAttemptAt: number | null;
+  /** Now, epoch ms. */
+  now: number;
+}
+
+/**
+ * Where messages and their delivery reports live. Every method may be called
+ * concurrently; an adapter serialises what it must.
+ */
+export interface Storage {
+  /** Creates the schema if needed. Called once before first use; idempotent. */
+  ready?(): Promise<void>;
+
+  /** Releases what the adapter opened itself (not a pool or handle the host passed). */
+  close?(): Promise<void>;
+
+  /** Stores all the messages of one request in state `queued`, or none (then throws). */
+  insertMessages(messages: readonly NewMessage[]): Promise<void>;
+
+  /**
+   * Leases up to `limit` messages that are `queued`, due (`nextAttemptAt <= now`) and not
+   * leased by a live lease, oldest first. Their parts come with them, so parts already
+   * submitted by an earlier attempt are not sent again.
+   */
+  claimMessages(options: ClaimOptions): Promise<MessageRecord[]>;
+
+  /**
+   * Records that part `index` of message `ref` was accepted by the carrier under
+   * `carrierId` (already normalised by the caller with `normalizeCarrierId`). When it was the last part, the message moves to `submitted`. Returns
+   * `stale` if the message is no longer `queued` (already terminal). A part submitted twice
+   * (a lease ran out while its owner still worked) keeps every carrier id it was given,
+   * so a receipt for either one is matched.
+   */
+  recordSubmission(ref: string, index: number, carrierId: string, now: number): Promise<SubmissionResult>;
+
+  /**
+   * Gives a claimed message back after a retryable failure: it stays `queued`, its
+   * attempt count goes up by one, its lease ends, and it is due again at `nextAttemptAt`.
+   */
+  reschedule(ref: string, nextAttemptAt: number, error: string, now: number): Promise<void>;
+
+  /**
+   * Ends a message that has not reached a terminal state (a permanent carrier error, or
+   * retries exhausted). Returns `null` if it was already terminal: states only move forward.
+   */
+  finish(ref: string, outcome: Outcome, now: number): Promise<Transition | null>;
+
+  /** Applies a carrier receipt to the part it names. */
+  applyReceipt(receipt: PartReceipt): Promise<ReceiptResult>;
+
+  /** One message of the principal's by its ref, or `null` (also when it is someone else's). */
+  getMessage(principalId: string, ref: string): Promise<MessageRecord | null>;
+
+  /** The principal's messages with this external id, newest first, at most `limit`. */
+  findByExternalId(principalId: string, externalId: string, limit: number): Promise<MessageRecord[]>;
+
+  /** Leases up to `limit` pending delivery reports that are due, oldest due first. */
+  claimCallbacks(options: ClaimOptions): Promise<DueCallback[]>;
+
+  /** Records an attempt of delivery report `uid` and ends its lease. */
+  recordCallbackAttempt(uid: string, attempt: CallbackAttempt): Promise<void>;
+
+  /**
+   * Deletes up to `limit` terminal messages (with their parts and finished reports) last
+   * changed before `before`; returns how many. Pending reports keep their message.
+   */
+  purge(before: number, limit: number): Promise<number>;
+}
+
+export type { MessageState, Outcome, StatusReason, TerminalState };

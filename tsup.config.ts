@@ -1,0 +1,18 @@
+import { defineConfig } from 'tsup';
+
+// One entry per public import path; the optional adapters stay in their own files so a
+// host that never imports `sms-outbox/sqlite` never loads better-sqlite3.
+export default defineConfig({
+  entry: {
+    index: 'src/index.ts',
+    sqlite: 'src/sqlite.ts',
+    postgres: 'src/postgres.ts',
+    testing: 'src/testing.ts',
+  },
+  format: ['esm', 'cjs'],
+  dts: true,
+  clean: true,
+  sourcemap: true,
+  target: 'node20',
+  external: ['express', 'better-sqlite3', 'pg'],
+});

@@ -1,0 +1,13 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    include: ['test/**/*.test.ts'],
+    testTimeout: 30_000,
+    hookTimeout: 30_000,
+    // Child-process crash tests and database tests share real services; keep files
+    // in separate workers but not so many that two cores thrash.
+    maxWorkers: 2,
+    minWorkers: 1,
+  },
+});
