@@ -1,4 +1,31 @@
+/**
+ * sms-outbox: the public send API of an SMS gateway as one Express router.
+ * This file only re-exports; each name is documented where it is defined.
+ */
+export { createSmsRouter, type SmsRouter } from './router.js';
+export type { SmsRouterOptions, LimitOptions, WorkerOptions, RetentionOptions } from './options.js';
+export type { DlrOptions } from './dlr/options.js';
+
+export { staticKeys, type StaticKey } from './auth/static-keys.js';
+export { hasScope, type Principal, type Scope, type KeyVerifier } from './auth/principal.js';
+export {
+  staticProfiles,
+  principalProfiles,
+  defaultSender,
+  type Profile,
+  type ProfileResolver,
+  type StaticProfile,
+} from './auth/profiles.js';
+
+export { countSms, splitSms, type SmsCount } from './sms/segments.js';
+
 export * from './lifecycle/states.js';
 export type * from './storage/contract.js';
+export { MemoryStorage } from './storage/memory.js';
+
 export * from './delivery/contract.js';
+export { SimulatorDelivery, type SimulatorOptions } from './delivery/simulator.js';
+export { normalizeCarrierId, carrierIdSpellings } from './delivery/carrier-ids.js';
+
 export * from './events.js';
+export { ERRORS, SmsError, type ErrorCode } from './errors.js';

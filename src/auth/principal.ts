@@ -1,0 +1,36 @@
+/**
+ * Who is calling: what a key verifier returns for a valid key.
+ */
+
+/** What a key may do: send through the quick endpoint, the premium endpoint, or both. */
+export type Scope = 'quick' | 'premium';
+
+/** A key's owner and what it may do. */
+export interface Principal {
+  /** Stable id of the owner; messages and status lookups are scoped to it. */
+  id: string;
+  /** Endpoints it may use. Default: both. */
+  scopes?: readonly Scope[];
+  /** A disabled key is known but refused with 403. */
+  disabled?: boolean;
+  /**
+   * Profile codes it owns. Used by the default profile resolver; a custom resolver may
+   * ignore it.
+   */
+  profiles?: readonly string[];
+  /** Signs its delivery reports (`whsec_...`), overriding the router's `dlr.secret`. */
+  callbackSecret?: string;
+  /** Its own request rate limit (requests per window), overriding the router's default. */
+  rateLimit?: number;
+}
+
+/**
+ * Maps an API key to its principal, or `null` when the key is not valid. Called on every
+ * request, so a verifier backed by a database should cache.
+ */
+export type KeyVerifier = (apiKey: string) => Promise<Principal | null> | Principal | null;
+
+/** True when the principal may use `scope` (no `scopes` means every scope). */
+export function hasScope(principal: Principal, scope: Scope): boolean {
+  return principal.scopes === undefined || principal.scopes.includes(scope);
+}

@@ -1,0 +1,284 @@
+/**
+ * The delivery report sender: claims due reports from storage, POSTs them, records each
+ * attempt and tells the host through `dlr.*` events.
+ *
+ * Reports live in storage, not here: a report claimed but not finished when the process
+ * stops is claimed again when its lease ends, so a restart resumes every pending report.
+ *
+ * Fairness: at most `concurrency` attempts run at once, and at most `perHostConcurrency`
+ * to one host. A claimed report whose host is at its limit waits in that host's queue,
+ * which holds at most `perHostConcurrency` reports, so it starts within about one
+ * timeout, inside its lease. A report claimed beyond that is left alone: it stays leased
+ * (so the next claims reach other hosts' reports) and is claimed again when its lease
+ * ends. A slow host thus delays its own reports, never other hosts'.
+ */
+import http from 'node:http';
+import https from 'node:https';
+import type { Emit } from '../events.js';
+import type { CallbackAttempt, DueCallback, Storage } from '../storage/contract.js';
+import type { DlrConfig } from './options.js';
+import { buildDlrPayload } from './payload.js';
+import { postCallback, type PostResult } from './post.js';
+import { nextAttemptDelay, verdictOf } from './schedule.js';
+import { signWebhook } from './sign.js';
+import { callbackUrlProblem } from './address-guard.js';
+
+/** Claims per poll at most, so a backlog of one slow host cannot keep a poll busy for long. */
+const MAX_CLAIMS_PER_POLL = 16;
+
+/** What the dispatcher needs from the router. */
+export interface CallbackDispatcherOptions {
+  /** Where pending reports live. */
+  storage: Storage;
+  /** Emits `dlr.*` and `error` events. */
+  emit: Emit;
+  /** Resolved options (see `resolveDlrOptions`). */
+  config: DlrConfig;
+  /** This instance's claim owner id. */
+  owner: string;
+  /** The clock, epoch ms; default `Date.now`. Also gives the `webhook-timestamp`. */
+  now?: () => number;
+  /** Random numbers in [0, 1) for jitter; default `Math.random`. */
+  random?: () => number;
+}
+
+/** A claimed report and when it was claimed (its lease runs from then). */
+interface Claimed {
+  due: DueCallback;
+  claimedAt: number;
+}
+
+/** One destination host's running attempts and the claimed reports waiting for a slot. */
+interface HostLane {
+  active: number;
+  waiting: Claimed[];
+}
+
+function hostOf(url: string | null): string {
+  if (url === null) return '';
+  try {
+    return new URL(url).hostname;
+  } catch {
+    return '';
+  }
+}
+
+/**
+ * Sends delivery reports from storage until closed. Create one per router; call
+ * {@link CallbackDispatcher.start} once, {@link CallbackDispatcher.wake} when a report has
+ * just become due, and {@link CallbackDispatcher.close} to stop.
+ */
+export class CallbackDispatcher {
+  readonly #storage: Storage;
+  readonly #emit: Emit;
+  readonly #config: DlrConfig;
+  readonly #owner: string;
+  readonly #now: () => number;
+  readonly #random: () => number;
+  readonly #agents: { http: http.Agent; https: https.Agent };
+  readonly #lanes = new Map<string, HostLane>();
+  readonly #inFlight = new Set<Promise<void>>();
+  #active = 0;
+  #waiting = 0;
+  #timer: NodeJS.Timeout | undefined;
+  #polling: Promise<void> | null = null;
+  #pollAgain = false;
+  /** True when the last claim may have left due reports behind. */
+  #backlog = false;
+  #started = false;
+  #closed = false;
+
+  constructor(options: CallbackDispatcherOptions) {
+    this.#storage = options.storage;
+    this.#emit = options.emit;
+    this.#config = options.config;
+    this.#owner = options.owner;
+    this.#now = options.now ?? Date.now;
+    this.#random = options.random ?? Math.random;
+    const agentOptions = { keepAlive: true, maxSockets: this.#config.perHostConcurrency, scheduling: 'lifo' as const };
+    this.#agents = { http: new http.Agent(agentOptions), https: new https.Agent(agentOptions) };
+  }
+
+  /** Starts polling storage every `pollIntervalMs` (the timer does not keep the process alive). */
+  start(): void {
+    if (this.#started || this.#closed) return;
+    this.#started = true;
+    this.#schedule(0);
+  }
+
+  /** Polls now: a report has just become due. Harmless when nothing is. */
+  wake(): void {
+    if (!this.#started || this.#closed) return;
+    void this.#poll();
+  }
+
+  /**
+   * Stops polling and waits for the attempts in flight (each ends within `timeoutMs`);
+   * reports still waiting for a slot are left to their lease. Leaves no timer or socket.
+   */
+  async close(): Promise<void> {
+    this.#closed = true;
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+    await this.#polling;
+    for (const lane of this.#lanes.values()) lane.waiting.length = 0;
+    this.#waiting = 0;
+    while (this.#inFlight.size > 0) await Promise.allSettled([...this.#inFlight]);
+    this.#agents.http.destroy();
+    this.#agents.https.destroy();
+  }
+
+  #schedule(delay: number): void {
+    clearTimeout(this.#timer);
+    this.#timer = setTimeout(() => void this.#poll(), delay);
+    this.#timer.unref();
+  }
+
+  #poll(): Promise<void> {
+    if (this.#closed) return Promise.resolve();
+    if (this.#polling !== null) {
+      this.#pollAgain = true;
+      return this.#polling;
+    }
+    this.#polling = this.#claimAll().finally(() => {
+      this.#polling = null;
+      if (!this.#closed) this.#schedule(this.#config.pollIntervalMs);
+    });
+    return this.#polling;
+  }
+
+  async #claimAll(): Promise<void> {
+    try {
+      for (let round = 0; round < MAX_CLAIMS_PER_POLL && !this.#closed; round++) {
+        this.#pollAgain = false;
+        const room = this.#config.concurrency - this.#active - this.#waiting;
+        if (room <= 0) {
+          this.#backlog = true;
+          return;
+        }
+        const limit = Math.min(this.#config.batchSize, room);
+        const now = this.#now();
+        const claimed = await this.#storage.claimCallbacks({
+          owner: this.#owner,
+          limit,
+          leaseMs: this.#config.leaseMs,
+          now,
+        });
+        this.#backlog = claimed.length >= limit;
+        // Claimed during close: left to their lease, as close promises.
+        if (this.#closed) return;
+        for (const due of claimed) this.#admit({ due, claimedAt: now });
+        if (!this.#backlog && !this.#pollAgain) return;
+      }
+    } catch (error) {
+      this.#emit('error', { error, source: 'dlr' });
+    }
+  }
+
+  /** Starts a claimed report, queues it behind its host, or leaves it to its lease. */
+  #admit(claimed: Claimed): void {
+    const host = hostOf(claimed.due.message.callbackUrl);
+    let lane = this.#lanes.get(host);
+    if (lane === undefined) this.#lanes.set(host, (lane = { active: 0, waiting: [] }));
+    if (lane.active < this.#config.perHostConcurrency) {
+      this.#run(host, lane, claimed);
+    } else if (lane.waiting.length < this.#config.perHostConcurrency) {
+      lane.waiting.push(claimed);
+      this.#waiting++;
+    }
+  }
+
+  #run(host: string, lane: HostLane, claimed: Claimed): void {
+    lane.active++;
+    this.#active++;
+    const attempt = this.#attempt(claimed.due).finally(() => {
+      this.#inFlight.delete(attempt);
+      lane.active--;
+      this.#active--;
+      this.#next(host, lane);
+      if (this.#backlog) this.wake();
+    });
+    this.#inFlight.add(attempt);
+  }
+
+  /** Gives a freed slot of `host` to its next waiting report that can still finish inside its lease. */
+  #next(host: string, lane: HostLane): void {
+    while (!this.#closed && lane.waiting.length > 0) {
+      const claimed = lane.waiting.shift()!;
+      this.#waiting--;
+      if (this.#now() + this.#config.timeoutMs < claimed.claimedAt + this.#config.leaseMs) {
+        this.#run(host, lane, claimed);
+        return;
+      }
+    }
+    if (lane.active === 0 && lane.waiting.length === 0) this.#lanes.delete(host);
+  }
+
+  /** One attempt of one report: post, record, emit. Never rejects. */
+  async #attempt(due: DueCallback): Promise<void> {
+    const { uid, message } = due;
+    const url = message.callbackUrl ?? '';
+    const attempt = due.attempts + 1;
+    try {
+      const { result, hopeless } = await this.#post(due, url);
+      const now = this.#now();
+      const verdict = verdictOf(result.statusCode);
+      const delay =
+        verdict === 'retry' && !hopeless
+          ? nextAttemptDelay(attempt, this.#config.schedule, result.retryAfterMs, this.#random)
+          : null;
+      const error = result.error ?? (verdict === 'delivered' ? null : `HTTP ${result.statusCode}`);
+      const record: CallbackAttempt =
+        verdict === 'delivered'
+          ? { result: 'delivered', statusCode: result.statusCode, error: null, nextAttemptAt: null, now }
+          : delay === null
+            ? { result: 'failed', statusCode: result.statusCode, error, nextAttemptAt: null, now }
+            : { result: 'retry', statusCode: result.statusCode, error, nextAttemptAt: now + delay, now };
+      await this.#storage.recordCallbackAttempt(uid, record);
+      const event = { uid, message, url, attempt, statusCode: result.statusCode, durationMs: result.durationMs };
+      if (record.result === 'delivered') this.#emit('dlr.sent', event);
+      else if (record.result === 'failed') this.#emit('dlr.failed', { ...event, error });
+      else this.#emit('dlr.retrying', { ...event, error, nextAttemptAt: record.nextAttemptAt! });
+    } catch (error) {
+      // Not recorded: the lease ends and the report is tried again (at-least-once).
+      this.#emit('error', { error, source: 'dlr', ref: message.ref });
+    }
+  }
+
+  /**
+   * Signs and posts one report. `hopeless` marks a failure no retry can mend: a URL wrong
+   * in itself (scheme, credentials, internal literal IP) or a secret that cannot sign.
+   */
+  async #post(due: DueCallback, url: string): Promise<{ result: PostResult; hopeless: boolean }> {
+    const urlProblem = callbackUrlProblem(url, this.#config.allowance);
+    if (urlProblem !== null) {
+      return { result: { statusCode: null, error: `blocked: callback URL ${urlProblem}`, durationMs: 0, retryAfterMs: null }, hopeless: true };
+    }
+    const body = JSON.stringify(buildDlrPayload(due.uid, due.message));
+    const secret = due.message.callbackSecret ?? this.#config.secret;
+    let headers: Record<string, string> | undefined;
+    if (secret !== null) {
+      const timestamp = Math.floor(this.#now() / 1000);
+      let signature: string;
+      try {
+        signature = signWebhook(secret, due.uid, timestamp, body);
+      } catch (error) {
+        this.#emit('error', { error, source: 'dlr', ref: due.message.ref });
+        const result = { statusCode: null, error: `cannot sign: ${(error as Error).message}`, durationMs: 0, retryAfterMs: null };
+        return { result, hopeless: true };
+      }
+      headers = { 'webhook-id': due.uid, 'webhook-timestamp': String(timestamp), 'webhook-signature': signature };
+    }
+    const result = await postCallback({
+      url,
+      body,
+      headers,
+      allow: this.#config.allowance,
+      timeoutMs: this.#config.timeoutMs,
+      agents: this.#agents,
+      resolve: this.#config.resolve,
+      userAgent: this.#config.userAgent,
+    });
+    return { result, hopeless: false };
+  }
+}

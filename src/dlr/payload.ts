@@ -1,0 +1,63 @@
+/**
+ * The delivery report body: the provider's published webhook shape (SPEC section 4).
+ */
+import type { MessageState, StatusReason } from '../lifecycle/states.js';
+import type { MessageRecord } from '../storage/contract.js';
+
+/** The `data` of a delivery report. */
+export interface DlrData {
+  /** The caller's reference; always present, whichever field name the caller used. */
+  external_id: string;
+  /** The caller's reference again, only when the caller sent it as `message_id`. */
+  message_id?: string;
+  /** The id the service assigned. */
+  message_ref: string;
+  /** Destination number; always named `recipient`, whatever the request called it. */
+  recipient: string;
+  /** The message's state (terminal when a report is sent). */
+  status: MessageState;
+  /** Machine-readable reason, e.g. `delivered_to_terminal`. */
+  status_reason: StatusReason | null;
+  /** Human-readable reason. */
+  status_description: string | null;
+  /** SMS units the message needed. */
+  sms_count: number;
+}
+
+/** A delivery report as POSTed to `dlr_callback_url`. */
+export interface DlrPayload {
+  /** The report's id: the same on every retry (the receiver's dedup key). */
+  uid: string;
+  /** Always `system`. */
+  actor_type: 'system';
+  /** Always `sms_delivery_status`. */
+  event_type: 'sms_delivery_status';
+  /** When the message reached this state, unix seconds as a string. */
+  created_at: string;
+  /** What happened to the message. */
+  data: DlrData;
+}
+
+/**
+ * Builds the report on `message` with id `uid`. `created_at` is the time of the message's
+ * last change (its terminal transition), so it is the same on every retry.
+ */
+export function buildDlrPayload(uid: string, message: MessageRecord): DlrPayload {
+  const data: DlrData = {
+    external_id: message.externalId,
+    ...(message.referenceField === 'message_id' ? { message_id: message.externalId } : {}),
+    message_ref: message.ref,
+    recipient: message.recipient,
+    status: message.state,
+    status_reason: message.statusReason,
+    status_description: message.statusDescription,
+    sms_count: message.smsCount,
+  };
+  return {
+    uid,
+    actor_type: 'system',
+    event_type: 'sms_delivery_status',
+    created_at: String(Math.floor(message.updatedAt / 1000)),
+    data,
+  };
+}

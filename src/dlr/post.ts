@@ -1,0 +1,208 @@
+/**
+ * One delivery report attempt: a single HTTP(S) POST that never follows a redirect and
+ * never reaches an address the guard blocks.
+ *
+ * The host name is resolved by our own `lookup`, which checks every address it gets and
+ * hands only checked ones to the socket: the address checked is the address dialled, so
+ * a name that resolves to a public address for the check and an internal one for the
+ * connection (DNS rebinding) cannot get through. A reused keep-alive socket was connected
+ * to a checked address too.
+ */
+import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
+import http from 'node:http';
+import https from 'node:https';
+import { isIP, type LookupFunction } from 'node:net';
+import packageJson from '../../package.json' with { type: 'json' };
+import { addressProblem, callbackUrlProblem, type AddressAllowance } from './address-guard.js';
+
+/** The `user-agent` every report is sent with. */
+export const USER_AGENT = `sms-outbox/${packageJson.version}`;
+
+/** Default total time an attempt may take: connect, request, headers and body. */
+export const DEFAULT_TIMEOUT_MS = 15_000;
+
+/** At most this much of a response body is read; it is discarded either way. */
+export const MAX_RESPONSE_BYTES = 64 * 1024;
+
+/** Resolves a host name to its addresses (all of them), as `dns.lookup` with `all: true` does. */
+export type HostResolver = (hostname: string) => Promise<readonly LookupAddress[]>;
+
+/** What {@link postCallback} sends, and how. */
+export interface PostRequest {
+  /** Where to. Checked with `callbackUrlProblem` again before anything is sent. */
+  url: string;
+  /** The exact body; it is sent as UTF-8 and must be what was signed. */
+  body: string;
+  /** Extra headers (`webhook-id`, `webhook-timestamp`, `webhook-signature`). */
+  headers?: Readonly<Record<string, string>>;
+  /** Which internal addresses are allowed anyway. */
+  allow: AddressAllowance;
+  /** Total time allowed, ms. Default {@link DEFAULT_TIMEOUT_MS}. */
+  timeoutMs?: number;
+  /** Keep-alive agents to reuse; without them each attempt opens and closes its own socket. */
+  agents?: { http: http.Agent; https: https.Agent };
+  /** How host names are resolved; default `dns.lookup` (tests map names to 127.0.0.1). */
+  resolve?: HostResolver;
+  /** The `user-agent` header; default {@link USER_AGENT}. */
+  userAgent?: string;
+  /** The wall clock, epoch ms, for `Retry-After` dates; default `Date.now`. */
+  now?: () => number;
+}
+
+/** What one attempt came to. It never throws: every failure is described here. */
+export interface PostResult {
+  /** The HTTP status answered, or `null` when no answer came (error, timeout, blocked). */
+  statusCode: number | null;
+  /** Why it failed: network error, timeout, blocked address, redirect; else `null`. */
+  error: string | null;
+  /** How long the attempt took, ms. */
+  durationMs: number;
+  /** The wait the receiver asked for in `Retry-After`, ms, if it sent a valid one. */
+  retryAfterMs: number | null;
+}
+
+/** A resolved address the guard refused; reported as `blocked: ...`. */
+class BlockedAddressError extends Error {
+  readonly code = 'EBLOCKED';
+}
+
+const defaultResolve: HostResolver = (hostname) =>
+  new Promise((resolve, reject) => {
+    dnsLookup(hostname, { all: true, verbatim: true }, (error, addresses) => (error ? reject(error) : resolve(addresses)));
+  });
+
+/**
+ * A `lookup` for the socket: resolves with `resolve`, refuses the name if any of its
+ * addresses is blocked (a name with one internal address is not trusted with the others),
+ * and passes on only addresses it has checked.
+ */
+function guardedLookup(resolve: HostResolver, allow: AddressAllowance): LookupFunction {
+  return (hostname: string, options: LookupOptions, callback) => {
+    resolve(hostname).then(
+      (resolved) => {
+        const family = options.family === 4 || options.family === 'IPv4' ? 4 : options.family === 6 || options.family === 'IPv6' ? 6 : 0;
+        const addresses = resolved.filter((a) => family === 0 || a.family === family);
+        if (addresses.length === 0) {
+          callback(Object.assign(new Error(`no address found for ${hostname}`), { code: 'ENOTFOUND' }), '', 0);
+          return;
+        }
+        for (const { address } of addresses) {
+          const problem = addressProblem(address, allow);
+          if (problem !== null) {
+            callback(new BlockedAddressError(`${hostname} resolves to ${problem}`), '', 0);
+            return;
+          }
+        }
+        if (options.all) callback(null, addresses.map((a) => ({ ...a })));
+        else callback(null, addresses[0]!.address, addresses[0]!.family);
+      },
+      (error: NodeJS.ErrnoException) => callback(error, '', 0),
+    );
+  };
+}
+
+/**
+ * Parses a `Retry-After` value (delay seconds or an HTTP date) into ms from `now`, or
+ * `null` when absent or unreadable. A date in the past gives 0.
+ */
+export function parseRetryAfter(value: string | undefined, now: number): number | null {
+  if (value === undefined) return null;
+  const text = value.trim();
+  if (/^\d+$/.test(text)) return Number(text) * 1000;
+  if (!/[a-z]/i.test(text)) return null;
+  const date = Date.parse(text);
+  return Number.isNaN(date) ? null : Math.max(0, date - now);
+}
+
+function describe(error: unknown): string {
+  if (error instanceof BlockedAddressError) return `blocked: ${error.message}`;
+  if (error instanceof Error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    return code !== undefined && !error.message.includes(code) ? `${code}: ${error.message}` : error.message;
+  }
+  return String(error);
+}
+
+/**
+ * Sends one POST of `body` to `url` and reports what happened; never rejects.
+ *
+ * Redirects are not followed (a 3xx is returned with an error saying so). The timeout
+ * covers the whole exchange; once a status line has arrived, the status is reported even
+ * if reading the body then fails, since the receiver has already answered.
+ */
+export function postCallback(request: PostRequest): Promise<PostResult> {
+  const started = performance.now();
+  const timeoutMs = request.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const now = request.now ?? Date.now;
+  return new Promise<PostResult>((resolve) => {
+    let settled = false;
+    let timer: NodeJS.Timeout | undefined;
+    const finish = (statusCode: number | null, error: string | null, retryAfterMs: number | null): void => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      resolve({ statusCode, error, durationMs: Math.round(performance.now() - started), retryAfterMs });
+    };
+
+    const problem = callbackUrlProblem(request.url, request.allow);
+    if (problem !== null) {
+      finish(null, `blocked: callback URL ${problem}`, null);
+      return;
+    }
+    const url = new URL(request.url);
+    const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
+    const secure = url.protocol === 'https:';
+    const body = Buffer.from(request.body, 'utf8');
+    let timedOut = false;
+
+    let outgoing: http.ClientRequest;
+    try {
+      outgoing = (secure ? https : http).request({
+        method: 'POST',
+        protocol: url.protocol,
+        hostname: host,
+        port: url.port === '' ? (secure ? 443 : 80) : Number(url.port),
+        path: `${url.pathname}${url.search}`,
+        headers: {
+          'content-type': 'application/json',
+          'content-length': String(body.length),
+          'user-agent': request.userAgent ?? USER_AGENT,
+          ...request.headers,
+        },
+        agent: (secure ? request.agents?.https : request.agents?.http) ?? false,
+        // A literal IP never reaches `lookup`; callbackUrlProblem above has checked it.
+        ...(isIP(host) === 0 ? { lookup: guardedLookup(request.resolve ?? defaultResolve, request.allow) } : {}),
+      });
+    } catch (error) {
+      finish(null, describe(error), null);
+      return;
+    }
+
+    timer = setTimeout(() => {
+      timedOut = true;
+      outgoing.destroy(new Error(`timed out after ${timeoutMs} ms`));
+    }, timeoutMs);
+    timer.unref();
+
+    outgoing.on('error', (error) => finish(null, describe(error), null));
+    outgoing.on('response', (response) => {
+      const statusCode = response.statusCode ?? null;
+      const redirected = statusCode !== null && statusCode >= 300 && statusCode < 400;
+      const error = redirected ? `redirect not followed (HTTP ${statusCode})` : null;
+      const header = response.headers['retry-after'];
+      const retryAfterMs = parseRetryAfter(Array.isArray(header) ? header[0] : header, now());
+      let received = 0;
+      response.on('data', (chunk: Buffer) => {
+        received += chunk.length;
+        if (received > MAX_RESPONSE_BYTES) {
+          response.destroy();
+          finish(statusCode, error, retryAfterMs);
+        }
+      });
+      response.on('end', () => finish(statusCode, error, retryAfterMs));
+      response.on('error', () => finish(statusCode, error ?? (timedOut ? `timed out after ${timeoutMs} ms` : null), retryAfterMs));
+      response.on('close', () => finish(statusCode, error, retryAfterMs));
+    });
+    outgoing.end(body);
+  });
+}

@@ -1,0 +1,41 @@
+/**
+ * The router's error middleware: every failure becomes `{ "details": ... }`. A known
+ * {@link SmsError} is answered with its status; anything else is answered exactly
+ * `500 server-error` and reported through the `error` event, never to the client.
+ */
+import type { ErrorRequestHandler, Request } from 'express';
+import { SmsError } from '../errors.js';
+import type { Emit, RequestRejectedEvent } from '../events.js';
+import { sendDetails } from './respond.js';
+
+/** Tells which endpoint a request was for, for the `request.rejected` event. */
+export type EndpointOf = (req: Request) => RequestRejectedEvent['endpoint'];
+
+/** Returns the error middleware. */
+export function handleErrors(emit: Emit, endpointOf: EndpointOf): ErrorRequestHandler {
+  const serverError = new SmsError('SERVER_ERROR');
+  return (error: unknown, req, res, next) => {
+    if (res.headersSent) {
+      // The answer is out; all that is left is to tell the host.
+      emit('error', { error, source: 'request' });
+      next();
+      return;
+    }
+    const known = error instanceof SmsError ? error : null;
+    const answer = known ?? serverError;
+    if (answer.status === 401) res.setHeader('WWW-Authenticate', 'ApiKey header="X-API-Key"');
+    sendDetails(res, answer.status, answer.details);
+    if (known === null) {
+      emit('error', { error, source: 'request' });
+      return;
+    }
+    const principal = res.locals.smsPrincipal as { id: string } | undefined;
+    emit('request.rejected', {
+      status: answer.status,
+      details: answer.details,
+      endpoint: endpointOf(req),
+      principalId: principal?.id ?? null,
+      ip: req.ip,
+    });
+  };
+}

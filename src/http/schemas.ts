@@ -1,0 +1,77 @@
+/**
+ * The JSON Schemas of the request bodies (SPEC section 2). One source of truth: the
+ * validators are compiled from these, and an OpenAPI document can be built from them.
+ */
+import type { LimitOptions } from '../options.js';
+
+/** Digits in international format: country code first, no plus sign, 8 to 15 digits. */
+export const PHONE_PATTERN = '^[1-9][0-9]{7,14}$';
+
+const phone = { type: 'string', pattern: PHONE_PATTERN } as const;
+const text = { type: 'string', minLength: 1 } as const;
+const int32 = { type: 'integer', minimum: 0, maximum: 2147483647 } as const;
+/** A string reference, or a JSON integer that is echoed back as a string. */
+const reference = {
+  type: ['string', 'integer'],
+  maxLength: 128,
+  minimum: Number.MIN_SAFE_INTEGER,
+  maximum: Number.MAX_SAFE_INTEGER,
+} as const;
+/** A string; a JSON integer is accepted too, as clients of the original service send one. */
+const profileCode = { type: ['string', 'integer'], minLength: 1, maxLength: 64, minimum: 0, maximum: Number.MAX_SAFE_INTEGER } as const;
+const callbackUrl = { type: 'string', minLength: 1, maxLength: 2048 } as const;
+
+function messageItem(recipientField: 'recipient' | 'mobile_number') {
+  return {
+    type: 'object',
+    required: [recipientField, 'message'],
+    properties: {
+      [recipientField]: phone,
+      message: text,
+      message_type: int32,
+      req_type: int32,
+      external_id: reference,
+    },
+  } as const;
+}
+
+function messagesBody(recipientField: 'recipient' | 'mobile_number', limits: Required<LimitOptions>) {
+  return {
+    type: 'object',
+    required: ['profile_code', 'messages'],
+    properties: {
+      profile_code: profileCode,
+      messages: { type: 'array', minItems: 1, maxItems: limits.maxMessagesPerRequest, items: messageItem(recipientField) },
+      dlr_callback_url: callbackUrl,
+    },
+  } as const;
+}
+
+/** Schema of `POST /create` (quick send). */
+export function quickSendSchema(limits: Required<LimitOptions>) {
+  return messagesBody('recipient', limits);
+}
+
+/** Schema of `POST /premium` in its `messages` form. */
+export function premiumMessagesSchema(limits: Required<LimitOptions>) {
+  return messagesBody('mobile_number', limits);
+}
+
+/** Schema of `POST /premium` in its published parameter-list form (`to`, `from`, `message_id`). */
+export function premiumListSchema(limits: Required<LimitOptions>) {
+  return {
+    type: 'object',
+    required: ['profile_code', 'to', 'message'],
+    properties: {
+      profile_code: profileCode,
+      // A single number is accepted too; the validator wraps it in an array first.
+      to: { type: 'array', minItems: 1, maxItems: limits.maxMessagesPerRequest, items: phone },
+      message: text,
+      from: { type: 'string', minLength: 1, maxLength: 16 },
+      message_id: reference,
+      message_type: int32,
+      req_type: int32,
+      dlr_callback_url: callbackUrl,
+    },
+  } as const;
+}

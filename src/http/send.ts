@@ -1,0 +1,87 @@
+/**
+ * The send endpoints' last stages: resolve the profile, store the request's messages in
+ * one atomic step, answer with one item per message, and announce them.
+ */
+import { randomUUID } from 'node:crypto';
+import type { RequestHandler } from 'express';
+import { SmsError } from '../errors.js';
+import { defaultSender, type Profile, type ProfileResolver } from '../auth/profiles.js';
+import type { Emit } from '../events.js';
+import type { NewMessage, Storage } from '../storage/contract.js';
+import { principalOf } from './authenticate.js';
+import { sendJsonText } from './respond.js';
+import type { RequestValidator, SendRequest } from './validate-request.js';
+
+/** What a send handler needs. */
+export interface SendHandlerDeps {
+  validate: RequestValidator;
+  resolveProfile: ProfileResolver;
+  storage: Storage;
+  emit: Emit;
+  now: () => number;
+  /** Called after messages are stored, so the worker can start on them at once. */
+  onStored: () => void;
+}
+
+const invalidProfile = new SmsError('INVALID_PROFILE');
+
+function senderFor(profile: Profile, from: string | null): string {
+  if (from === null) return defaultSender(profile);
+  const senders = profile.senders ?? [profile.code];
+  if (!senders.includes(from)) throw new SmsError('VALIDATION_FAILED', 'from: is not a sender of this profile');
+  return from;
+}
+
+function toMessages(request: SendRequest, principalId: string, sender: string, now: number, secret: string | null): NewMessage[] {
+  return request.items.map((item) => {
+    const ref = randomUUID();
+    return {
+      ref,
+      principalId,
+      endpoint: request.endpoint,
+      profileCode: request.profileCode,
+      sender,
+      recipient: item.recipient,
+      text: item.text,
+      messageType: item.messageType,
+      reqType: item.reqType,
+      // A missing reference is generated: the message's own ref is as unique as it gets.
+      externalId: item.reference ?? ref,
+      recipientField: request.recipientField,
+      referenceField: request.referenceField,
+      smsCount: item.count.smsCount,
+      encoding: item.count.encoding,
+      callbackUrl: request.callbackUrl,
+      callbackSecret: request.callbackUrl === null ? null : secret,
+      createdAt: now,
+    };
+  });
+}
+
+/** The 200 body: one item per message, in request order, with the caller's field names. */
+function acceptedBody(messages: readonly NewMessage[]): string {
+  return JSON.stringify(
+    messages.map((m) => ({
+      [m.referenceField]: m.externalId,
+      [m.recipientField]: m.recipient,
+      sms_count: m.smsCount,
+      message_ref: m.ref,
+    })),
+  );
+}
+
+/** Returns the handler of one send endpoint (its validator decides which). */
+export function sendHandler(deps: SendHandlerDeps): RequestHandler {
+  return async (req, res) => {
+    const principal = principalOf(res);
+    const request = deps.validate(req.body);
+    const profile = await deps.resolveProfile(request.profileCode, principal);
+    if (profile === null || profile === undefined) throw invalidProfile;
+    const sender = senderFor(profile, request.from);
+    const messages = toMessages(request, principal.id, sender, deps.now(), principal.callbackSecret ?? null);
+    await deps.storage.insertMessages(messages);
+    sendJsonText(res, 200, acceptedBody(messages));
+    for (const message of messages) deps.emit('message.accepted', { message });
+    deps.onStored();
+  };
+}

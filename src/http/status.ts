@@ -1,0 +1,66 @@
+/**
+ * `GET /delivery-status/:message_ref` and `GET /delivery-status?external_id=...`: a
+ * message's state as its sender may see it.
+ */
+import type { RequestHandler } from 'express';
+import { SmsError } from '../errors.js';
+import type { MessageRecord, Storage } from '../storage/contract.js';
+import { principalOf } from './authenticate.js';
+import { sendJsonText } from './respond.js';
+
+/** Most messages one `external_id` lookup returns (real clients reuse one id for everything). */
+export const EXTERNAL_ID_LOOKUP_LIMIT = 100;
+
+const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
+
+/** The public view of a stored message, with the caller's own field names. */
+export function statusView(message: MessageRecord): Record<string, unknown> {
+  const callback = message.callback;
+  return {
+    message_ref: message.ref,
+    [message.referenceField]: message.externalId,
+    [message.recipientField]: message.recipient,
+    profile_code: message.profileCode,
+    status: message.state,
+    status_reason: message.statusReason,
+    status_description: message.statusDescription,
+    sms_count: message.smsCount,
+    submit_attempts: message.attempts,
+    created_at: iso(message.createdAt),
+    updated_at: iso(message.updatedAt),
+    callback:
+      message.callbackUrl === null
+        ? null
+        : {
+            url: message.callbackUrl,
+            state: callback?.state ?? 'waiting',
+            attempts: callback?.attempts ?? 0,
+            last_status_code: callback?.lastStatusCode ?? null,
+            last_error: callback?.lastError ?? null,
+            next_attempt_at: iso(callback?.nextAttemptAt ?? null),
+          },
+  };
+}
+
+const notFound = new SmsError('NOT_FOUND');
+
+/** `GET /delivery-status/:message_ref`: 404 unless the message exists and is the caller's. */
+export function statusByRef(storage: Storage): RequestHandler {
+  return async (req, res) => {
+    const message = await storage.getMessage(principalOf(res).id, String(req.params.message_ref));
+    if (message === null) throw notFound;
+    sendJsonText(res, 200, JSON.stringify(statusView(message)));
+  };
+}
+
+/** `GET /delivery-status?external_id=...`: all of the caller's matches, newest first. */
+export function statusByExternalId(storage: Storage): RequestHandler {
+  return async (req, res) => {
+    const externalId = req.query.external_id;
+    if (typeof externalId !== 'string' || externalId === '') {
+      throw new SmsError('VALIDATION_FAILED', 'external_id: is required (one query parameter)');
+    }
+    const messages = await storage.findByExternalId(principalOf(res).id, externalId, EXTERNAL_ID_LOOKUP_LIMIT);
+    sendJsonText(res, 200, JSON.stringify(messages.map(statusView)));
+  };
+}

@@ -1,0 +1,160 @@
+/**
+ * The router's public options, and `resolveOptions`, which checks them once at
+ * construction and fills every default, so the rest of the code reads a complete config.
+ */
+import { randomUUID } from 'node:crypto';
+import type { KeyVerifier } from './auth/principal.js';
+import { principalProfiles, type ProfileResolver } from './auth/profiles.js';
+import type { Storage } from './storage/contract.js';
+import { MemoryStorage } from './storage/memory.js';
+import type { DeliveryAdapter } from './delivery/contract.js';
+import { SimulatorDelivery } from './delivery/simulator.js';
+import { resolveDlrOptions, type DlrConfig, type DlrOptions } from './dlr/options.js';
+import { assertKnownKeys, assertNumber } from './util/known-keys.js';
+
+/** Bounds on what one request may carry. */
+export interface LimitOptions {
+  /** Largest accepted body, in bytes; larger answers 413. Default 1 MiB (1,048,576). */
+  maxBodyBytes?: number;
+  /** Most messages (or `to` numbers) in one request; more answers 422. Default 1000. */
+  maxMessagesPerRequest?: number;
+  /** Most SMS units one message may need; more answers 422. Default 10. */
+  maxSegments?: number;
+}
+
+/** How the submission worker runs. */
+export interface WorkerOptions {
+  /** Messages submitted at once by this instance. Default 64. */
+  concurrency?: number;
+  /** How often an idle worker looks for due work, ms. Default 250. */
+  pollIntervalMs?: number;
+  /** How long a claim holds before another instance may take the message, ms. Default 60,000. */
+  leaseMs?: number;
+  /** Submission attempts before a message ends `failed`. Default 10. */
+  maxAttempts?: number;
+  /** First retry delay after a retryable carrier error, ms; doubles each time. Default 1,000. */
+  retryBaseMs?: number;
+  /** Longest retry delay, ms. Default 600,000 (10 minutes). */
+  retryMaxMs?: number;
+  /**
+   * How long a receipt whose carrier id is not (yet) known is kept and tried again, ms: a
+   * receipt can overtake the recording of its own submission. Default 60,000.
+   */
+  receiptWaitMs?: number;
+}
+
+/** How terminal messages are purged so storage does not grow without end. */
+export interface RetentionOptions {
+  /** Terminal messages last changed longer ago than this are deleted, ms. Default 30 days. */
+  maxAgeMs?: number;
+  /** How often to purge, ms. Default 1 hour. */
+  intervalMs?: number;
+  /** Most messages deleted per storage call (a purge loops until done). Default 1000. */
+  batchSize?: number;
+}
+
+/** Options of {@link createSmsRouter}. Only `verifyKey` is required. */
+export interface SmsRouterOptions {
+  /** Maps an `X-API-Key` to its principal (see `staticKeys`). Required. */
+  verifyKey: KeyVerifier;
+  /** Finds a principal's profile by `profile_code`. Default: the principal's `profiles` list. */
+  resolveProfile?: ProfileResolver;
+  /** Where messages live. Default: a new `MemoryStorage` (lost on restart; one process). */
+  storage?: Storage;
+  /** How messages reach the carrier. Default: a new `SimulatorDelivery` (a fake carrier). */
+  delivery?: DeliveryAdapter;
+  /** Path prefix of the endpoints, relative to where the router is mounted. Default `/api/outbox`. */
+  basePath?: string;
+  /** Request bounds. */
+  limits?: LimitOptions;
+  /** Submission worker settings. */
+  worker?: WorkerOptions;
+  /** Delivery report (callback) settings: signing, retries, address policy. */
+  dlr?: DlrOptions;
+  /** Purging of old terminal messages, or `false` to keep everything. */
+  retention?: RetentionOptions | false;
+  /** This instance's id, used as the lease owner. Default: a random UUID. */
+  instanceId?: string;
+  /** The clock, epoch ms. For tests. Default `Date.now`. */
+  now?: () => number;
+}
+
+/** {@link SmsRouterOptions} with every default filled in. */
+export interface SmsRouterConfig {
+  verifyKey: KeyVerifier;
+  resolveProfile: ProfileResolver;
+  storage: Storage;
+  delivery: DeliveryAdapter;
+  basePath: string;
+  limits: Required<LimitOptions>;
+  worker: Required<WorkerOptions>;
+  dlr: DlrConfig;
+  retention: Required<RetentionOptions> | false;
+  instanceId: string;
+  now: () => number;
+}
+
+const OPTION_KEYS = [
+  'verifyKey', 'resolveProfile', 'storage', 'delivery', 'basePath', 'limits',
+  'worker', 'dlr', 'retention', 'instanceId', 'now',
+] as const;
+
+const LIMIT_DEFAULTS: Required<LimitOptions> = {
+  maxBodyBytes: 1024 * 1024,
+  maxMessagesPerRequest: 1000,
+  maxSegments: 10,
+};
+
+const WORKER_DEFAULTS: Required<WorkerOptions> = {
+  concurrency: 64,
+  pollIntervalMs: 250,
+  leaseMs: 60_000,
+  maxAttempts: 10,
+  retryBaseMs: 1_000,
+  retryMaxMs: 600_000,
+  receiptWaitMs: 60_000,
+};
+
+const RETENTION_DEFAULTS: Required<RetentionOptions> = {
+  maxAgeMs: 30 * 24 * 3600_000,
+  intervalMs: 3600_000,
+  batchSize: 1000,
+};
+
+function section<T extends object>(where: string, given: T | undefined, defaults: Required<T>): Required<T> {
+  if (given === undefined) return { ...defaults };
+  if (typeof given !== 'object' || given === null) throw new TypeError(`${where} must be an object`);
+  assertKnownKeys(where, given, Object.keys(defaults));
+  const merged = { ...defaults, ...given } as Required<T>;
+  for (const [key, value] of Object.entries(merged)) assertNumber(`${where}.${key}`, value, 1);
+  return merged;
+}
+
+/**
+ * Checks `options` and fills every default. Throws a TypeError naming the bad option (with
+ * a "did you mean" hint for a typo) so mistakes surface at start-up, not at the first request.
+ */
+export function resolveOptions(options: SmsRouterOptions): SmsRouterConfig {
+  if (typeof options !== 'object' || options === null) throw new TypeError('createSmsRouter: options are required');
+  assertKnownKeys('createSmsRouter', options, OPTION_KEYS);
+  if (typeof options.verifyKey !== 'function') {
+    throw new TypeError('createSmsRouter: `verifyKey` is required (a function, e.g. staticKeys([...]))');
+  }
+  const basePath = (options.basePath ?? '/api/outbox').replace(/\/+$/, '');
+  if (basePath !== '' && !basePath.startsWith('/')) {
+    throw new TypeError(`createSmsRouter: \`basePath\` must start with "/", got "${basePath}"`);
+  }
+  return {
+    verifyKey: options.verifyKey,
+    resolveProfile: options.resolveProfile ?? principalProfiles,
+    storage: options.storage ?? new MemoryStorage(),
+    delivery: options.delivery ?? new SimulatorDelivery(),
+    basePath,
+    limits: section('limits', options.limits, LIMIT_DEFAULTS),
+    worker: section('worker', options.worker, WORKER_DEFAULTS),
+    dlr: resolveDlrOptions(options.dlr),
+    retention: options.retention === false ? false : section('retention', options.retention, RETENTION_DEFAULTS),
+    instanceId: options.instanceId ?? randomUUID(),
+    now: options.now ?? Date.now,
+  };
+}

@@ -1,0 +1,126 @@
+/**
+ * `createSmsRouter`: wires the request path (authenticate -> parse -> validate -> resolve
+ * profile -> store -> respond) and the worker path (claim -> submit -> receipt -> callback)
+ * into one Express middleware that also carries the typed events and `close()`.
+ */
+import express, { type Request, type RequestHandler } from 'express';
+import { authenticate } from './http/authenticate.js';
+import { handleErrors } from './http/handle-errors.js';
+import { parseJsonBody } from './http/parse-body.js';
+import { sendHandler } from './http/send.js';
+import { statusByExternalId, statusByRef } from './http/status.js';
+import { createValidators } from './http/validate-request.js';
+import { callbackUrlProblem } from './dlr/address-guard.js';
+import { CallbackDispatcher } from './dlr/dispatcher.js';
+import { SmsEventEmitter, emitterOf } from './events.js';
+import { isTerminal } from './lifecycle/states.js';
+import { resolveOptions, type SmsRouterOptions } from './options.js';
+import { RetentionSweeper } from './storage/retention.js';
+import type { Transition } from './storage/contract.js';
+import { ReceiptHandler } from './worker/receipt-handler.js';
+import { SubmitWorker } from './worker/submit-worker.js';
+
+/** What {@link createSmsRouter} returns: Express middleware with typed events and a lifecycle. */
+export interface SmsRouter extends RequestHandler {
+  /** Subscribes to an event (see `SmsEvents`). A throwing listener is reported via `error`. */
+  on: SmsEventEmitter['on'];
+  /** Subscribes for one occurrence. */
+  once: SmsEventEmitter['once'];
+  /** Unsubscribes a listener passed to `on` or `once`. */
+  off: SmsEventEmitter['off'];
+  /** Resolves when storage is ready and the carrier connection started; requests wait for it anyway. */
+  ready(): Promise<void>;
+  /**
+   * Stops claiming work, waits for submissions and callback attempts in flight, and closes
+   * the carrier connection and the storage adapter (each closes only what it opened). After
+   * it resolves no timer or socket of the router keeps the process alive.
+   */
+  close(): Promise<void>;
+}
+
+/**
+ * Creates the SMS gateway router. Mount it on any Express app, under any prefix:
+ *
+ * ```ts
+ * const sms = createSmsRouter({ verifyKey: staticKeys([{ key: 'secret', id: 'acme', profiles: ['12345'] }]) });
+ * app.use(sms);
+ * sms.on('message.accepted', ({ message }) => bill(message));
+ * ```
+ *
+ * @throws TypeError at construction for a bad option.
+ */
+export function createSmsRouter(options: SmsRouterOptions): SmsRouter {
+  const config = resolveOptions(options);
+  const events = new SmsEventEmitter();
+  const emit = emitterOf(events);
+  const { storage, delivery, now } = config;
+
+  const dispatcher = new CallbackDispatcher({ storage, emit, config: config.dlr, owner: config.instanceId, now });
+  const onTransition = (transition: Transition): void => {
+    emit('message.status', { message: transition.message, previousState: transition.previousState });
+    if (isTerminal(transition.message.state) && transition.message.callbackUrl !== null) dispatcher.wake();
+  };
+  const worker = new SubmitWorker({ storage, delivery, emit, config: config.worker, owner: config.instanceId, now, onTransition });
+  const receipts = new ReceiptHandler({ storage, emit, now, waitMs: config.worker.receiptWaitMs, onTransition });
+  const retention = config.retention === false ? null : new RetentionSweeper(storage, config.retention, now, emit);
+
+  // Storage first, then the carrier, then the background work; requests wait on it.
+  const started = (async () => {
+    await storage.ready?.();
+    await delivery.start({
+      receipt: (receipt) => receipts.receive(receipt),
+      inbound: async (message) => emit('message.inbound', message),
+      error: (error) => emit('error', { error, source: 'delivery' }),
+    });
+    worker.start();
+    dispatcher.start();
+    retention?.start();
+  })();
+  started.catch((error: unknown) => emit('error', { error, source: 'storage' }));
+  const whenStarted: RequestHandler = (_req, _res, next) => {
+    started.then(() => next(), next);
+  };
+
+  const validators = createValidators(config.limits, (url) => callbackUrlProblem(url, config.dlr.allowance));
+  const send = (validate: typeof validators.quick): RequestHandler =>
+    sendHandler({ validate, resolveProfile: config.resolveProfile, storage, emit, now, onStored: () => worker.wake() });
+  const body = parseJsonBody(config.limits.maxBodyBytes);
+
+  const routes = express.Router({ strict: false, caseSensitive: true });
+  routes.post('/create', whenStarted, authenticate(config.verifyKey, 'quick'), body, send(validators.quick));
+  routes.post('/premium', whenStarted, authenticate(config.verifyKey, 'premium'), body, send(validators.premium));
+  routes.get('/delivery-status', whenStarted, authenticate(config.verifyKey, null), statusByExternalId(storage));
+  routes.get('/delivery-status/:message_ref', whenStarted, authenticate(config.verifyKey, null), statusByRef(storage));
+  routes.use(handleErrors(emit, endpointOf));
+
+  const outer = express.Router();
+  outer.use(config.basePath === '' ? '/' : config.basePath, routes);
+
+  let closing: Promise<void> | null = null;
+  const router = ((req, res, next) => outer(req, res, next)) as SmsRouter;
+  router.on = events.on.bind(events);
+  router.once = events.once.bind(events);
+  router.off = events.off.bind(events);
+  router.ready = () => started;
+  router.close = () => {
+    closing ??= (async () => {
+      await started.catch(() => undefined);
+      retention?.close();
+      await worker.close();
+      receipts.close();
+      await dispatcher.close();
+      await delivery.close();
+      await storage.close?.();
+    })();
+    return closing;
+  };
+  return router;
+}
+
+function endpointOf(req: Request): 'quick' | 'premium' | 'status' | null {
+  const path = req.path;
+  if (path.startsWith('/create')) return 'quick';
+  if (path.startsWith('/premium')) return 'premium';
+  if (path.startsWith('/delivery-status')) return 'status';
+  return null;
+}

@@ -1,0 +1,203 @@
+/**
+ * SMS segment counting and splitting (SPEC section 2, `sms_count`), by GSM 03.38: how many
+ * SMS units a text needs, in which encoding, and which slice of it goes in each part.
+ *
+ * Runs on every message of every request, so it is table-driven and allocation-free: one
+ * pass over the text through {@link GSM_COST}, and a second pass only for long GSM-7 texts
+ * that hold extension characters. Longer plain-ASCII texts, most of the traffic, take a
+ * faster road still: written once as UTF-8 into a reused buffer (native code), then checked
+ * four characters at a time.
+ */
+import { GSM_COST } from './gsm-tables.js';
+
+/** Septets in a single GSM-7 SMS. */
+const GSM_SINGLE = 160;
+/** Septets per part of a concatenated GSM-7 SMS (the UDH takes the other 7). */
+const GSM_PART = 153;
+/** UTF-16 code units in a single UCS-2 SMS. */
+const UCS2_SINGLE = 70;
+/** UTF-16 code units per part of a concatenated UCS-2 SMS. */
+const UCS2_PART = 67;
+
+/** How many SMS units a text needs, and why. */
+export interface SmsCount {
+  /** Number of SMS parts (the billed `sms_count`); at least 1. */
+  smsCount: number;
+  /** The encoding the text must go out in. */
+  encoding: 'GSM-7' | 'UCS-2';
+  /** Septets for GSM-7 (extension characters count 2), UTF-16 code units for UCS-2. */
+  units: number;
+}
+
+/**
+ * Counts the SMS units `text` needs, by GSM 03.38.
+ *
+ * GSM-7 when every character is in the basic or extension table (extension characters cost
+ * two septets): up to 160 septets is one SMS, longer texts are packed into parts of 153
+ * septets without letting an extension character straddle two parts. Any other character
+ * makes the whole text UCS-2: up to 70 UTF-16 code units is one SMS, longer texts are
+ * packed into parts of 67 without splitting a surrogate pair.
+ *
+ * Never throws: the empty text counts 1 and a lone surrogate counts as one UCS-2 unit
+ * (request validation rejects both before a message is stored).
+ */
+export function countSms(text: string): SmsCount {
+  const n = text.length;
+  let i = 0;
+  if (n >= WORD_SCAN_MIN) {
+    const septets = asciiSeptets(text, n);
+    if (septets >= 0) return gsmCount(text, n, septets);
+    if (septets === ASCII_NOT_GSM) return { smsCount: countUcs2Parts(text, n), encoding: 'UCS-2', units: n };
+  } else {
+    // Short texts: a plain loop beats the call into native code.
+    while (i < n && GSM_COST[text.charCodeAt(i)] === 1) i++;
+    if (i === n) return { smsCount: 1, encoding: 'GSM-7', units: n };
+  }
+  let septets = i;
+  for (; i < n; i++) {
+    const cost = GSM_COST[text.charCodeAt(i)]!;
+    if (cost === 0) return { smsCount: countUcs2Parts(text, n), encoding: 'UCS-2', units: n };
+    septets += cost;
+  }
+  return gsmCount(text, n, septets);
+}
+
+/** The count of a text known to be GSM-7 with `septets` septets. */
+function gsmCount(text: string, n: number, septets: number): SmsCount {
+  if (septets <= GSM_SINGLE) return { smsCount: 1, encoding: 'GSM-7', units: septets };
+  // Only extension characters make greedy packing differ from plain division.
+  const smsCount = septets === n ? Math.ceil(n / GSM_PART) : countGsmParts(text, n);
+  return { smsCount, encoding: 'GSM-7', units: septets };
+}
+
+/**
+ * Splits `text` into the texts of its SMS parts: exactly `countSms(text).smsCount` of them,
+ * by the same packing rule, so joining them gives `text` back.
+ *
+ * A text that fits one SMS (the empty text included) is returned as a single part. Each
+ * GSM-7 part holds at most 153 septets and each UCS-2 part at most 67 code units; a part
+ * never ends between the two halves of a surrogate pair.
+ */
+export function splitSms(text: string): string[] {
+  const count = countSms(text);
+  if (count.smsCount === 1) return [text];
+  const n = text.length;
+  const parts: string[] = [];
+  let start = 0;
+  if (count.encoding === 'UCS-2') {
+    while (n - start > UCS2_PART) {
+      const end = ucs2PartEnd(text, start);
+      parts.push(text.slice(start, end));
+      start = end;
+    }
+  } else {
+    let used = 0;
+    for (let i = 0; i < n; i++) {
+      const cost = GSM_COST[text.charCodeAt(i)]!;
+      if (used + cost > GSM_PART) {
+        parts.push(text.slice(start, i));
+        start = i;
+        used = 0;
+      }
+      used += cost;
+    }
+  }
+  parts.push(text.slice(start));
+  return parts;
+}
+
+/** Texts at least this long take the word scan; shorter ones are faster char by char. */
+const WORD_SCAN_MIN = 48;
+/** Longer texts take the char loop, so one huge text cannot pin a huge scratch buffer. */
+const WORD_SCAN_MAX = 0x10000;
+/** `asciiSeptets`: the text has a character outside ASCII; the general loop decides. */
+const NOT_ASCII = -1;
+/** `asciiSeptets`: the text is ASCII but has a character outside the GSM alphabet. */
+const ASCII_NOT_GSM = -2;
+
+let scratch = Buffer.allocUnsafeSlow(4096);
+let scratchWords = new Uint32Array(scratch.buffer, scratch.byteOffset, scratch.length >>> 2);
+
+/**
+ * Septets of an ASCII text, or {@link NOT_ASCII} / {@link ASCII_NOT_GSM}.
+ *
+ * The UTF-8 form of a text is as long as the text only when every character is ASCII. Those
+ * bytes are then read as 32-bit words, and bit tricks flag a word holding any byte that is
+ * not a one-septet character (controls, [ \ ] ^ ` { | } ~ and DEL); only a flagged word's
+ * bytes go through the table.
+ */
+function asciiSeptets(text: string, n: number): number {
+  // Room for the UTF-8 of a non-ASCII text to overrun `n` (so `written !== n`) and for padding.
+  if (scratch.length < n + 8) {
+    scratch = Buffer.allocUnsafeSlow(Math.max(scratch.length * 2, (n + 11) & ~3));
+    scratchWords = new Uint32Array(scratch.buffer, scratch.byteOffset, scratch.length >>> 2);
+  }
+  if (scratch.write(text, 0, scratch.length, 'utf8') !== n) return NOT_ASCII;
+  // Spaces pad the last word: they are never flagged, so never looked at.
+  scratch[n] = 0x20;
+  scratch[n + 1] = 0x20;
+  scratch[n + 2] = 0x20;
+  const words = (n + 3) >>> 2;
+  let extra = 0;
+  for (let w = 0; w < words; w++) {
+    const x = scratchWords[w]!;
+    // Every byte is below 0x80 here, so no per-byte sum or difference carries into its neighbour.
+    const high = (x | 0x80808080) >>> 0;
+    const below20 = (x - 0x20202020) & ~x;
+    const above7a = x + 0x05050505;
+    const y = x ^ 0x60606060;
+    const is60 = (y - 0x01010101) & ~y;
+    const from5b = high - 0x5b5b5b5b;
+    const from5f = high - 0x5f5f5f5f;
+    if (((below20 | above7a | is60 | (from5b & ~from5f)) & 0x80808080) === 0) continue;
+    const end = Math.min(w * 4 + 4, n);
+    for (let b = w * 4; b < end; b++) {
+      const cost = GSM_COST[scratch[b]!]!;
+      if (cost === 0) return ASCII_NOT_GSM;
+      extra += cost - 1;
+    }
+  }
+  return n + extra;
+}
+
+/** Greedy GSM-7 packing: an extension character that would straddle a boundary starts the next part. */
+function countGsmParts(text: string, n: number): number {
+  let parts = 1;
+  let used = 0;
+  for (let i = 0; i < n; i++) {
+    const cost = GSM_COST[text.charCodeAt(i)]!;
+    if (used + cost > GSM_PART) {
+      parts++;
+      used = cost;
+    } else {
+      used += cost;
+    }
+  }
+  return parts;
+}
+
+/** Parts of a UCS-2 text; only each part's last unit needs looking at, not the whole text. */
+function countUcs2Parts(text: string, n: number): number {
+  if (n <= UCS2_SINGLE) return 1;
+  let parts = 1;
+  let start = 0;
+  while (n - start > UCS2_PART) {
+    start = ucs2PartEnd(text, start);
+    parts++;
+  }
+  return parts;
+}
+
+/**
+ * End (exclusive) of the UCS-2 part that begins at `start`: 67 units on, or 66 when the
+ * 67th is the high half of a surrogate pair whose low half would fall in the next part.
+ */
+function ucs2PartEnd(text: string, start: number): number {
+  const end = start + UCS2_PART;
+  const last = text.charCodeAt(end - 1);
+  if (last >= 0xd800 && last <= 0xdbff) {
+    const next = text.charCodeAt(end);
+    if (next >= 0xdc00 && next <= 0xdfff) return end - 1;
+  }
+  return end;
+}

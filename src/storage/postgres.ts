@@ -1,0 +1,661 @@
+/**
+ * The PostgreSQL storage: one schema shared by every instance of the service, with work
+ * handed out by `FOR UPDATE SKIP LOCKED` claims and leases.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Pool, PoolClient } from 'pg';
+import { foldParts, isTerminal, TERMINAL_STATES } from '../lifecycle/states.js';
+import { assertKnownKeys } from '../util/known-keys.js';
+import type {
+  CallbackAttempt,
+  CallbackState,
+  ClaimOptions,
+  DueCallback,
+  Encoding,
+  Endpoint,
+  MessageRecord,
+  MessageState,
+  NewMessage,
+  Outcome,
+  PartReceipt,
+  PartRecord,
+  ReceiptResult,
+  RecipientField,
+  ReferenceField,
+  StatusReason,
+  Storage,
+  SubmissionResult,
+  TerminalState,
+  Transition,
+} from './contract.js';
+
+/** Options of {@link PostgresStorage}. */
+export interface PostgresStorageOptions {
+  /**
+   * The host's pool (`new pg.Pool(...)`). The storage borrows clients from it and never
+   * ends it, so the host may share it with its own queries and must end it itself.
+   */
+  pool: Pool;
+  /**
+   * The schema holding the tables, created if missing. Default `sms_outbox`. Letters,
+   * digits and `_`, not starting with a digit, at most 63 characters; every instance of
+   * one deployment must name the same schema.
+   */
+  schema?: string;
+}
+
+const KNOWN_OPTIONS = ['pool', 'schema'] as const;
+const SCHEMA_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
+
+/** First key of the two-key advisory lock the migrations take: "SMSO" in ASCII. */
+const LOCK_NAMESPACE = 0x534d534f;
+
+/** Quotes an identifier for SQL (the name is also validated, so this is belt and braces). */
+function quoteIdent(name: string): string {
+  return `"${name.replace(/"/g, '""')}"`;
+}
+
+/** FNV-1a of the schema name as a signed 32-bit int: the advisory lock's second key. */
+function lockKey(schema: string): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < schema.length; i++) {
+    hash ^= schema.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193);
+  }
+  return hash | 0;
+}
+
+/**
+ * The schema's migrations, in order. Each one is applied once per schema, in one
+ * transaction with the row that records it, so a crash mid-way leaves nothing half-made.
+ * Append new versions; never edit a released one.
+ */
+function migrations(s: string): { version: number; statements: string[] }[] {
+  return [
+    {
+      version: 1,
+      statements: [
+        `CREATE TABLE ${s}.messages (
+          seq bigint GENERATED ALWAYS AS IDENTITY,
+          ref text PRIMARY KEY,
+          principal_id text NOT NULL,
+          endpoint text NOT NULL,
+          profile_code text NOT NULL,
+          sender text NOT NULL,
+          recipient text NOT NULL,
+          text text NOT NULL,
+          message_type integer NOT NULL,
+          req_type integer NOT NULL,
+          external_id text NOT NULL,
+          recipient_field text NOT NULL,
+          reference_field text NOT NULL,
+          sms_count integer NOT NULL,
+          encoding text NOT NULL,
+          callback_url text,
+          callback_secret text,
+          created_at bigint NOT NULL,
+          state text NOT NULL,
+          status_reason text,
+          status_description text,
+          attempts integer NOT NULL DEFAULT 0,
+          last_error text,
+          next_attempt_at bigint NOT NULL,
+          lease_owner text,
+          lease_until bigint,
+          updated_at bigint NOT NULL
+        )`,
+        // Claims scan only queued messages, oldest first.
+        `CREATE INDEX messages_queued_idx ON ${s}.messages (created_at, seq) WHERE state = 'queued'`,
+        `CREATE INDEX messages_external_id_idx ON ${s}.messages (principal_id, external_id, created_at DESC, seq DESC)`,
+        `CREATE INDEX messages_purge_idx ON ${s}.messages (updated_at, seq) WHERE state NOT IN ('queued', 'submitted')`,
+        `CREATE TABLE ${s}.parts (
+          ref text NOT NULL REFERENCES ${s}.messages (ref) ON DELETE CASCADE,
+          idx integer NOT NULL,
+          carrier_id text,
+          outcome_state text,
+          outcome_reason text,
+          outcome_description text,
+          PRIMARY KEY (ref, idx)
+        )`,
+        // Every carrier id a part was ever given; a reused id points at its latest part.
+        `CREATE TABLE ${s}.carrier_ids (
+          carrier_id text PRIMARY KEY,
+          ref text NOT NULL,
+          idx integer NOT NULL,
+          FOREIGN KEY (ref, idx) REFERENCES ${s}.parts (ref, idx) ON DELETE CASCADE
+        )`,
+        `CREATE INDEX carrier_ids_part_idx ON ${s}.carrier_ids (ref, idx)`,
+        `CREATE TABLE ${s}.callbacks (
+          seq bigint GENERATED ALWAYS AS IDENTITY,
+          uid text PRIMARY KEY,
+          ref text NOT NULL UNIQUE REFERENCES ${s}.messages (ref) ON DELETE CASCADE,
+          state text NOT NULL,
+          attempts integer NOT NULL DEFAULT 0,
+          last_status_code integer,
+          last_error text,
+          next_attempt_at bigint,
+          lease_owner text,
+          lease_until bigint,
+          created_at bigint NOT NULL
+        )`,
+        `CREATE INDEX callbacks_pending_idx ON ${s}.callbacks (next_attempt_at, seq) WHERE state = 'pending'`,
+      ],
+    },
+  ];
+}
+
+/** A row of the record query: message columns plus its parts and callback. */
+interface RecordRow {
+  ref: string;
+  principal_id: string;
+  endpoint: string;
+  profile_code: string;
+  sender: string;
+  recipient: string;
+  text: string;
+  message_type: number;
+  req_type: number;
+  external_id: string;
+  recipient_field: string;
+  reference_field: string;
+  sms_count: number;
+  encoding: string;
+  callback_url: string | null;
+  callback_secret: string | null;
+  created_at: string;
+  state: string;
+  status_reason: string | null;
+  status_description: string | null;
+  attempts: number;
+  last_error: string | null;
+  updated_at: string;
+  /** `[idx, carrier_id, outcome_state, outcome_reason, outcome_description]` per part. */
+  parts: [number, string | null, string | null, string | null, string | null][];
+  cb_state: string | null;
+  cb_attempts: number | null;
+  cb_last_status_code: number | null;
+  cb_last_error: string | null;
+  cb_next_attempt_at: string | null;
+}
+
+/** int8 columns come back as strings (pg keeps them exact); times fit a double. */
+function toMs(value: string | number | null): number | null {
+  return value === null ? null : Number(value);
+}
+
+function toRecord(row: RecordRow): MessageRecord {
+  const parts: PartRecord[] = row.parts.map(([index, carrierId, state, reason, description]) => ({
+    index,
+    carrierId,
+    outcome:
+      state === null
+        ? null
+        : { state: state as TerminalState, reason: reason as StatusReason, description: description ?? '' },
+  }));
+  const callback: CallbackState | null =
+    row.cb_state === null
+      ? null
+      : {
+          state: row.cb_state as CallbackState['state'],
+          attempts: row.cb_attempts ?? 0,
+          lastStatusCode: row.cb_last_status_code,
+          lastError: row.cb_last_error,
+          nextAttemptAt: toMs(row.cb_next_attempt_at),
+        };
+  return {
+    ref: row.ref,
+    principalId: row.principal_id,
+    endpoint: row.endpoint as Endpoint,
+    profileCode: row.profile_code,
+    sender: row.sender,
+    recipient: row.recipient,
+    text: row.text,
+    messageType: row.message_type,
+    reqType: row.req_type,
+    externalId: row.external_id,
+    recipientField: row.recipient_field as RecipientField,
+    referenceField: row.reference_field as ReferenceField,
+    smsCount: row.sms_count,
+    encoding: row.encoding as Encoding,
+    callbackUrl: row.callback_url,
+    callbackSecret: row.callback_secret,
+    createdAt: Number(row.created_at),
+    state: row.state as MessageState,
+    statusReason: row.status_reason as StatusReason | null,
+    statusDescription: row.status_description,
+    attempts: row.attempts,
+    lastError: row.last_error,
+    updatedAt: Number(row.updated_at),
+    parts,
+    callback,
+  };
+}
+
+/**
+ * Storage in PostgreSQL, for many instances of the service behind a load balancer.
+ *
+ * Takes the host's `pg.Pool` and never ends it. Tables live in their own schema (default
+ * `sms_outbox`), created and migrated on first use (or by {@link PostgresStorage.ready});
+ * instances starting together apply each migration once. Claims use
+ * `FOR UPDATE SKIP LOCKED` with leases, so two instances never claim the same due
+ * message while its lease lives; receipts and endings lock the message row, so two
+ * receipts for two parts folded on two instances still end the message once.
+ * Times are stored as epoch milliseconds in `bigint` columns.
+ */
+export class PostgresStorage implements Storage {
+  private readonly pool: Pool;
+  private readonly schema: string;
+  private readonly s: string;
+  private readonly t: { messages: string; parts: string; carrierIds: string; callbacks: string; migrations: string };
+  private readonly recordSql: string;
+  private readying: Promise<void> | undefined;
+
+  /** Throws a TypeError for a missing pool, a bad schema name or an unknown option. */
+  constructor(options: PostgresStorageOptions) {
+    if (options === null || typeof options !== 'object') {
+      throw new TypeError('PostgresStorage: options must be an object with a `pool`');
+    }
+    assertKnownKeys('PostgresStorage', options, KNOWN_OPTIONS);
+    const pool = options.pool as Partial<Pool> | null | undefined;
+    if (typeof pool?.query !== 'function' || typeof pool.connect !== 'function') {
+      throw new TypeError('PostgresStorage: `pool` must be a pg.Pool (new pg.Pool({...}))');
+    }
+    const schema = options.schema ?? 'sms_outbox';
+    if (typeof schema !== 'string' || !SCHEMA_NAME.test(schema)) {
+      throw new TypeError(
+        `PostgresStorage: \`schema\` must be letters, digits and _ (not starting with a digit, at most 63), got ${JSON.stringify(schema)}`,
+      );
+    }
+    this.pool = options.pool;
+    this.schema = schema;
+    this.s = quoteIdent(schema);
+    this.t = {
+      messages: `${this.s}.messages`,
+      parts: `${this.s}.parts`,
+      carrierIds: `${this.s}.carrier_ids`,
+      callbacks: `${this.s}.callbacks`,
+      migrations: `${this.s}.migrations`,
+    };
+    // The record query is built once: `FROM` is filled in by each caller.
+    this.recordSql = `SELECT m.ref, m.principal_id, m.endpoint, m.profile_code, m.sender, m.recipient, m.text,
+        m.message_type, m.req_type, m.external_id, m.recipient_field, m.reference_field, m.sms_count,
+        m.encoding, m.callback_url, m.callback_secret, m.created_at, m.state, m.status_reason,
+        m.status_description, m.attempts, m.last_error, m.updated_at,
+        (SELECT coalesce(json_agg(json_build_array(p.idx, p.carrier_id, p.outcome_state, p.outcome_reason,
+            p.outcome_description) ORDER BY p.idx), '[]'::json)
+          FROM ${this.t.parts} p WHERE p.ref = m.ref) AS parts,
+        c.state AS cb_state, c.attempts AS cb_attempts, c.last_status_code AS cb_last_status_code,
+        c.last_error AS cb_last_error, c.next_attempt_at AS cb_next_attempt_at`;
+  }
+
+  /**
+   * Creates the schema and applies pending migrations; memoised, so every call after the
+   * first returns the same promise (a failed attempt is forgotten, so the next call retries).
+   * The other methods call it themselves; call it at startup to fail early.
+   */
+  ready(): Promise<void> {
+    if (this.readying === undefined) {
+      this.readying = this.migrate().catch((error: unknown) => {
+        this.readying = undefined;
+        throw error;
+      });
+    }
+    return this.readying;
+  }
+
+  /** Waits for a migration in flight; the pool is the host's, so it stays open. */
+  async close(): Promise<void> {
+    await this.readying?.catch(() => undefined);
+  }
+
+  /** Stores all messages and their parts in one statement: all or none. */
+  async insertMessages(messages: readonly NewMessage[]): Promise<void> {
+    await this.ready();
+    if (messages.length === 0) return;
+    const columns: unknown[][] = Array.from({ length: 17 }, () => []);
+    for (const m of messages) {
+      const row = [
+        m.ref, m.principalId, m.endpoint, m.profileCode, m.sender, m.recipient, m.text, m.messageType, m.reqType,
+        m.externalId, m.recipientField, m.referenceField, m.smsCount, m.encoding, m.callbackUrl, m.callbackSecret,
+        m.createdAt,
+      ];
+      row.forEach((value, i) => columns[i]!.push(value));
+    }
+    // One statement writes both tables, so it is atomic without an explicit transaction
+    // and costs one round trip however many messages the request carried.
+    await this.pool.query(
+      `WITH inserted AS (
+        INSERT INTO ${this.t.messages} (ref, principal_id, endpoint, profile_code, sender, recipient, text,
+          message_type, req_type, external_id, recipient_field, reference_field, sms_count, encoding,
+          callback_url, callback_secret, created_at, state, attempts, next_attempt_at, updated_at)
+        SELECT ref, principal_id, endpoint, profile_code, sender, recipient, text, message_type, req_type,
+          external_id, recipient_field, reference_field, sms_count, encoding, callback_url, callback_secret,
+          created_at, 'queued', 0, created_at, created_at
+        FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
+          $8::int4[], $9::int4[], $10::text[], $11::text[], $12::text[], $13::int4[], $14::text[], $15::text[],
+          $16::text[], $17::int8[]) WITH ORDINALITY
+          AS t(ref, principal_id, endpoint, profile_code, sender, recipient, text, message_type, req_type,
+            external_id, recipient_field, reference_field, sms_count, encoding, callback_url, callback_secret,
+            created_at, ord)
+        ORDER BY ord
+        RETURNING ref, sms_count
+      )
+      INSERT INTO ${this.t.parts} (ref, idx)
+      SELECT ref, generate_series(0, sms_count - 1) FROM inserted`,
+      columns,
+    );
+  }
+
+  /** Leases up to `limit` due, unleased `queued` messages, oldest first, with their parts. */
+  async claimMessages(options: ClaimOptions): Promise<MessageRecord[]> {
+    await this.ready();
+    if (options.limit <= 0) return [];
+    const { rows } = await this.pool.query<RecordRow>(
+      `WITH claimed AS (
+        UPDATE ${this.t.messages} SET lease_owner = $1, lease_until = $2
+        WHERE ref IN (
+          SELECT ref FROM ${this.t.messages}
+          WHERE state = 'queued' AND next_attempt_at <= $3 AND (lease_until IS NULL OR lease_until <= $3)
+          ORDER BY created_at, seq
+          LIMIT $4
+          FOR UPDATE SKIP LOCKED
+        )
+        RETURNING *
+      )
+      ${this.recordSql}
+      FROM claimed m LEFT JOIN ${this.t.callbacks} c ON c.ref = m.ref
+      ORDER BY m.created_at, m.seq`,
+      [options.owner, options.now + options.leaseMs, options.now, options.limit],
+    );
+    return rows.map(toRecord);
+  }
+
+  /** Records part `index`'s carrier id; the last part moves the message to `submitted`. */
+  async recordSubmission(ref: string, index: number, carrierId: string, now: number): Promise<SubmissionResult> {
+    await this.ready();
+    return this.transaction(async (db) => {
+      // Locking the message serialises the parts of one message recorded by concurrent
+      // calls, so exactly one of them sees the last carrier id arrive.
+      const state = await this.lockState(db, ref);
+      if (state === null) return { kind: 'stale', ref };
+      const part = await db.query(`UPDATE ${this.t.parts} SET carrier_id = $3 WHERE ref = $1 AND idx = $2`, [
+        ref,
+        index,
+        carrierId,
+      ]);
+      if (part.rowCount === 0) return { kind: 'stale', ref };
+      // Indexed whatever the state, so a receipt for a late submission is matched (and
+      // reported `late`) rather than `unknown`.
+      await db.query(
+        `INSERT INTO ${this.t.carrierIds} (carrier_id, ref, idx) VALUES ($1, $2, $3)
+        ON CONFLICT (carrier_id) DO UPDATE SET ref = EXCLUDED.ref, idx = EXCLUDED.idx`,
+        [carrierId, ref, index],
+      );
+      if (state !== 'queued') return { kind: 'stale', ref };
+      const { rows } = await db.query<{ submitted: boolean }>(
+        `WITH complete AS (
+          SELECT NOT EXISTS (SELECT 1 FROM ${this.t.parts} WHERE ref = $1 AND carrier_id IS NULL) AS done
+        )
+        UPDATE ${this.t.messages} m SET
+          state = CASE WHEN complete.done THEN 'submitted' ELSE m.state END,
+          lease_owner = CASE WHEN complete.done THEN NULL ELSE m.lease_owner END,
+          lease_until = CASE WHEN complete.done THEN NULL ELSE m.lease_until END,
+          updated_at = $2
+        FROM complete WHERE m.ref = $1
+        RETURNING complete.done AS submitted`,
+        [ref, now],
+      );
+      if (rows[0]?.submitted !== true) return { kind: 'part', ref };
+      const message = await this.load(db, ref);
+      return { kind: 'submitted', transition: { message, previousState: 'queued' } };
+    });
+  }
+
+  /** Gives a `queued` message back for another attempt at `nextAttemptAt`. */
+  async reschedule(ref: string, nextAttemptAt: number, error: string, now: number): Promise<void> {
+    await this.ready();
+    await this.pool.query(
+      `UPDATE ${this.t.messages} SET attempts = attempts + 1, last_error = $2, next_attempt_at = $3,
+        lease_owner = NULL, lease_until = NULL, updated_at = $4
+      WHERE ref = $1 AND state = 'queued'`,
+      [ref, error, nextAttemptAt, now],
+    );
+  }
+
+  /** Ends a message that is not yet terminal; `null` if it already is (or is unknown). */
+  async finish(ref: string, outcome: Outcome, now: number): Promise<Transition | null> {
+    await this.ready();
+    return this.transaction(async (db) => {
+      const state = await this.lockState(db, ref);
+      if (state === null || isTerminal(state)) return null;
+      return this.terminate(db, ref, state, outcome, now);
+    });
+  }
+
+  /** Applies a receipt to the first stored part one of its carrier-id spellings names. */
+  async applyReceipt(receipt: PartReceipt): Promise<ReceiptResult> {
+    await this.ready();
+    if (receipt.carrierIds.length === 0) return { kind: 'unknown' };
+    return this.transaction(async (db): Promise<ReceiptResult> => {
+      const found = await db.query<{ ref: string; idx: number }>(
+        `SELECT ref, idx FROM ${this.t.carrierIds} WHERE carrier_id = ANY($1::text[])
+        ORDER BY array_position($1::text[], carrier_id) LIMIT 1`,
+        [receipt.carrierIds],
+      );
+      const address = found.rows[0];
+      if (address === undefined) return { kind: 'unknown' };
+      const { ref, idx } = address;
+      // Receipts for two parts of one message may arrive on two instances at once; the
+      // row lock makes the second fold see the first one's outcome.
+      const state = await this.lockState(db, ref);
+      if (state === null) return { kind: 'unknown' };
+      const updated = await db.query(
+        `UPDATE ${this.t.parts} SET outcome_state = $3, outcome_reason = $4, outcome_description = $5
+        WHERE ref = $1 AND idx = $2 AND outcome_state IS NULL`,
+        [ref, idx, receipt.outcome.state, receipt.outcome.reason, receipt.outcome.description],
+      );
+      if (updated.rowCount === 0) return { kind: 'duplicate', ref };
+      if (isTerminal(state)) return { kind: 'late', ref };
+      const parts = await db.query<{
+        outcome_state: string | null;
+        outcome_reason: string | null;
+        outcome_description: string | null;
+      }>(
+        `SELECT outcome_state, outcome_reason, outcome_description FROM ${this.t.parts} WHERE ref = $1 ORDER BY idx`,
+        [ref],
+      );
+      const folded = foldParts(
+        parts.rows.map((p) =>
+          p.outcome_state === null
+            ? null
+            : {
+                state: p.outcome_state as TerminalState,
+                reason: p.outcome_reason as StatusReason,
+                description: p.outcome_description ?? '',
+              },
+        ),
+      );
+      if (folded === null) {
+        await db.query(`UPDATE ${this.t.messages} SET updated_at = $2 WHERE ref = $1`, [ref, receipt.now]);
+        return { kind: 'part', ref };
+      }
+      const transition = await this.terminate(db, ref, state, folded, receipt.now);
+      return { kind: 'terminal', ref, transition };
+    });
+  }
+
+  /** The principal's message `ref`, or `null`. */
+  async getMessage(principalId: string, ref: string): Promise<MessageRecord | null> {
+    await this.ready();
+    const { rows } = await this.pool.query<RecordRow>(
+      `${this.recordSql}
+      FROM ${this.t.messages} m LEFT JOIN ${this.t.callbacks} c ON c.ref = m.ref
+      WHERE m.ref = $2 AND m.principal_id = $1`,
+      [principalId, ref],
+    );
+    return rows[0] === undefined ? null : toRecord(rows[0]);
+  }
+
+  /** The principal's messages with `externalId`, newest first, at most `limit`. */
+  async findByExternalId(principalId: string, externalId: string, limit: number): Promise<MessageRecord[]> {
+    await this.ready();
+    if (limit <= 0) return [];
+    const { rows } = await this.pool.query<RecordRow>(
+      `${this.recordSql}
+      FROM ${this.t.messages} m LEFT JOIN ${this.t.callbacks} c ON c.ref = m.ref
+      WHERE m.principal_id = $1 AND m.external_id = $2
+      ORDER BY m.created_at DESC, m.seq DESC
+      LIMIT $3`,
+      [principalId, externalId, limit],
+    );
+    return rows.map(toRecord);
+  }
+
+  /** Leases up to `limit` due pending delivery reports, oldest due first. */
+  async claimCallbacks(options: ClaimOptions): Promise<DueCallback[]> {
+    await this.ready();
+    if (options.limit <= 0) return [];
+    const { rows } = await this.pool.query<RecordRow & { cb_uid: string }>(
+      `WITH claimed AS (
+        UPDATE ${this.t.callbacks} SET lease_owner = $1, lease_until = $2
+        WHERE uid IN (
+          SELECT uid FROM ${this.t.callbacks}
+          WHERE state = 'pending' AND next_attempt_at <= $3 AND (lease_until IS NULL OR lease_until <= $3)
+          ORDER BY next_attempt_at, seq
+          LIMIT $4
+          FOR UPDATE SKIP LOCKED
+        )
+        RETURNING *
+      )
+      ${this.recordSql}, c.uid AS cb_uid
+      FROM claimed c JOIN ${this.t.messages} m ON m.ref = c.ref
+      ORDER BY c.next_attempt_at, c.seq`,
+      [options.owner, options.now + options.leaseMs, options.now, options.limit],
+    );
+    return rows.map((row) => ({ uid: row.cb_uid, attempts: row.cb_attempts ?? 0, message: toRecord(row) }));
+  }
+
+  /** Records one attempt of report `uid` and ends its lease; ignored once it is finished. */
+  async recordCallbackAttempt(uid: string, attempt: CallbackAttempt): Promise<void> {
+    await this.ready();
+    const retry = attempt.result === 'retry';
+    await this.pool.query(
+      `UPDATE ${this.t.callbacks} SET attempts = attempts + 1, last_status_code = $2, last_error = $3,
+        state = $4, next_attempt_at = $5, lease_owner = NULL, lease_until = NULL
+      WHERE uid = $1 AND state = 'pending'`,
+      [
+        uid,
+        attempt.statusCode,
+        attempt.error,
+        retry ? 'pending' : attempt.result,
+        retry ? (attempt.nextAttemptAt ?? attempt.now) : null,
+      ],
+    );
+  }
+
+  /** Deletes up to `limit` terminal messages changed before `before` without a pending report. */
+  async purge(before: number, limit: number): Promise<number> {
+    await this.ready();
+    if (limit <= 0) return 0;
+    // Parts, carrier ids and the finished report go with the message (ON DELETE CASCADE).
+    const result = await this.pool.query(
+      `DELETE FROM ${this.t.messages} WHERE ref IN (
+        SELECT m.ref FROM ${this.t.messages} m
+        WHERE m.state = ANY($1::text[]) AND m.updated_at < $2
+          AND NOT EXISTS (SELECT 1 FROM ${this.t.callbacks} c WHERE c.ref = m.ref AND c.state = 'pending')
+        ORDER BY m.updated_at, m.seq
+        LIMIT $3
+        FOR UPDATE SKIP LOCKED
+      )`,
+      [TERMINAL_STATES, before, limit],
+    );
+    return result.rowCount ?? 0;
+  }
+
+  private async migrate(): Promise<void> {
+    await this.transaction(async (db) => {
+      // Instances starting together queue here; each one then sees what the first applied.
+      await db.query('SELECT pg_advisory_xact_lock($1::int4, $2::int4)', [LOCK_NAMESPACE, lockKey(this.schema)]);
+      await db.query(`CREATE SCHEMA IF NOT EXISTS ${this.s}`);
+      await db.query(
+        `CREATE TABLE IF NOT EXISTS ${this.t.migrations} (version integer PRIMARY KEY, applied_at bigint NOT NULL)`,
+      );
+      const { rows } = await db.query<{ version: number }>(`SELECT version FROM ${this.t.migrations}`);
+      const applied = new Set(rows.map((row) => row.version));
+      for (const migration of migrations(this.s)) {
+        if (applied.has(migration.version)) continue;
+        for (const statement of migration.statements) await db.query(statement);
+        await db.query(`INSERT INTO ${this.t.migrations} (version, applied_at) VALUES ($1, $2)`, [
+          migration.version,
+          Date.now(),
+        ]);
+      }
+    });
+  }
+
+  /** Runs `work` in a transaction on one client; rolls back if it throws. */
+  private async transaction<T>(work: (db: PoolClient) => Promise<T>): Promise<T> {
+    const client = await this.pool.connect();
+    let broken: Error | undefined;
+    try {
+      await client.query('BEGIN');
+      const result = await work(client);
+      await client.query('COMMIT');
+      return result;
+    } catch (error) {
+      try {
+        await client.query('ROLLBACK');
+      } catch (rollbackError) {
+        // A client that cannot roll back is in an unknown state: the pool must drop it.
+        broken = rollbackError instanceof Error ? rollbackError : new Error(String(rollbackError));
+      }
+      throw error;
+    } finally {
+      client.release(broken);
+    }
+  }
+
+  /** Locks message `ref` for this transaction and returns its state, or `null` if unknown. */
+  private async lockState(db: PoolClient, ref: string): Promise<MessageState | null> {
+    const { rows } = await db.query<{ state: string }>(
+      `SELECT state FROM ${this.t.messages} WHERE ref = $1 FOR UPDATE`,
+      [ref],
+    );
+    return rows[0] === undefined ? null : (rows[0].state as MessageState);
+  }
+
+  /** Moves a locked, non-terminal message to `outcome`, creating its pending report with it. */
+  private async terminate(
+    db: PoolClient,
+    ref: string,
+    previousState: MessageState,
+    outcome: Outcome,
+    now: number,
+  ): Promise<Transition> {
+    await db.query(
+      `UPDATE ${this.t.messages} SET state = $2, status_reason = $3, status_description = $4, updated_at = $5,
+        lease_owner = NULL, lease_until = NULL
+      WHERE ref = $1`,
+      [ref, outcome.state, outcome.reason, outcome.description, now],
+    );
+    await db.query(
+      `INSERT INTO ${this.t.callbacks} (uid, ref, state, attempts, next_attempt_at, created_at)
+      SELECT $2, ref, 'pending', 0, $3, $3 FROM ${this.t.messages} WHERE ref = $1 AND callback_url IS NOT NULL`,
+      [ref, randomUUID(), now],
+    );
+    const message = await this.load(db, ref);
+    return { message, previousState };
+  }
+
+  /** Reads one message that is known to exist (inside the transaction that locked it). */
+  private async load(db: PoolClient, ref: string): Promise<MessageRecord> {
+    const { rows } = await db.query<RecordRow>(
+      `${this.recordSql}
+      FROM ${this.t.messages} m LEFT JOIN ${this.t.callbacks} c ON c.ref = m.ref
+      WHERE m.ref = $1`,
+      [ref],
+    );
+    if (rows[0] === undefined) throw new Error(`PostgresStorage: message ${JSON.stringify(ref)} vanished`);
+    return toRecord(rows[0]);
+  }
+}

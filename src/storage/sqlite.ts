@@ -1,0 +1,636 @@
+/**
+ * The SQLite storage: one durable file for a single process, on better-sqlite3.
+ */
+import { randomUUID } from 'node:crypto';
+import Database from 'better-sqlite3';
+import { foldParts, isTerminal, TERMINAL_STATES } from '../lifecycle/states.js';
+import type { MessageState, Outcome, StatusReason, TerminalState } from '../lifecycle/states.js';
+import { assertKnownKeys, assertNumber } from '../util/known-keys.js';
+import type {
+  CallbackAttempt,
+  CallbackState,
+  ClaimOptions,
+  DueCallback,
+  Encoding,
+  Endpoint,
+  MessageRecord,
+  NewMessage,
+  PartReceipt,
+  PartRecord,
+  ReceiptResult,
+  RecipientField,
+  ReferenceField,
+  Storage,
+  SubmissionResult,
+  Transition,
+} from './contract.js';
+
+/** Options of {@link SqliteStorage}. Give `path` or `database`, not both. */
+export interface SqliteStorageOptions {
+  /** The database file, created if missing (its directory must exist). */
+  path?: string;
+  /**
+   * An open better-sqlite3 handle the host made instead of `path`; `close()` leaves it
+   * open. The adapter sets WAL mode, `synchronous` and `busy_timeout` on it and owns its
+   * `PRAGMA user_version` (the schema version), so give it a database of its own.
+   */
+  database?: Database.Database;
+  /**
+   * How hard each commit is pushed to disk. `'FULL'` (default): in WAL mode a commit
+   * survives power loss and an OS crash. `'NORMAL'`: faster; a commit survives a killed
+   * process, but the last commits before a power loss or OS crash may be lost.
+   */
+  synchronous?: 'FULL' | 'NORMAL';
+  /** How long (ms) a write waits for another connection's lock before it fails; default 5000. */
+  busyTimeoutMs?: number;
+}
+
+const KNOWN_OPTIONS = ['path', 'database', 'synchronous', 'busyTimeoutMs'] as const;
+
+/** `('delivered', ...)`: spelled the same in the partial index and its query, so SQLite uses it. */
+const TERMINAL_SQL = `(${TERMINAL_STATES.map((state) => `'${state}'`).join(', ')})`;
+
+/**
+ * The schema, one migration per entry; `PRAGMA user_version` counts those applied. Append
+ * only: a database at version N gets entries N.. on open. Times are epoch-ms integers.
+ */
+const MIGRATIONS: readonly string[] = [
+  `
+  CREATE TABLE sms_messages (
+    id INTEGER PRIMARY KEY,
+    ref TEXT NOT NULL UNIQUE,
+    principal_id TEXT NOT NULL,
+    endpoint TEXT NOT NULL,
+    profile_code TEXT NOT NULL,
+    sender TEXT NOT NULL,
+    recipient TEXT NOT NULL,
+    text TEXT NOT NULL,
+    message_type INTEGER NOT NULL,
+    req_type INTEGER NOT NULL,
+    external_id TEXT NOT NULL,
+    recipient_field TEXT NOT NULL,
+    reference_field TEXT NOT NULL,
+    sms_count INTEGER NOT NULL,
+    encoding TEXT NOT NULL,
+    callback_url TEXT,
+    callback_secret TEXT,
+    created_at INTEGER NOT NULL,
+    state TEXT NOT NULL,
+    status_reason TEXT,
+    status_description TEXT,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    last_error TEXT,
+    next_attempt_at INTEGER NOT NULL,
+    lease_owner TEXT,
+    lease_until INTEGER,
+    updated_at INTEGER NOT NULL
+  );
+  CREATE INDEX sms_messages_claim ON sms_messages (created_at, id) WHERE state = 'queued';
+  CREATE INDEX sms_messages_external ON sms_messages (principal_id, external_id, created_at, id);
+  CREATE INDEX sms_messages_purge ON sms_messages (updated_at, id) WHERE state IN ${TERMINAL_SQL};
+
+  CREATE TABLE sms_parts (
+    message_id INTEGER NOT NULL,
+    idx INTEGER NOT NULL,
+    carrier_id TEXT,
+    outcome_state TEXT,
+    outcome_reason TEXT,
+    outcome_description TEXT,
+    PRIMARY KEY (message_id, idx)
+  ) WITHOUT ROWID;
+
+  CREATE TABLE sms_carrier_ids (
+    carrier_id TEXT PRIMARY KEY,
+    message_id INTEGER NOT NULL,
+    idx INTEGER NOT NULL
+  ) WITHOUT ROWID;
+  CREATE INDEX sms_carrier_ids_message ON sms_carrier_ids (message_id);
+
+  CREATE TABLE sms_callbacks (
+    id INTEGER PRIMARY KEY,
+    uid TEXT NOT NULL UNIQUE,
+    message_id INTEGER NOT NULL UNIQUE,
+    state TEXT NOT NULL,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    last_status_code INTEGER,
+    last_error TEXT,
+    next_attempt_at INTEGER,
+    lease_owner TEXT,
+    lease_until INTEGER
+  );
+  CREATE INDEX sms_callbacks_due ON sms_callbacks (next_attempt_at, id) WHERE state = 'pending';
+  `,
+];
+
+interface MessageRow {
+  id: number;
+  ref: string;
+  principal_id: string;
+  endpoint: Endpoint;
+  profile_code: string;
+  sender: string;
+  recipient: string;
+  text: string;
+  message_type: number;
+  req_type: number;
+  external_id: string;
+  recipient_field: RecipientField;
+  reference_field: ReferenceField;
+  sms_count: number;
+  encoding: Encoding;
+  callback_url: string | null;
+  callback_secret: string | null;
+  created_at: number;
+  state: MessageState;
+  status_reason: StatusReason | null;
+  status_description: string | null;
+  attempts: number;
+  last_error: string | null;
+  next_attempt_at: number;
+  lease_owner: string | null;
+  lease_until: number | null;
+  updated_at: number;
+}
+
+interface PartRow {
+  idx: number;
+  carrier_id: string | null;
+  outcome_state: TerminalState | null;
+  outcome_reason: StatusReason | null;
+  outcome_description: string | null;
+}
+
+interface CallbackRow {
+  id: number;
+  uid: string;
+  message_id: number;
+  state: CallbackState['state'];
+  attempts: number;
+  last_status_code: number | null;
+  last_error: string | null;
+  next_attempt_at: number | null;
+}
+
+interface PendingInsert {
+  messages: NewMessage[];
+  resolve: () => void;
+  reject: (error: unknown) => void;
+}
+
+function partOutcome(row: PartRow): Outcome | null {
+  if (row.outcome_state === null) return null;
+  return { state: row.outcome_state, reason: row.outcome_reason!, description: row.outcome_description! };
+}
+
+/** The prepared statements, made once when the schema is ready. */
+function prepareStatements(db: Database.Database) {
+  return {
+    insertMessage: db.prepare<[unknown[]]>(`
+      INSERT INTO sms_messages (ref, principal_id, endpoint, profile_code, sender, recipient, text,
+        message_type, req_type, external_id, recipient_field, reference_field, sms_count, encoding,
+        callback_url, callback_secret, created_at, state, attempts, next_attempt_at, updated_at)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'queued', 0, ?, ?)`),
+    insertPart: db.prepare<[number, number]>('INSERT INTO sms_parts (message_id, idx) VALUES (?, ?)'),
+    messageByRef: db.prepare<[string], MessageRow>('SELECT * FROM sms_messages WHERE ref = ?'),
+    messageById: db.prepare<[number], MessageRow>('SELECT * FROM sms_messages WHERE id = ?'),
+    parts: db.prepare<[number], PartRow>(
+      'SELECT idx, carrier_id, outcome_state, outcome_reason, outcome_description FROM sms_parts WHERE message_id = ? ORDER BY idx',
+    ),
+    part: db.prepare<[number, number], PartRow>(
+      'SELECT idx, carrier_id, outcome_state, outcome_reason, outcome_description FROM sms_parts WHERE message_id = ? AND idx = ?',
+    ),
+    callbackOfMessage: db.prepare<[number], CallbackRow>('SELECT * FROM sms_callbacks WHERE message_id = ?'),
+    dueMessages: db.prepare<{ now: number; limit: number }, { id: number }>(`
+      SELECT id FROM sms_messages
+      WHERE state = 'queued' AND next_attempt_at <= @now AND (lease_until IS NULL OR lease_until <= @now)
+      ORDER BY created_at, id LIMIT @limit`),
+    leaseMessage: db.prepare<[string, number, number]>(
+      'UPDATE sms_messages SET lease_owner = ?, lease_until = ? WHERE id = ?',
+    ),
+    setPartCarrierId: db.prepare<[string, number, number]>(
+      'UPDATE sms_parts SET carrier_id = ? WHERE message_id = ? AND idx = ?',
+    ),
+    indexCarrierId: db.prepare<[string, number, number]>(`
+      INSERT INTO sms_carrier_ids (carrier_id, message_id, idx) VALUES (?, ?, ?)
+      ON CONFLICT (carrier_id) DO UPDATE SET message_id = excluded.message_id, idx = excluded.idx`),
+    unsubmittedParts: db.prepare<[number], { n: number }>(
+      'SELECT count(*) AS n FROM sms_parts WHERE message_id = ? AND carrier_id IS NULL',
+    ),
+    markSubmitted: db.prepare<[number, number]>(
+      `UPDATE sms_messages SET state = 'submitted', updated_at = ?, lease_owner = NULL, lease_until = NULL WHERE id = ?`,
+    ),
+    touch: db.prepare<[number, number]>('UPDATE sms_messages SET updated_at = ? WHERE id = ?'),
+    reschedule: db.prepare<[string, number, number, string]>(`
+      UPDATE sms_messages SET attempts = attempts + 1, last_error = ?, next_attempt_at = ?, updated_at = ?,
+        lease_owner = NULL, lease_until = NULL
+      WHERE ref = ? AND state = 'queued'`),
+    terminate: db.prepare<[string, string, string, number, number]>(`
+      UPDATE sms_messages SET state = ?, status_reason = ?, status_description = ?, updated_at = ?,
+        lease_owner = NULL, lease_until = NULL
+      WHERE id = ?`),
+    insertCallback: db.prepare<[string, number, number]>(
+      `INSERT INTO sms_callbacks (uid, message_id, state, attempts, next_attempt_at) VALUES (?, ?, 'pending', 0, ?)`,
+    ),
+    carrierIdAddress: db.prepare<[string], { message_id: number; idx: number }>(
+      'SELECT message_id, idx FROM sms_carrier_ids WHERE carrier_id = ?',
+    ),
+    setPartOutcome: db.prepare<[string, string, string, number, number]>(
+      'UPDATE sms_parts SET outcome_state = ?, outcome_reason = ?, outcome_description = ? WHERE message_id = ? AND idx = ?',
+    ),
+    byExternalId: db.prepare<[string, string, number], MessageRow>(`
+      SELECT * FROM sms_messages WHERE principal_id = ? AND external_id = ?
+      ORDER BY created_at DESC, id DESC LIMIT ?`),
+    dueCallbacks: db.prepare<{ now: number; limit: number }, CallbackRow>(`
+      SELECT * FROM sms_callbacks
+      WHERE state = 'pending' AND next_attempt_at <= @now AND (lease_until IS NULL OR lease_until <= @now)
+      ORDER BY next_attempt_at, id LIMIT @limit`),
+    leaseCallback: db.prepare<[string, number, number]>(
+      'UPDATE sms_callbacks SET lease_owner = ?, lease_until = ? WHERE id = ?',
+    ),
+    recordCallbackAttempt: db.prepare<[string, number | null, string | null, number | null, string]>(`
+      UPDATE sms_callbacks SET state = ?, attempts = attempts + 1, last_status_code = ?, last_error = ?,
+        next_attempt_at = ?, lease_owner = NULL, lease_until = NULL
+      WHERE uid = ? AND state = 'pending'`),
+    purgeable: db.prepare<[number, number], { id: number }>(`
+      SELECT m.id FROM sms_messages m
+      WHERE m.state IN ${TERMINAL_SQL} AND m.updated_at < ?
+        AND NOT EXISTS (SELECT 1 FROM sms_callbacks c WHERE c.message_id = m.id AND c.state = 'pending')
+      ORDER BY m.updated_at, m.id LIMIT ?`),
+    deleteParts: db.prepare<[number]>('DELETE FROM sms_parts WHERE message_id = ?'),
+    deleteCarrierIds: db.prepare<[number]>('DELETE FROM sms_carrier_ids WHERE message_id = ?'),
+    deleteCallback: db.prepare<[number]>('DELETE FROM sms_callbacks WHERE message_id = ?'),
+    deleteMessage: db.prepare<[number]>('DELETE FROM sms_messages WHERE id = ?'),
+  };
+}
+
+type Statements = ReturnType<typeof prepareStatements>;
+
+/**
+ * Storage in one SQLite file: durable across restarts and crashes, for one process.
+ *
+ * Opens `path` at construction (or takes the host's `database` handle) and creates its
+ * tables on first use (`ready()`). Every multi-step operation runs in one transaction;
+ * inserts arriving in the same turn of the event loop share one commit, so a burst of
+ * requests pays for one disk sync rather than one each. Several processes may open the
+ * same file (SQLite locks it), but claims are only as fast as one writer; for many
+ * instances use `sms-outbox/postgres`.
+ */
+export class SqliteStorage implements Storage {
+  private readonly db: Database.Database;
+  private readonly ownsDatabase: boolean;
+  private readonly synchronous: 'FULL' | 'NORMAL';
+  private readonly busyTimeoutMs: number;
+  private readyPromise: Promise<void> | undefined;
+  private statements: Statements | undefined;
+  private pending: PendingInsert[] = [];
+  private flushTimer: NodeJS.Immediate | null = null;
+  private closed = false;
+  private insertGroup!: Database.Transaction<(batches: readonly PendingInsert[]) => void>;
+
+  /** Opens the file (or takes the handle); throws on a bad option. */
+  constructor(options: SqliteStorageOptions) {
+    if (options === null || typeof options !== 'object') {
+      throw new TypeError('SqliteStorage: options must be an object with `path` or `database`');
+    }
+    assertKnownKeys('SqliteStorage', options, KNOWN_OPTIONS);
+    const { path, database, synchronous = 'FULL', busyTimeoutMs = 5_000 } = options;
+    if ((path === undefined) === (database === undefined)) {
+      throw new TypeError('SqliteStorage: give exactly one of `path` (a file) or `database` (an open handle)');
+    }
+    if (path !== undefined && (typeof path !== 'string' || path === '')) {
+      throw new TypeError('SqliteStorage: `path` must be a non-empty string');
+    }
+    if (synchronous !== 'FULL' && synchronous !== 'NORMAL') {
+      throw new TypeError(`SqliteStorage: \`synchronous\` must be 'FULL' or 'NORMAL', got ${String(synchronous)}`);
+    }
+    assertNumber('SqliteStorage: `busyTimeoutMs`', busyTimeoutMs, 0);
+    this.synchronous = synchronous;
+    this.busyTimeoutMs = busyTimeoutMs;
+    this.ownsDatabase = database === undefined;
+    this.db = database ?? new Database(path!);
+  }
+
+  /** Sets the pragmas and brings the schema up to date, once; later calls share the result. */
+  ready(): Promise<void> {
+    this.readyPromise ??= Promise.resolve()
+      .then(() => this.migrate())
+      .catch((error: unknown) => {
+        // Let a later call try again (the file may have been locked) rather than fail forever.
+        this.readyPromise = undefined;
+        throw error;
+      });
+    return this.readyPromise;
+  }
+
+  /** Commits inserts still waiting for their group, then closes the file if it opened it. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    // Inserts already waiting on ready() resume before this does (FIFO), so they join
+    // the final flush instead of finding the storage closed.
+    await this.readyPromise?.catch(() => undefined);
+    if (this.closed) return;
+    if (this.flushTimer !== null) {
+      clearImmediate(this.flushTimer);
+      this.flush();
+    }
+    this.closed = true;
+    if (this.ownsDatabase) this.db.close();
+  }
+
+  /** Stores every message as `queued`, or none; shares a commit with concurrent calls. */
+  async insertMessages(messages: readonly NewMessage[]): Promise<void> {
+    await this.ready();
+    if (messages.length === 0) return;
+    if (this.closed) throw new Error('SqliteStorage: closed');
+    // Copied now: the caller may reuse its objects before the group is written.
+    const batch = messages.map((message) => ({ ...message }));
+    return new Promise<void>((resolve, reject) => {
+      this.pending.push({ messages: batch, resolve, reject });
+      this.flushTimer ??= setImmediate(() => this.flush());
+    });
+  }
+
+  /** Leases up to `limit` due, unleased `queued` messages, oldest first. */
+  async claimMessages(options: ClaimOptions): Promise<MessageRecord[]> {
+    const s = await this.prepared();
+    return this.db
+      .transaction(() => {
+        const rows = s.dueMessages.all({ now: options.now, limit: Math.max(0, options.limit) });
+        const leaseUntil = options.now + options.leaseMs;
+        return rows.map(({ id }) => {
+          s.leaseMessage.run(options.owner, leaseUntil, id);
+          return this.load(s, s.messageById.get(id)!);
+        });
+      })
+      .immediate();
+  }
+
+  /** Records a part's carrier id; moves the message to `submitted` with its last part. */
+  async recordSubmission(ref: string, index: number, carrierId: string, now: number): Promise<SubmissionResult> {
+    const s = await this.prepared();
+    return this.db
+      .transaction((): SubmissionResult => {
+        const row = s.messageByRef.get(ref);
+        if (row === undefined || s.part.get(row.id, index) === undefined) return { kind: 'stale', ref };
+        // Indexed whatever the state, so a receipt for a late submission is matched (and
+        // reported `late`) rather than `unknown`.
+        s.indexCarrierId.run(carrierId, row.id, index);
+        s.setPartCarrierId.run(carrierId, row.id, index);
+        if (row.state !== 'queued') return { kind: 'stale', ref };
+        if (s.unsubmittedParts.get(row.id)!.n > 0) {
+          s.touch.run(now, row.id);
+          return { kind: 'part', ref };
+        }
+        s.markSubmitted.run(now, row.id);
+        return { kind: 'submitted', transition: { message: this.loadById(s, row.id), previousState: 'queued' } };
+      })
+      .immediate();
+  }
+
+  /** Gives a `queued` message back for another attempt at `nextAttemptAt`. */
+  async reschedule(ref: string, nextAttemptAt: number, error: string, now: number): Promise<void> {
+    const s = await this.prepared();
+    s.reschedule.run(error, nextAttemptAt, now, ref);
+  }
+
+  /** Ends a message that is not yet terminal; `null` if it already is (or is unknown). */
+  async finish(ref: string, outcome: Outcome, now: number): Promise<Transition | null> {
+    const s = await this.prepared();
+    return this.db
+      .transaction((): Transition | null => {
+        const row = s.messageByRef.get(ref);
+        if (row === undefined || isTerminal(row.state)) return null;
+        return this.terminate(s, row, outcome, now);
+      })
+      .immediate();
+  }
+
+  /** Applies a receipt to the first stored part one of its carrier-id spellings names. */
+  async applyReceipt(receipt: PartReceipt): Promise<ReceiptResult> {
+    const s = await this.prepared();
+    return this.db
+      .transaction((): ReceiptResult => {
+        let address: { message_id: number; idx: number } | undefined;
+        for (const carrierId of receipt.carrierIds) {
+          address = s.carrierIdAddress.get(carrierId);
+          if (address !== undefined) break;
+        }
+        if (address === undefined) return { kind: 'unknown' };
+        const row = s.messageById.get(address.message_id)!;
+        const part = s.part.get(address.message_id, address.idx)!;
+        if (part.outcome_state !== null) return { kind: 'duplicate', ref: row.ref };
+        const { outcome } = receipt;
+        s.setPartOutcome.run(outcome.state, outcome.reason, outcome.description, row.id, address.idx);
+        if (isTerminal(row.state)) return { kind: 'late', ref: row.ref };
+        const folded = foldParts(s.parts.all(row.id).map(partOutcome));
+        if (folded === null) {
+          s.touch.run(receipt.now, row.id);
+          return { kind: 'part', ref: row.ref };
+        }
+        return { kind: 'terminal', ref: row.ref, transition: this.terminate(s, row, folded, receipt.now) };
+      })
+      .immediate();
+  }
+
+  /** The principal's message `ref`, or `null`. */
+  async getMessage(principalId: string, ref: string): Promise<MessageRecord | null> {
+    const s = await this.prepared();
+    return this.db.transaction(() => {
+      const row = s.messageByRef.get(ref);
+      return row === undefined || row.principal_id !== principalId ? null : this.load(s, row);
+    })();
+  }
+
+  /** The principal's messages with `externalId`, newest first, at most `limit`. */
+  async findByExternalId(principalId: string, externalId: string, limit: number): Promise<MessageRecord[]> {
+    const s = await this.prepared();
+    return this.db.transaction(() =>
+      s.byExternalId.all(principalId, externalId, Math.max(0, limit)).map((row) => this.load(s, row)),
+    )();
+  }
+
+  /** Leases up to `limit` due pending delivery reports, oldest due first. */
+  async claimCallbacks(options: ClaimOptions): Promise<DueCallback[]> {
+    const s = await this.prepared();
+    return this.db
+      .transaction(() => {
+        const rows = s.dueCallbacks.all({ now: options.now, limit: Math.max(0, options.limit) });
+        const leaseUntil = options.now + options.leaseMs;
+        return rows.map((callback): DueCallback => {
+          s.leaseCallback.run(options.owner, leaseUntil, callback.id);
+          return { uid: callback.uid, attempts: callback.attempts, message: this.loadById(s, callback.message_id) };
+        });
+      })
+      .immediate();
+  }
+
+  /** Records one attempt of report `uid` and ends its lease; ignored once it is finished. */
+  async recordCallbackAttempt(uid: string, attempt: CallbackAttempt): Promise<void> {
+    const s = await this.prepared();
+    const retry = attempt.result === 'retry';
+    s.recordCallbackAttempt.run(
+      retry ? 'pending' : attempt.result,
+      attempt.statusCode,
+      attempt.error,
+      retry ? (attempt.nextAttemptAt ?? attempt.now) : null,
+      uid,
+    );
+  }
+
+  /** Deletes up to `limit` terminal messages changed before `before` without a pending report. */
+  async purge(before: number, limit: number): Promise<number> {
+    const s = await this.prepared();
+    return this.db
+      .transaction(() => {
+        const ids = s.purgeable.all(before, Math.max(0, limit));
+        for (const { id } of ids) {
+          s.deleteParts.run(id);
+          s.deleteCarrierIds.run(id);
+          s.deleteCallback.run(id);
+          s.deleteMessage.run(id);
+        }
+        return ids.length;
+      })
+      .immediate();
+  }
+
+  private async prepared(): Promise<Statements> {
+    await this.ready();
+    if (this.closed) throw new Error('SqliteStorage: closed');
+    return this.statements!;
+  }
+
+  private migrate(): void {
+    const db = this.db;
+    // journal_mode cannot change inside a transaction; an in-memory database stays 'memory'.
+    db.pragma('journal_mode = WAL');
+    db.pragma(`synchronous = ${this.synchronous}`);
+    db.pragma(`busy_timeout = ${this.busyTimeoutMs}`);
+    // The version is read inside the write lock, so two processes opening a new file at
+    // once cannot both run the same migration.
+    db.transaction(() => {
+      const version = db.pragma('user_version', { simple: true }) as number;
+      if (version > MIGRATIONS.length) {
+        throw new Error(
+          `SqliteStorage: the database schema is version ${version}, newer than this sms-outbox knows (${MIGRATIONS.length}); upgrade sms-outbox`,
+        );
+      }
+      for (let next = version; next < MIGRATIONS.length; next++) db.exec(MIGRATIONS[next]!);
+      db.pragma(`user_version = ${MIGRATIONS.length}`);
+    }).immediate();
+    const s = prepareStatements(db);
+    this.statements = s;
+    this.insertGroup = db.transaction((batches: readonly PendingInsert[]) => {
+      for (const batch of batches) {
+        for (const m of batch.messages) {
+          const { lastInsertRowid } = s.insertMessage.run([
+            m.ref,
+            m.principalId,
+            m.endpoint,
+            m.profileCode,
+            m.sender,
+            m.recipient,
+            m.text,
+            m.messageType,
+            m.reqType,
+            m.externalId,
+            m.recipientField,
+            m.referenceField,
+            m.smsCount,
+            m.encoding,
+            m.callbackUrl,
+            m.callbackSecret,
+            m.createdAt,
+            m.createdAt,
+            m.createdAt,
+          ]);
+          const id = Number(lastInsertRowid);
+          for (let index = 0; index < m.smsCount; index++) s.insertPart.run(id, index);
+        }
+      }
+    });
+  }
+
+  /** Writes every waiting insert in one transaction; on failure, each batch alone. */
+  private flush(): void {
+    this.flushTimer = null;
+    const batches = this.pending;
+    this.pending = [];
+    if (batches.length === 0) return;
+    try {
+      this.insertGroup.immediate(batches);
+    } catch (error) {
+      if (batches.length === 1) {
+        batches[0]!.reject(error);
+        return;
+      }
+      // One bad batch (a duplicate ref) must not fail the requests it happened to share
+      // a commit with: retry each alone, so only its own caller sees the error.
+      for (const batch of batches) {
+        try {
+          this.insertGroup.immediate([batch]);
+        } catch (batchError) {
+          batch.reject(batchError);
+          continue;
+        }
+        batch.resolve();
+      }
+      return;
+    }
+    for (const batch of batches) batch.resolve();
+  }
+
+  /** Moves a non-terminal message to `outcome`, creating its pending report with it. */
+  private terminate(s: Statements, row: MessageRow, outcome: Outcome, now: number): Transition {
+    s.terminate.run(outcome.state, outcome.reason, outcome.description, now, row.id);
+    if (row.callback_url !== null) s.insertCallback.run(randomUUID(), row.id, now);
+    return { message: this.loadById(s, row.id), previousState: row.state };
+  }
+
+  private loadById(s: Statements, id: number): MessageRecord {
+    return this.load(s, s.messageById.get(id)!);
+  }
+
+  private load(s: Statements, row: MessageRow): MessageRecord {
+    const parts: PartRecord[] = s.parts
+      .all(row.id)
+      .map((part) => ({ index: part.idx, carrierId: part.carrier_id, outcome: partOutcome(part) }));
+    const callback = s.callbackOfMessage.get(row.id);
+    return {
+      ref: row.ref,
+      principalId: row.principal_id,
+      endpoint: row.endpoint,
+      profileCode: row.profile_code,
+      sender: row.sender,
+      recipient: row.recipient,
+      text: row.text,
+      messageType: row.message_type,
+      reqType: row.req_type,
+      externalId: row.external_id,
+      recipientField: row.recipient_field,
+      referenceField: row.reference_field,
+      smsCount: row.sms_count,
+      encoding: row.encoding,
+      callbackUrl: row.callback_url,
+      callbackSecret: row.callback_secret,
+      createdAt: row.created_at,
+      state: row.state,
+      statusReason: row.status_reason,
+      statusDescription: row.status_description,
+      attempts: row.attempts,
+      lastError: row.last_error,
+      updatedAt: row.updated_at,
+      parts,
+      callback:
+        callback === undefined
+          ? null
+          : {
+              state: callback.state,
+              attempts: callback.attempts,
+              lastStatusCode: callback.last_status_code,
+              lastError: callback.last_error,
+              nextAttemptAt: callback.next_attempt_at,
+            },
+    };
+  }
+}

@@ -1,0 +1,42 @@
+/**
+ * Option typos must fail at construction, not pass silently: `assertKnownKeys` throws with
+ * a "did you mean" hint for a key that is not an option.
+ */
+
+function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j++) {
+      const substitution = previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1);
+      current[j] = Math.min(previous[j]! + 1, current[j - 1]! + 1, substitution);
+    }
+    previous = current;
+  }
+  return previous[b.length]!;
+}
+
+/**
+ * Throws a TypeError naming `where` if `options` has a key outside `known`, suggesting the
+ * closest known key when one is near (case-insensitive, at most 3 edits).
+ */
+export function assertKnownKeys(where: string, options: object, known: readonly string[]): void {
+  for (const key of Object.keys(options)) {
+    if (known.includes(key)) continue;
+    let best: string | undefined;
+    let bestDistance = 4;
+    for (const candidate of known) {
+      const distance = editDistance(key.toLowerCase(), candidate.toLowerCase());
+      if (distance < bestDistance) [best, bestDistance] = [candidate, distance];
+    }
+    const hint = best === undefined ? '' : ` Did you mean \`${best}\`?`;
+    throw new TypeError(`${where}: unknown option \`${key}\`.${hint}`);
+  }
+}
+
+/** Throws a TypeError unless `value` is a finite number >= `min` (and an integer if asked). */
+export function assertNumber(where: string, value: unknown, min: number, integer = true): asserts value is number {
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < min || (integer && !Number.isInteger(value))) {
+    throw new TypeError(`${where} must be ${integer ? 'an integer' : 'a number'} >= ${min}, got ${String(value)}`);
+  }
+}

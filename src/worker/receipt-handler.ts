@@ -1,0 +1,78 @@
+/**
+ * Applies carrier receipts to stored messages. A receipt whose carrier id is not known yet
+ * (it overtook the recording of its own submission) is kept and tried again for a while
+ * rather than dropped.
+ */
+import type { CarrierReceipt } from '../delivery/contract.js';
+import { carrierIdSpellings } from '../delivery/carrier-ids.js';
+import type { Emit } from '../events.js';
+import type { Storage, Transition } from '../storage/contract.js';
+
+/** What the receipt handler needs. */
+export interface ReceiptHandlerDeps {
+  storage: Storage;
+  emit: Emit;
+  now: () => number;
+  /** How long an unmatched receipt is retried, ms. */
+  waitMs: number;
+  /** Called when a receipt ends a message. */
+  onTransition: (transition: Transition) => void;
+}
+
+interface Parked {
+  receipt: CarrierReceipt;
+  giveUpAt: number;
+}
+
+/** First retry of an unmatched receipt, ms; doubles up to {@link MAX_RETRY_MS}. */
+const FIRST_RETRY_MS = 50;
+const MAX_RETRY_MS = 5_000;
+
+/** Receives receipts from the delivery adapter and records them. */
+export class ReceiptHandler {
+  readonly #deps: ReceiptHandlerDeps;
+  readonly #timers = new Set<NodeJS.Timeout>();
+  #closed = false;
+
+  constructor(deps: ReceiptHandlerDeps) {
+    this.#deps = deps;
+  }
+
+  /** Records one receipt; resolves when it is stored (or parked to be tried again). */
+  async receive(receipt: CarrierReceipt): Promise<void> {
+    await this.#apply({ receipt, giveUpAt: this.#deps.now() + this.#deps.waitMs }, FIRST_RETRY_MS);
+  }
+
+  /** Drops parked receipts and their timers. */
+  close(): void {
+    this.#closed = true;
+    for (const timer of this.#timers) clearTimeout(timer);
+    this.#timers.clear();
+  }
+
+  async #apply(parked: Parked, retryMs: number): Promise<void> {
+    const { storage, emit, now } = this.#deps;
+    const result = await storage.applyReceipt({
+      carrierIds: carrierIdSpellings(parked.receipt.carrierId),
+      outcome: parked.receipt.outcome,
+      now: now(),
+    });
+    if (result.kind === 'terminal') this.#deps.onTransition(result.transition);
+    if (result.kind !== 'unknown') return;
+    if (this.#closed || now() >= parked.giveUpAt) {
+      emit('error', {
+        error: new Error(`Receipt for unknown carrier id "${parked.receipt.carrierId}" dropped`),
+        source: 'receipt',
+      });
+      return;
+    }
+    const timer = setTimeout(() => {
+      this.#timers.delete(timer);
+      this.#apply(parked, Math.min(retryMs * 2, MAX_RETRY_MS)).catch((error: unknown) =>
+        emit('error', { error, source: 'receipt' }),
+      );
+    }, retryMs);
+    timer.unref();
+    this.#timers.add(timer);
+  }
+}

@@ -1,0 +1,172 @@
+/**
+ * The submission worker: claims queued messages, submits each part to the carrier, and
+ * records what happened. A retryable carrier error puts the message back with a delay; a
+ * permanent one, or too many attempts, ends it.
+ */
+import type { DeliveryAdapter, OutgoingPart } from '../delivery/contract.js';
+import { DeliveryError } from '../delivery/contract.js';
+import { normalizeCarrierId } from '../delivery/carrier-ids.js';
+import type { Emit } from '../events.js';
+import { outcome } from '../lifecycle/states.js';
+import type { WorkerOptions } from '../options.js';
+import { splitSms } from '../sms/segments.js';
+import type { MessageRecord, Storage, Transition } from '../storage/contract.js';
+import { retryDelay } from './backoff.js';
+
+/** What the worker needs. */
+export interface SubmitWorkerDeps {
+  storage: Storage;
+  delivery: DeliveryAdapter;
+  emit: Emit;
+  config: Required<WorkerOptions>;
+  /** The lease owner id of this instance. */
+  owner: string;
+  now: () => number;
+  /** Called with every transition, so the router can announce it and wake the DLR sender. */
+  onTransition: (transition: Transition) => void;
+}
+
+/** The 8-bit concatenation reference of a message: stable across retries, from its ref. */
+export function concatRefOf(ref: string): number {
+  let hash = 0;
+  for (let i = 0; i < ref.length; i++) hash = (hash * 31 + ref.charCodeAt(i)) >>> 0;
+  return hash & 0xff;
+}
+
+/** Claims and submits queued messages until closed. */
+export class SubmitWorker {
+  readonly #deps: SubmitWorkerDeps;
+  readonly #inFlight = new Set<Promise<void>>();
+  #timer: NodeJS.Timeout | null = null;
+  #polling: Promise<void> | null = null;
+  #wakeRequested = false;
+  #closed = false;
+
+  constructor(deps: SubmitWorkerDeps) {
+    this.#deps = deps;
+  }
+
+  /** Starts polling. */
+  start(): void {
+    this.wake();
+  }
+
+  /** Looks for work now (new messages were stored). Cheap to call often. */
+  wake(): void {
+    if (this.#closed) return;
+    if (this.#polling) {
+      this.#wakeRequested = true;
+      return;
+    }
+    if (this.#timer !== null) clearTimeout(this.#timer);
+    this.#timer = null;
+    this.#polling = this.#poll();
+  }
+
+  /** Stops claiming and waits for the submissions in flight; leaves no timer behind. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    if (this.#timer !== null) clearTimeout(this.#timer);
+    this.#timer = null;
+    // A claim under way still hands its messages to #submit; wait for it, then for them.
+    await this.#polling;
+    while (this.#inFlight.size > 0) await Promise.allSettled([...this.#inFlight]);
+  }
+
+  async #poll(): Promise<void> {
+    const { storage, config, owner, now, emit } = this.#deps;
+    let claimedFull = false;
+    try {
+      const room = config.concurrency - this.#inFlight.size;
+      if (room > 0) {
+        const messages = await storage.claimMessages({ owner, limit: room, leaseMs: config.leaseMs, now: now() });
+        claimedFull = messages.length === room;
+        for (const message of messages) this.#track(this.#submit(message));
+      }
+    } catch (error) {
+      emit('error', { error, source: 'storage' });
+    }
+    this.#polling = null;
+    if (this.#closed) return;
+    // A full claim means more may be waiting: go again as soon as there is room.
+    if (this.#wakeRequested || (claimedFull && this.#inFlight.size < config.concurrency)) {
+      this.#wakeRequested = false;
+      setImmediate(() => this.wake());
+    } else {
+      this.#timer = setTimeout(() => this.wake(), config.pollIntervalMs);
+      this.#timer.unref();
+    }
+  }
+
+  #track(work: Promise<void>): void {
+    this.#inFlight.add(work);
+    void work.finally(() => {
+      this.#inFlight.delete(work);
+      // A finished submission makes room: fetch more if the last claim was full.
+      if (!this.#closed) this.wake();
+    });
+  }
+
+  async #submit(message: MessageRecord): Promise<void> {
+    const { storage, delivery, emit, now } = this.#deps;
+    const texts = message.smsCount === 1 ? [message.text] : splitSms(message.text);
+    const concatRef = concatRefOf(message.ref);
+    try {
+      for (const part of message.parts) {
+        if (part.carrierId !== null) continue;
+        const outgoing: OutgoingPart = {
+          ref: message.ref,
+          principalId: message.principalId,
+          profileCode: message.profileCode,
+          sender: message.sender,
+          recipient: message.recipient,
+          text: message.text,
+          partText: texts[part.index] ?? '',
+          index: part.index,
+          count: message.smsCount,
+          concatRef,
+          encoding: message.encoding,
+          messageType: message.messageType,
+          reqType: message.reqType,
+        };
+        const ack = await delivery.submit(outgoing);
+        const result = await storage.recordSubmission(message.ref, part.index, normalizeCarrierId(ack.carrierId), now());
+        if (result.kind === 'submitted') {
+          emit('message.submitted', { message: result.transition.message });
+          this.#deps.onTransition(result.transition);
+        }
+        if (result.kind === 'stale') return;
+      }
+    } catch (error) {
+      await this.#failed(message, error).catch((storageError: unknown) =>
+        emit('error', { error: storageError, source: 'storage', ref: message.ref }),
+      );
+    }
+  }
+
+  async #failed(message: MessageRecord, error: unknown): Promise<void> {
+    const { storage, emit, config, now } = this.#deps;
+    const carrierError = error instanceof DeliveryError ? error : null;
+    const attempt = message.attempts + 1;
+    if (carrierError?.permanent) {
+      const ended = carrierError.outcome ?? outcome('rejected', 'rejected', carrierError.message);
+      const transition = await storage.finish(message.ref, ended, now());
+      if (transition) this.#deps.onTransition(transition);
+      return;
+    }
+    if (attempt >= config.maxAttempts) {
+      const reason = `Gave up after ${attempt} attempts: ${errorText(error)}`;
+      const transition = await storage.finish(message.ref, outcome('failed', 'unknown', reason), now());
+      if (transition) this.#deps.onTransition(transition);
+      return;
+    }
+    const delay = retryDelay(attempt, config.retryBaseMs, config.retryMaxMs, carrierError?.retryAfterMs ?? null);
+    const nextAttemptAt = now() + delay;
+    await storage.reschedule(message.ref, nextAttemptAt, errorText(error), now());
+    emit('message.retrying', { ref: message.ref, attempt, nextAttemptAt, error });
+  }
+}
+
+function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

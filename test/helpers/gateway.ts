@@ -1,0 +1,58 @@
+/**
+ * Builds a host app with the router in one line, for supertest.
+ */
+import express, { type Express } from 'express';
+import { createSmsRouter, SimulatorDelivery, staticKeys, type SmsRouter, type SmsRouterOptions } from '../../src/index.js';
+
+/** A key with both scopes and the demo profiles. */
+export const KEY = 'test-key-both-scopes';
+/** A key with the quick scope only. */
+export const QUICK_ONLY_KEY = 'test-key-quick-only';
+/** A disabled key. */
+export const DISABLED_KEY = 'test-key-disabled';
+/** A key of another principal, owning profile 99999 only. */
+export const OTHER_KEY = 'test-key-other-principal';
+
+/** The test principals. */
+export const testKeys = staticKeys([
+  { key: KEY, id: 'acme', profiles: ['12345', '22021501'], scopes: ['quick', 'premium'] },
+  { key: QUICK_ONLY_KEY, id: 'quick-co', profiles: ['12345'], scopes: ['quick'] },
+  { key: DISABLED_KEY, id: 'gone', profiles: ['12345'], disabled: true },
+  { key: OTHER_KEY, id: 'other', profiles: ['99999'] },
+]);
+
+/** A gateway under test. */
+export interface TestGateway {
+  app: Express;
+  sms: SmsRouter;
+}
+
+/**
+ * Creates the router (fast deterministic simulator, test keys) mounted on a fresh Express
+ * app at `mount`, with a host route after it that answers what falls through.
+ */
+export function createGateway(options: Partial<SmsRouterOptions> = {}, mount = '/'): TestGateway {
+  const sms = createSmsRouter({
+    verifyKey: testKeys,
+    delivery: new SimulatorDelivery({ seed: 7, latencyMs: [1, 10] }),
+    worker: { pollIntervalMs: 20 },
+    ...options,
+  });
+  const app = express();
+  app.use(mount, sms);
+  app.use((_req, res) => {
+    res.status(404).json({ host: 'fell through' });
+  });
+  return { app, sms };
+}
+
+/** Polls `probe` until it returns a value other than undefined, or fails after `ms`. */
+export async function eventually<T>(probe: () => Promise<T | undefined> | T | undefined, ms = 5000): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`condition not met within ${ms} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}

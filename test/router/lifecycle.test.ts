@@ -1,0 +1,137 @@
+import request from 'supertest';
+import { afterEach, describe, expect, it } from 'vitest';
+import { DeliveryError, outcome, type MessageStatusEvent } from '../../src/index.js';
+import { createGateway, eventually, KEY, type TestGateway } from '../helpers/gateway.js';
+import { ScriptedDelivery } from '../helpers/scripted-delivery.js';
+
+let gateway: TestGateway;
+afterEach(async () => {
+  await gateway?.sms.close();
+});
+
+async function send(message: string) {
+  const res = await request(gateway.app)
+    .post('/api/outbox/create')
+    .set('X-API-Key', KEY)
+    .send({ profile_code: '12345', messages: [{ recipient: '254712345678', message }] });
+  expect(res.status).toBe(200);
+  return res.body[0].message_ref as string;
+}
+
+async function status(ref: string) {
+  return (await request(gateway.app).get(`/api/outbox/delivery-status/${ref}`).set('X-API-Key', KEY)).body;
+}
+
+describe('the message lifecycle', () => {
+  it('folds per-part receipts of a long message into one terminal state; duplicate and late receipts change nothing', async () => {
+    const carrier = new ScriptedDelivery();
+    gateway = createGateway({ delivery: carrier });
+    const transitions: MessageStatusEvent[] = [];
+    gateway.sms.on('message.status', (e) => transitions.push(e));
+    const ref = await send('x'.repeat(400)); // 3 GSM-7 parts
+    await eventually(() => (carrier.submitted.length === 3 ? true : undefined));
+    expect(carrier.submitted.map((p) => [p.index, p.count, p.partText.length])).toEqual([[0, 3, 153], [1, 3, 153], [2, 3, 94]]);
+    expect(new Set(carrier.submitted.map((p) => p.concatRef)).size).toBe(1);
+    await eventually(async () => ((await status(ref)).status === 'submitted' ? true : undefined));
+
+    const [p0, p1, p2] = carrier.submitted;
+    const delivered = outcome('delivered', 'delivered_to_terminal');
+    // Out of order, with the middle part's id spelled in decimal as some SMSCs do.
+    await carrier.receipt({ carrierId: p2!.carrierId, outcome: delivered });
+    await carrier.receipt({ carrierId: String(parseInt(p1!.carrierId, 16)), outcome: delivered });
+    expect((await status(ref)).status).toBe('submitted');
+    await carrier.receipt({ carrierId: p2!.carrierId, outcome: outcome('undelivered', 'absent_subscriber') }); // duplicate
+    await carrier.receipt({ carrierId: p0!.carrierId.toLowerCase(), outcome: delivered });
+    expect(await status(ref)).toMatchObject({ status: 'delivered', status_reason: 'delivered_to_terminal' });
+
+    // Late receipts after the terminal state.
+    await carrier.receipt({ carrierId: p0!.carrierId, outcome: outcome('expired', 'expired') });
+    await carrier.receipt({ carrierId: p1!.carrierId, outcome: outcome('rejected', 'rejected') });
+    expect(await status(ref)).toMatchObject({ status: 'delivered', status_reason: 'delivered_to_terminal' });
+    expect(transitions.map((t) => `${t.previousState}->${t.message.state}`)).toEqual(['queued->submitted', 'submitted->delivered']);
+  });
+
+  it('ends a multipart message in the failure of its first failed part', async () => {
+    const carrier = new ScriptedDelivery();
+    gateway = createGateway({ delivery: carrier });
+    const ref = await send('y'.repeat(200));
+    await eventually(async () => ((await status(ref)).status === 'submitted' ? true : undefined));
+    await carrier.receipt({ carrierId: carrier.submitted[0]!.carrierId, outcome: outcome('delivered', 'delivered_to_terminal') });
+    await carrier.receipt({ carrierId: carrier.submitted[1]!.carrierId, outcome: outcome('undelivered', 'absent_subscriber') });
+    expect(await status(ref)).toMatchObject({ status: 'undelivered', status_reason: 'absent_subscriber' });
+  });
+
+  it('retries a retryable carrier error and ends a permanent one as rejected', async () => {
+    const carrier = new ScriptedDelivery();
+    let failures = 2;
+    carrier.beforeSubmit = (part) => {
+      if (part.recipient === '254700000001' && failures-- > 0) throw new DeliveryError('throttled', { retryAfterMs: 5 });
+      if (part.recipient === '254700000002') {
+        throw new DeliveryError('bad source', { permanent: true, outcome: outcome('rejected', 'invalid_source_address') });
+      }
+    };
+    gateway = createGateway({ delivery: carrier, worker: { pollIntervalMs: 10, retryBaseMs: 5, retryMaxMs: 20 } });
+    const retrying: number[] = [];
+    gateway.sms.on('message.retrying', (e) => retrying.push(e.attempt));
+    const res = await request(gateway.app)
+      .post('/api/outbox/create')
+      .set('X-API-Key', KEY)
+      .send({ profile_code: '12345', messages: [{ recipient: '254700000001', message: 'a' }, { recipient: '254700000002', message: 'b' }] });
+    const [retried, rejected] = res.body.map((m: { message_ref: string }) => m.message_ref);
+    await eventually(async () => ((await status(retried)).status === 'submitted' ? true : undefined));
+    expect(retrying).toEqual([1, 2]);
+    expect((await status(retried)).submit_attempts).toBe(2);
+    await eventually(async () => ((await status(rejected)).status === 'rejected' ? true : undefined));
+    expect(await status(rejected)).toMatchObject({ status_reason: 'invalid_source_address' });
+  });
+
+  it('gives up after worker.maxAttempts retryable failures with failed', async () => {
+    const carrier = new ScriptedDelivery();
+    carrier.beforeSubmit = () => {
+      throw new Error('connection refused');
+    };
+    gateway = createGateway({ delivery: carrier, worker: { pollIntervalMs: 10, retryBaseMs: 1, retryMaxMs: 2, maxAttempts: 3 } });
+    const ref = await send('never');
+    const final = await eventually(async () => {
+      const s = await status(ref);
+      return s.status === 'failed' ? s : undefined;
+    });
+    expect(final.status_description).toMatch(/Gave up after 3 attempts: connection refused/);
+  });
+});
+
+describe('events', () => {
+  it('a listener that throws changes no response and is reported through error', async () => {
+    gateway = createGateway();
+    const errors: { source: string }[] = [];
+    const accepted: string[] = [];
+    gateway.sms.on('error', (e) => errors.push(e));
+    gateway.sms.on('message.accepted', () => {
+      throw new Error('listener bug');
+    });
+    gateway.sms.on('message.accepted', (e) => accepted.push(e.message.ref));
+    gateway.sms.on('request.rejected', () => {
+      throw new Error('another listener bug');
+    });
+    const ref = await send('still fine');
+    expect(accepted).toEqual([ref]);
+    const rejected = await request(gateway.app).post('/api/outbox/create').set('X-API-Key', 'nope').send({});
+    expect(rejected.status).toBe(401);
+    expect(errors.map((e) => e.source)).toEqual(['listener', 'listener']);
+  });
+
+  it('off removes a listener given to on or once', async () => {
+    gateway = createGateway();
+    let calls = 0;
+    const listener = () => {
+      calls++;
+    };
+    gateway.sms.on('message.accepted', listener);
+    gateway.sms.off('message.accepted', listener);
+    gateway.sms.once('request.rejected', listener);
+    await send('x');
+    await request(gateway.app).post('/api/outbox/create').set('X-API-Key', 'nope').send({});
+    await request(gateway.app).post('/api/outbox/create').set('X-API-Key', 'nope').send({});
+    expect(calls).toBe(1);
+  });
+});

@@ -1,0 +1,147 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterAll, describe, expect, it } from 'vitest';
+import { SqliteStorage } from '../../src/storage/sqlite.js';
+import { buildNewMessage, runStorageContract } from '../../src/testing/storage-suite.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'sms-outbox-sqlite-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+let fileCounter = 0;
+const newPath = (): string => join(dir, `db-${++fileCounter}.sqlite`);
+
+runStorageContract({ describe, it }, { name: 'SqliteStorage', create: async () => new SqliteStorage({ path: newPath() }) });
+
+/** Frames in the WAL file now; a checkpoint first empties it so the next writes start at 0. */
+function walFrames(db: Database.Database): number {
+  const [row] = db.pragma('wal_checkpoint(PASSIVE)') as { busy: number; log: number; checkpointed: number }[];
+  return row!.log;
+}
+
+describe('SqliteStorage', () => {
+  it('keeps acknowledged messages and their state across close and reopen', async () => {
+    const path = newPath();
+    const first = new SqliteStorage({ path });
+    const message = buildNewMessage({ smsCount: 2, callbackUrl: 'https://client.example/dlr' });
+    await first.insertMessages([message]);
+    await first.recordSubmission(message.ref, 0, 'c0', message.createdAt + 1);
+    await first.close();
+
+    const second = new SqliteStorage({ path });
+    const record = await second.getMessage(message.principalId, message.ref);
+    expect(record?.state).toBe('queued');
+    expect(record?.parts.map((part) => part.carrierId)).toEqual(['c0', null]);
+    const claimed = await second.claimMessages({ owner: 'w', limit: 10, leaseMs: 1_000, now: message.createdAt + 2 });
+    expect(claimed.map((m) => m.ref)).toEqual([message.ref]);
+    await second.close();
+  });
+
+  it('sets WAL mode, synchronous FULL by default and NORMAL when asked, and the schema version', async () => {
+    const full = new Database(newPath());
+    const normal = new Database(newPath());
+    const a = new SqliteStorage({ database: full });
+    const b = new SqliteStorage({ database: normal, synchronous: 'NORMAL', busyTimeoutMs: 1234 });
+    await Promise.all([a.ready(), b.ready()]);
+    expect(full.pragma('journal_mode', { simple: true })).toBe('wal');
+    expect(full.pragma('synchronous', { simple: true })).toBe(2);
+    expect(normal.pragma('synchronous', { simple: true })).toBe(1);
+    expect(normal.pragma('busy_timeout', { simple: true })).toBe(1234);
+    expect(full.pragma('user_version', { simple: true })).toBe(1);
+    await a.close();
+    await b.close();
+    // The host's handles stay open: close() only closes what the adapter opened.
+    expect(full.open).toBe(true);
+    expect(full.prepare('SELECT count(*) AS n FROM sms_messages').get()).toEqual({ n: 0 });
+    full.close();
+    normal.close();
+  });
+
+  it('creates the schema once when two instances open a new file together', async () => {
+    const path = newPath();
+    const a = new SqliteStorage({ path });
+    const b = new SqliteStorage({ path });
+    await Promise.all([a.ready(), b.ready(), a.ready()]);
+    const message = buildNewMessage();
+    await a.insertMessages([message]);
+    expect((await b.getMessage(message.principalId, message.ref))?.ref).toBe(message.ref);
+    await Promise.all([a.close(), b.close()]);
+  });
+
+  it('refuses a database whose schema is newer than it knows', async () => {
+    const db = new Database(newPath());
+    db.pragma('user_version = 99');
+    const storage = new SqliteStorage({ database: db });
+    await expect(storage.ready()).rejects.toThrow(/newer than this sms-outbox knows/);
+    db.close();
+  });
+
+  it('rejects bad options at construction, with a hint for a typo', () => {
+    expect(() => new SqliteStorage({ path: newPath(), sychronous: 'FULL' } as never)).toThrow(
+      /unknown option `sychronous`.*Did you mean `synchronous`/,
+    );
+    expect(() => new SqliteStorage({})).toThrow(/exactly one of `path`/);
+    expect(() => new SqliteStorage({ path: newPath(), database: new Database(':memory:') })).toThrow(/exactly one/);
+    expect(() => new SqliteStorage({ path: newPath(), synchronous: 'OFF' as never })).toThrow(/'FULL' or 'NORMAL'/);
+    expect(() => new SqliteStorage({ path: newPath(), busyTimeoutMs: -1 })).toThrow(/busyTimeoutMs/);
+    expect(() => new SqliteStorage({ path: join(dir, 'missing-dir', 'x.sqlite') })).toThrow();
+  });
+
+  it('commits concurrent inserts together, in far fewer WAL frames than one commit each', async () => {
+    const db = new Database(newPath());
+    const storage = new SqliteStorage({ database: db });
+    await storage.ready();
+
+    walFrames(db);
+    const together = Array.from({ length: 100 }, (_, i) => buildNewMessage({ createdAt: 1_000 + i }));
+    await Promise.all(together.map((message) => storage.insertMessages([message])));
+    const groupedFrames = walFrames(db);
+
+    const oneByOne = Array.from({ length: 100 }, (_, i) => buildNewMessage({ createdAt: 2_000 + i }));
+    for (const message of oneByOne) await storage.insertMessages([message]);
+    const sequentialFrames = walFrames(db);
+
+    expect(groupedFrames).toBeGreaterThan(0);
+    expect(sequentialFrames).toBeGreaterThanOrEqual(100);
+    expect(groupedFrames * 10).toBeLessThan(sequentialFrames);
+    const claimed = await storage.claimMessages({ owner: 'w', limit: 500, leaseMs: 1_000, now: 10_000 });
+    expect(claimed).toHaveLength(200);
+    await storage.close();
+    db.close();
+  });
+
+  it('fails only the batch with a taken ref when it shares a commit with others', async () => {
+    const storage = new SqliteStorage({ path: newPath() });
+    const existing = buildNewMessage();
+    await storage.insertMessages([existing]);
+    const good1 = [buildNewMessage(), buildNewMessage()];
+    const bad = [buildNewMessage(), buildNewMessage({ ref: existing.ref })];
+    const good2 = [buildNewMessage()];
+    const results = await Promise.allSettled([
+      storage.insertMessages(good1),
+      storage.insertMessages(bad),
+      storage.insertMessages(good2),
+    ]);
+    expect(results.map((result) => result.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    for (const message of [...good1, ...good2]) {
+      expect(await storage.getMessage(message.principalId, message.ref)).not.toBeNull();
+    }
+    expect(await storage.getMessage(bad[0]!.principalId, bad[0]!.ref)).toBeNull();
+    await storage.close();
+  });
+
+  it('commits an insert still waiting for its group when closed', async () => {
+    const path = newPath();
+    const storage = new SqliteStorage({ path });
+    await storage.ready();
+    const message = buildNewMessage();
+    const inserted = storage.insertMessages([message]);
+    await storage.close();
+    await inserted;
+    const reopened = new SqliteStorage({ path });
+    expect(await reopened.getMessage(message.principalId, message.ref)).not.toBeNull();
+    await reopened.close();
+    await expect(storage.getMessage(message.principalId, message.ref)).rejects.toThrow(/closed/);
+  });
+});
