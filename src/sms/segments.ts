@@ -2,11 +2,11 @@
  * SMS segment counting and splitting (SPEC section 2, `sms_count`), by GSM 03.38: how many
  * SMS units a text needs, in which encoding, and which slice of it goes in each part.
  *
- * Runs on every message of every request, so it is table-driven and allocation-free: one
- * pass over the text through {@link GSM_COST}, and a second pass only for long GSM-7 texts
- * that hold extension characters. Longer plain-ASCII texts, most of the traffic, take a
- * faster road still: written once as UTF-8 into a reused buffer (native code), then checked
- * four characters at a time.
+ * `countSms` runs on every message of every request, so it is table-driven, allocates
+ * nothing but its result, and reads the text once. Plain-ASCII texts of some length, most
+ * of the traffic, take a faster road: written once as UTF-8 into a reused buffer (native
+ * code), then checked four characters at a time. UCS-2 texts stop at their first non-GSM
+ * character and look only at the units around each part boundary.
  */
 import { GSM_COST } from './gsm-tables.js';
 
@@ -43,31 +43,25 @@ export interface SmsCount {
  */
 export function countSms(text: string): SmsCount {
   const n = text.length;
+  startPacking();
   let i = 0;
-  if (n >= WORD_SCAN_MIN) {
-    const septets = asciiSeptets(text, n);
-    if (septets >= 0) return gsmCount(text, n, septets);
-    if (septets === ASCII_NOT_GSM) return { smsCount: countUcs2Parts(text, n), encoding: 'UCS-2', units: n };
+  if (n >= WORD_SCAN_MIN && n <= WORD_SCAN_MAX) {
+    const extensions = asciiExtensions(text, n);
+    if (extensions >= 0) return gsmCount(n, extensions);
+    if (extensions === ASCII_NOT_GSM) return ucs2Count(text, n);
   } else {
     // Short texts: a plain loop beats the call into native code.
     while (i < n && GSM_COST[text.charCodeAt(i)] === 1) i++;
-    if (i === n) return { smsCount: 1, encoding: 'GSM-7', units: n };
   }
-  let septets = i;
+  let extensions = 0;
   for (; i < n; i++) {
     const cost = GSM_COST[text.charCodeAt(i)]!;
-    if (cost === 0) return { smsCount: countUcs2Parts(text, n), encoding: 'UCS-2', units: n };
-    septets += cost;
+    if (cost === 1) continue;
+    if (cost === 0) return ucs2Count(text, n);
+    packExtension(i);
+    extensions++;
   }
-  return gsmCount(text, n, septets);
-}
-
-/** The count of a text known to be GSM-7 with `septets` septets. */
-function gsmCount(text: string, n: number, septets: number): SmsCount {
-  if (septets <= GSM_SINGLE) return { smsCount: 1, encoding: 'GSM-7', units: septets };
-  // Only extension characters make greedy packing differ from plain division.
-  const smsCount = septets === n ? Math.ceil(n / GSM_PART) : countGsmParts(text, n);
-  return { smsCount, encoding: 'GSM-7', units: septets };
+  return gsmCount(n, extensions);
 }
 
 /**
@@ -106,31 +100,81 @@ export function splitSms(text: string): string[] {
   return parts;
 }
 
+/** The count of a GSM-7 text of `n` characters, `extensions` of them two-septet ones. */
+function gsmCount(n: number, extensions: number): SmsCount {
+  const septets = n + extensions;
+  if (septets <= GSM_SINGLE) return { smsCount: 1, encoding: 'GSM-7', units: septets };
+  packOnes(n);
+  return { smsCount: packParts, encoding: 'GSM-7', units: septets };
+}
+
+/** The count of a UCS-2 text of `n` code units. */
+function ucs2Count(text: string, n: number): SmsCount {
+  return { smsCount: countUcs2Parts(text, n), encoding: 'UCS-2', units: n };
+}
+
+// Greedy GSM-7 packing, kept in module state so that counting allocates nothing. Runs of
+// one-septet characters are packed in O(1) each; only extension characters, which must not
+// straddle a part boundary, are packed one by one. `packEnd` is the index of the first
+// character not yet packed, `packUsed` the septets in the current part.
+let packParts = 1;
+let packUsed = 0;
+let packEnd = 0;
+
+function startPacking(): void {
+  packParts = 1;
+  packUsed = 0;
+  packEnd = 0;
+}
+
+/** Packs the one-septet characters from `packEnd` up to (not including) `end`. */
+function packOnes(end: number): void {
+  const run = end - packEnd;
+  if (run <= 0) return;
+  const total = packUsed + run - 1;
+  packParts += Math.floor(total / GSM_PART);
+  packUsed = (total % GSM_PART) + 1;
+  packEnd = end;
+}
+
+/** Packs the characters before index `at`, then the extension character at `at`. */
+function packExtension(at: number): void {
+  packOnes(at);
+  if (packUsed + 2 > GSM_PART) {
+    packParts++;
+    packUsed = 2;
+  } else {
+    packUsed += 2;
+  }
+  packEnd = at + 1;
+}
+
 /** Texts at least this long take the word scan; shorter ones are faster char by char. */
 const WORD_SCAN_MIN = 48;
 /** Longer texts take the char loop, so one huge text cannot pin a huge scratch buffer. */
 const WORD_SCAN_MAX = 0x10000;
-/** `asciiSeptets`: the text has a character outside ASCII; the general loop decides. */
+/** `asciiExtensions`: the text has a character outside ASCII; the general loop decides. */
 const NOT_ASCII = -1;
-/** `asciiSeptets`: the text is ASCII but has a character outside the GSM alphabet. */
+/** `asciiExtensions`: the text is ASCII but has a character outside the GSM alphabet. */
 const ASCII_NOT_GSM = -2;
 
 let scratch = Buffer.allocUnsafeSlow(4096);
-let scratchWords = new Uint32Array(scratch.buffer, scratch.byteOffset, scratch.length >>> 2);
+let scratchWords = new Int32Array(scratch.buffer, scratch.byteOffset, scratch.length >>> 2);
 
 /**
- * Septets of an ASCII text, or {@link NOT_ASCII} / {@link ASCII_NOT_GSM}.
+ * Packs an ASCII text and returns how many extension characters it has, or
+ * {@link NOT_ASCII} / {@link ASCII_NOT_GSM}.
  *
  * The UTF-8 form of a text is as long as the text only when every character is ASCII. Those
  * bytes are then read as 32-bit words, and bit tricks flag a word holding any byte that is
  * not a one-septet character (controls, [ \ ] ^ ` { | } ~ and DEL); only a flagged word's
  * bytes go through the table.
  */
-function asciiSeptets(text: string, n: number): number {
+function asciiExtensions(text: string, n: number): number {
   // Room for the UTF-8 of a non-ASCII text to overrun `n` (so `written !== n`) and for padding.
   if (scratch.length < n + 8) {
     scratch = Buffer.allocUnsafeSlow(Math.max(scratch.length * 2, (n + 11) & ~3));
-    scratchWords = new Uint32Array(scratch.buffer, scratch.byteOffset, scratch.length >>> 2);
+    scratchWords = new Int32Array(scratch.buffer, scratch.byteOffset, scratch.length >>> 2);
   }
   if (scratch.write(text, 0, scratch.length, 'utf8') !== n) return NOT_ASCII;
   // Spaces pad the last word: they are never flagged, so never looked at.
@@ -138,42 +182,31 @@ function asciiSeptets(text: string, n: number): number {
   scratch[n + 1] = 0x20;
   scratch[n + 2] = 0x20;
   const words = (n + 3) >>> 2;
-  let extra = 0;
+  let extensions = 0;
   for (let w = 0; w < words; w++) {
     const x = scratchWords[w]!;
-    // Every byte is below 0x80 here, so no per-byte sum or difference carries into its neighbour.
-    const high = (x | 0x80808080) >>> 0;
+    // Every byte is below 0x80 here, so no per-byte sum or difference carries into its
+    // neighbour; `| 0` keeps the arithmetic in int32 (wrapping), which is what the tricks want.
+    // A byte's high bit ends up set in: below20 when < 0x20, above7a when > 0x7A, is60 when
+    // 0x60, from5b & ~from5f when 0x5B to 0x5E.
+    const high = x | 0x80808080;
     const below20 = (x - 0x20202020) & ~x;
-    const above7a = x + 0x05050505;
+    const above7a = (x + 0x05050505) | 0;
     const y = x ^ 0x60606060;
     const is60 = (y - 0x01010101) & ~y;
-    const from5b = high - 0x5b5b5b5b;
-    const from5f = high - 0x5f5f5f5f;
+    const from5b = (high - 0x5b5b5b5b) | 0;
+    const from5f = (high - 0x5f5f5f5f) | 0;
     if (((below20 | above7a | is60 | (from5b & ~from5f)) & 0x80808080) === 0) continue;
     const end = Math.min(w * 4 + 4, n);
     for (let b = w * 4; b < end; b++) {
       const cost = GSM_COST[scratch[b]!]!;
+      if (cost === 1) continue;
       if (cost === 0) return ASCII_NOT_GSM;
-      extra += cost - 1;
+      packExtension(b);
+      extensions++;
     }
   }
-  return n + extra;
-}
-
-/** Greedy GSM-7 packing: an extension character that would straddle a boundary starts the next part. */
-function countGsmParts(text: string, n: number): number {
-  let parts = 1;
-  let used = 0;
-  for (let i = 0; i < n; i++) {
-    const cost = GSM_COST[text.charCodeAt(i)]!;
-    if (used + cost > GSM_PART) {
-      parts++;
-      used = cost;
-    } else {
-      used += cost;
-    }
-  }
-  return parts;
+  return extensions;
 }
 
 /** Parts of a UCS-2 text; only each part's last unit needs looking at, not the whole text. */

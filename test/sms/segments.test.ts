@@ -36,6 +36,27 @@ function expectConsistentSplit(text: string): void {
   }
 }
 
+/** The rule written the obvious way, to check the fast code against. */
+function referenceCount(text: string): { smsCount: number; encoding: string; units: number } {
+  const gsm = [...text].every((ch) => GSM_BASIC_CHARS.includes(ch) || GSM_EXTENSION_CHARS.includes(ch));
+  const single = gsm ? 160 : 70;
+  const perPart = gsm ? 153 : 67;
+  // Code points: a surrogate pair is one item (2 units), a lone surrogate one item (1 unit).
+  const costs = [...text].map((ch) => (gsm ? septetsOf(ch) : ch.length));
+  const units = costs.reduce((a, b) => a + b, 0);
+  if (units <= single) return { smsCount: 1, encoding: gsm ? 'GSM-7' : 'UCS-2', units };
+  let parts = 1;
+  let used = 0;
+  for (const cost of costs) {
+    if (used + cost > perPart) {
+      parts++;
+      used = 0;
+    }
+    used += cost;
+  }
+  return { smsCount: parts, encoding: gsm ? 'GSM-7' : 'UCS-2', units };
+}
+
 describe('countSms: GSM-7', () => {
   it.each([
     [160, 1],
@@ -157,6 +178,67 @@ describe('countSms: UCS-2', () => {
     // A lone high surrogate on unit 67 has no partner to keep it company: it stays.
     const text = 'a'.repeat(66) + '\uD83D' + 'b'.repeat(10);
     expect(splitSms(text).map((p) => p.length)).toEqual([67, 10]);
+  });
+});
+
+describe('countSms against the obvious rule', () => {
+  const textOf = (alphabet: string[], maxLength: number) =>
+    fc.array(fc.constantFrom(...alphabet), { maxLength }).map((chars) => chars.join(''));
+  const printableAscii = Array.from({ length: 95 }, (_, i) => String.fromCharCode(0x20 + i));
+  const basicAscii = printableAscii.filter((ch) => GSM_BASIC_CHARS.includes(ch));
+
+  it('agrees on ASCII texts, extension and non-GSM characters at every alignment', () => {
+    const mostlyBasic = [...basicAscii, ...basicAscii, ...basicAscii, '{', '~', '\\', '|', '\n', '\r'];
+    fc.assert(fc.property(textOf(mostlyBasic, 700), (t) => {
+      expect(countSms(t)).toEqual(referenceCount(t));
+    }), {
+      numRuns: 1000,
+    });
+    const anyAscii = [...printableAscii, '\n', '\r', '\t', '\f', '\u007F', '\u0000', '\u001B'];
+    fc.assert(fc.property(textOf(anyAscii, 300), (t) => {
+      expect(countSms(t)).toEqual(referenceCount(t));
+    }), {
+      numRuns: 1000,
+    });
+  });
+
+  it('agrees on mixed texts of every kind', () => {
+    const mixed = ['a', 'b', ' ', '.', EURO, '{', ']', '\u00E9', '\u0394', '\u00E7', ZHE, EMOJI, '\uD800', '\uDC00'];
+    fc.assert(fc.property(textOf(mixed, 700), (t) => {
+      expect(countSms(t)).toEqual(referenceCount(t));
+    }), {
+      numRuns: 1000,
+    });
+  });
+
+  it('finds a single non-GSM ASCII character anywhere in a long ASCII text', () => {
+    for (const odd of ['`', '\t', '\u007F', '\u0000', '\u001B']) {
+      for (let at = 0; at < 200; at++) {
+        const text = 'a'.repeat(at) + odd + 'b'.repeat(199 - at);
+        expect(countSms(text)).toEqual({ smsCount: 3, encoding: 'UCS-2', units: 200 });
+      }
+    }
+  });
+
+  it('counts a single extension character anywhere in a long ASCII text', () => {
+    for (const ext of ['[', '\\', ']', '^', '{', '|', '}', '~', '\f']) {
+      for (let at = 0; at < 306; at++) {
+        const text = 'a'.repeat(at) + ext + 'b'.repeat(305 - at);
+        expect(countSms(text)).toEqual(referenceCount(text));
+      }
+    }
+  });
+
+  it('does not confuse the ASCII neighbours of the extension characters', () => {
+    // Z, _ , a, z sit right beside the flagged byte ranges; none of them costs extra.
+    const text = 'Z_az@$'.repeat(40);
+    expect(countSms(text)).toEqual({ smsCount: 2, encoding: 'GSM-7', units: 240 });
+  });
+
+  it('gives the same answer for a long text after a longer one grew the scratch space', () => {
+    expect(countSms('a'.repeat(20000)).smsCount).toBe(Math.ceil(20000 / 153));
+    expect(countSms('a'.repeat(100000) + '{')).toEqual({ smsCount: Math.ceil(100002 / 153), encoding: 'GSM-7', units: 100002 });
+    expect(countSms('x'.repeat(200))).toEqual({ smsCount: 2, encoding: 'GSM-7', units: 200 });
   });
 });
 

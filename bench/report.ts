@@ -1,0 +1,161 @@
+/**
+ * The benchmark report: the figures of one run as a Markdown table with ratios to the
+ * baseline and a met / not met verdict per target, printed and written to BENCHMARKS.md.
+ */
+import { writeFileSync } from 'node:fs';
+import type { Spread } from './stats.js';
+
+/** The figures of one case over its runs; a skipped case has only `skipped`. */
+export interface CaseResult {
+  /** Short name, as `--case` matches it. */
+  name: string;
+  /** One line of what the case does. */
+  title: string;
+  /** Why the case did not run, if it did not. */
+  skipped?: string;
+  /** Messages in each request body (HTTP cases). */
+  messagesPerRequest?: number;
+  /** Requests answered 2xx per second. */
+  requestsPerSec?: Spread | null;
+  /** Messages accepted (or, end to end, reported) per second. */
+  messagesPerSec?: Spread | null;
+  /** Median latency, ms. */
+  p50Ms?: Spread | null;
+  /** 99th percentile latency, ms. */
+  p99Ms?: Spread | null;
+  /** Server CPU seconds during the measured part of a run. */
+  cpuSec?: Spread | null;
+  /** Server CPU seconds per wall second: 1.0 means its pinned core was saturated. */
+  coreBusy?: Spread | null;
+  /** Peak RSS of the server during the measured part of a run, MiB. */
+  peakRssMb?: Spread | null;
+  /** The baseline case this one is compared with. */
+  baseline?: string;
+  /** Free-form observations (errors, partial completion, what a figure means). */
+  notes: string[];
+}
+
+/** One target of the issue and what this run measured for it. */
+export interface TargetVerdict {
+  /** The target in words. */
+  target: string;
+  /** What was measured, in words. */
+  measured: string;
+  /** `met`, `not met`, or `not measured` (with the reason in `measured`). */
+  verdict: 'met' | 'not met' | 'not measured';
+}
+
+/** Everything the report shows about the run. */
+export interface RunReport {
+  /** The command that produced it. */
+  command: string;
+  /** When it started, ISO 8601. */
+  startedAt: string;
+  /** Wall time of the whole run, s. */
+  totalSec: number;
+  /** Machine description lines. */
+  machine: string[];
+  /** How the run was set up (pinning, build, durations) and anything that disturbed it. */
+  setup: string[];
+  /** Per-case figures, in run order. */
+  cases: CaseResult[];
+  /** Target verdicts. */
+  targets: TargetVerdict[];
+  /** What limits each figure. */
+  limits: string[];
+}
+
+const int = (n: number) => Math.round(n).toLocaleString('en-US');
+const ms = (n: number) => (n >= 10 ? n.toFixed(0) : n.toFixed(2));
+const mb = (n: number) => n.toFixed(0);
+const secs = (n: number) => n.toFixed(2);
+const pct = (n: number) => `${Math.round(n * 100)}%`;
+
+/** `median [min-max]`, or the median alone for one run, or `-`. */
+export function formatSpread(value: Spread | null | undefined, format: (n: number) => string): string {
+  if (!value) return '-';
+  if (value.runs === 1 || value.min === value.max) return format(value.median);
+  return `${format(value.median)} [${format(value.min)}-${format(value.max)}]`;
+}
+
+/** `median(case) / median(baseline)` as `0.93x`, or `-`. */
+function ratio(value: Spread | null | undefined, base: Spread | null | undefined): string {
+  if (!value || !base || base.median === 0) return '-';
+  return `${(value.median / base.median).toFixed(2)}x`;
+}
+
+/** The Markdown of the results table. */
+export function resultsTable(cases: readonly CaseResult[]): string {
+  const byName = new Map(cases.map((c) => [c.name, c]));
+  const rows = [
+    '| case | req/s | msg/s | p50 ms | p99 ms | server CPU s | server core busy | peak RSS MiB | req/s vs baseline | p99 vs baseline |',
+    '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+  ];
+  for (const c of cases) {
+    if (c.skipped !== undefined) {
+      rows.push(`| ${c.name} | skipped: ${c.skipped.replace(/\|/g, '/')} | | | | | | | | |`);
+      continue;
+    }
+    const base = c.baseline === undefined ? undefined : byName.get(c.baseline);
+    rows.push(
+      `| ${c.name} | ${formatSpread(c.requestsPerSec, int)} | ${formatSpread(c.messagesPerSec, int)} | ` +
+        `${formatSpread(c.p50Ms, ms)} | ${formatSpread(c.p99Ms, ms)} | ${formatSpread(c.cpuSec, secs)} | ` +
+        `${formatSpread(c.coreBusy, pct)} | ${formatSpread(c.peakRssMb, mb)} | ` +
+        `${ratio(c.requestsPerSec, base?.requestsPerSec)} | ${ratio(c.p99Ms, base?.p99Ms)} |`,
+    );
+  }
+  return rows.join('\n');
+}
+
+/** The Markdown of the targets table. */
+export function targetsTable(targets: readonly TargetVerdict[]): string {
+  const rows = ['| target | measured | verdict |', '| --- | --- | --- |'];
+  for (const t of targets) rows.push(`| ${t.target} | ${t.measured} | **${t.verdict}** |`);
+  return rows.join('\n');
+}
+
+/** The whole report as Markdown. */
+export function renderReport(run: RunReport): string {
+  const caseLines = run.cases.map((c) => `- **${c.name}**: ${c.title}${c.notes.length > 0 ? ` (${c.notes.join('; ')})` : ''}`);
+  return [
+    '# Benchmarks',
+    '',
+    `Produced by \`${run.command}\` on ${run.startedAt} in ${Math.round(run.totalSec)} s. Figures are`,
+    'median [min-max] over the runs; every ratio is to a baseline measured in the same run.',
+    '',
+    '## Results',
+    '',
+    resultsTable(run.cases),
+    '',
+    '## Targets',
+    '',
+    targetsTable(run.targets),
+    '',
+    '## Cases',
+    '',
+    ...caseLines,
+    '',
+    '## Machine',
+    '',
+    ...run.machine.map((line) => `- ${line}`),
+    '',
+    '## How it ran',
+    '',
+    ...run.setup.map((line) => `- ${line}`),
+    '',
+    '## What limits each figure',
+    '',
+    ...run.limits.map((line) => `- ${line}`),
+    '',
+  ].join('\n');
+}
+
+/** Prints the report to stdout and, when `path` is given, writes it there. */
+export function publish(run: RunReport, path: string | null): void {
+  const markdown = renderReport(run);
+  process.stdout.write(`\n${markdown}\n`);
+  if (path !== null) {
+    writeFileSync(path, markdown);
+    process.stdout.write(`written to ${path}\n`);
+  }
+}

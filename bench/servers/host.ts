@@ -1,0 +1,52 @@
+/**
+ * What every benchmark server shares: the API key, and `serve`, which listens on
+ * 127.0.0.1 port 0, prints the port, and on SIGTERM closes cleanly and reports the
+ * process's own resource usage before it exits.
+ */
+import type { Server } from 'node:http';
+import type { Express } from 'express';
+
+/** The one API key the benchmark router accepts. */
+export const BENCH_KEY = 'bench-key-0123456789';
+/** The one profile code the key owns. */
+export const BENCH_PROFILE = '12345';
+
+/** One JSON line a server child prints on stdout. */
+export type ServerEvent =
+  | { event: 'listening'; port: number }
+  | { event: 'exit'; resourceUsage: NodeJS.ResourceUsage }
+  | { event: 'error'; message: string };
+
+/** Prints one {@link ServerEvent} line. */
+export function report(event: ServerEvent): void {
+  process.stdout.write(`${JSON.stringify(event)}\n`);
+}
+
+/**
+ * Listens with `app` and arranges the SIGTERM exit: stop accepting, drop idle keep-alive
+ * sockets (the load generator's), run `close`, print the resource usage, exit 0.
+ */
+export function serve(app: Express, close: () => Promise<void> = async () => undefined): Server {
+  const server = app.listen(0, '127.0.0.1', () => {
+    const address = server.address();
+    report({ event: 'listening', port: typeof address === 'object' && address !== null ? address.port : 0 });
+  });
+  server.keepAliveTimeout = 60_000;
+  const stop = async () => {
+    server.close();
+    server.closeAllConnections();
+    // A slow close must not keep the harness waiting: the figures are already taken.
+    const hard = setTimeout(() => process.exit(0), 10_000);
+    hard.unref();
+    try {
+      await close();
+    } catch (error) {
+      report({ event: 'error', message: String(error) });
+    }
+    report({ event: 'exit', resourceUsage: process.resourceUsage() });
+    process.exit(0);
+  };
+  process.once('SIGTERM', () => void stop());
+  process.once('SIGINT', () => void stop());
+  return server;
+}

@@ -1,0 +1,39 @@
+/**
+ * Starts the sms-outbox router on a bare Express app with a given storage, as a host
+ * would in production: one static key, the default worker and dispatcher running, the
+ * simulator carrier kept fast (1-5 ms), or SMPP when BENCH_SMPP_URL is set. Delivery
+ * reports may go to loopback only, where the harness's receiver listens.
+ */
+import express from 'express';
+import { createSmsRouter, SimulatorDelivery, staticKeys, type DeliveryAdapter, type Storage } from '../../src/index.js';
+import { BENCH_KEY, BENCH_PROFILE, serve } from './host.js';
+
+async function carrier(): Promise<DeliveryAdapter> {
+  const url = process.env.BENCH_SMPP_URL;
+  if (url === undefined || url === '') return new SimulatorDelivery({ latencyMs: [1, 5], seed: 1 });
+  const { SmppDelivery } = await import('../../src/smpp.js');
+  return new SmppDelivery({ url });
+}
+
+/** Mounts the router with `storage`, listens, and closes it (and then `after`) on SIGTERM. */
+export async function startRouterServer(storage: Storage, after: () => Promise<void> = async () => undefined): Promise<void> {
+  const sms = createSmsRouter({
+    verifyKey: staticKeys([{ key: BENCH_KEY, id: 'bench', profiles: [BENCH_PROFILE] }]),
+    storage,
+    delivery: await carrier(),
+    dlr: { allowPrivateAddresses: ['127.0.0.0/8'] },
+  });
+  // Errors are counted, not printed per occurrence: a flood of lines would cost CPU.
+  let errors = 0;
+  sms.on('error', ({ error }) => {
+    if (errors++ < 5) process.stderr.write(`sms-outbox error: ${String(error)}\n`);
+  });
+  await sms.ready();
+  const app = express();
+  app.use(sms);
+  serve(app, async () => {
+    await sms.close();
+    await after();
+    if (errors > 0) process.stderr.write(`sms-outbox errors: ${errors}\n`);
+  });
+}

@@ -1,0 +1,68 @@
+/**
+ * The raw `smpp` library rate, the ceiling the SMPP adapter is compared with: one
+ * transceiver bind to the SMSC at BENCH_SMPP_HOST:BENCH_SMPP_PORT, BENCH_MESSAGES
+ * submit_sm with registered_delivery 1 and at most BENCH_WINDOW (default 50, the
+ * adapter's default) awaiting their response, every deliver_sm answered. Prints one JSON
+ * line `{ event: 'done', messages, receipts, seconds }`, timed from the first submit to the
+ * last receipt, and exits. Runs as a child pinned like the router server.
+ */
+import smpp from 'smpp';
+
+const host = process.env.BENCH_SMPP_HOST ?? '127.0.0.1';
+const port = Number(process.env.BENCH_SMPP_PORT);
+const total = Number(process.env.BENCH_MESSAGES ?? 10_000);
+const window = Number(process.env.BENCH_WINDOW ?? 50);
+const deadlineMs = Number(process.env.BENCH_DEADLINE_MS ?? 60_000);
+
+const session = smpp.connect({ host, port });
+session.on('error', (error: unknown) => {
+  process.stdout.write(`${JSON.stringify({ event: 'error', message: String(error) })}\n`);
+  process.exit(1);
+});
+
+let sent = 0;
+let inFlight = 0;
+let receipts = 0;
+let started = 0;
+
+function finish(): void {
+  const seconds = (performance.now() - started) / 1000;
+  process.stdout.write(`${JSON.stringify({ event: 'done', messages: total, receipts, seconds })}\n`);
+  session.destroy();
+  process.exit(0);
+}
+
+function pump(): void {
+  while (inFlight < window && sent < total) {
+    sent++;
+    inFlight++;
+    const pdu = new smpp.PDU('submit_sm', {
+      source_addr: '12345',
+      source_addr_ton: 3,
+      destination_addr: `2547${String(10_000_000 + sent)}`,
+      dest_addr_ton: 1,
+      dest_addr_npi: 1,
+      registered_delivery: 1,
+      short_message: 'Your code is 4821. Asante!',
+    });
+    session.send(pdu, () => {
+      inFlight--;
+      pump();
+    });
+  }
+}
+
+session.on('deliver_sm', (pdu) => {
+  session.send(pdu.response());
+  if ((Number(pdu.esm_class) & 0x3c) === 0x04 && ++receipts >= total) finish();
+});
+
+session.send(new smpp.PDU('bind_transceiver', { system_id: 'bench', password: process.env.BENCH_SMPP_PASSWORD ?? 'secret' }), (response) => {
+  if (response.command_status !== 0) {
+    process.stdout.write(`${JSON.stringify({ event: 'error', message: `bind failed: status ${response.command_status}` })}\n`);
+    process.exit(1);
+  }
+  setTimeout(finish, deadlineMs).unref();
+  started = performance.now();
+  pump();
+});

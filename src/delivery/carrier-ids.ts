@@ -1,0 +1,52 @@
+/**
+ * Carrier-id spellings (SPEC section 3): SMPP carriers write the same message id in hex in
+ * one place (`submit_sm_resp`) and in decimal in another (the receipt's `id:` field), with
+ * or without leading zeros, in either letter case. Storage keeps one canonical spelling;
+ * a receipt is matched by trying each spelling it could stand for.
+ */
+
+/** Ids longer than this are not converted between bases: no carrier writes such numbers. */
+const MAX_CONVERTIBLE_LENGTH = 64;
+
+/**
+ * The canonical spelling of a carrier id: trimmed, lower-cased, leading zeros stripped
+ * (an id of only zeros becomes `"0"`).
+ *
+ * Storage stores `normalizeCarrierId(ack.carrierId)`; compare receipts through
+ * {@link carrierIdSpellings}, never by this alone.
+ */
+export function normalizeCarrierId(id: string): string {
+  const lower = id.trim().toLowerCase();
+  let start = 0;
+  while (start < lower.length - 1 && lower.charCodeAt(start) === 0x30) start++;
+  return start === 0 ? lower : lower.slice(start);
+}
+
+/**
+ * Every canonical spelling a receipt's carrier id may stand for, most likely first: the
+ * id itself (normalized); then, if it is all decimal digits, the same number in hex; then,
+ * if it is all hex digits, the same number in decimal. No duplicates.
+ *
+ * A receipt is matched by trying these in order against stored (normalized) ids. Numbers
+ * of any size convert exactly (BigInt); ids that are not numbers (a UUID, say) have only
+ * themselves as spelling.
+ */
+export function carrierIdSpellings(id: string): string[] {
+  const normalized = normalizeCarrierId(id);
+  const spellings = [normalized];
+  if (normalized.length === 0 || normalized.length > MAX_CONVERTIBLE_LENGTH) return spellings;
+  let decimal = true;
+  let hex = true;
+  for (let i = 0; i < normalized.length; i++) {
+    const c = normalized.charCodeAt(i);
+    const digit = c >= 0x30 && c <= 0x39;
+    decimal &&= digit;
+    hex &&= digit || (c >= 0x61 && c <= 0x66);
+  }
+  const add = (spelling: string) => {
+    if (!spellings.includes(spelling)) spellings.push(spelling);
+  };
+  if (decimal) add(BigInt(normalized).toString(16));
+  if (hex) add(BigInt(`0x${normalized}`).toString(10));
+  return spellings;
+}

@@ -1,0 +1,124 @@
+/**
+ * Shared parts of the DLR tests: a real HTTP receiver on 127.0.0.1, stored terminal
+ * messages with a callback, and waiting with a deadline.
+ */
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { outcome } from '../../src/lifecycle/states.js';
+import type { NewMessage, Storage } from '../../src/storage/contract.js';
+
+/** One request the receiver got. */
+export interface Received {
+  headers: IncomingHttpHeaders;
+  body: string;
+  url: string;
+  at: number;
+}
+
+/** What the receiver answers to its n-th request (0-based). */
+export interface Answer {
+  status: number;
+  headers?: Record<string, string>;
+  /** Answer after this long (a slow receiver). */
+  delayMs?: number;
+}
+
+/** A running receiver. */
+export interface Receiver {
+  /** `http://127.0.0.1:<port>` */
+  origin: string;
+  port: number;
+  requests: Received[];
+  /** Most requests in progress at once. */
+  maxConcurrent: number;
+  close(): Promise<void>;
+}
+
+/** Starts an HTTP receiver on 127.0.0.1 that answers each request with `answer(n)`. */
+export async function startReceiver(answer: (n: number, request: Received) => Answer = () => ({ status: 200 })): Promise<Receiver> {
+  let current = 0;
+  const timers = new Set<NodeJS.Timeout>();
+  const receiver: Receiver = {
+    origin: '',
+    port: 0,
+    requests: [],
+    maxConcurrent: 0,
+    close: async () => {
+      for (const timer of timers) clearTimeout(timer);
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+  const server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const received: Received = { headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), url: req.url ?? '', at: Date.now() };
+      const n = receiver.requests.length;
+      receiver.requests.push(received);
+      current++;
+      receiver.maxConcurrent = Math.max(receiver.maxConcurrent, current);
+      const { status, headers = {}, delayMs = 0 } = answer(n, received);
+      const respond = () => {
+        current--;
+        res.writeHead(status, headers).end('ok');
+      };
+      if (delayMs === 0) respond();
+      else {
+        const timer = setTimeout(() => {
+          timers.delete(timer);
+          respond();
+        }, delayMs);
+        timers.add(timer);
+      }
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  receiver.port = (server.address() as AddressInfo).port;
+  receiver.origin = `http://127.0.0.1:${receiver.port}`;
+  return receiver;
+}
+
+/** Polls `predicate` until it holds; fails after `timeoutMs`. */
+export async function waitFor(predicate: () => boolean, timeoutMs = 5_000, what = 'condition'): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!predicate()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+
+let counter = 0;
+
+/** A message as a request would store it, with a callback URL. */
+export function newMessage(callbackUrl: string | null, now: number, overrides: Partial<NewMessage> = {}): NewMessage {
+  counter++;
+  return {
+    ref: `ref-${counter}-${Math.random().toString(36).slice(2, 8)}`,
+    principalId: 'principal-1',
+    endpoint: 'quick',
+    profileCode: '12345',
+    sender: 'ACME',
+    recipient: '254712345678',
+    text: 'Hello',
+    messageType: 1,
+    reqType: 1,
+    externalId: 'abc-1',
+    recipientField: 'recipient',
+    referenceField: 'external_id',
+    smsCount: 1,
+    encoding: 'GSM-7',
+    callbackUrl,
+    callbackSecret: null,
+    createdAt: now,
+    ...overrides,
+  };
+}
+
+/** Stores `messages` and makes them `delivered`, which creates their pending reports. */
+export async function storeTerminal(storage: Storage, messages: NewMessage[], now: number): Promise<void> {
+  await storage.insertMessages(messages);
+  for (const message of messages) {
+    await storage.finish(message.ref, outcome('delivered', 'delivered_to_terminal'), now);
+  }
+}
