@@ -8,11 +8,12 @@ export default defineConfig({
     sqlite: 'src/sqlite.ts',
     postgres: 'src/postgres.ts',
     testing: 'src/testing.ts',
+    smpp: 'src/smpp.ts',
   },
   format: ['esm', 'cjs'],
   dts: true,
   clean: true,
   sourcemap: true,
   target: 'node20',
-  external: ['express', 'better-sqlite3', 'pg'],
+  external: ['express', 'better-sqlite3', 'pg', 'smpp'],
 });

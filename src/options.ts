@@ -11,6 +11,7 @@ import type { DeliveryAdapter } from './delivery/contract.js';
 import { SimulatorDelivery } from './delivery/simulator.js';
 import { resolveDlrOptions, type DlrConfig, type DlrOptions } from './dlr/options.js';
 import { assertKnownKeys, assertNumber } from './util/known-keys.js';
+import { resolveRateLimitOptions, type RateLimitConfig, type RateLimitOptions } from './http/rate-limit/options.js';
 
 /** Bounds on what one request may carry. */
 export interface LimitOptions {
@@ -73,6 +74,11 @@ export interface SmsRouterOptions {
   dlr?: DlrOptions;
   /** Purging of old terminal messages, or `false` to keep everything. */
   retention?: RetentionOptions | false;
+  /**
+   * Request and message limits per key, failed-auth limits per address, and their stores;
+   * `false` turns them all off. Default: all on, counted in memory (see `RateLimitOptions`).
+   */
+  rateLimit?: RateLimitOptions | false;
   /** This instance's id, used as the lease owner. Default: a random UUID. */
   instanceId?: string;
   /** The clock, epoch ms. For tests. Default `Date.now`. */
@@ -90,16 +96,18 @@ export interface SmsRouterConfig {
   worker: Required<WorkerOptions>;
   dlr: DlrConfig;
   retention: Required<RetentionOptions> | false;
+  rateLimit: RateLimitConfig | false;
   instanceId: string;
   now: () => number;
 }
 
 const OPTION_KEYS = [
   'verifyKey', 'resolveProfile', 'storage', 'delivery', 'basePath', 'limits',
-  'worker', 'dlr', 'retention', 'instanceId', 'now',
+  'worker', 'dlr', 'retention', 'rateLimit', 'instanceId', 'now',
 ] as const;
 
-const LIMIT_DEFAULTS: Required<LimitOptions> = {
+/** The default request bounds (also what the OpenAPI document states when given none). */
+export const LIMIT_DEFAULTS: Readonly<Required<LimitOptions>> = {
   maxBodyBytes: 1024 * 1024,
   maxMessagesPerRequest: 1000,
   maxSegments: 10,
@@ -154,6 +162,7 @@ export function resolveOptions(options: SmsRouterOptions): SmsRouterConfig {
     worker: section('worker', options.worker, WORKER_DEFAULTS),
     dlr: resolveDlrOptions(options.dlr),
     retention: options.retention === false ? false : section('retention', options.retention, RETENTION_DEFAULTS),
+    rateLimit: resolveRateLimitOptions(options.rateLimit),
     instanceId: options.instanceId ?? randomUUID(),
     now: options.now ?? Date.now,
   };

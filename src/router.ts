@@ -7,6 +7,7 @@ import express, { type Request, type RequestHandler } from 'express';
 import { authenticate } from './http/authenticate.js';
 import { handleErrors } from './http/handle-errors.js';
 import { parseJsonBody } from './http/parse-body.js';
+import { createRateLimiters } from './http/rate-limit/limiters.js';
 import { sendHandler } from './http/send.js';
 import { statusByExternalId, statusByRef } from './http/status.js';
 import { createValidators } from './http/validate-request.js';
@@ -82,15 +83,18 @@ export function createSmsRouter(options: SmsRouterOptions): SmsRouter {
   };
 
   const validators = createValidators(config.limits, (url) => callbackUrlProblem(url, config.dlr.allowance));
+  const limiters = createRateLimiters(config.rateLimit, emit);
   const send = (validate: typeof validators.quick): RequestHandler =>
-    sendHandler({ validate, resolveProfile: config.resolveProfile, storage, emit, now, onStored: () => worker.wake() });
+    sendHandler({ validate, resolveProfile: config.resolveProfile, storage, emit, now, onStored: () => worker.wake(), chargeMessages: limiters.chargeMessages });
   const body = parseJsonBody(config.limits.maxBodyBytes);
 
   const routes = express.Router({ strict: false, caseSensitive: true });
-  routes.post('/create', whenStarted, authenticate(config.verifyKey, 'quick'), body, send(validators.quick));
-  routes.post('/premium', whenStarted, authenticate(config.verifyKey, 'premium'), body, send(validators.premium));
-  routes.get('/delivery-status', whenStarted, authenticate(config.verifyKey, null), statusByExternalId(storage));
-  routes.get('/delivery-status/:message_ref', whenStarted, authenticate(config.verifyKey, null), statusByRef(storage));
+  // Rate limits sit around authentication: failed attempts per address before it, the
+  // per-key request limit after it, so a refused client costs no body parsing.
+  routes.post('/create', whenStarted, limiters.around(authenticate(config.verifyKey, 'quick')), body, send(validators.quick));
+  routes.post('/premium', whenStarted, limiters.around(authenticate(config.verifyKey, 'premium')), body, send(validators.premium));
+  routes.get('/delivery-status', whenStarted, limiters.around(authenticate(config.verifyKey, null)), statusByExternalId(storage));
+  routes.get('/delivery-status/:message_ref', whenStarted, limiters.around(authenticate(config.verifyKey, null)), statusByRef(storage));
   routes.use(handleErrors(emit, endpointOf));
 
   const outer = express.Router();
@@ -111,6 +115,7 @@ export function createSmsRouter(options: SmsRouterOptions): SmsRouter {
       await dispatcher.close();
       await delivery.close();
       await storage.close?.();
+      await limiters.close();
     })();
     return closing;
   };

@@ -528,21 +528,18 @@ class SmppBind {
     }
     const session = this.#session;
     if (!session) return;
-    if (this.#bound) {
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, Math.min(this.#config.responseTimeoutMs, 5_000));
-        timer.unref();
-        const sent = session.send(new this.#lib.PDU('unbind'), () => {
-          clearTimeout(timer);
-          resolve();
-        });
-        if (!sent) {
-          clearTimeout(timer);
-          resolve();
-        }
-      });
-    }
     const closed = this.#sessionClosed;
+    if (this.#bound) {
+      let timer: NodeJS.Timeout | undefined;
+      const answered = new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, Math.min(this.#config.responseTimeoutMs, 5_000));
+        timer.unref();
+        if (!session.send(new this.#lib.PDU('unbind'), () => resolve())) resolve();
+      });
+      // A link the SMSC already dropped never answers the unbind.
+      await Promise.race([answered, closed]);
+      clearTimeout(timer);
+    }
     // An SMSC that never closes its side must not hold close() open.
     const force = setTimeout(() => session.destroy(), 2_000);
     force.unref();
@@ -571,7 +568,13 @@ class SmppBind {
     });
     session.on('close', () => this.#onClose(session, errorReported));
     session.on('deliver_sm', (pdu: PDU) => this.#hooks.deliver(pdu, session));
+    // Some SMSCs send receipts and MO as data_sm; it is read the same way.
+    session.on('data_sm', (pdu: PDU) => this.#hooks.deliver(pdu, session));
     session.on('enquire_link', (pdu: PDU) => session.send(pdu.response()));
+    // An unanswered request can stall the SMSC's window; refuse what we do not know.
+    session.on('unknown', (pdu: PDU) => {
+      if (!pdu.isResponse()) session.send(pdu.response());
+    });
     session.on('unbind', (pdu: PDU) => {
       this.#bound = false;
       session.send(pdu.response());
@@ -673,8 +676,22 @@ class SmppBind {
 
   #send(session: Session, job: QueuedSubmit): void {
     clearTimeout(job.timer);
-    const pdu = new this.#lib.PDU('submit_sm', job.fields);
-    const sent = session.send(pdu, (response) => this.#onSubmitResponse(response));
+    let pdu: PDU;
+    let sent: boolean;
+    try {
+      pdu = new this.#lib.PDU('submit_sm', job.fields);
+      sent = session.send(pdu, (response) => this.#onSubmitResponse(response));
+    } catch (error) {
+      // The same fields would fail the same way on every retry.
+      job.reject(
+        new DeliveryError('SMPP could not encode the submit_sm', {
+          permanent: true,
+          outcome: outcome('rejected', 'rejected'),
+          cause: error,
+        }),
+      );
+      return;
+    }
     if (!sent) {
       job.reject(new DeliveryError('SMPP connection not writable; the part was not sent'));
       return;

@@ -79,8 +79,8 @@ function parseIPv6(ip: string): number[] | null {
   const left = halves[0] ? halves[0].split(':') : [];
   const right = halves.length > 1 && halves[1] ? halves[1].split(':') : [];
   const fill = halves.length > 1 ? 8 - tail.length - left.length - right.length : 0;
-  const groups = [...left.map((g) => parseInt(g, 16)), ...new Array<number>(fill).fill(0), ...right.map((g) => parseInt(g, 16))];
-  groups.push(...tail);
+  const hex = (group: string) => parseInt(group, 16);
+  const groups = [...left.map(hex), ...new Array<number>(fill).fill(0), ...right.map(hex), ...tail];
   return groups.length === 8 ? groups : null;
 }
 

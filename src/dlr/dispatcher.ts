@@ -54,6 +54,11 @@ interface HostLane {
   waiting: Claimed[];
 }
 
+/** The result of an attempt that was refused before anything was sent. */
+function unsent(error: string): PostResult {
+  return { statusCode: null, error, durationMs: 0, retryAfterMs: null };
+}
+
 function hostOf(url: string | null): string {
   if (url === null) return '';
   try {
@@ -251,9 +256,7 @@ export class CallbackDispatcher {
    */
   async #post(due: DueCallback, url: string): Promise<{ result: PostResult; hopeless: boolean }> {
     const urlProblem = callbackUrlProblem(url, this.#config.allowance);
-    if (urlProblem !== null) {
-      return { result: { statusCode: null, error: `blocked: callback URL ${urlProblem}`, durationMs: 0, retryAfterMs: null }, hopeless: true };
-    }
+    if (urlProblem !== null) return { result: unsent(`blocked: callback URL ${urlProblem}`), hopeless: true };
     const body = JSON.stringify(buildDlrPayload(due.uid, due.message));
     const secret = due.message.callbackSecret ?? this.#config.secret;
     let headers: Record<string, string> | undefined;
@@ -264,8 +267,7 @@ export class CallbackDispatcher {
         signature = signWebhook(secret, due.uid, timestamp, body);
       } catch (error) {
         this.#emit('error', { error, source: 'dlr', ref: due.message.ref });
-        const result = { statusCode: null, error: `cannot sign: ${(error as Error).message}`, durationMs: 0, retryAfterMs: null };
-        return { result, hopeless: true };
+        return { result: unsent(`cannot sign: ${(error as Error).message}`), hopeless: true };
       }
       headers = { 'webhook-id': due.uid, 'webhook-timestamp': String(timestamp), 'webhook-signature': signature };
     }

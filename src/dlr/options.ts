@@ -105,7 +105,8 @@ function unknownKey(key: string): TypeError {
     const d = distance(key, candidate);
     if (d < bestDistance) [best, bestDistance] = [candidate, d];
   }
-  const hint = best !== null && bestDistance <= Math.max(2, Math.floor(key.length / 3)) ? ` (did you mean \`${best}\`?)` : '';
+  const close = best !== null && bestDistance <= Math.max(2, Math.floor(key.length / 3));
+  const hint = close ? ` (did you mean \`${best}\`?)` : '';
   return new TypeError(`dlr: unknown option \`${key}\`${hint}`);
 }
 

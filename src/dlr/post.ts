@@ -68,7 +68,10 @@ class BlockedAddressError extends Error {
 
 const defaultResolve: HostResolver = (hostname) =>
   new Promise((resolve, reject) => {
-    dnsLookup(hostname, { all: true, verbatim: true }, (error, addresses) => (error ? reject(error) : resolve(addresses)));
+    dnsLookup(hostname, { all: true, verbatim: true }, (error, addresses) => {
+      if (error) reject(error);
+      else resolve(addresses);
+    });
   });
 
 /**
@@ -80,7 +83,8 @@ function guardedLookup(resolve: HostResolver, allow: AddressAllowance): LookupFu
   return (hostname: string, options: LookupOptions, callback) => {
     resolve(hostname).then(
       (resolved) => {
-        const family = options.family === 4 || options.family === 'IPv4' ? 4 : options.family === 6 || options.family === 'IPv6' ? 6 : 0;
+        const wanted = options.family;
+        const family = wanted === 4 || wanted === 'IPv4' ? 4 : wanted === 6 || wanted === 'IPv6' ? 6 : 0;
         const addresses = resolved.filter((a) => family === 0 || a.family === family);
         if (addresses.length === 0) {
           callback(Object.assign(new Error(`no address found for ${hostname}`), { code: 'ENOTFOUND' }), '', 0);
@@ -200,7 +204,9 @@ export function postCallback(request: PostRequest): Promise<PostResult> {
         }
       });
       response.on('end', () => finish(statusCode, error, retryAfterMs));
-      response.on('error', () => finish(statusCode, error ?? (timedOut ? `timed out after ${timeoutMs} ms` : null), retryAfterMs));
+      response.on('error', () => {
+        finish(statusCode, error ?? (timedOut ? `timed out after ${timeoutMs} ms` : null), retryAfterMs);
+      });
       response.on('close', () => finish(statusCode, error, retryAfterMs));
     });
     outgoing.end(body);

@@ -11,6 +11,7 @@ import type { NewMessage, Storage } from '../storage/contract.js';
 import { principalOf } from './authenticate.js';
 import { sendJsonText } from './respond.js';
 import type { RequestValidator, SendRequest } from './validate-request.js';
+import type { ChargeMessages } from './message-budget.js';
 
 /** What a send handler needs. */
 export interface SendHandlerDeps {
@@ -21,6 +22,8 @@ export interface SendHandlerDeps {
   now: () => number;
   /** Called after messages are stored, so the worker can start on them at once. */
   onStored: () => void;
+  /** Takes the request's messages from the caller's budget, or throws (429/422): nothing is stored then. */
+  chargeMessages: ChargeMessages;
 }
 
 const invalidProfile = new SmsError('INVALID_PROFILE');
@@ -78,6 +81,7 @@ export function sendHandler(deps: SendHandlerDeps): RequestHandler {
     const profile = await deps.resolveProfile(request.profileCode, principal);
     if (profile === null || profile === undefined) throw invalidProfile;
     const sender = senderFor(profile, request.from);
+    await deps.chargeMessages(res, request.items.length);
     const messages = toMessages(request, principal.id, sender, deps.now(), principal.callbackSecret ?? null);
     await deps.storage.insertMessages(messages);
     sendJsonText(res, 200, acceptedBody(messages));

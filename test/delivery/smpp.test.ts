@@ -489,16 +489,32 @@ describe('SmppDelivery against a real SMSC', () => {
   });
 
   it('close() leaves no socket and no timer behind, even mid-reconnect', async () => {
-    const resources = () => {
-      const info = process.getActiveResourcesInfo();
-      return { sockets: info.filter((r) => r.startsWith('TCP')).length, timers: info.filter((r) => r === 'Timeout').length };
-    };
-    const before = resources();
-    const { adapter } = await startAdapter({ enquireLinkMs: 50 });
-    await adapter.submit(part());
-    expect(resources().sockets).toBeGreaterThan(before.sockets);
-    await smsc.send({ cmd: 'drop' });
-    await adapter.close();
-    expect(resources()).toEqual(before);
+    const sockets = () => process.getActiveResourcesInfo().filter((r) => r.startsWith('TCP')).length;
+    // Record the adapter's own timers (unref'd ones are not listed as active resources).
+    const timers: NodeJS.Timeout[] = [];
+    const real = { setTimeout: globalThis.setTimeout, setInterval: globalThis.setInterval };
+    for (const name of ['setTimeout', 'setInterval'] as const) {
+      globalThis[name] = ((...args: unknown[]) => {
+        const timer = Reflect.apply(real[name], globalThis, args) as NodeJS.Timeout;
+        if (new Error().stack?.includes('src/delivery/smpp')) timers.push(timer);
+        return timer;
+      }) as typeof setTimeout & typeof setInterval;
+    }
+    try {
+      const before = sockets();
+      const { adapter, record } = await startAdapter({ enquireLinkMs: 50, reconnectMinMs: 5_000 });
+      await adapter.submit(part());
+      expect(sockets()).toBeGreaterThan(before);
+      await smsc.send({ cmd: 'drop' });
+      // Now a reconnect is scheduled, seconds away: close() must cancel it.
+      await record.until(() => record.errors.length > 0, 'the drop reported');
+      await adapter.close();
+      expect(sockets()).toBeLessThanOrEqual(before);
+      expect(timers.length).toBeGreaterThan(0);
+      const live = timers.filter((timer) => !(timer as unknown as { _destroyed: boolean })._destroyed);
+      expect(live).toEqual([]);
+    } finally {
+      Object.assign(globalThis, real);
+    }
   });
 });

@@ -31,11 +31,15 @@ export interface Receiver {
   requests: Received[];
   /** Most requests in progress at once. */
   maxConcurrent: number;
+  /** TCP connections open now (a sender's idle keep-alive sockets included). */
+  openConnections: number;
   close(): Promise<void>;
 }
 
 /** Starts an HTTP receiver on 127.0.0.1 that answers each request with `answer(n)`. */
-export async function startReceiver(answer: (n: number, request: Received) => Answer = () => ({ status: 200 })): Promise<Receiver> {
+export async function startReceiver(
+  answer: (n: number, request: Received) => Answer = () => ({ status: 200 }),
+): Promise<Receiver> {
   let current = 0;
   const timers = new Set<NodeJS.Timeout>();
   const receiver: Receiver = {
@@ -43,6 +47,7 @@ export async function startReceiver(answer: (n: number, request: Received) => An
     port: 0,
     requests: [],
     maxConcurrent: 0,
+    openConnections: 0,
     close: async () => {
       for (const timer of timers) clearTimeout(timer);
       server.closeAllConnections();
@@ -53,7 +58,8 @@ export async function startReceiver(answer: (n: number, request: Received) => An
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
-      const received: Received = { headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), url: req.url ?? '', at: Date.now() };
+      const body = Buffer.concat(chunks).toString('utf8');
+      const received: Received = { headers: req.headers, body, url: req.url ?? '', at: Date.now() };
       const n = receiver.requests.length;
       receiver.requests.push(received);
       current++;
@@ -72,6 +78,10 @@ export async function startReceiver(answer: (n: number, request: Received) => An
         timers.add(timer);
       }
     });
+  });
+  server.on('connection', (socket) => {
+    receiver.openConnections++;
+    socket.on('close', () => receiver.openConnections--);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   receiver.port = (server.address() as AddressInfo).port;

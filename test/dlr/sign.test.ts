@@ -11,6 +11,14 @@ const VECTOR = {
   signature: 'v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=',
 };
 
+function signedHeaders(secret: string, id: string, timestamp: number, body: string): Record<string, string> {
+  return {
+    'webhook-id': id,
+    'webhook-timestamp': String(timestamp),
+    'webhook-signature': signWebhook(secret, id, timestamp, body),
+  };
+}
+
 describe('signWebhook', () => {
   it('reproduces the published Standard Webhooks test vector', () => {
     expect(signWebhook(VECTOR.secret, VECTOR.id, VECTOR.timestamp, VECTOR.body)).toBe(VECTOR.signature);
@@ -28,7 +36,7 @@ describe('signWebhook', () => {
     const id = 'a0b1c2d3-uid';
     const timestamp = Math.floor(Date.now() / 1000);
     const body = JSON.stringify({ uid: id, data: { text: 'caf\u00e9 \u{1F600}' } });
-    const headers = { 'webhook-id': id, 'webhook-timestamp': String(timestamp), 'webhook-signature': signWebhook(secret, id, timestamp, body) };
+    const headers = signedHeaders(secret, id, timestamp, body);
     expect(new Webhook(secret).verify(body, headers)).toEqual(JSON.parse(body));
     expect(() => new Webhook(secret).verify(`${body} `, headers)).toThrow();
   });
@@ -38,7 +46,7 @@ describe('signWebhook', () => {
     const id = 'uid-raw';
     const timestamp = Math.floor(Date.now() / 1000);
     const body = '{"a":1}';
-    const headers = { 'webhook-id': id, 'webhook-timestamp': String(timestamp), 'webhook-signature': signWebhook(secret, id, timestamp, body) };
+    const headers = signedHeaders(secret, id, timestamp, body);
     expect(new Webhook(secret, { format: 'raw' }).verify(body, headers)).toEqual({ a: 1 });
   });
 

@@ -186,29 +186,24 @@ describe('countSms against the obvious rule', () => {
     fc.array(fc.constantFrom(...alphabet), { maxLength }).map((chars) => chars.join(''));
   const printableAscii = Array.from({ length: 95 }, (_, i) => String.fromCharCode(0x20 + i));
   const basicAscii = printableAscii.filter((ch) => GSM_BASIC_CHARS.includes(ch));
+  const agrees = (texts: fc.Arbitrary<string>) =>
+    fc.assert(
+      fc.property(texts, (t) => {
+        expect(countSms(t)).toEqual(referenceCount(t));
+      }),
+      { numRuns: 1000 },
+    );
 
   it('agrees on ASCII texts, extension and non-GSM characters at every alignment', () => {
     const mostlyBasic = [...basicAscii, ...basicAscii, ...basicAscii, '{', '~', '\\', '|', '\n', '\r'];
-    fc.assert(fc.property(textOf(mostlyBasic, 700), (t) => {
-      expect(countSms(t)).toEqual(referenceCount(t));
-    }), {
-      numRuns: 1000,
-    });
+    agrees(textOf(mostlyBasic, 700));
     const anyAscii = [...printableAscii, '\n', '\r', '\t', '\f', '\u007F', '\u0000', '\u001B'];
-    fc.assert(fc.property(textOf(anyAscii, 300), (t) => {
-      expect(countSms(t)).toEqual(referenceCount(t));
-    }), {
-      numRuns: 1000,
-    });
+    agrees(textOf(anyAscii, 300));
   });
 
   it('agrees on mixed texts of every kind', () => {
     const mixed = ['a', 'b', ' ', '.', EURO, '{', ']', '\u00E9', '\u0394', '\u00E7', ZHE, EMOJI, '\uD800', '\uDC00'];
-    fc.assert(fc.property(textOf(mixed, 700), (t) => {
-      expect(countSms(t)).toEqual(referenceCount(t));
-    }), {
-      numRuns: 1000,
-    });
+    agrees(textOf(mixed, 700));
   });
 
   it('finds a single non-GSM ASCII character anywhere in a long ASCII text', () => {

@@ -1,0 +1,125 @@
+/**
+ * Benchmark of the raw `smpp` package: how fast one transceiver bind submits `submit_sm`
+ * and takes back their receipts, against the test SMSC (a child process on 127.0.0.1).
+ * It is the ceiling the SMPP adapter works under, measured without the adapter.
+ *
+ * Run: `npx tsx bench/smpp-raw.ts`. A harness can import {@link benchSmppRaw} instead.
+ */
+import { pathToFileURL } from 'node:url';
+import { performance } from 'node:perf_hooks';
+import smpp from 'smpp';
+import { startSmsc } from '../test/fixtures/smsc.js';
+
+/** What one run measured. */
+export interface SmppRawBenchResult {
+  /** submit_sm sent (and answered). */
+  messages: number;
+  /** Outstanding submit_sm at most. */
+  window: number;
+  /** submit_sm_resp per second, from the first submit to the last response. */
+  submitsPerSec: number;
+  /** Receipts per second, from the first submit to the last receipt. */
+  receiptsPerSec: number;
+  /** Median ms from a submit_sm to its response. */
+  medianResponseMs: number;
+}
+
+/** Options of {@link benchSmppRaw}. */
+export interface SmppRawBenchOptions {
+  /** Messages to submit; default 5,000. */
+  messages?: number;
+  /** Outstanding submit_sm at most; default 50. */
+  window?: number;
+  /** Give up after this many ms (the run stays bounded); default 60,000. */
+  deadlineMs?: number;
+}
+
+/** Runs the benchmark: starts the SMSC, binds, submits, waits for every receipt, stops. */
+export async function benchSmppRaw(options: SmppRawBenchOptions = {}): Promise<SmppRawBenchResult> {
+  const messages = options.messages ?? 5_000;
+  const window = options.window ?? 50;
+  const deadlineMs = options.deadlineMs ?? 60_000;
+  const smsc = await startSmsc({ password: 'bench' });
+  const session = smpp.connect({ host: '127.0.0.1', port: smsc.port });
+  try {
+    await smsc.send({ cmd: 'set', receiptMode: 'auto' });
+    await new Promise<void>((resolve, reject) => {
+      session.once('error', reject);
+      session.once('connect', () =>
+        session.send(new smpp.PDU('bind_transceiver', { system_id: 'bench', password: 'bench' }), (response) =>
+          response.command_status === 0 ? resolve() : reject(new Error(`bind failed: ${response.command_status}`)),
+        ),
+      );
+    });
+
+    const latencies: number[] = [];
+    let sent = 0;
+    let answered = 0;
+    let receipts = 0;
+    let lastResponseAt = 0;
+    let lastReceiptAt = 0;
+    const start = performance.now();
+    await new Promise<void>((resolve, reject) => {
+      const deadline = setTimeout(
+        () => reject(new Error(`bench deadline: ${answered} answered, ${receipts} receipts of ${messages}`)),
+        deadlineMs,
+      );
+      const finishIfDone = () => {
+        if (answered === messages && receipts === messages) {
+          clearTimeout(deadline);
+          resolve();
+        }
+      };
+      session.on('deliver_sm', (pdu) => {
+        session.send(pdu.response());
+        receipts++;
+        lastReceiptAt = performance.now();
+        finishIfDone();
+      });
+      const fill = () => {
+        while (sent < messages && sent - answered < window) {
+          const sentAt = performance.now();
+          sent++;
+          const pdu = new smpp.PDU('submit_sm', {
+            source_addr_ton: 5,
+            source_addr: 'BENCH',
+            dest_addr_ton: 1,
+            dest_addr_npi: 1,
+            destination_addr: `2547${String(sent).padStart(8, '0')}`,
+            registered_delivery: 1,
+            data_coding: 0,
+            short_message: smpp.encodings.ASCII.encode('Your code is 4821. Asante!'),
+          });
+          session.send(pdu, (response) => {
+            if (response.command_status !== 0) {
+              reject(new Error(`submit refused: ${response.command_status}`));
+              return;
+            }
+            answered++;
+            lastResponseAt = performance.now();
+            latencies.push(lastResponseAt - sentAt);
+            fill();
+            finishIfDone();
+          });
+        }
+      };
+      fill();
+    });
+    latencies.sort((a, b) => a - b);
+    return {
+      messages,
+      window,
+      submitsPerSec: Math.round((messages / (lastResponseAt - start)) * 1000),
+      receiptsPerSec: Math.round((messages / (lastReceiptAt - start)) * 1000),
+      medianResponseMs: Number((latencies[Math.floor(latencies.length / 2)] ?? 0).toFixed(3)),
+    };
+  } finally {
+    session.destroy();
+    await smsc.stop();
+  }
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const result = await benchSmppRaw();
+  console.log(JSON.stringify(result, null, 2));
+}

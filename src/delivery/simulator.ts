@@ -1,0 +1,361 @@
+/**
+ * SimulatorDelivery: an in-process fake carrier for development, demos and tests. It
+ * accepts parts, answers with carrier ids, and reports a receipt per part after a delay,
+ * with a configurable mix of outcomes, a submit-rate cap, duplicate receipts and mixed
+ * id spellings, so a host can see every path of the lifecycle without a real carrier.
+ *
+ * Deterministic for a given `seed` and order of `submit` calls: every random choice is
+ * drawn from a seeded PRNG when `submit` is called. Carrier ids are the exception (see
+ * {@link SimulatorDelivery.submit}).
+ */
+import { outcome, type Outcome } from '../lifecycle/states.js';
+import { assertKnownKeys, assertNumber } from '../util/known-keys.js';
+import {
+  DeliveryError,
+  type CarrierReceipt,
+  type DeliveryAdapter,
+  type DeliveryHandlers,
+  type OutgoingPart,
+  type SubmitAck,
+} from './contract.js';
+
+/** What the simulated carrier may do with a part. */
+export type SimulatedOutcome =
+  | 'delivered'
+  | 'absent_subscriber'
+  | 'delivery_impossible'
+  | 'expired'
+  | 'sender_name_blacklisted'
+  | 'invalid_source_address'
+  | 'rejected'
+  | 'throttled';
+
+/** Every {@link SimulatedOutcome}, in a stable order (the order weights are drawn in). */
+export const SIMULATED_OUTCOMES: readonly SimulatedOutcome[] = [
+  'delivered',
+  'absent_subscriber',
+  'delivery_impossible',
+  'expired',
+  'sender_name_blacklisted',
+  'invalid_source_address',
+  'rejected',
+  'throttled',
+];
+
+/** A delay in milliseconds: fixed, or drawn uniformly from `[min, max]`. */
+export type SimulatedDelay = number | readonly [min: number, max: number];
+
+/** Options of {@link SimulatorDelivery}; every one is optional. */
+export interface SimulatorOptions {
+  /** Delay between a part's acceptance and its receipt, ms. Default `[20, 200]`. */
+  latencyMs?: SimulatedDelay;
+  /** Delay before `submit` settles (the carrier's response time), ms. Default `0`. */
+  submitLatencyMs?: SimulatedDelay;
+  /**
+   * Relative weights of the outcomes, drawn per part. Default `{ delivered: 1 }`.
+   * `sender_name_blacklisted` and `invalid_source_address` refuse the part at submit
+   * (a permanent {@link DeliveryError}, state `rejected`); `throttled` refuses it with a
+   * retryable one; the others accept it and report their outcome in the receipt.
+   */
+  outcomes?: Partial<Record<SimulatedOutcome, number>>;
+  /**
+   * Most submits per second. Submits over the cap wait their turn (a token bucket of one
+   * token, so `n` submits take at least `(n - 1) / tps` seconds); they never fail for it.
+   * Default: unlimited.
+   */
+  tps?: number;
+  /** Seed of the PRNG (mulberry32) behind every random choice. Default: random. */
+  seed?: number;
+  /** Probability (0 to 1) that a receipt is reported a second time. Default `0`. */
+  duplicateReceipts?: number;
+  /**
+   * Report receipt ids in decimal although acks give them in hex, as some SMPP carriers do.
+   * Default `false`.
+   */
+  decimalReceiptIds?: boolean;
+  /** `retryAfterMs` of the error a `throttled` submit rejects with. Default `1000`. */
+  retryAfterMs?: number;
+}
+
+const OPTION_KEYS: readonly (keyof SimulatorOptions)[] = [
+  'latencyMs',
+  'submitLatencyMs',
+  'outcomes',
+  'tps',
+  'seed',
+  'duplicateReceipts',
+  'decimalReceiptIds',
+  'retryAfterMs',
+];
+
+/** The outcomes a receipt reports; the other simulated outcomes never reach a receipt. */
+const RECEIPT_OUTCOMES: Partial<Record<SimulatedOutcome, Outcome>> = {
+  delivered: outcome('delivered', 'delivered_to_terminal'),
+  absent_subscriber: outcome('undelivered', 'absent_subscriber'),
+  delivery_impossible: outcome('undelivered', 'delivery_impossible'),
+  expired: outcome('expired', 'expired'),
+  rejected: outcome('rejected', 'rejected'),
+};
+
+/** Resolved options: every field present and checked. */
+interface SimulatorConfig {
+  latency: readonly [number, number];
+  submitLatency: readonly [number, number];
+  /** Cumulative weights, in {@link SIMULATED_OUTCOMES} order. */
+  cumulative: readonly number[];
+  totalWeight: number;
+  intervalMs: number;
+  seed: number;
+  duplicateReceipts: number;
+  decimalReceiptIds: boolean;
+  retryAfterMs: number;
+}
+
+/** A submit waiting for its turn or its response time; `close()` rejects it. */
+interface Waiter {
+  timer: NodeJS.Timeout | undefined;
+  reject: (error: Error) => void;
+}
+
+/**
+ * The simulated carrier. Implements {@link DeliveryAdapter}: call `start` once, then
+ * `submit` each part; receipts come through the handlers, one per accepted part (and
+ * sometimes two, with `duplicateReceipts`). Its timers never keep the process alive, and
+ * after `close()` it reports nothing more and refuses submits.
+ */
+export class SimulatorDelivery implements DeliveryAdapter {
+  /** The parts the carrier accepted, in order of acceptance (refused ones are not here). */
+  readonly submitted: OutgoingPart[] = [];
+
+  readonly #config: SimulatorConfig;
+  readonly #random: () => number;
+  readonly #receiptTimers = new Set<NodeJS.Timeout>();
+  readonly #waiters = new Set<Waiter>();
+  readonly #inFlight = new Set<Promise<void>>();
+  #handlers: DeliveryHandlers | null = null;
+  #closed = false;
+  #nextSlotAt = 0;
+  #nextId: number;
+
+  /** Checks `options` (throwing a TypeError with a hint on a bad one) and resolves them. */
+  constructor(options: SimulatorOptions = {}) {
+    this.#config = resolveOptions(options);
+    this.#random = mulberry32(this.#config.seed);
+    // Ids are 12 hex digits starting with A, from a random block of 2^20, so that they
+    // always hold a letter (a hex id is never also a decimal one, which keeps
+    // `decimalReceiptIds` matching unambiguous) and two simulators, even with one seed,
+    // practically never hand out the same id.
+    this.#nextId = 0xa00000000000 + Math.floor(Math.random() * 0x1000000) * 0x100000;
+  }
+
+  /** Reports receipts to `handlers` from now on. Call once, before `submit`. */
+  async start(handlers: DeliveryHandlers): Promise<void> {
+    if (this.#closed) throw new Error('SimulatorDelivery: start() after close()');
+    if (this.#handlers) throw new Error('SimulatorDelivery: start() called twice');
+    this.#handlers = handlers;
+  }
+
+  /**
+   * Submits one part. Waits for its turn under `tps` and for `submitLatencyMs`, then
+   * resolves with a fresh carrier id (upper-case hex, unique across simulators but not
+   * reproducible by `seed`) and schedules the part's receipt, or rejects with a
+   * {@link DeliveryError} for the refusing outcomes. Rejects (retryable) after `close()`.
+   */
+  async submit(part: OutgoingPart): Promise<SubmitAck> {
+    if (this.#closed) throw closedError();
+    if (!this.#handlers) throw new Error('SimulatorDelivery: submit() before start()');
+    // Every draw happens now, in call order, so a seed gives the same choices however the
+    // waits below interleave.
+    const kind = this.#drawOutcome();
+    const latencyMs = this.#drawDelay(this.#config.latency);
+    const duplicate = this.#random() < this.#config.duplicateReceipts;
+    const submitDelayMs = this.#drawDelay(this.#config.submitLatency);
+    const turn = this.#takeTurn();
+    const due = turn + submitDelayMs;
+    if (due > performance.now()) await this.#waitUntil(due);
+    if (this.#closed) throw closedError();
+
+    switch (kind) {
+      case 'throttled':
+        throw new DeliveryError('Simulated carrier: throttled, try again later', {
+          retryAfterMs: this.#config.retryAfterMs,
+        });
+      case 'sender_name_blacklisted':
+      case 'invalid_source_address':
+        throw new DeliveryError(`Simulated carrier: rejected (${kind})`, {
+          permanent: true,
+          outcome: outcome('rejected', kind),
+        });
+      default: {
+        const carrierId = (this.#nextId++).toString(16).toUpperCase();
+        this.submitted.push(part);
+        const receiptOutcome = RECEIPT_OUTCOMES[kind] ?? outcome('delivered', 'delivered_to_terminal');
+        const receiptId = this.#config.decimalReceiptIds ? BigInt(`0x${carrierId}`).toString(10) : carrierId;
+        this.#scheduleReceipt({ carrierId: receiptId, outcome: receiptOutcome }, latencyMs, duplicate);
+        return { carrierId };
+      }
+    }
+  }
+
+  /**
+   * Stops: clears every timer, rejects submits still waiting, drops receipts not yet
+   * reported, and waits for receipts being recorded right now. Idempotent.
+   */
+  async close(): Promise<void> {
+    this.#closed = true;
+    for (const timer of this.#receiptTimers) clearTimeout(timer);
+    this.#receiptTimers.clear();
+    for (const waiter of this.#waiters) {
+      clearTimeout(waiter.timer);
+      waiter.reject(closedError());
+    }
+    this.#waiters.clear();
+    await Promise.allSettled([...this.#inFlight]);
+  }
+
+  /** Receipts scheduled and not yet reported (for tests and diagnostics). */
+  get pendingReceipts(): number {
+    return this.#receiptTimers.size;
+  }
+
+  #drawOutcome(): SimulatedOutcome {
+    const target = this.#random() * this.#config.totalWeight;
+    const { cumulative } = this.#config;
+    for (let i = 0; i < cumulative.length; i++) {
+      if (target < cumulative[i]!) return SIMULATED_OUTCOMES[i]!;
+    }
+    // Only reachable through rounding at the top end: the last outcome with a weight.
+    for (let i = cumulative.length - 1; i > 0; i--) {
+      if (cumulative[i]! > cumulative[i - 1]!) return SIMULATED_OUTCOMES[i]!;
+    }
+    return SIMULATED_OUTCOMES[0]!;
+  }
+
+  #drawDelay([min, max]: readonly [number, number]): number {
+    // Drawn even when fixed, so the PRNG sequence does not depend on the options.
+    const r = this.#random();
+    return Math.round(min + r * (max - min));
+  }
+
+  /** Reserves the next submit turn under `tps` and returns when it starts (performance.now ms). */
+  #takeTurn(): number {
+    const now = performance.now();
+    if (this.#config.intervalMs === 0) return now;
+    const turn = Math.max(now, this.#nextSlotAt);
+    this.#nextSlotAt = turn + this.#config.intervalMs;
+    return turn;
+  }
+
+  #waitUntil(due: number): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      const waiter: Waiter = { timer: undefined, reject };
+      const check = () => {
+        const left = due - performance.now();
+        if (left <= 0) {
+          this.#waiters.delete(waiter);
+          resolve();
+          return;
+        }
+        // Timers may fire a little early against performance.now(); re-arm until due.
+        waiter.timer = setTimeout(check, Math.ceil(left));
+        waiter.timer.unref();
+      };
+      this.#waiters.add(waiter);
+      check();
+    });
+  }
+
+  #scheduleReceipt(receipt: CarrierReceipt, delayMs: number, duplicate: boolean): void {
+    const timer = setTimeout(() => {
+      this.#receiptTimers.delete(timer);
+      const first = this.#report(receipt);
+      // The duplicate follows once the first is recorded, as a carrier resending an
+      // unacknowledged receipt would.
+      if (duplicate) void first.then(() => this.#report(receipt));
+    }, delayMs);
+    timer.unref();
+    this.#receiptTimers.add(timer);
+  }
+
+  #report(receipt: CarrierReceipt): Promise<void> {
+    const handlers = this.#handlers;
+    if (this.#closed || !handlers) return Promise.resolve();
+    const reported = (async () => {
+      try {
+        await handlers.receipt({ ...receipt });
+      } catch (error) {
+        handlers.error(error);
+      }
+    })();
+    this.#inFlight.add(reported);
+    void reported.then(() => this.#inFlight.delete(reported));
+    return reported;
+  }
+}
+
+function closedError(): DeliveryError {
+  return new DeliveryError('Simulated carrier: closed');
+}
+
+function resolveOptions(options: SimulatorOptions): SimulatorConfig {
+  const where = 'SimulatorDelivery';
+  assertKnownKeys(where, options, OPTION_KEYS);
+  const outcomes = options.outcomes ?? { delivered: 1 };
+  assertKnownKeys(`${where} outcomes`, outcomes, SIMULATED_OUTCOMES);
+  let totalWeight = 0;
+  const cumulative = SIMULATED_OUTCOMES.map((name) => {
+    const weight = outcomes[name] ?? 0;
+    assertNumber(`${where}: outcomes.${name}`, weight, 0, false);
+    totalWeight += weight;
+    return totalWeight;
+  });
+  if (totalWeight === 0) throw new TypeError(`${where}: outcomes must give at least one outcome a weight above 0`);
+
+  const tps = options.tps ?? Infinity;
+  if (tps !== Infinity) assertNumber(`${where}: tps`, tps, Number.MIN_VALUE, false);
+  const seed = options.seed ?? Math.floor(Math.random() * 0x100000000);
+  assertNumber(`${where}: seed`, seed, -Infinity, true);
+  const duplicateReceipts = options.duplicateReceipts ?? 0;
+  assertNumber(`${where}: duplicateReceipts`, duplicateReceipts, 0, false);
+  if (duplicateReceipts > 1) throw new TypeError(`${where}: duplicateReceipts is a probability, 0 to 1; got ${duplicateReceipts}`);
+  const decimalReceiptIds = options.decimalReceiptIds ?? false;
+  if (typeof decimalReceiptIds !== 'boolean') throw new TypeError(`${where}: decimalReceiptIds must be a boolean`);
+  const retryAfterMs = options.retryAfterMs ?? 1000;
+  assertNumber(`${where}: retryAfterMs`, retryAfterMs, 0, false);
+
+  return {
+    latency: resolveDelay(`${where}: latencyMs`, options.latencyMs ?? [20, 200]),
+    submitLatency: resolveDelay(`${where}: submitLatencyMs`, options.submitLatencyMs ?? 0),
+    cumulative,
+    totalWeight,
+    intervalMs: tps === Infinity ? 0 : 1000 / tps,
+    seed,
+    duplicateReceipts,
+    decimalReceiptIds,
+    retryAfterMs,
+  };
+}
+
+function resolveDelay(where: string, delay: SimulatedDelay): readonly [number, number] {
+  if (typeof delay === 'number') {
+    assertNumber(where, delay, 0, false);
+    return [delay, delay];
+  }
+  if (!Array.isArray(delay) || delay.length !== 2) throw new TypeError(`${where} must be a number or [min, max]`);
+  const [min, max] = delay as readonly [number, number];
+  assertNumber(`${where}[0]`, min, 0, false);
+  assertNumber(`${where}[1]`, max, min, false);
+  return [min, max];
+}
+
+/** mulberry32: a small, fast PRNG with a 32-bit state; good enough to pick outcomes. */
+function mulberry32(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}

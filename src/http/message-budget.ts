@@ -1,0 +1,40 @@
+/**
+ * The per-key message budget: every message of a send request counts, checked after
+ * validation (when the count is known) and before anything is stored.
+ */
+import type { Response } from 'express';
+import { SmsError } from '../errors.js';
+import { principalOf } from './authenticate.js';
+import type { BudgetStore } from './rate-limit/budget-store.js';
+import { secondsUntil, setPolicyHeaders, windowText } from './rate-limit/headers.js';
+import type { MessageBudgetConfig } from './rate-limit/options.js';
+import { limitFor } from './rate-limit/request-limit.js';
+
+/**
+ * Takes `count` messages from the authenticated caller's budget, or throws: the request is
+ * then refused whole and nothing of it may be stored. Adds the `"messages"` policy to the
+ * `RateLimit` headers either way.
+ */
+export type ChargeMessages = (res: Response, count: number) => Promise<void>;
+
+/** Returns the budget check of {@link MessageBudgetConfig} over `store`. */
+export function messageBudget(config: MessageBudgetConfig, store: BudgetStore): ChargeMessages {
+  const window = windowText(config.windowMs);
+  return async (res, count) => {
+    const principal = principalOf(res);
+    const limit = limitFor('rateLimit.messages.limit', config.limit, principal);
+    if (count > limit) {
+      // Larger than the whole budget: no wait makes it fit, and a 429 with Retry-After
+      // would send a well-behaved client into retrying forever. It must split the request.
+      throw new SmsError('VALIDATION_FAILED', `messages: ${count} messages are more than this key may send per ${window} (${limit}); split the request`);
+    }
+    const result = await store.take(principal.id, count, limit, config.windowMs);
+    const resetSeconds = secondsUntil(result.resetTime);
+    const remaining = limit - result.used;
+    setPolicyHeaders(res, { name: 'messages', key: principal.id, limit, windowMs: config.windowMs, remaining, resetSeconds }, !result.taken);
+    if (!result.taken) {
+      // It fits once the window turns over: 429 with Retry-After says exactly "wait".
+      throw new SmsError('RATE_LIMITED', `Message budget exceeded: ${count} messages asked, ${remaining} of ${limit} left per ${window}; retry in ${resetSeconds} s`);
+    }
+  };
+}

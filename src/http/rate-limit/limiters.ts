@@ -1,0 +1,71 @@
+/**
+ * `createRateLimiters`: builds the three limits from the resolved `rateLimit` config, each
+ * over its own store, and hands the router what it places in the request path.
+ */
+import { MemoryStore, type Logger, type Store } from 'express-rate-limit';
+import type { ErrorRequestHandler, RequestHandler } from 'express';
+import type { Emit } from '../../events.js';
+import { messageBudget, type ChargeMessages } from '../message-budget.js';
+import { failedAuthGuard } from './failed-auth.js';
+import type { RateLimitConfig, RateLimitStoreName } from './options.js';
+import { requestLimiter } from './request-limit.js';
+
+/** What the router places in the request path. */
+export interface RateLimiters {
+  /**
+   * Wraps the authentication stage: the failed-auth check before it, then the count of its
+   * 401s and the per-key request limit after it. Spread the result into a route.
+   */
+  around(authenticate: RequestHandler): Array<RequestHandler | ErrorRequestHandler>;
+  /** The message budget; the send handler calls it once the message count is known. */
+  chargeMessages: ChargeMessages;
+  /** Stops the timers of the memory stores made here; a host's stores are left alone. */
+  close(): Promise<void>;
+}
+
+/**
+ * Creates the limiters of `config` (`false`: none). Store errors and express-rate-limit's
+ * misconfiguration reports go to the `error` event.
+ *
+ * @throws TypeError when `config.store` returns something that is not a new Store.
+ */
+export function createRateLimiters(config: RateLimitConfig | false, emit: Emit): RateLimiters {
+  if (config === false) {
+    return { around: (authenticate) => [authenticate], chargeMessages: async () => undefined, close: async () => undefined };
+  }
+  const report = (error: unknown): void => emit('error', { error, source: 'request' });
+  const logger: Logger = {
+    error: (error, message) => report(message === undefined ? error : new Error(message, { cause: error })),
+    warn: (error, message) => report(message === undefined ? error : new Error(message, { cause: error })),
+  };
+  const own: Store[] = [];
+  const made = new Set<Store>();
+  const storeFor = (name: RateLimitStoreName): Store => {
+    const store = config.store?.(name) ?? new MemoryStore();
+    if (config.store === null) own.push(store);
+    if (typeof store !== 'object' || store === null || typeof store.increment !== 'function') {
+      throw new TypeError(`rateLimit.store("${name}") must return an express-rate-limit Store`);
+    }
+    if (made.has(store)) throw new TypeError(`rateLimit.store("${name}") must return a new Store for each limiter (with its own prefix)`);
+    made.add(store);
+    return store;
+  };
+
+  const guard = config.failedAuth === false ? null : failedAuthGuard(config.failedAuth, storeFor('failed-auth'), report);
+  const perKey = config.requests === false ? null : requestLimiter(config.requests, storeFor('requests'), logger);
+  const chargeMessages: ChargeMessages =
+    config.messages === false ? async () => undefined : messageBudget(config.messages, config.budgetStore);
+
+  return {
+    around: (authenticate) => [
+      ...(guard === null ? [] : [guard.check]),
+      authenticate,
+      ...(guard === null ? [] : [guard.count]),
+      ...(perKey === null ? [] : [perKey]),
+    ],
+    chargeMessages,
+    close: async () => {
+      for (const store of own) await store.shutdown?.();
+    },
+  };
+}

@@ -1,0 +1,178 @@
+/**
+ * The rate-limit options (`rateLimit` of `createSmsRouter`), and `resolveRateLimitOptions`,
+ * which checks them once at construction and fills every default.
+ */
+import type { Store } from 'express-rate-limit';
+import type { Principal } from '../../auth/principal.js';
+import { assertKnownKeys, assertNumber } from '../../util/known-keys.js';
+import { MemoryBudgetStore, type BudgetStore } from './budget-store.js';
+
+/**
+ * A per-key limit: a number for every key, or a function of the caller's principal
+ * (called on every request, so keep it cheap). It must give an integer >= 0; 0 refuses all.
+ */
+export type PerKeyLimit = number | ((principal: Principal) => number);
+
+/** The per-key request limit, checked right after authentication on every endpoint. */
+export interface RequestLimitOptions {
+  /**
+   * Requests per window per key. A principal's own `rateLimit` takes precedence.
+   * Default 600 (10 a second on average).
+   */
+  limit?: PerKeyLimit;
+  /** The window, ms. Default 60,000 (1 minute). */
+  windowMs?: number;
+}
+
+/** The per-key message budget: every message of a send request counts, a batch of N counts N. */
+export interface MessageBudgetOptions {
+  /**
+   * Messages per window per key. A request that would go over it is refused whole: 429 when
+   * the window will make room for it, 422 when it is larger than the whole budget.
+   * Default 10,000 (ten full 1,000-message batches a minute).
+   */
+  limit?: PerKeyLimit;
+  /** The window, ms. Default 60,000 (1 minute). */
+  windowMs?: number;
+}
+
+/** The per-address limit on failed authentication (requests answered 401). */
+export interface FailedAuthOptions {
+  /**
+   * Failed attempts per window per client address; once reached, the address is answered
+   * 429 before its key is even looked at, valid key or not. Default 20.
+   */
+  limit?: number;
+  /** The window, ms. Default 900,000 (15 minutes). */
+  windowMs?: number;
+  /**
+   * IPv6 addresses are grouped by this prefix length (one customer site usually holds a
+   * whole /56), as express-rate-limit's `ipKeyGenerator` does; `false` counts each address.
+   * An integer from 32 to 64. Default 56. The address is `req.ip`: set Express's
+   * `trust proxy` when the router sits behind a proxy.
+   */
+  ipv6Subnet?: number | false;
+}
+
+/** The counters kept in an express-rate-limit `Store`, one store each. */
+export type RateLimitStoreName = 'requests' | 'failed-auth';
+
+/** The `rateLimit` option of `createSmsRouter`; `false` turns every limit off. */
+export interface RateLimitOptions {
+  /** Requests per key, or `false` for none. Default: 600 per minute. */
+  requests?: RequestLimitOptions | false;
+  /** Messages per key, or `false` for none. Default: 10,000 per minute. */
+  messages?: MessageBudgetOptions | false;
+  /** Failed authentication per client address, or `false` for none. Default: 20 per 15 minutes. */
+  failedAuth?: FailedAuthOptions | false;
+  /**
+   * Makes the express-rate-limit `Store` of one limiter; called once per limiter at
+   * construction, and must return a NEW store each time (for Redis: its own `prefix`).
+   * The failed-auth store must implement `get` (MemoryStore and rate-limit-redis do).
+   * Default: express-rate-limit's `MemoryStore` (counts per process). For many instances:
+   * `(name) => new RedisStore({ sendCommand, prefix: \`sms-outbox:${name}:\` })`.
+   */
+  store?: (limiter: RateLimitStoreName) => Store;
+  /**
+   * Where message budgets are counted. Default: a new {@link MemoryBudgetStore} (per
+   * process). For many instances: `new RedisBudgetStore({ sendCommand })`.
+   */
+  budgetStore?: BudgetStore;
+}
+
+/** {@link RequestLimitOptions} with every default filled in. */
+export interface RequestLimitConfig {
+  limit: PerKeyLimit;
+  windowMs: number;
+}
+
+/** {@link MessageBudgetOptions} with every default filled in. */
+export interface MessageBudgetConfig {
+  limit: PerKeyLimit;
+  windowMs: number;
+}
+
+/** {@link FailedAuthOptions} with every default filled in. */
+export interface FailedAuthConfig {
+  limit: number;
+  windowMs: number;
+  ipv6Subnet: number | false;
+}
+
+/** {@link RateLimitOptions} with every default filled in. */
+export interface RateLimitConfig {
+  requests: RequestLimitConfig | false;
+  messages: MessageBudgetConfig | false;
+  failedAuth: FailedAuthConfig | false;
+  store: ((limiter: RateLimitStoreName) => Store) | null;
+  budgetStore: BudgetStore;
+}
+
+/** Longest window: Node timers (and express-rate-limit's MemoryStore) take at most 2^31-1 ms. */
+const MAX_WINDOW_MS = 2 ** 31 - 1;
+
+const REQUEST_DEFAULTS: RequestLimitConfig = { limit: 600, windowMs: 60_000 };
+const MESSAGE_DEFAULTS: MessageBudgetConfig = { limit: 10_000, windowMs: 60_000 };
+const FAILED_AUTH_DEFAULTS: FailedAuthConfig = { limit: 20, windowMs: 15 * 60_000, ipv6Subnet: 56 };
+const OPTION_KEYS = ['requests', 'messages', 'failedAuth', 'store', 'budgetStore'] as const;
+
+function assertWindow(where: string, value: unknown): void {
+  assertNumber(where, value, 1);
+  if (value > MAX_WINDOW_MS) throw new TypeError(`${where} must be at most ${MAX_WINDOW_MS} ms, got ${value}`);
+}
+
+function assertPerKeyLimit(where: string, value: unknown): void {
+  if (typeof value !== 'function') assertNumber(where, value, 0);
+}
+
+function sectionOf<T extends object>(where: string, given: T | false | undefined, defaults: Required<T>): Required<T> | false {
+  if (given === false) return false;
+  if (given === undefined) return { ...defaults };
+  if (typeof given !== 'object' || given === null) throw new TypeError(`${where} must be an object or false`);
+  assertKnownKeys(where, given, Object.keys(defaults));
+  // An explicit `undefined` means "the default", as everywhere else in the options.
+  const defined = Object.fromEntries(Object.entries(given).filter(([, value]) => value !== undefined));
+  return { ...defaults, ...defined } as Required<T>;
+}
+
+/**
+ * Checks the `rateLimit` option and fills every default; `false` turns rate limiting off.
+ *
+ * @throws TypeError naming the bad option (with a "did you mean" hint for a typo).
+ */
+export function resolveRateLimitOptions(options: RateLimitOptions | false | undefined): RateLimitConfig | false {
+  if (options === false) return false;
+  const given = options ?? {};
+  if (typeof given !== 'object' || given === null) throw new TypeError('rateLimit must be an object or false');
+  assertKnownKeys('rateLimit', given, OPTION_KEYS);
+
+  const requests = sectionOf('rateLimit.requests', given.requests, REQUEST_DEFAULTS);
+  if (requests !== false) {
+    assertPerKeyLimit('rateLimit.requests.limit', requests.limit);
+    assertWindow('rateLimit.requests.windowMs', requests.windowMs);
+  }
+  const messages = sectionOf('rateLimit.messages', given.messages, MESSAGE_DEFAULTS);
+  if (messages !== false) {
+    assertPerKeyLimit('rateLimit.messages.limit', messages.limit);
+    assertWindow('rateLimit.messages.windowMs', messages.windowMs);
+  }
+  const failedAuth = sectionOf('rateLimit.failedAuth', given.failedAuth, FAILED_AUTH_DEFAULTS);
+  if (failedAuth !== false) {
+    assertNumber('rateLimit.failedAuth.limit', failedAuth.limit, 1);
+    assertWindow('rateLimit.failedAuth.windowMs', failedAuth.windowMs);
+    if (failedAuth.ipv6Subnet !== false) {
+      assertNumber('rateLimit.failedAuth.ipv6Subnet', failedAuth.ipv6Subnet, 32);
+      if (failedAuth.ipv6Subnet > 64) {
+        throw new TypeError(`rateLimit.failedAuth.ipv6Subnet must be at most 64 (or false), got ${failedAuth.ipv6Subnet}`);
+      }
+    }
+  }
+  if (given.store !== undefined && typeof given.store !== 'function') {
+    throw new TypeError('rateLimit.store must be a function (limiter name) => a new express-rate-limit Store');
+  }
+  const budgetStore = given.budgetStore ?? new MemoryBudgetStore();
+  if (typeof budgetStore !== 'object' || budgetStore === null || typeof budgetStore.take !== 'function') {
+    throw new TypeError('rateLimit.budgetStore must be a BudgetStore (an object with a `take` method)');
+  }
+  return { requests, messages, failedAuth, store: given.store ?? null, budgetStore };
+}

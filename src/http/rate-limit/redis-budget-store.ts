@@ -1,0 +1,100 @@
+/**
+ * `RedisBudgetStore`: message budgets in Redis (or Valkey), shared by every instance. It
+ * takes the same `sendCommand` function as rate-limit-redis, so the host's one client
+ * serves both and this package depends on no Redis library.
+ */
+import type { BudgetStore, BudgetTake } from './budget-store.js';
+
+/** Sends one raw command, e.g. `(...args) => client.sendCommand(args)` with node-redis. */
+export type SendRedisCommand = (...args: string[]) => Promise<unknown>;
+
+/** Options of {@link RedisBudgetStore}. */
+export interface RedisBudgetStoreOptions {
+  /**
+   * Sends a raw command and resolves with its reply: node-redis
+   * `(...args) => client.sendCommand(args)`, ioredis `(command, ...args) => client.call(command, ...args)`.
+   */
+  sendCommand: SendRedisCommand;
+  /** Prepended to every key; give each deployment its own. Default `sms-outbox:messages:`. */
+  prefix?: string;
+}
+
+// Check and add in one script, so that no two instances both fit into the same room. A
+// key that is missing, or somehow has no expiry, starts a fresh window (SET ... PX is
+// INCRBY and PEXPIRE in one command). Replies {taken (0/1), used, ms until the window ends}.
+const TAKE_SCRIPT = `
+local count = tonumber(ARGV[1])
+local limit = tonumber(ARGV[2])
+local window = tonumber(ARGV[3])
+local ttl = redis.call('PTTL', KEYS[1])
+local running = ttl > 0
+local used = 0
+if running then used = tonumber(redis.call('GET', KEYS[1]) or '0') else ttl = window end
+if used + count > limit then return {0, used, ttl} end
+if running then return {1, redis.call('INCRBY', KEYS[1], count), ttl} end
+redis.call('SET', KEYS[1], count, 'PX', window)
+return {1, count, ttl}
+`.trim();
+
+const isNoScript = (error: unknown): boolean => error instanceof Error && /^NOSCRIPT\b/.test(error.message);
+
+function toInteger(reply: unknown): number {
+  const value = typeof reply === 'number' ? reply : Number.parseInt(String(reply), 10);
+  if (!Number.isFinite(value)) throw new TypeError(`RedisBudgetStore: unexpected reply ${String(reply)}`);
+  return value;
+}
+
+/**
+ * A {@link BudgetStore} in Redis: one key per API key, `INCRBY` and `PEXPIRE` run in one
+ * Lua script (loaded once, run with `EVALSHA`, reloaded if the server forgot it).
+ * Needs Redis 2.6 or later; a cluster works when the client routes by the key.
+ */
+export class RedisBudgetStore implements BudgetStore {
+  readonly #send: SendRedisCommand;
+  readonly #prefix: string;
+  #sha: Promise<string> | null = null;
+
+  constructor(options: RedisBudgetStoreOptions) {
+    if (typeof options !== 'object' || options === null || typeof options.sendCommand !== 'function') {
+      throw new TypeError('RedisBudgetStore: `sendCommand` is required, e.g. (...args) => client.sendCommand(args)');
+    }
+    if (options.prefix !== undefined && typeof options.prefix !== 'string') {
+      throw new TypeError('RedisBudgetStore: `prefix` must be a string');
+    }
+    this.#send = options.sendCommand;
+    this.#prefix = options.prefix ?? 'sms-outbox:messages:';
+  }
+
+  async take(key: string, count: number, limit: number, windowMs: number): Promise<BudgetTake> {
+    const args = ['1', this.#prefix + key, String(count), String(limit), String(windowMs)];
+    let reply: unknown;
+    try {
+      reply = await this.#send('EVALSHA', await this.#scriptSha(), ...args);
+    } catch (error) {
+      // The server lost its script cache (restart, SCRIPT FLUSH, failover): load it again.
+      if (!isNoScript(error)) throw error;
+      this.#sha = null;
+      reply = await this.#send('EVALSHA', await this.#scriptSha(), ...args);
+    }
+    if (!Array.isArray(reply) || reply.length !== 3) throw new TypeError('RedisBudgetStore: unexpected script reply');
+    const [taken, used, ttl] = reply.map(toInteger) as [number, number, number];
+    return { taken: taken === 1, used, resetTime: new Date(Date.now() + ttl) };
+  }
+
+  async reset(key: string): Promise<void> {
+    await this.#send('DEL', this.#prefix + key);
+  }
+
+  #scriptSha(): Promise<string> {
+    this.#sha ??= this.#send('SCRIPT', 'LOAD', TAKE_SCRIPT).then((sha) => {
+      if (typeof sha !== 'string') throw new TypeError('RedisBudgetStore: unexpected SCRIPT LOAD reply');
+      return sha;
+    });
+    const loading = this.#sha;
+    // A failed load is not remembered, so the next request tries again.
+    loading.catch(() => {
+      if (this.#sha === loading) this.#sha = null;
+    });
+    return loading;
+  }
+}

@@ -1,0 +1,104 @@
+/**
+ * The `logger` option: turns the router's events into log lines on a pino-style logger
+ * (`logger.info(obj, msg)`), so a host gets useful logs without writing listeners.
+ */
+import type { SmsEventEmitter, SmsEventName, SmsEvents } from './events.js';
+import { isTerminal } from './lifecycle/states.js';
+
+/** One log method: a structured object first, then the message (pino's calling convention). */
+export type LogMethod = (obj: Record<string, unknown>, msg: string) => void;
+
+/**
+ * A logger the router can write to: pino, or anything with the same methods (bunyan and
+ * `console` work too). Without `debug`, debug-level lines are dropped.
+ */
+export interface SmsLogger {
+  /** Accepted requests' outcomes, terminal states, inbound messages, rejected requests. */
+  info: LogMethod;
+  /** Delivery reports that failed, carrier errors that will be retried. */
+  warn: LogMethod;
+  /** The `error` event: failures no client was told about. */
+  error: LogMethod;
+  /** Each message accepted, submitted and its non-terminal changes; reports sent. */
+  debug?: LogMethod;
+}
+
+/** The URL without query or fragment: a receiver's query string may carry its own token. */
+function safeUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    return `${parsed.origin}${parsed.pathname}`;
+  } catch {
+    return '(invalid url)';
+  }
+}
+
+/**
+ * Subscribes `logger` to `events`. Each line carries `event` and the ids needed to follow
+ * a message (`ref`, `principalId`, `externalId`), never its text, recipient number or
+ * signing secret. Returns a function that unsubscribes.
+ */
+export function attachLogger(events: SmsEventEmitter, logger: SmsLogger): () => void {
+  // Bound once here: pino's methods read `this`.
+  const info = logger.info.bind(logger);
+  const warn = logger.warn.bind(logger);
+  const error = logger.error.bind(logger);
+  const debug = logger.debug?.bind(logger);
+  const detach: (() => void)[] = [];
+  const on = <K extends SmsEventName>(name: K, listener: SmsEvents[K]): void => {
+    events.on(name, listener as never);
+    detach.push(() => events.off(name, listener as never));
+  };
+
+  if (debug) {
+    on('message.accepted', ({ message: m }) =>
+      debug(
+        { event: 'message.accepted', ref: m.ref, principalId: m.principalId, externalId: m.externalId, endpoint: m.endpoint, smsCount: m.smsCount },
+        'sms accepted',
+      ),
+    );
+    on('message.submitted', ({ message: m }) =>
+      debug({ event: 'message.submitted', ref: m.ref, principalId: m.principalId, parts: m.smsCount }, 'sms submitted to the carrier'),
+    );
+    on('dlr.sent', (e) =>
+      debug(
+        { event: 'dlr.sent', uid: e.uid, ref: e.message.ref, url: safeUrl(e.url), attempt: e.attempt, statusCode: e.statusCode, durationMs: e.durationMs },
+        'delivery report sent',
+      ),
+    );
+  }
+  on('message.status', ({ message: m, previousState }) => {
+    const line = { event: 'message.status', ref: m.ref, principalId: m.principalId, externalId: m.externalId, state: m.state, previousState, reason: m.statusReason };
+    if (isTerminal(m.state)) info(line, `sms ${m.state}`);
+    else debug?.(line, `sms ${m.state}`);
+  });
+  on('message.retrying', (e) =>
+    warn({ event: 'message.retrying', ref: e.ref, attempt: e.attempt, nextAttemptAt: e.nextAttemptAt, err: e.error }, 'carrier error, submission will be retried'),
+  );
+  on('message.inbound', (m) => info({ event: 'message.inbound', to: m.to, receivedAt: m.receivedAt }, 'inbound sms'));
+  on('dlr.retrying', (e) =>
+    warn(
+      { event: 'dlr.retrying', uid: e.uid, ref: e.message.ref, url: safeUrl(e.url), attempt: e.attempt, statusCode: e.statusCode, reason: e.error, nextAttemptAt: e.nextAttemptAt },
+      'delivery report failed, will retry',
+    ),
+  );
+  on('dlr.failed', (e) =>
+    warn(
+      { event: 'dlr.failed', uid: e.uid, ref: e.message.ref, url: safeUrl(e.url), attempt: e.attempt, statusCode: e.statusCode, reason: e.error },
+      'delivery report given up',
+    ),
+  );
+  on('request.rejected', (e) =>
+    info(
+      { event: 'request.rejected', status: e.status, details: e.details, endpoint: e.endpoint, principalId: e.principalId, ip: e.ip },
+      `request rejected: ${e.status}`,
+    ),
+  );
+  // `err` is the key pino's standard serializer prints with its stack.
+  on('error', (e) => error({ event: 'error', source: e.source, ref: e.ref, err: e.error }, `sms-outbox ${e.source} error`));
+
+  return () => {
+    for (const off of detach.splice(0)) off();
+  };
+}
+

@@ -1,0 +1,30 @@
+/**
+ * `GET <basePath>/openapi.json`: the router's own OpenAPI document, with the paths as
+ * clients see them wherever the host mounted the router.
+ */
+import type { RequestHandler } from 'express';
+import type { LimitOptions } from '../options.js';
+import { sendJsonText } from '../http/respond.js';
+import { buildOpenApiDocument } from './document.js';
+
+/** Mount points remembered; a mount path with parameters could otherwise grow the cache without end. */
+const MAX_CACHED = 16;
+
+/**
+ * Returns the handler that serves the document. It needs no API key: the document holds
+ * nothing secret. Each serialised document is built once per mount point.
+ */
+export function serveOpenApi(limits: Required<LimitOptions>): RequestHandler {
+  const cache = new Map<string, string>();
+  return (req, res) => {
+    // Inside the router, `baseUrl` is the mount point and the basePath together.
+    const basePath = req.baseUrl;
+    let body = cache.get(basePath);
+    if (body === undefined) {
+      body = JSON.stringify(buildOpenApiDocument({ basePath, limits }));
+      if (cache.size < MAX_CACHED) cache.set(basePath, body);
+    }
+    res.setHeader('Cache-Control', 'no-cache');
+    sendJsonText(res, 200, body);
+  };
+}
