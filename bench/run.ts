@@ -324,7 +324,7 @@ const HTTP_CASES: HttpCase[] = [
   { name: 'postgres-100', title: 'quick send, 100 messages/request, PostgreSQL', script: 'postgres', perRequest: 100, connections: 8, baseline: 'baseline-100' },
 ];
 
-const OTHER_CASES = ['e2e-simulator', 'smpp-raw', 'e2e-smpp', 'count-sms', 'rss-sqlite'] as const;
+const OTHER_CASES = ['e2e-simulator', 'smpp-raw', 'smpp-raw-pinned', 'e2e-smpp', 'count-sms', 'rss-sqlite'] as const;
 
 function selected(name: string): boolean {
   if (options.filter === null) return true;
@@ -339,7 +339,10 @@ for (const c of [...httpSelected]) {
 }
 httpSelected.sort((a, b) => HTTP_CASES.indexOf(a) - HTTP_CASES.indexOf(b));
 const otherSelected = new Set<string>(OTHER_CASES.filter((c) => selected(c)));
-if (otherSelected.has('e2e-smpp')) otherSelected.add('smpp-raw');
+if (otherSelected.has('e2e-smpp')) {
+  otherSelected.add('smpp-raw');
+  otherSelected.add('smpp-raw-pinned');
+}
 
 function log(line: string): void {
   const t = ((Date.now() - startedAt) / 1000).toFixed(0).padStart(4);
@@ -380,11 +383,14 @@ async function httpCases(): Promise<CaseResult[]> {
         const cpu1 = cpuSeconds(server.pid);
         const memory = rss(server.pid);
         const cpu = cpu0 === null || cpu1 === null ? null : cpu1 - cpu0;
-        runs.get(c.name)!.push({ load: result, cpu, peakMb: memory?.peakMb ?? null });
-        if (result.non2xx > 0 || result.errors > 0) notes.get(c.name)!.add(`run ${run}: ${result.non2xx} non-2xx, ${result.errors} errors`);
-        if (result.ok === 0) {
-          skipped.set(c.name, `no 2xx answer (${result.non2xx} non-2xx, ${result.errors} errors)${server.stderr() ? `: ${server.stderr().split('\n').slice(-2).join(' / ')}` : ''}`);
+        if (result.non2xx > 0 || result.errors > 0) {
+          notes.get(c.name)!.add(`run ${run}: ${result.non2xx} non-2xx, ${result.errors} errors (figures count 2xx only)`);
         }
+        if (result.ok === 0) {
+          const why = `no request answered 2xx within the ${options.durationSec} s measured (${result.non2xx} non-2xx, ${result.errors} errors)`;
+          throw new SkipError(`${why}${server.stderr() ? `; server: ${server.stderr().split('\n').slice(-2).join(' / ')}` : ''}`);
+        }
+        runs.get(c.name)!.push({ load: result, cpu, peakMb: memory?.peakMb ?? null });
         log(
           `${c.name} run ${run}: ${Math.round(result.requestsPerSec)} req/s, ${Math.round(result.requestsPerSec * c.perRequest)} msg/s, ` +
             `p50 ${result.p50Ms} ms, p99 ${result.p99Ms} ms, cpu ${cpu?.toFixed(2) ?? '?'} s, peak ${memory?.peakMb.toFixed(0) ?? '?'} MiB`,
@@ -555,11 +561,15 @@ async function endToEnd(name: string, title: string, env: Record<string, string>
         const memory = rss(server.pid);
         const perSec = receiver.count / seconds;
         result.push({ perSec, cpu: cpu0 === null || cpu1 === null ? null : cpu1 - cpu0, peakMb: memory?.peakMb ?? null, seconds });
-        if (!complete) notes.push(`run ${run}: only ${receiver.count}/${E2E_MESSAGES} reports within ${E2E_DEADLINE_MS / 1000} s (rate counts those)`);
+        if (!complete) {
+          notes.push(`run ${run}: only ${receiver.count}/${E2E_MESSAGES} reports within ${E2E_DEADLINE_MS / 1000} s (rate counts those); no further runs`);
+        }
         log(
           `${name} run ${run}: ${Math.round(perSec)} msg/s end to end (${receiver.count}/${E2E_MESSAGES} reports in ${seconds.toFixed(2)} s; ` +
             `accepted in ${((acceptedAt - t0) / 1000).toFixed(2)} s), cpu ${result.at(-1)!.cpu?.toFixed(2) ?? '?'} s`,
         );
+        // An incomplete run spent the whole deadline; more would only spend the budget again.
+        if (!complete) break;
       } finally {
         await server.stop();
       }
@@ -583,14 +593,33 @@ async function endToEnd(name: string, title: string, env: Record<string, string>
   };
 }
 
-/** The SMPP section: the test SMSC (auto receipts), the raw library rate, then the adapter end to end. */
+/** The SMPP section: the raw library rate (both ways), then the adapter end to end against the test SMSC. */
 async function smppCases(): Promise<CaseResult[]> {
   const out: CaseResult[] = [];
-  const rawTitle = 'raw `smpp` library: one transceiver bind, window 50, submit_sm to the test SMSC until every receipt is back';
+  const rawTitle = 'raw `smpp` library, bench/smpp-raw.ts benchSmppRaw(): one transceiver bind, window 50, in the harness process on core 1 with its own test SMSC';
+  const pinnedTitle = 'raw `smpp` library, bench/servers/smpp-raw.ts: one transceiver bind, window 50, a child pinned to core 0 like the router, against the same test SMSC as e2e-smpp';
   const e2eTitle = 'end to end with the SMPP adapter (memory storage) against the test SMSC: HTTP accept to delivery report received';
+  if (otherSelected.has('smpp-raw')) {
+    if (!existsSync(join(root, 'bench', 'smpp-raw.ts'))) out.push({ name: 'smpp-raw', title: rawTitle, skipped: 'bench/smpp-raw.ts not there yet', notes: [] });
+    else {
+      try {
+        const { benchSmppRaw } = (await import('./smpp-raw.js')) as typeof import('./smpp-raw.js');
+        const rates: number[] = [];
+        for (let run = 1; run <= options.runs; run++) {
+          const r = await benchSmppRaw({ messages: E2E_MESSAGES, deadlineMs: E2E_DEADLINE_MS });
+          rates.push(r.receiptsPerSec);
+          log(`smpp-raw run ${run}: ${r.receiptsPerSec} receipts/s (${r.submitsPerSec} submits/s, median response ${r.medianResponseMs} ms)`);
+        }
+        out.push({ name: 'smpp-raw', title: rawTitle, messagesPerSec: spread(rates), notes: [`N = ${E2E_MESSAGES.toLocaleString('en-US')} per run; msg/s = receipts/s`] });
+      } catch (error) {
+        out.push({ name: 'smpp-raw', title: rawTitle, skipped: `bench/smpp-raw.ts failed: ${(error as Error).message}`, notes: [] });
+      }
+    }
+  }
+  if (!otherSelected.has('smpp-raw-pinned') && !otherSelected.has('e2e-smpp')) return out;
   if (!existsSync(join(root, 'src', 'smpp.ts')) || !existsSync(join(root, 'test', 'fixtures', 'smsc.ts'))) {
     const reason = 'SMPP adapter (src/smpp.ts) or test SMSC (test/fixtures/smsc.ts) not there yet';
-    if (otherSelected.has('smpp-raw')) out.push({ name: 'smpp-raw', title: rawTitle, skipped: reason, notes: [] });
+    if (otherSelected.has('smpp-raw-pinned')) out.push({ name: 'smpp-raw-pinned', title: pinnedTitle, skipped: reason, notes: [] });
     if (otherSelected.has('e2e-smpp')) out.push({ name: 'e2e-smpp', title: e2eTitle, skipped: reason, notes: [] });
     return out;
   }
@@ -599,12 +628,9 @@ async function smppCases(): Promise<CaseResult[]> {
   const smsc = await startSmsc({ password: 'secret' });
   try {
     await smsc.send({ cmd: 'set', receiptMode: 'auto' });
-    if (otherSelected.has('smpp-raw')) {
+    if (otherSelected.has('smpp-raw-pinned')) {
       const raw: number[] = [];
-      const notes = [`N = ${E2E_MESSAGES.toLocaleString('en-US')} submit_sm per run`];
-      if (existsSync(join(root, 'bench', 'smpp-raw.ts'))) {
-        notes.push('bench/smpp-raw.ts exists; this figure comes from bench/servers/smpp-raw.ts so the raw client is pinned and timed exactly as the router is');
-      }
+      const notes = [`N = ${E2E_MESSAGES.toLocaleString('en-US')} submit_sm per run; msg/s = receipts/s`];
       let reason: string | null = null;
       for (let run = 1; run <= options.runs && reason === null; run++) {
         const rate = await rawSmpp(smsc.port).catch((error: unknown) => {
@@ -614,11 +640,11 @@ async function smppCases(): Promise<CaseResult[]> {
         if (rate !== null) {
           raw.push(rate.perSec);
           if (rate.receipts < E2E_MESSAGES) notes.push(`run ${run}: ${rate.receipts}/${E2E_MESSAGES} receipts before the deadline`);
-          log(`smpp-raw run ${run}: ${Math.round(rate.perSec)} msg/s (${rate.receipts} receipts in ${rate.seconds.toFixed(2)} s)`);
+          log(`smpp-raw-pinned run ${run}: ${Math.round(rate.perSec)} msg/s (${rate.receipts} receipts in ${rate.seconds.toFixed(2)} s)`);
         }
       }
-      if (raw.length === 0) out.push({ name: 'smpp-raw', title: rawTitle, skipped: reason ?? 'no run', notes });
-      else out.push({ name: 'smpp-raw', title: rawTitle, messagesPerSec: spread(raw), notes });
+      if (raw.length === 0) out.push({ name: 'smpp-raw-pinned', title: pinnedTitle, skipped: reason ?? 'no run', notes });
+      else out.push({ name: 'smpp-raw-pinned', title: pinnedTitle, messagesPerSec: spread(raw), notes });
     }
     if (otherSelected.has('e2e-smpp')) {
       out.push(await endToEnd('e2e-smpp', e2eTitle, { BENCH_SMPP_URL: `smpp://bench:secret@127.0.0.1:${smsc.port}` }));
@@ -806,13 +832,15 @@ function verdicts(cases: CaseResult[], rssOutcome: { accepted: number; rssMb: nu
   absTarget('100 msgs/request, PostgreSQL: >= 50,000 msg/s', 'postgres-100', 50_000);
   absTarget('end to end, SMPP: >= 5,000 msg/s', 'e2e-smpp', 5_000);
   {
+    // Compared with the faster of the two raw figures, so the verdict is never flattered
+    // by a raw client that shared its core with the SMSC.
     const e = get('e2e-smpp');
-    const raw = get('smpp-raw');
     const v = median(e, 'messagesPerSec');
-    const rv = median(raw, 'messagesPerSec');
+    const raws = ['smpp-raw', 'smpp-raw-pinned'].map((n) => ({ n, v: median(get(n), 'messagesPerSec') })).filter((r) => r.v !== null && r.v > 0);
+    const best = raws.sort((a, b) => b.v! - a.v!)[0];
     const target = 'end to end, SMPP: >= 0.5x raw smpp library';
-    if (v === null || rv === null || rv === 0) list.push({ target, measured: v === null ? why(e, 'e2e-smpp') : why(raw, 'smpp-raw'), verdict: 'not measured' });
-    else list.push({ target, measured: `${(v / rv).toFixed(2)}x (${Math.round(v)} vs ${Math.round(rv)} msg/s)`, verdict: v / rv >= 0.5 ? 'met' : 'not met' });
+    if (v === null || best === undefined) list.push({ target, measured: v === null ? why(e, 'e2e-smpp') : why(get('smpp-raw-pinned'), 'smpp-raw-pinned'), verdict: 'not measured' });
+    else list.push({ target, measured: `${(v / best.v!).toFixed(2)}x (${Math.round(v)} vs ${Math.round(best.v!)} msg/s of ${best.n})`, verdict: v / best.v! >= 0.5 ? 'met' : 'not met' });
   }
   {
     const target = 'RSS < 200 MB after 1,000,000 messages on SQLite';
@@ -838,7 +866,7 @@ function limits(cases: CaseResult[]): string[] {
     'sqlite-*: each request is one transaction; with the default synchronous=FULL every commit waits for fsync of the WAL, so disk latency bounds req/s when the core is not saturated.',
     'postgres-*: each request is one transaction over TCP to the local PostgreSQL server, which runs unpinned and may share core 0 with the router; its commit (WAL flush) and round trips bound the figure.',
     'e2e-*: time from the first send request to the last delivery report received; bounded by the worker (64 in flight, 250 ms idle poll), the carrier round trip, and the dispatcher (64 reports in flight, 8 per receiver host: the single local receiver is one host), all on the server core.',
-    'smpp-raw: the `smpp` library with a window of 50 and no storage; bounded by the test SMSC (a child on core 1 that also logs one JSON line per submit) as much as by the client.',
+    'smpp-raw / smpp-raw-pinned: the `smpp` library with a window of 50 and no storage; bounded by the test SMSC (a child on core 1 that also prints one JSON line per submit) as much as by the client. smpp-raw runs the client in the harness on core 1 beside its SMSC; smpp-raw-pinned runs it on core 0 as the router runs; the SMPP ratio target uses the faster of the two.',
     'count-sms: pure CPU in the harness process on core 1; the corpus is 100,000 deterministic mixed GSM-7/UCS-2 texts of 1-5 parts.',
     'rss-sqlite: RSS (VmRSS) of the server read right after the last accepted request; the worker is still draining the backlog, so RSS includes its in-flight state.',
   ];
@@ -888,7 +916,6 @@ async function main(): Promise<void> {
     cases.push(outcome.result);
     rssOutcome = outcome;
   }
-  for (const c of cases) if (c.skipped !== undefined) log(`${c.name}: skipped: ${c.skipped}`);
 
   const totalSec = (Date.now() - startedAt) / 1000;
   if (totalSec > 600) setup.push(`the run took ${Math.round(totalSec)} s, over the 10-minute budget`);

@@ -3,7 +3,8 @@
  * simulated carrier (or a real SMSC when SMPP_URL is set). `npm start` runs it.
  *
  * Environment: PORT (default 3000), SMS_API_KEY (generated and printed when unset),
- * SMS_DB (default ./data/sms-outbox.db), SMPP_URL (smpp://user:pass@host:port).
+ * SMS_DB (default ./data/sms-outbox.db), SMPP_URL (smpp://user:pass@host:port),
+ * SMS_RATE_LIMIT (requests per minute per key, default 600).
  */
 import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
@@ -17,6 +18,7 @@ const port = Number(process.env.PORT ?? 3000);
 const generatedKey = process.env.SMS_API_KEY === undefined || process.env.SMS_API_KEY === '';
 const apiKey = generatedKey ? randomBytes(18).toString('base64url') : process.env.SMS_API_KEY!;
 const dbPath = process.env.SMS_DB ?? './data/sms-outbox.db';
+const rateLimit = process.env.SMS_RATE_LIMIT === undefined || process.env.SMS_RATE_LIMIT === '' ? undefined : Number(process.env.SMS_RATE_LIMIT);
 
 async function carrier(): Promise<DeliveryAdapter> {
   const url = process.env.SMPP_URL;
@@ -38,6 +40,8 @@ const sms = createSmsRouter({
   delivery: await carrier(),
   // A demo: delivery reports may go to this machine, and to nowhere else internal.
   dlr: { allowPrivateAddresses: ['127.0.0.0/8', '::1/128'] },
+  // A bad SMS_RATE_LIMIT (not an integer >= 0) stops the demo at start with a TypeError.
+  rateLimit: { requests: { limit: rateLimit, windowMs: 60_000 } },
 });
 attachEventLog(sms);
 

@@ -27,5 +27,18 @@ export * from './delivery/contract.js';
 export { SimulatorDelivery, type SimulatorOptions } from './delivery/simulator.js';
 export { normalizeCarrierId, carrierIdSpellings } from './delivery/carrier-ids.js';
 
+export type {
+  RateLimitOptions,
+  RequestLimitOptions,
+  MessageBudgetOptions,
+  FailedAuthOptions,
+  PerKeyLimit,
+  RateLimitStoreName,
+} from './http/rate-limit/options.js';
+export { MemoryBudgetStore, type BudgetStore, type BudgetTake } from './http/rate-limit/budget-store.js';
+export { RedisBudgetStore, type RedisBudgetStoreOptions, type SendRedisCommand } from './http/rate-limit/redis-budget-store.js';
+
 export * from './events.js';
 export { ERRORS, SmsError, type ErrorCode } from './errors.js';
+export { buildOpenApiDocument, type OpenApiDocument, type OpenApiDocumentOptions } from './openapi/document.js';
+export type { SmsLogger, LogMethod } from './logging.js';

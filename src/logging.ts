@@ -102,3 +102,20 @@ export function attachLogger(events: SmsEventEmitter, logger: SmsLogger): () => 
   };
 }
 
+
+/**
+ * Checks the `logger` option at construction: `null` when none is given, else the logger,
+ * which must have `info`, `warn` and `error` methods (and `debug`, if any, a method too).
+ */
+export function resolveLogger(logger: SmsLogger | undefined): SmsLogger | null {
+  if (logger === undefined) return null;
+  if (typeof logger !== 'object' || logger === null) {
+    throw new TypeError('createSmsRouter: `logger` must be an object with info, warn and error methods (pino works)');
+  }
+  for (const level of ['info', 'warn', 'error', 'debug'] as const) {
+    const method: unknown = logger[level];
+    if (method === undefined && level === 'debug') continue;
+    if (typeof method !== 'function') throw new TypeError(`createSmsRouter: \`logger.${level}\` must be a function`);
+  }
+  return logger;
+}

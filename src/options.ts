@@ -11,6 +11,7 @@ import type { DeliveryAdapter } from './delivery/contract.js';
 import { SimulatorDelivery } from './delivery/simulator.js';
 import { resolveDlrOptions, type DlrConfig, type DlrOptions } from './dlr/options.js';
 import { assertKnownKeys, assertNumber } from './util/known-keys.js';
+import { resolveLogger, type SmsLogger } from './logging.js';
 import { resolveRateLimitOptions, type RateLimitConfig, type RateLimitOptions } from './http/rate-limit/options.js';
 
 /** Bounds on what one request may carry. */
@@ -79,6 +80,10 @@ export interface SmsRouterOptions {
    * `false` turns them all off. Default: all on, counted in memory (see `RateLimitOptions`).
    */
   rateLimit?: RateLimitOptions | false;
+  /** Serves the OpenAPI document at `<basePath>/openapi.json` (no key needed); `false` turns it off. Default `true`. */
+  openapi?: boolean;
+  /** Logs every event on a pino-style logger (`info`, `warn`, `error`, `debug?`). Default: none, nothing is logged. */
+  logger?: SmsLogger;
   /** This instance's id, used as the lease owner. Default: a random UUID. */
   instanceId?: string;
   /** The clock, epoch ms. For tests. Default `Date.now`. */
@@ -97,13 +102,15 @@ export interface SmsRouterConfig {
   dlr: DlrConfig;
   retention: Required<RetentionOptions> | false;
   rateLimit: RateLimitConfig | false;
+  openapi: boolean;
+  logger: SmsLogger | null;
   instanceId: string;
   now: () => number;
 }
 
 const OPTION_KEYS = [
   'verifyKey', 'resolveProfile', 'storage', 'delivery', 'basePath', 'limits',
-  'worker', 'dlr', 'retention', 'rateLimit', 'instanceId', 'now',
+  'worker', 'dlr', 'retention', 'rateLimit', 'openapi', 'logger', 'instanceId', 'now',
 ] as const;
 
 /** The default request bounds (also what the OpenAPI document states when given none). */
@@ -148,6 +155,9 @@ export function resolveOptions(options: SmsRouterOptions): SmsRouterConfig {
   if (typeof options.verifyKey !== 'function') {
     throw new TypeError('createSmsRouter: `verifyKey` is required (a function, e.g. staticKeys([...]))');
   }
+  if (options.openapi !== undefined && typeof options.openapi !== 'boolean') {
+    throw new TypeError('createSmsRouter: `openapi` must be true or false');
+  }
   const basePath = (options.basePath ?? '/api/outbox').replace(/\/+$/, '');
   if (basePath !== '' && !basePath.startsWith('/')) {
     throw new TypeError(`createSmsRouter: \`basePath\` must start with "/", got "${basePath}"`);
@@ -163,6 +173,8 @@ export function resolveOptions(options: SmsRouterOptions): SmsRouterConfig {
     dlr: resolveDlrOptions(options.dlr),
     retention: options.retention === false ? false : section('retention', options.retention, RETENTION_DEFAULTS),
     rateLimit: resolveRateLimitOptions(options.rateLimit),
+    openapi: options.openapi ?? true,
+    logger: resolveLogger(options.logger),
     instanceId: options.instanceId ?? randomUUID(),
     now: options.now ?? Date.now,
   };

@@ -14,6 +14,8 @@ import { createValidators } from './http/validate-request.js';
 import { callbackUrlProblem } from './dlr/address-guard.js';
 import { CallbackDispatcher } from './dlr/dispatcher.js';
 import { SmsEventEmitter, emitterOf } from './events.js';
+import { attachLogger } from './logging.js';
+import { serveOpenApi } from './openapi/serve.js';
 import { isTerminal } from './lifecycle/states.js';
 import { resolveOptions, type SmsRouterOptions } from './options.js';
 import { RetentionSweeper } from './storage/retention.js';
@@ -54,6 +56,7 @@ export function createSmsRouter(options: SmsRouterOptions): SmsRouter {
   const config = resolveOptions(options);
   const events = new SmsEventEmitter();
   const emit = emitterOf(events);
+  if (config.logger) attachLogger(events, config.logger);
   const { storage, delivery, now } = config;
 
   const dispatcher = new CallbackDispatcher({ storage, emit, config: config.dlr, owner: config.instanceId, now });
@@ -85,10 +88,14 @@ export function createSmsRouter(options: SmsRouterOptions): SmsRouter {
   const validators = createValidators(config.limits, (url) => callbackUrlProblem(url, config.dlr.allowance));
   const limiters = createRateLimiters(config.rateLimit, emit);
   const send = (validate: typeof validators.quick): RequestHandler =>
-    sendHandler({ validate, resolveProfile: config.resolveProfile, storage, emit, now, onStored: () => worker.wake(), chargeMessages: limiters.chargeMessages });
+    sendHandler({
+      validate, resolveProfile: config.resolveProfile, storage, emit, now,
+      onStored: () => worker.wake(), chargeMessages: limiters.chargeMessages,
+    });
   const body = parseJsonBody(config.limits.maxBodyBytes);
 
   const routes = express.Router({ strict: false, caseSensitive: true });
+  if (config.openapi) routes.get('/openapi.json', serveOpenApi(config.limits));
   // Rate limits sit around authentication: failed attempts per address before it, the
   // per-key request limit after it, so a refused client costs no body parsing.
   routes.post('/create', whenStarted, limiters.around(authenticate(config.verifyKey, 'quick')), body, send(validators.quick));

@@ -8,12 +8,22 @@ import { SmsError } from '../errors.js';
 import type { Emit, RequestRejectedEvent } from '../events.js';
 import { sendDetails } from './respond.js';
 
+/**
+ * True for the error Express raises when a path parameter is not valid percent-encoding
+ * (`/delivery-status/%E0%A4%A`). It comes before authentication, from the client alone; such
+ * a path names no message, so it is answered 404 rather than 500.
+ */
+function undecodablePath(error: unknown): boolean {
+  return error instanceof URIError && (error as { status?: unknown }).status === 400;
+}
+
 /** Tells which endpoint a request was for, for the `request.rejected` event. */
 export type EndpointOf = (req: Request) => RequestRejectedEvent['endpoint'];
 
 /** Returns the error middleware. */
 export function handleErrors(emit: Emit, endpointOf: EndpointOf): ErrorRequestHandler {
   const serverError = new SmsError('SERVER_ERROR');
+  const notFound = new SmsError('NOT_FOUND');
   return (error: unknown, req, res, next) => {
     if (res.headersSent) {
       // The answer is out; all that is left is to tell the host.
@@ -21,7 +31,7 @@ export function handleErrors(emit: Emit, endpointOf: EndpointOf): ErrorRequestHa
       next();
       return;
     }
-    const known = error instanceof SmsError ? error : null;
+    const known = error instanceof SmsError ? error : undecodablePath(error) ? notFound : null;
     const answer = known ?? serverError;
     if (answer.status === 401) res.setHeader('WWW-Authenticate', 'ApiKey header="X-API-Key"');
     sendDetails(res, answer.status, answer.details);

@@ -47,7 +47,11 @@ const notFound = new SmsError('NOT_FOUND');
 /** `GET /delivery-status/:message_ref`: 404 unless the message exists and is the caller's. */
 export function statusByRef(storage: Storage): RequestHandler {
   return async (req, res) => {
-    const message = await storage.getMessage(principalOf(res).id, String(req.params.message_ref));
+    const ref = String(req.params.message_ref);
+    // A U+0000 is in no stored string (see validate-request.ts), and PostgreSQL would
+    // refuse the lookup itself with an error: such a ref names no message.
+    if (ref.includes('\u0000')) throw notFound;
+    const message = await storage.getMessage(principalOf(res).id, ref);
     if (message === null) throw notFound;
     sendJsonText(res, 200, JSON.stringify(statusView(message)));
   };
@@ -59,6 +63,10 @@ export function statusByExternalId(storage: Storage): RequestHandler {
     const externalId = req.query.external_id;
     if (typeof externalId !== 'string' || externalId === '') {
       throw new SmsError('VALIDATION_FAILED', 'external_id: is required (one query parameter)');
+    }
+    if (externalId.includes('\u0000')) {
+      sendJsonText(res, 200, '[]');
+      return;
     }
     const messages = await storage.findByExternalId(principalOf(res).id, externalId, EXTERNAL_ID_LOOKUP_LIMIT);
     sendJsonText(res, 200, JSON.stringify(messages.map(statusView)));

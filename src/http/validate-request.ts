@@ -142,9 +142,19 @@ function check(validate: ValidateFunction, body: unknown): void {
   fail(fieldOf(error), describe(error));
 }
 
+/**
+ * Refuses a string no storage can keep as sent: a lone UTF-16 surrogate (UTF-8 storage
+ * turns it into U+FFFD) or U+0000 (PostgreSQL refuses it in text). Checked here, for every
+ * stored string, so the answer is the same 422 whichever storage the host chose.
+ */
+function checkStorable(field: string, value: string): void {
+  if (!value.isWellFormed()) fail(field, 'contains a lone UTF-16 surrogate');
+  if (value.includes('\u0000')) fail(field, 'must not contain U+0000 (NUL)');
+}
+
 /** Checks the text rules ajv cannot express, and counts the SMS units once. */
 function countText(field: string, text: string, limits: Required<LimitOptions>): SmsCount {
-  if (!text.isWellFormed()) fail(field, 'contains a lone UTF-16 surrogate');
+  checkStorable(field, text);
   const count = countSms(text);
   if (count.smsCount > limits.maxSegments) {
     fail(field, `needs ${count.smsCount} SMS units, more than the limit of ${limits.maxSegments}`);
@@ -155,13 +165,17 @@ function countText(field: string, text: string, limits: Required<LimitOptions>):
 function callbackOf(body: { dlr_callback_url?: string }, checkUrl: CallbackUrlCheck): string | null {
   const url = body.dlr_callback_url;
   if (url === undefined) return null;
+  checkStorable('dlr_callback_url', url);
   const problem = checkUrl(url);
   if (problem !== null) fail('dlr_callback_url', problem);
   return url;
 }
 
-const referenceOf = (value: string | number | undefined): string | null =>
-  value === undefined || value === '' ? null : String(value);
+function referenceOf(field: string, value: string | number | undefined): string | null {
+  if (value === undefined || value === '') return null;
+  if (typeof value === 'string') checkStorable(field, value);
+  return String(value);
+}
 
 /**
  * Compiles the validators of both endpoints for these limits. Call once per router.
@@ -187,7 +201,7 @@ export function createValidators(
       count: countText(`messages[${i}].message`, item.message, limits),
       messageType: item.message_type ?? 1,
       reqType: item.req_type ?? 1,
-      reference: referenceOf(item.external_id),
+      reference: referenceOf(`messages[${i}].external_id`, item.external_id),
     })),
     callbackUrl: callbackOf(body, checkUrl),
     recipientField: field,
@@ -211,7 +225,8 @@ export function createValidators(
       check(premiumList, normalised);
       const list = normalised as unknown as RawListBody;
       const count = countText('message', list.message, limits);
-      const reference = referenceOf(list.message_id);
+      const reference = referenceOf('message_id', list.message_id);
+      if (list.from !== undefined) checkStorable('from', list.from);
       return {
         endpoint: 'premium',
         profileCode: String(list.profile_code),

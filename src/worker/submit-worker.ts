@@ -74,6 +74,10 @@ export class SubmitWorker {
   }
 
   async #poll(): Promise<void> {
+    // Yield before anything else: wake() stores this promise in #polling and the end of
+    // this method clears it. A poll with no room to claim used to end before that store,
+    // leaving #polling set for good, and the worker never claimed again.
+    await Promise.resolve();
     const { storage, config, owner, now, emit } = this.#deps;
     let claimedFull = false;
     try {

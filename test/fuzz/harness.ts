@@ -48,9 +48,12 @@ export interface FuzzGateway extends TestGateway {
   close(): Promise<void>;
 }
 
-/** Starts the router on 127.0.0.1 with a recording MemoryStorage and an instant carrier. */
+/**
+ * Starts the router on 127.0.0.1 with an instant carrier and its storage (`options.storage`,
+ * default a new MemoryStorage) wrapped to record every insert.
+ */
 export async function startFuzzGateway(options: Partial<SmsRouterOptions> = {}): Promise<FuzzGateway> {
-  const storage = new MemoryStorage();
+  const storage = options.storage ?? new MemoryStorage();
   const inserts: (readonly NewMessage[])[] = [];
   const insert = storage.insertMessages.bind(storage);
   storage.insertMessages = async (messages) => {
@@ -62,7 +65,10 @@ export async function startFuzzGateway(options: Partial<SmsRouterOptions> = {}):
     delivery: new ScriptedDelivery(),
     limits: { maxBodyBytes: FUZZ_MAX_BODY_BYTES, maxMessagesPerRequest: 1000, maxSegments: 10 },
     retention: false,
+    // Off unless a test turns them on: with them, most cases would stop at 429.
+    rateLimit: false,
     ...options,
+    storage,
   });
   const requestErrors: unknown[] = [];
   gateway.sms.on('error', ({ error, source }) => {
@@ -184,7 +190,7 @@ export function rawExchange(port: number, bytes: Buffer, options: { end: boolean
   });
 }
 
-/** Parses concatenated HTTP/1.1 responses; `complete` when the last one is whole. */
+/** Parses concatenated HTTP/1.1 responses, skipping 1xx; `complete` when the last one is whole. */
 function parseResponses(data: Buffer): { responses: RawResponse[]; complete: boolean } {
   const responses: RawResponse[] = [];
   let at = 0;
@@ -200,7 +206,8 @@ function parseResponses(data: Buffer): { responses: RawResponse[]; complete: boo
     }
     const length = Number(headers['content-length'] ?? 0);
     if (data.length < headEnd + 4 + length) return { responses, complete: false };
-    responses.push({ status, headers, body: data.subarray(headEnd + 4, headEnd + 4 + length).toString('utf8') });
+    // An interim answer (100 Continue) is not the answer.
+    if (status >= 200) responses.push({ status, headers, body: data.subarray(headEnd + 4, headEnd + 4 + length).toString('utf8') });
     at = headEnd + 4 + length;
   }
   return { responses, complete: responses.length > 0 };

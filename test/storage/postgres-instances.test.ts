@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
+import { postgresUnavailable } from '../helpers/services.js';
 import { afterAll, describe, expect, it } from 'vitest';
 import { outcome } from '../../src/lifecycle/states.js';
 import type { MessageRecord } from '../../src/storage/contract.js';
@@ -22,11 +23,8 @@ function makePool(max = 10): pg.Pool {
 }
 
 const admin = makePool(2);
-const unreachable = await admin.query('SELECT 1').then(
-  () => null,
-  (error: unknown) => (error instanceof Error ? error.message : String(error)),
-);
-if (unreachable !== null) console.warn(`PostgresStorage instance tests skipped: PostgreSQL unreachable (${unreachable})`);
+const unreachable = await postgresUnavailable(admin);
+if (unreachable !== null) console.warn(`PostgresStorage instance tests skipped: ${unreachable}`);
 
 afterAll(async () => {
   await admin.end();

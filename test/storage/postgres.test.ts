@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
+import { postgresUnavailable } from '../helpers/services.js';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Storage } from '../../src/storage/contract.js';
 import { PostgresStorage } from '../../src/storage/postgres.js';
@@ -20,11 +21,8 @@ function makePool(): pg.Pool {
 const pool = makePool();
 
 /** Why the database tests are skipped, or `null` when PostgreSQL answers. */
-const unreachable = await pool.query('SELECT 1').then(
-  () => null,
-  (error: unknown) => (error instanceof Error ? error.message : String(error)),
-);
-if (unreachable !== null) console.warn(`PostgresStorage tests skipped: PostgreSQL unreachable (${unreachable})`);
+const unreachable = await postgresUnavailable(pool);
+if (unreachable !== null) console.warn(`PostgresStorage tests skipped: ${unreachable}`);
 
 afterAll(async () => {
   await pool.end();

@@ -1,0 +1,62 @@
+/**
+ * Reaching the real services the adapter tests use. A test file asks once; when the
+ * service is unreachable the file skips with a printed reason, except in CI
+ * (`SMS_OUTBOX_REQUIRE_SERVICES=1`, set by `.ci/run`), where that is a failure.
+ */
+import { createConnection } from 'node:net';
+import pg from 'pg';
+
+/** Connection settings of the test PostgreSQL (PG* environment variables override). */
+export function postgresConfig(max = 10): pg.PoolConfig {
+  return {
+    host: process.env.PGHOST ?? '127.0.0.1',
+    port: Number(process.env.PGPORT ?? 5432),
+    user: process.env.PGUSER ?? 'postgres',
+    password: process.env.PGPASSWORD,
+    database: process.env.PGDATABASE ?? 'test',
+    connectionTimeoutMillis: 5_000,
+    max,
+  };
+}
+
+/** A pool on the test database. */
+export function makePool(max = 10): pg.Pool {
+  return new pg.Pool(postgresConfig(max));
+}
+
+/** Redis of the tests. */
+export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+function settle(what: string, error: string | null): string | null {
+  if (error === null) return null;
+  if (process.env.SMS_OUTBOX_REQUIRE_SERVICES === '1') {
+    throw new Error(`${what} is required (SMS_OUTBOX_REQUIRE_SERVICES=1) but unreachable: ${error}`);
+  }
+  return `${what} unreachable (${error})`;
+}
+
+/** `null` when PostgreSQL answers; else why not (and a throw in CI). */
+export async function postgresUnavailable(pool: pg.Pool): Promise<string | null> {
+  const error = await pool.query('SELECT 1').then(
+    () => null,
+    (e: unknown) => (e instanceof Error ? e.message : String(e)),
+  );
+  return settle('PostgreSQL', error);
+}
+
+/** `null` when Redis answers PING on 127.0.0.1:6379; else why not (and a throw in CI). */
+export async function redisUnavailable(): Promise<string | null> {
+  const { hostname, port } = new URL(REDIS_URL);
+  const error = await new Promise<string | null>((resolve) => {
+    const socket = createConnection({ host: hostname, port: Number(port || 6379) });
+    const done = (result: string | null) => {
+      socket.destroy();
+      resolve(result);
+    };
+    socket.setTimeout(2000, () => done('timeout'));
+    socket.once('error', (e) => done(e.message));
+    socket.once('connect', () => socket.write('PING\r\n'));
+    socket.once('data', (data) => done(data.toString().startsWith('+PONG') ? null : data.toString()));
+  });
+  return settle('Redis', error);
+}
