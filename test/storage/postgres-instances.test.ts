@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import pg from 'pg';
-import { postgresUnavailable } from '../helpers/services.js';
+import { makePool, postgresUnavailable } from '../helpers/services.js';
 import { afterAll, describe, expect, it } from 'vitest';
 import { outcome } from '../../src/lifecycle/states.js';
 import type { MessageRecord } from '../../src/storage/contract.js';
@@ -10,17 +9,6 @@ import { buildNewMessage } from '../../src/testing/storage-suite.js';
 // Several service instances share one schema, each with its own pool, as processes
 // behind a load balancer would.
 
-function makePool(max = 10): pg.Pool {
-  return new pg.Pool({
-    host: process.env.PGHOST ?? '127.0.0.1',
-    port: Number(process.env.PGPORT ?? 5432),
-    user: process.env.PGUSER ?? 'postgres',
-    password: process.env.PGPASSWORD,
-    database: process.env.PGDATABASE ?? 'test',
-    connectionTimeoutMillis: 5_000,
-    max,
-  });
-}
 
 const admin = makePool(2);
 const unreachable = await postgresUnavailable(admin);

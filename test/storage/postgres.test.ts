@@ -1,22 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import pg from 'pg';
-import { postgresUnavailable } from '../helpers/services.js';
+import { makePool, postgresUnavailable } from '../helpers/services.js';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Storage } from '../../src/storage/contract.js';
 import { PostgresStorage } from '../../src/storage/postgres.js';
 import { PostgresStorage as FromEntry } from '../../src/postgres.js';
 import { buildNewMessage, runStorageContract } from '../../src/testing/storage-suite.js';
 
-function makePool(): pg.Pool {
-  return new pg.Pool({
-    host: process.env.PGHOST ?? '127.0.0.1',
-    port: Number(process.env.PGPORT ?? 5432),
-    user: process.env.PGUSER ?? 'postgres',
-    password: process.env.PGPASSWORD,
-    database: process.env.PGDATABASE ?? 'test',
-    connectionTimeoutMillis: 5_000,
-  });
-}
 
 const pool = makePool();
 
