@@ -7,7 +7,7 @@
  */
 import { pathToFileURL } from 'node:url';
 import { performance } from 'node:perf_hooks';
-import smpp from 'smpp';
+import smpp, { type PDU, type Session } from 'smpp';
 import { startSmsc } from '../test/fixtures/smsc.js';
 
 /** What one run measured. */
@@ -40,17 +40,11 @@ export async function benchSmppRaw(options: SmppRawBenchOptions = {}): Promise<S
   const window = options.window ?? 50;
   const deadlineMs = options.deadlineMs ?? 60_000;
   const smsc = await startSmsc({ password: 'bench' });
-  const session = smpp.connect({ host: '127.0.0.1', port: smsc.port });
+  let session: Session | null = null;
   try {
     await smsc.send({ cmd: 'set', receiptMode: 'auto' });
-    await new Promise<void>((resolve, reject) => {
-      session.once('error', reject);
-      session.once('connect', () =>
-        session.send(new smpp.PDU('bind_transceiver', { system_id: 'bench', password: 'bench' }), (response) =>
-          response.command_status === 0 ? resolve() : reject(new Error(`bind failed: ${response.command_status}`)),
-        ),
-      );
-    });
+    session = smpp.connect({ host: '127.0.0.1', port: smsc.port });
+    await bind(session);
 
     const latencies: number[] = [];
     let sent = 0;
@@ -59,6 +53,7 @@ export async function benchSmppRaw(options: SmppRawBenchOptions = {}): Promise<S
     let lastResponseAt = 0;
     let lastReceiptAt = 0;
     const start = performance.now();
+    const bound = session;
     await new Promise<void>((resolve, reject) => {
       const deadline = setTimeout(
         () => reject(new Error(`bench deadline: ${answered} answered, ${receipts} receipts of ${messages}`)),
@@ -70,8 +65,8 @@ export async function benchSmppRaw(options: SmppRawBenchOptions = {}): Promise<S
           resolve();
         }
       };
-      session.on('deliver_sm', (pdu) => {
-        session.send(pdu.response());
+      bound.on('deliver_sm', (pdu: PDU) => {
+        bound.send(pdu.response());
         receipts++;
         lastReceiptAt = performance.now();
         finishIfDone();
@@ -90,7 +85,7 @@ export async function benchSmppRaw(options: SmppRawBenchOptions = {}): Promise<S
             data_coding: 0,
             short_message: smpp.encodings.ASCII.encode('Your code is 4821. Asante!'),
           });
-          session.send(pdu, (response) => {
+          bound.send(pdu, (response) => {
             if (response.command_status !== 0) {
               reject(new Error(`submit refused: ${response.command_status}`));
               return;
@@ -114,9 +109,21 @@ export async function benchSmppRaw(options: SmppRawBenchOptions = {}): Promise<S
       medianResponseMs: Number((latencies[Math.floor(latencies.length / 2)] ?? 0).toFixed(3)),
     };
   } finally {
-    session.destroy();
+    session?.destroy();
     await smsc.stop();
   }
+}
+
+/** Binds as a transceiver; listeners are added before the connection can open. */
+function bind(session: Session): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    session.once('error', reject);
+    session.once('connect', () =>
+      session.send(new smpp.PDU('bind_transceiver', { system_id: 'bench', password: 'bench' }), (response) =>
+        response.command_status === 0 ? resolve() : reject(new Error(`bind failed: ${response.command_status}`)),
+      ),
+    );
+  });
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {

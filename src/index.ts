@@ -5,6 +5,7 @@
 export { createSmsRouter, type SmsRouter } from './router.js';
 export type { SmsRouterOptions, LimitOptions, WorkerOptions, RetentionOptions } from './options.js';
 export type { DlrOptions } from './dlr/options.js';
+export type { DlrPayload, DlrData } from './dlr/payload.js';
 
 export { staticKeys, type StaticKey } from './auth/static-keys.js';
 export { hasScope, type Principal, type Scope, type KeyVerifier } from './auth/principal.js';

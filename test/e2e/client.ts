@@ -12,6 +12,8 @@ export interface AckedMessage {
   externalId: string;
   /** Whether its request had a `dlr_callback_url`. */
   hasCallback: boolean;
+  /** `sms_count` from the 200 body: the parts the carrier must accept. */
+  smsCount: number;
 }
 
 /** The status endpoint's view of a message (the fields the tests read). */
@@ -61,8 +63,8 @@ export async function send(base: string, body: string, externalId: string, hasCa
   });
   const text = await res.text();
   if (res.status !== 200) throw new UnexpectedStatus(res.status, text);
-  const items = JSON.parse(text) as { message_ref: string }[];
-  return items.map((item) => ({ ref: item.message_ref, externalId, hasCallback }));
+  const items = JSON.parse(text) as { message_ref: string; sms_count: number }[];
+  return items.map((item) => ({ ref: item.message_ref, externalId, hasCallback, smsCount: item.sms_count }));
 }
 
 /** A send answered with something other than 200: a failure of the router, not of the network. */

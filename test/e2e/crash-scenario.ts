@@ -48,19 +48,20 @@ export async function runCrashScenario(scenario: CrashScenario): Promise<void> {
     // 1. Load, then SIGKILL at a random moment: after a random number of acknowledged messages.
     const first = await startHost({ storage: scenario.storage, instanceId: 'crash-gen-1', simulator: SIMULATOR });
     hosts.push(first);
-    const killAfter = 150 + Math.floor(Math.random() * 1_000);
+    const killAfter = 100 + Math.floor(Math.random() * 500);
     let killing: Promise<void> | null = null;
     const senders = runSenders({
       base: first.base,
       clients: 8,
       callbackUrl: receiver.url,
       callbackShare: 0.8,
-      deadlineMs: 20_000,
+      deadlineMs: 10_000,
       onAck: (total) => {
         if (total >= killAfter) killing ??= first.kill();
       },
     });
     const load = await senders.done;
+    const killedAt = Date.now();
     const phases: string[] = [`load ${secondsSince(started)}`];
     // Bounded: if the target was not reached in time, the kill comes at the deadline.
     await (killing ?? first.kill());
@@ -151,6 +152,8 @@ export async function runCrashScenario(scenario: CrashScenario): Promise<void> {
     expect(second.errors.filter((e) => e.source === 'request' || e.source === 'storage')).toEqual([]);
 
     const count = (state: AtKill) => [...atKill.values()].filter((s) => s === state).length;
+    // A duplicate whose copies both came before the kill was not caused by the crash.
+    const duplicatesBeforeKill = [...receiver.arrivals.values()].filter((times) => times.filter((t) => t < killedAt).length > 1).length;
     const unackedReports = [...receiver.accepted.keys()].filter((ref) => !acked.has(ref)).length;
     console.log(
       `[crash ${scenario.name}] killed after ${load.acked.length} acked messages (target ${killAfter}); at the kill: ` +
@@ -158,7 +161,7 @@ export async function runCrashScenario(scenario: CrashScenario): Promise<void> {
         `${strandedRefs.size} stranded (carrier receipt lost with the process; ${strandedStillSubmitted} still submitted); ` +
         `carrier accepted ${first.submits.length} parts before the kill, ${second.submits.length} after ` +
         `(${resubmitted} of them queued at the kill); ` +
-        `delivery reports: ${receiver.duplicates()} duplicates, ${receiver.refused} answered 503, ` +
+        `delivery reports: ${receiver.duplicates()} duplicates (${duplicatesBeforeKill} refs with both copies before the kill), ${receiver.refused} answered 503, ` +
         `${unackedReports} for messages stored but never acknowledged; ` +
         `errors: gen1 ${first.errors.length}, gen2 ${second.errors.length}; phases (s): ${phases.join(', ')}`,
     );

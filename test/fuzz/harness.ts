@@ -52,7 +52,10 @@ export interface FuzzGateway extends TestGateway {
  * Starts the router on 127.0.0.1 with an instant carrier and its storage (`options.storage`,
  * default a new MemoryStorage) wrapped to record every insert.
  */
-export async function startFuzzGateway(options: Partial<SmsRouterOptions> = {}): Promise<FuzzGateway> {
+export async function startFuzzGateway(
+  options: Partial<SmsRouterOptions> = {},
+  { awaitReady = true }: { awaitReady?: boolean } = {},
+): Promise<FuzzGateway> {
   const storage = options.storage ?? new MemoryStorage();
   const inserts: (readonly NewMessage[])[] = [];
   const insert = storage.insertMessages.bind(storage);
@@ -61,7 +64,6 @@ export async function startFuzzGateway(options: Partial<SmsRouterOptions> = {}):
     return insert(messages);
   };
   const gateway = createGateway({
-    storage,
     delivery: new ScriptedDelivery(),
     limits: { maxBodyBytes: FUZZ_MAX_BODY_BYTES, maxMessagesPerRequest: 1000, maxSegments: 10 },
     retention: false,
@@ -78,7 +80,7 @@ export async function startFuzzGateway(options: Partial<SmsRouterOptions> = {}):
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as AddressInfo).port;
   const agent = new http.Agent({ keepAlive: true, maxSockets: 4 });
-  await gateway.sms.ready();
+  if (awaitReady) await gateway.sms.ready();
 
   const send = (request: FuzzRequest): Promise<FuzzAnswer> =>
     new Promise((resolve, reject) => {

@@ -282,6 +282,17 @@ describe('the failed-authentication limit per address', () => {
     expect((await send(app, KEY, 1, 'x', '2001:db8:0:100::1')).status).toBe(200);
   });
 
+  it("reports once through the error event when Express's trust proxy is true (any client could pick its address)", async () => {
+    const { app, sms } = start({});
+    app.set('trust proxy', true);
+    const errors: unknown[] = [];
+    sms.on('error', ({ error }) => errors.push(error));
+    expect((await send(app, KEY, 1, 'x', '203.0.113.1')).status).toBe(200);
+    expect((await send(app, KEY, 1, 'x', '203.0.113.2')).status).toBe(200);
+    expect(errors).toHaveLength(1);
+    expect(String(errors[0])).toMatch(/trust proxy/);
+  });
+
   it('counts each IPv6 address alone with ipv6Subnet: false', async () => {
     const app = behindProxy({ rateLimit: { failedAuth: { limit: 1, ipv6Subnet: false } } });
     expect((await send(app, 'wrong', 1, 'x', '2001:db8::1')).status).toBe(401);

@@ -41,7 +41,15 @@ export function failedAuthGuard(config: FailedAuthConfig, store: Store, report: 
   const keyOf = (req: Request): string => ipKeyGenerator(req.ip ?? 'unknown', config.ipv6Subnet);
   const window = windowText(config.windowMs);
 
+  let trustChecked = false;
   const check: RequestHandler = (req, res, next) => {
+    if (!trustChecked) {
+      trustChecked = true;
+      // As express-rate-limit warns: with `trust proxy` true any client picks its own address.
+      if (req.app.get('trust proxy') === true) {
+        report(new Error('rateLimit.failedAuth: Express `trust proxy` is true, so a client can choose its address with X-Forwarded-For; set it to your proxies (a count or their addresses)'));
+      }
+    }
     const key = keyOf(req);
     Promise.resolve(get(key)).then((info) => {
       if (info === undefined || info.totalHits < config.limit) return next();

@@ -47,7 +47,8 @@ function toInteger(reply: unknown): number {
 /**
  * A {@link BudgetStore} in Redis: one key per API key, `INCRBY` and `PEXPIRE` run in one
  * Lua script (loaded once, run with `EVALSHA`, reloaded if the server forgot it).
- * Needs Redis 2.6 or later; a cluster works when the client routes by the key.
+ * Needs Redis 2.6 or later. Not for Redis Cluster: `sendCommand` is not told which key a
+ * command touches, so a cluster client could not route it.
  */
 export class RedisBudgetStore implements BudgetStore {
   readonly #send: SendRedisCommand;
