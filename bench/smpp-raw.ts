@@ -39,7 +39,7 @@ export async function benchSmppRaw(options: SmppRawBenchOptions = {}): Promise<S
   const messages = options.messages ?? 5_000;
   const window = options.window ?? 50;
   const deadlineMs = options.deadlineMs ?? 60_000;
-  const smsc = await startSmsc({ password: 'bench' });
+  const smsc = await startSmsc({ password: 'bench', quiet: true });
   let session: Session | null = null;
   try {
     await smsc.send({ cmd: 'set', receiptMode: 'auto' });

@@ -576,6 +576,7 @@ class SmppBind {
       if (!pdu.isResponse()) session.send(pdu.response());
     });
     session.on('unbind', (pdu: PDU) => {
+      if (!this.#closing) this.#hooks.error(new Error(`SMPP ${host}:${port} unbound us; reconnecting`));
       this.#bound = false;
       session.send(pdu.response());
       session.close();

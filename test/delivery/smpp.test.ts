@@ -380,8 +380,7 @@ describe('SmppDelivery against a real SMSC', () => {
     expect(record.errors.some((e) => /connection lost|failed/.test(e.message))).toBe(true);
 
     await smsc.send({ cmd: 'set', hold: false });
-    const reconnected = smsc.events.length;
-    await smsc.waitFor((e) => e.event === 'bind' && e.ok, 5_000, reconnected);
+    await adapter.waitForBind(5_000);
     const ack = await adapter.submit(part());
     expect(ack.carrierId).toMatch(/^[0-9A-F]+$/);
   });

@@ -161,14 +161,20 @@ describe('callback receivers that misbehave', () => {
     for (const attempt of [...outcomes.retrying, failed]) expect(attempt.durationMs).toBeLessThan(TIMEOUT_MS + 500);
   });
 
-  it('a receiver that drips a 200 one byte at a time', async () => {
+  // A discrepancy found here, left to the owner of src/dlr/post.ts: its contract says a
+  // status that has arrived is reported even if reading the body then fails, but when the
+  // timeout fires mid-body the request's own 'error' wins and the attempt is recorded as
+  // "timed out" with no status. A receiver that answered 200 and then dribbles its body
+  // gets the report again on every attempt, and it ends `failed`. Drop `.fails` once fixed.
+  it.fails('a receiver that answers 200 and drips its body: delivered, not retried', async () => {
     receiver = await badReceiver((res, _socket, r) => {
       res.writeHead(200);
       drip(res, r, Buffer.from('x'), 20);
     });
     const outcomes = await deliverWithCallback(receiver.url);
-    await new Promise((resolve) => setTimeout(resolve, 2000));
-    console.log('SENT', outcomes.sent.map((a) => [a.statusCode, a.durationMs]), 'RETRY', outcomes.retrying.map((a) => [a.statusCode, a.error, a.durationMs]), 'FAILED', outcomes.failed.map((a) => [a.statusCode, a.error]));
+    await eventually(() => outcomes.sent[0] ?? outcomes.failed[0], 10_000);
+    expect(outcomes.sent).toHaveLength(1);
+    expect(receiver.requests).toBe(1);
   });
 
   it('a receiver that drips its answer one byte at a time: the attempt still ends within the timeout', async () => {
@@ -180,7 +186,6 @@ describe('callback receivers that misbehave', () => {
     const failed = await eventually(() => outcomes.failed[0], 10_000);
     expect(receiver.requests).toBe(SCHEDULE.length);
     for (const attempt of [...outcomes.retrying, failed]) {
-      console.log(attempt.statusCode, attempt.error, attempt.durationMs);
       expect(attempt.durationMs).toBeLessThan(TIMEOUT_MS + 500);
     }
   });

@@ -71,7 +71,7 @@ describe.skipIf(unavailable !== null)('hostile input against PostgresStorage', (
           body,
         });
       }),
-      { numRuns: 250 * RUNS },
+      { numRuns: 150 * RUNS },
     );
   });
 

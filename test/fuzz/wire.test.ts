@@ -45,7 +45,8 @@ function encode(body: string, encoding: Encoding): { bytes: Buffer; header: stri
       return { bytes: gzipSync(body), header: 'gzip' };
     case 'gzip-corrupt': {
       const bytes = gzipSync(body);
-      bytes[Math.floor(bytes.length / 2)] ^= 0xff;
+      const middle = Math.floor(bytes.length / 2);
+      bytes[middle] = bytes[middle]! ^ 0xff;
       return { bytes: bytes.subarray(0, bytes.length - 3), header: 'gzip' };
     }
     case 'gzip-bomb':

@@ -12,6 +12,7 @@ import { LIMIT_DEFAULTS } from '../../src/options.js';
 import { buildNewMessage } from '../../src/testing.js';
 import { createGateway, eventually, KEY, type TestGateway } from '../helpers/gateway.js';
 
+// The document is walked by path and key; typing every level would only restate it.
 type Json = Record<string, any>;
 
 /** Validates with the real OpenAPI 3.1 validator; it dereferences in place, so on a copy. */
