@@ -529,7 +529,7 @@ interface E2eRun {
   seconds: number;
 }
 
-const E2E_MESSAGES = options.quick ? 1_000 : 10_000;
+const E2E_MESSAGES = options.quick ? 1_000 : 5_000;
 const E2E_DEADLINE_MS = options.quick ? 30_000 : 60_000;
 
 /** Runs the end-to-end case with the memory-storage router and `env`'s carrier. */
@@ -712,7 +712,7 @@ async function countSmsCase(): Promise<CaseResult> {
 
 const RSS_TARGET = 1_000_000;
 const RSS_MESSAGES = options.quick ? 20_000 : RSS_TARGET;
-const RSS_DEADLINE_MS = options.quick ? 30_000 : 120_000;
+const RSS_DEADLINE_MS = options.quick ? 30_000 : 90_000;
 
 /** Accepts up to N messages on one SQLite server (100 per request), then reads its RSS. */
 async function rssCase(): Promise<{ result: CaseResult; accepted: number; rssMb: number | null }> {

@@ -12,11 +12,11 @@ import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'nod
 import http from 'node:http';
 import https from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
-import packageJson from '../../package.json' with { type: 'json' };
+import { VERSION } from '../version.js';
 import { addressProblem, callbackUrlProblem, type AddressAllowance } from './address-guard.js';
 
 /** The `user-agent` every report is sent with. */
-export const USER_AGENT = `sms-outbox/${packageJson.version}`;
+export const USER_AGENT = `sms-outbox/${VERSION}`;
 
 /** Default total time an attempt may take: connect, request, headers and body. */
 export const DEFAULT_TIMEOUT_MS = 15_000;
