@@ -89,8 +89,23 @@ export interface DeliveryAdapter {
   close(): Promise<void>;
 }
 
+/**
+ * Marks a {@link DeliveryError}. Each CommonJS entry of the build carries its own copy of
+ * the class, so `instanceof` fails across entries; the global symbol does not.
+ */
+const DELIVERY_ERROR = Symbol.for('sms-outbox.DeliveryError');
+
 /** A carrier refusal. `permanent` errors end the message; the others are retried. */
 export class DeliveryError extends Error {
+  /**
+   * True for a DeliveryError from any copy of this package (an adapter bundled apart from
+   * the router included); use it instead of `instanceof`.
+   */
+  static is(error: unknown): error is DeliveryError {
+    return typeof error === 'object' && error !== null && (error as { [DELIVERY_ERROR]?: true })[DELIVERY_ERROR] === true;
+  }
+
+  readonly [DELIVERY_ERROR] = true;
   /** True when retrying can never succeed (invalid destination, say). */
   readonly permanent: boolean;
   /** For a permanent error: the terminal outcome the message ends in. */

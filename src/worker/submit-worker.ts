@@ -150,7 +150,7 @@ export class SubmitWorker {
 
   async #failed(message: MessageRecord, error: unknown): Promise<void> {
     const { storage, emit, config, now } = this.#deps;
-    const carrierError = error instanceof DeliveryError ? error : null;
+    const carrierError = DeliveryError.is(error) ? error : null;
     const attempt = message.attempts + 1;
     if (carrierError?.permanent) {
       const ended = carrierError.outcome ?? outcome('rejected', 'rejected', carrierError.message);

@@ -85,6 +85,26 @@ describe('the message lifecycle', () => {
     expect(await status(rejected)).toMatchObject({ status_reason: 'invalid_source_address' });
   });
 
+  it('treats a DeliveryError from another copy of the package (a separately bundled adapter) as one', async () => {
+    const carrier = new ScriptedDelivery();
+    carrier.beforeSubmit = () => {
+      // What `instanceof` cannot recognise: the class of another bundle, same global brand.
+      throw Object.assign(new Error('invalid destination'), {
+        [Symbol.for('sms-outbox.DeliveryError')]: true,
+        permanent: true,
+        outcome: outcome('rejected', 'delivery_impossible'),
+        retryAfterMs: null,
+      });
+    };
+    gateway = createGateway({ delivery: carrier });
+    const ref = await send('to nowhere');
+    const final = await eventually(async () => {
+      const s = await status(ref);
+      return s.status === 'rejected' ? s : undefined;
+    });
+    expect(final).toMatchObject({ status_reason: 'delivery_impossible', submit_attempts: 0 });
+  });
+
   it('gives up after worker.maxAttempts retryable failures with failed', async () => {
     const carrier = new ScriptedDelivery();
     carrier.beforeSubmit = () => {
