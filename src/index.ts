@@ -43,3 +43,4 @@ export * from './events.js';
 export { ERRORS, SmsError, type ErrorCode } from './errors.js';
 export { buildOpenApiDocument, type OpenApiDocument, type OpenApiDocumentOptions } from './openapi/document.js';
 export type { SmsLogger, LogMethod } from './logging.js';
+export type { MetricsOptions, PromClient, PromRegistry, PromCounter, PromHistogram, PromMetricConfig } from './metrics.js';

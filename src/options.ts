@@ -12,6 +12,7 @@ import { SimulatorDelivery } from './delivery/simulator.js';
 import { resolveDlrOptions, type DlrConfig, type DlrOptions } from './dlr/options.js';
 import { assertKnownKeys, assertNumber } from './util/known-keys.js';
 import { resolveLogger, type SmsLogger } from './logging.js';
+import { resolveMetrics, type MetricsConfig, type MetricsOptions } from './metrics.js';
 import { resolveRateLimitOptions, type RateLimitConfig, type RateLimitOptions } from './http/rate-limit/options.js';
 
 /** Bounds on what one request may carry. */
@@ -84,6 +85,12 @@ export interface SmsRouterOptions {
   openapi?: boolean;
   /** Logs every event on a pino-style logger (`info`, `warn`, `error`, `debug?`). Default: none, nothing is logged. */
   logger?: SmsLogger;
+  /**
+   * Prometheus metrics (`sms_outbox_*`) from the events: `{ client }` where `client` is the
+   * host's prom-client module (`import * as client from 'prom-client'`), and optionally
+   * `registry` (default: prom-client's default registry). Default: none, prom-client not needed.
+   */
+  metrics?: MetricsOptions;
   /** This instance's id, used as the lease owner. Default: a random UUID. */
   instanceId?: string;
   /** The clock, epoch ms. For tests. Default `Date.now`. */
@@ -104,13 +111,14 @@ export interface SmsRouterConfig {
   rateLimit: RateLimitConfig | false;
   openapi: boolean;
   logger: SmsLogger | null;
+  metrics: MetricsConfig | null;
   instanceId: string;
   now: () => number;
 }
 
 const OPTION_KEYS = [
   'verifyKey', 'resolveProfile', 'storage', 'delivery', 'basePath', 'limits',
-  'worker', 'dlr', 'retention', 'rateLimit', 'openapi', 'logger', 'instanceId', 'now',
+  'worker', 'dlr', 'retention', 'rateLimit', 'openapi', 'logger', 'metrics', 'instanceId', 'now',
 ] as const;
 
 /** The default request bounds (also what the OpenAPI document states when given none). */
@@ -175,6 +183,7 @@ export function resolveOptions(options: SmsRouterOptions): SmsRouterConfig {
     rateLimit: resolveRateLimitOptions(options.rateLimit),
     openapi: options.openapi ?? true,
     logger: resolveLogger(options.logger),
+    metrics: resolveMetrics(options.metrics),
     instanceId: options.instanceId ?? randomUUID(),
     now: options.now ?? Date.now,
   };

@@ -15,6 +15,7 @@ import { callbackUrlProblem } from './dlr/address-guard.js';
 import { CallbackDispatcher } from './dlr/dispatcher.js';
 import { SmsEventEmitter, emitterOf } from './events.js';
 import { attachLogger } from './logging.js';
+import { attachMetrics } from './metrics.js';
 import { serveOpenApi } from './openapi/serve.js';
 import { isTerminal } from './lifecycle/states.js';
 import { resolveOptions, type SmsRouterOptions } from './options.js';
@@ -57,6 +58,7 @@ export function createSmsRouter(options: SmsRouterOptions): SmsRouter {
   const events = new SmsEventEmitter();
   const emit = emitterOf(events);
   if (config.logger) attachLogger(events, config.logger);
+  if (config.metrics) attachMetrics(events, config.metrics);
   const { storage, delivery, now } = config;
 
   const dispatcher = new CallbackDispatcher({ storage, emit, config: config.dlr, owner: config.instanceId, now });

@@ -61,10 +61,10 @@ export async function runCrashScenario(scenario: CrashScenario): Promise<void> {
       },
     });
     const load = await senders.done;
-    const killedAt = Date.now();
-    const phases: string[] = [`load ${secondsSince(started)}`];
     // Bounded: if the target was not reached in time, the kill comes at the deadline.
     await (killing ?? first.kill());
+    const killedAt = Date.now();
+    const phases: string[] = [`load ${secondsSince(started)}`];
     expect(load.unexpected.map((e) => e.message), 'non-200 answers under load').toEqual([]);
     expect(load.acked.length, `too few acks before the kill; host stderr: ${first.stderr()}`).toBeGreaterThan(0);
     const acked = new Map<string, AckedMessage>(load.acked.map((m) => [m.ref, m]));

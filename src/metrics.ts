@@ -1,0 +1,180 @@
+/**
+ * The `metrics` option: turns the router's events into Prometheus counters and histograms
+ * on the host's prom-client registry, so a host gets a gateway dashboard without writing
+ * listeners. prom-client stays the host's: this file never imports it, not even its types.
+ */
+import type { SmsEventEmitter, SmsEventName, SmsEvents } from './events.js';
+import { isTerminal } from './lifecycle/states.js';
+import { assertKnownKeys } from './util/known-keys.js';
+
+/** The part of a prom-client `Registry` the router uses. */
+export interface PromRegistry {
+  /** The metric registered under `name`, if any (prom-client's `getSingleMetric`). */
+  getSingleMetric(name: string): unknown;
+}
+
+/** What the router passes to a prom-client metric constructor. */
+export interface PromMetricConfig {
+  /** Full metric name, `sms_outbox_...`. */
+  name: string;
+  /** The HELP text. */
+  help: string;
+  /** Label names, fixed for the metric's life. */
+  labelNames: readonly string[];
+  /** The one registry it goes in. */
+  registers: PromRegistry[];
+  /** Histogram bucket upper bounds, for histograms only. */
+  buckets?: number[];
+}
+
+/** The part of a prom-client `Counter` the router uses. */
+export interface PromCounter {
+  /** Adds `value` (default 1) to the series of `labels`. */
+  inc(labels: Record<string, string>, value?: number): void;
+}
+
+/** The part of a prom-client `Histogram` the router uses. */
+export interface PromHistogram {
+  /** Records one observation in the series of `labels`. */
+  observe(labels: Record<string, string>, value: number): void;
+}
+
+/**
+ * The part of the prom-client module the router uses: pass the module itself
+ * (`import * as client from 'prom-client'`, or its default export). prom-client 15 fits.
+ */
+export interface PromClient {
+  /** prom-client's `Counter` class. */
+  Counter: new (config: PromMetricConfig) => PromCounter;
+  /** prom-client's `Histogram` class. */
+  Histogram: new (config: PromMetricConfig) => PromHistogram;
+  /** prom-client's default registry, used when no `registry` is given. */
+  register: PromRegistry;
+}
+
+/**
+ * The `metrics` option.
+ *
+ * It takes the host's prom-client module rather than a bare registry because a registry
+ * cannot create metrics: the `Counter` and `Histogram` classes are needed too. Taking them
+ * from the host (a) keeps prom-client out of this package's dependencies (it is an optional
+ * peer; a host without metrics never installs it), (b) guarantees the classes and the
+ * registry come from the same copy of prom-client, whatever the host's module format or
+ * bundler, and (c) keeps router construction synchronous (no `await import()`). The types
+ * above are structural, so the published declarations do not reference prom-client either
+ * and type-check in a project that does not install it.
+ */
+export interface MetricsOptions {
+  /** The prom-client module: `import * as client from 'prom-client'`. Required. */
+  client: PromClient;
+  /** The registry the metrics go in. Default: `client.register` (prom-client's default registry). */
+  registry?: PromRegistry;
+}
+
+/** {@link MetricsOptions} with the registry filled in. */
+export interface MetricsConfig {
+  client: PromClient;
+  registry: PromRegistry;
+}
+
+/** Upper bounds of the delivery-report duration buckets, seconds: up to the default 15 s timeout and past it. */
+const DLR_DURATION_BUCKETS = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 15, 30];
+
+/**
+ * Checks the `metrics` option at construction: `null` when none is given, else the
+ * resolved config. Throws a TypeError naming what is wrong (most often: passing the
+ * registry alone instead of `{ client }`).
+ */
+export function resolveMetrics(options: MetricsOptions | undefined): MetricsConfig | null {
+  if (options === undefined) return null;
+  if (typeof options !== 'object' || options === null) {
+    throw new TypeError("createSmsRouter: `metrics` must be an object: { client } with client from `import * as client from 'prom-client'`");
+  }
+  assertKnownKeys('metrics', options, ['client', 'registry']);
+  const client = options.client as Partial<PromClient> | undefined;
+  if (typeof client !== 'object' || client === null || typeof client.Counter !== 'function' || typeof client.Histogram !== 'function') {
+    throw new TypeError("createSmsRouter: `metrics.client` must be the prom-client module (`import * as client from 'prom-client'`)");
+  }
+  const registry = options.registry ?? client.register;
+  if (typeof registry !== 'object' || registry === null || typeof registry.getSingleMetric !== 'function') {
+    throw new TypeError('createSmsRouter: `metrics.registry` must be a prom-client Registry');
+  }
+  return { client: client as PromClient, registry };
+}
+
+/**
+ * Registers a metric, or returns the one of that name already in the registry: a second
+ * router on the same registry (or one rebuilt in tests) then adds to the same series
+ * instead of prom-client throwing "already registered".
+ */
+function metric<M>(registry: PromRegistry, config: PromMetricConfig, make: (config: PromMetricConfig) => M, method: keyof M): M {
+  const existing = registry.getSingleMetric(config.name) as M | undefined;
+  if (existing === undefined) return make(config);
+  if (typeof existing[method] !== 'function') {
+    throw new TypeError(`metrics: \`${config.name}\` is already registered as another kind of metric`);
+  }
+  return existing;
+}
+
+/**
+ * Subscribes Prometheus metrics to `events`. Every metric is named `sms_outbox_*` and
+ * derived from the events alone (no storage queries, nothing on the request path beyond
+ * a counter increment). Labels have bounded values: endpoint, profile code, state,
+ * reason, result, HTTP status, error source; never a ref, number or URL. Returns a
+ * function that unsubscribes (the metrics stay registered).
+ */
+export function attachMetrics(events: SmsEventEmitter, config: MetricsConfig): () => void {
+  const { client, registry } = config;
+  const registers = [registry];
+  const counter = (name: string, help: string, labelNames: readonly string[] = []) =>
+    metric(registry, { name: `sms_outbox_${name}`, help, labelNames, registers }, (c) => new client.Counter(c), 'inc');
+  const histogram = (name: string, help: string, labelNames: readonly string[], buckets: number[]) =>
+    metric(registry, { name: `sms_outbox_${name}`, help, labelNames, registers, buckets }, (c) => new client.Histogram(c), 'observe');
+
+  const rejected = counter('requests_rejected_total', 'Requests answered with a 4xx, by endpoint and status.', ['endpoint', 'status']);
+  const accepted = counter('messages_accepted_total', 'Messages stored and acknowledged, by endpoint and profile.', ['endpoint', 'profile']);
+  const units = counter('sms_units_accepted_total', 'SMS units (parts) of the accepted messages, by endpoint and profile.', ['endpoint', 'profile']);
+  const submitted = counter('messages_submitted_total', 'Messages whose every part the carrier accepted, by endpoint.', ['endpoint']);
+  const retries = counter('submission_retries_total', 'Submissions that failed with a retryable carrier error and will be tried again.');
+  const finished = counter('messages_finished_total', 'Messages that reached a terminal state, by endpoint, state and reason.', ['endpoint', 'state', 'reason']);
+  const inbound = counter('inbound_messages_total', 'Mobile-originated messages received.');
+  const dlrAttempts = counter('dlr_attempts_total', 'Delivery report attempts, by result: sent (2xx), retrying, failed (given up).', ['result']);
+  const dlrDuration = histogram(
+    'dlr_attempt_duration_seconds',
+    'How long each delivery report attempt took, by result.',
+    ['result'],
+    DLR_DURATION_BUCKETS,
+  );
+  const errors = counter('errors_total', 'Unexpected errors (500s, storage, carrier, listeners), by source.', ['source']);
+
+  const detach: (() => void)[] = [];
+  const on = <K extends SmsEventName>(name: K, listener: SmsEvents[K]): void => {
+    events.on(name, listener as never);
+    detach.push(() => events.off(name, listener as never));
+  };
+  const dlr = (result: string) => (event: { durationMs: number }) => {
+    dlrAttempts.inc({ result });
+    dlrDuration.observe({ result }, event.durationMs / 1000);
+  };
+
+  on('request.rejected', (e) => rejected.inc({ endpoint: e.endpoint ?? 'none', status: String(e.status) }));
+  on('message.accepted', ({ message: m }) => {
+    const labels = { endpoint: m.endpoint, profile: m.profileCode };
+    accepted.inc(labels);
+    units.inc(labels, m.smsCount);
+  });
+  on('message.submitted', ({ message: m }) => submitted.inc({ endpoint: m.endpoint }));
+  on('message.retrying', () => retries.inc({}));
+  on('message.status', ({ message: m }) => {
+    if (isTerminal(m.state)) finished.inc({ endpoint: m.endpoint, state: m.state, reason: m.statusReason ?? 'unknown' });
+  });
+  on('message.inbound', () => inbound.inc({}));
+  on('dlr.sent', dlr('sent'));
+  on('dlr.retrying', dlr('retrying'));
+  on('dlr.failed', dlr('failed'));
+  on('error', (e) => errors.inc({ source: e.source }));
+
+  return () => {
+    for (const off of detach.splice(0)) off();
+  };
+}

@@ -1,0 +1,207 @@
+import * as client from 'prom-client';
+import request from 'supertest';
+import { afterEach, describe, expect, it } from 'vitest';
+import { SimulatorDelivery, type PromClient, type SmsRouterOptions } from '../src/index.js';
+import { createGateway, eventually, KEY, type TestGateway } from './helpers/gateway.js';
+import { startReceiver, type Receiver } from './dlr/helpers.js';
+
+// Compile-time: the real prom-client module fits the structural type the option takes.
+const typedClient: PromClient = client;
+
+interface Sample {
+  name: string;
+  labels: Record<string, string>;
+  value: number;
+}
+
+/** Parses the Prometheus text format that `registry.metrics()` answers. */
+function parse(text: string): Sample[] {
+  const samples: Sample[] = [];
+  for (const line of text.split('\n')) {
+    if (line === '' || line.startsWith('#')) continue;
+    const match = /^([a-zA-Z_:][\w:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
+    if (!match) throw new Error(`unparsed metrics line: ${line}`);
+    const labels: Record<string, string> = {};
+    for (const [, key, value] of (match[2] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)) labels[key!] = value!;
+    samples.push({ name: match[1]!, labels, value: Number(match[3]) });
+  }
+  return samples;
+}
+
+/** The value of the one sample of `name` whose labels include `labels`, or 0 when there is none. */
+async function value(registry: client.Registry, name: string, labels: Record<string, string> = {}): Promise<number> {
+  const found = parse(await registry.metrics()).filter(
+    (s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v),
+  );
+  if (found.length > 1) throw new Error(`${name} ${JSON.stringify(labels)} matches ${found.length} samples`);
+  return found[0]?.value ?? 0;
+}
+
+/** Waits until `name{labels}` reaches `expected`. */
+async function reaches(registry: client.Registry, name: string, labels: Record<string, string>, expected: number): Promise<void> {
+  await eventually(async () => ((await value(registry, name, labels)) >= expected ? true : undefined));
+}
+
+let gateways: TestGateway[] = [];
+let receiver: Receiver | undefined;
+afterEach(async () => {
+  await Promise.all(gateways.map((g) => g.sms.close()));
+  await receiver?.close();
+  gateways = [];
+  receiver = undefined;
+});
+
+function gatewayWith(registry: client.Registry, options: Partial<SmsRouterOptions> = {}): TestGateway {
+  const gateway = createGateway({ metrics: { client: typedClient, registry }, ...options });
+  gateways.push(gateway);
+  return gateway;
+}
+
+const GSM_161 = 'a'.repeat(161); // two SMS units
+
+describe('metrics option', () => {
+  it('counts accepted messages and SMS units by endpoint and profile, and their outcomes', async () => {
+    const registry = new client.Registry();
+    const { app } = gatewayWith(registry);
+    const quick = await request(app)
+      .post('/api/outbox/create')
+      .set('X-API-Key', KEY)
+      .send({ profile_code: '12345', messages: [{ recipient: '254712345678', message: 'Hi' }, { recipient: '254712345679', message: GSM_161 }] });
+    expect(quick.status).toBe(200);
+    const premium = await request(app)
+      .post('/api/outbox/premium')
+      .set('X-API-Key', KEY)
+      .send({ profile_code: '22021501', to: ['254712345670'], message: 'Premium' });
+    expect(premium.status).toBe(200);
+
+    await reaches(registry, 'sms_outbox_messages_finished_total', { endpoint: 'quick' }, 2);
+    await reaches(registry, 'sms_outbox_messages_finished_total', { endpoint: 'premium' }, 1);
+    expect(await value(registry, 'sms_outbox_messages_accepted_total', { endpoint: 'quick', profile: '12345' })).toBe(2);
+    expect(await value(registry, 'sms_outbox_messages_accepted_total', { endpoint: 'premium', profile: '22021501' })).toBe(1);
+    expect(await value(registry, 'sms_outbox_sms_units_accepted_total', { endpoint: 'quick', profile: '12345' })).toBe(3);
+    expect(await value(registry, 'sms_outbox_sms_units_accepted_total', { endpoint: 'premium', profile: '22021501' })).toBe(1);
+    expect(await value(registry, 'sms_outbox_messages_submitted_total', { endpoint: 'quick' })).toBe(2);
+    expect(
+      await value(registry, 'sms_outbox_messages_finished_total', { endpoint: 'quick', state: 'delivered', reason: 'delivered_to_terminal' }),
+    ).toBe(2);
+    // Nothing was refused and nothing went wrong.
+    expect(await value(registry, 'sms_outbox_requests_rejected_total')).toBe(0);
+    expect(await value(registry, 'sms_outbox_errors_total')).toBe(0);
+  });
+
+  it('counts refused requests by endpoint and status', async () => {
+    const registry = new client.Registry();
+    const { app } = gatewayWith(registry);
+    await request(app).post('/api/outbox/create').set('X-API-Key', 'wrong').send({}).expect(401);
+    await request(app).post('/api/outbox/create').set('X-API-Key', 'wrong').send({}).expect(401);
+    await request(app)
+      .post('/api/outbox/premium')
+      .set('X-API-Key', KEY)
+      .send({ profile_code: '00000', to: ['254712345670'], message: 'x' })
+      .expect(422);
+    await request(app).get('/api/outbox/delivery-status/nope').set('X-API-Key', KEY).expect(404);
+
+    expect(await value(registry, 'sms_outbox_requests_rejected_total', { endpoint: 'quick', status: '401' })).toBe(2);
+    expect(await value(registry, 'sms_outbox_requests_rejected_total', { endpoint: 'premium', status: '422' })).toBe(1);
+    expect(await value(registry, 'sms_outbox_requests_rejected_total', { endpoint: 'status', status: '404' })).toBe(1);
+    expect(await value(registry, 'sms_outbox_messages_accepted_total')).toBe(0);
+  });
+
+  it('counts delivery report attempts by result and records their duration', async () => {
+    receiver = await startReceiver((n) => ({ status: n === 0 ? 500 : 204 }));
+    const registry = new client.Registry();
+    const { app } = gatewayWith(registry, { dlr: { schedule: [0, 1], allowPrivateAddresses: true, pollIntervalMs: 20 } });
+    await request(app)
+      .post('/api/outbox/create')
+      .set('X-API-Key', KEY)
+      .send({ profile_code: '12345', messages: [{ recipient: '254712345678', message: 'Hi' }], dlr_callback_url: `${receiver.origin}/dlr` })
+      .expect(200);
+
+    await reaches(registry, 'sms_outbox_dlr_attempts_total', { result: 'sent' }, 1);
+    expect(await value(registry, 'sms_outbox_dlr_attempts_total', { result: 'retrying' })).toBe(1);
+    expect(await value(registry, 'sms_outbox_dlr_attempts_total', { result: 'failed' })).toBe(0);
+    expect(await value(registry, 'sms_outbox_dlr_attempt_duration_seconds_count', { result: 'sent' })).toBe(1);
+    expect(await value(registry, 'sms_outbox_dlr_attempt_duration_seconds_count', { result: 'retrying' })).toBe(1);
+    // A local receiver answers well within the largest bucket.
+    expect(await value(registry, 'sms_outbox_dlr_attempt_duration_seconds_bucket', { result: 'sent', le: '30' })).toBe(1);
+    const seconds = await value(registry, 'sms_outbox_dlr_attempt_duration_seconds_sum', { result: 'sent' });
+    expect(seconds).toBeGreaterThanOrEqual(0);
+    expect(seconds).toBeLessThan(30);
+  });
+
+  it('counts carrier retries and the messages that end failed', async () => {
+    const registry = new client.Registry();
+    const { app } = gatewayWith(registry, {
+      delivery: new SimulatorDelivery({ seed: 7, outcomes: { throttled: 1 }, retryAfterMs: 1 }),
+      worker: { pollIntervalMs: 20, maxAttempts: 2, retryBaseMs: 1 },
+    });
+    await request(app)
+      .post('/api/outbox/create')
+      .set('X-API-Key', KEY)
+      .send({ profile_code: '12345', messages: [{ recipient: '254712345678', message: 'Hi' }] })
+      .expect(200);
+
+    await reaches(registry, 'sms_outbox_messages_finished_total', { state: 'failed' }, 1);
+    expect(await value(registry, 'sms_outbox_submission_retries_total')).toBe(1);
+    expect(await value(registry, 'sms_outbox_messages_submitted_total')).toBe(0);
+    expect(await value(registry, 'sms_outbox_messages_finished_total', { state: 'delivered' })).toBe(0);
+  });
+
+  it('counts unexpected errors by source', async () => {
+    const registry = new client.Registry();
+    const { app, sms } = gatewayWith(registry);
+    sms.on('message.accepted', () => {
+      throw new Error('listener boom');
+    });
+    await request(app)
+      .post('/api/outbox/create')
+      .set('X-API-Key', KEY)
+      .send({ profile_code: '12345', messages: [{ recipient: '254712345678', message: 'Hi' }] })
+      .expect(200);
+    expect(await value(registry, 'sms_outbox_errors_total', { source: 'listener' })).toBe(1);
+  });
+
+  it('lets two routers share one registry: their counts add up', async () => {
+    const registry = new client.Registry();
+    const send = (app: TestGateway['app']) =>
+      request(app)
+        .post('/api/outbox/create')
+        .set('X-API-Key', KEY)
+        .send({ profile_code: '12345', messages: [{ recipient: '254712345678', message: 'Hi' }] })
+        .expect(200);
+    await send(gatewayWith(registry).app);
+    await send(gatewayWith(registry).app);
+    expect(await value(registry, 'sms_outbox_messages_accepted_total', { endpoint: 'quick', profile: '12345' })).toBe(2);
+  });
+
+  it('uses prom-client\u2019s default registry when none is given', async () => {
+    try {
+      const gateway = createGateway({ metrics: { client: typedClient } });
+      gateways.push(gateway);
+      await request(gateway.app)
+        .post('/api/outbox/create')
+        .set('X-API-Key', KEY)
+        .send({ profile_code: '12345', messages: [{ recipient: '254712345678', message: 'Hi' }] })
+        .expect(200);
+      expect(await value(client.register, 'sms_outbox_messages_accepted_total', { profile: '12345' })).toBe(1);
+    } finally {
+      client.register.clear();
+    }
+  });
+
+  it('refuses a bad metrics option at construction, saying what to pass', () => {
+    const registry = new client.Registry();
+    expect(() => createGateway({ metrics: registry as unknown as SmsRouterOptions['metrics'] })).toThrow(
+      /`metrics.client` must be the prom-client module/,
+    );
+    expect(() => createGateway({ metrics: { client: typedClient, registy: registry } as unknown as SmsRouterOptions['metrics'] })).toThrow(
+      /unknown option `registy`\. Did you mean `registry`\?/,
+    );
+    expect(() => createGateway({ metrics: { client: typedClient, registry: {} as client.Registry } })).toThrow(
+      /`metrics.registry` must be a prom-client Registry/,
+    );
+    const taken = new client.Registry();
+    new client.Gauge({ name: 'sms_outbox_errors_total', help: 'not ours', registers: [taken] });
+    expect(() => createGateway({ metrics: { client: typedClient, registry: taken } })).toThrow(/already registered as another kind of metric/);
+  });
+});
