@@ -6,6 +6,7 @@ import Database from 'better-sqlite3';
 import { foldParts, isTerminal, TERMINAL_STATES } from '../lifecycle/states.js';
 import type { MessageState, Outcome, StatusReason, TerminalState } from '../lifecycle/states.js';
 import { assertKnownKeys, assertNumber } from '../util/known-keys.js';
+import { GroupCommit } from './sqlite-group-commit.js';
 import type {
   CallbackAttempt,
   CallbackState,
@@ -171,10 +172,31 @@ interface CallbackRow {
   next_attempt_at: number | null;
 }
 
-interface PendingInsert {
-  messages: NewMessage[];
-  resolve: () => void;
-  reject: (error: unknown) => void;
+/** Inserts one message as `queued` with its parts (inside the caller's transaction). */
+function insertMessage(s: Statements, m: NewMessage): void {
+  const { lastInsertRowid } = s.insertMessage.run([
+    m.ref,
+    m.principalId,
+    m.endpoint,
+    m.profileCode,
+    m.sender,
+    m.recipient,
+    m.text,
+    m.messageType,
+    m.reqType,
+    m.externalId,
+    m.recipientField,
+    m.referenceField,
+    m.smsCount,
+    m.encoding,
+    m.callbackUrl,
+    m.callbackSecret,
+    m.createdAt,
+    m.createdAt,
+    m.createdAt,
+  ]);
+  const id = Number(lastInsertRowid);
+  for (let index = 0; index < m.smsCount; index++) s.insertPart.run(id, index);
 }
 
 function partOutcome(row: PartRow): Outcome | null {
@@ -269,9 +291,10 @@ type Statements = ReturnType<typeof prepareStatements>;
  * Storage in one SQLite file: durable across restarts and crashes, for one process.
  *
  * Opens `path` at construction (or takes the host's `database` handle) and creates its
- * tables on first use (`ready()`). Every multi-step operation runs in one transaction;
- * inserts arriving in the same turn of the event loop share one commit, so a burst of
- * requests pays for one disk sync rather than one each. Several processes may open the
+ * tables on first use (`ready()`). Every write runs in a transaction of its own (a
+ * savepoint), and the writes asked for in the same turn of the event loop share one
+ * commit (see `sqlite-group-commit.ts`), so a burst of requests and worker steps pays for
+ * one disk sync rather than one each. Several processes may open the
  * same file (SQLite locks it), but claims are only as fast as one writer; for many
  * instances use `sms-outbox/postgres`.
  */
@@ -282,10 +305,8 @@ export class SqliteStorage implements Storage {
   private readonly busyTimeoutMs: number;
   private readyPromise: Promise<void> | undefined;
   private statements: Statements | undefined;
-  private pending: PendingInsert[] = [];
-  private flushTimer: NodeJS.Immediate | null = null;
+  private readonly commits: GroupCommit;
   private closed = false;
-  private insertGroup!: Database.Transaction<(batches: readonly PendingInsert[]) => void>;
 
   /** Opens the file (or takes the handle); throws on a bad option. */
   constructor(options: SqliteStorageOptions) {
@@ -308,6 +329,7 @@ export class SqliteStorage implements Storage {
     this.busyTimeoutMs = busyTimeoutMs;
     this.ownsDatabase = database === undefined;
     this.db = database ?? new Database(path!);
+    this.commits = new GroupCommit(this.db);
   }
 
   /** Sets the pragmas and brings the schema up to date, once; later calls share the result. */
@@ -329,47 +351,39 @@ export class SqliteStorage implements Storage {
     // the final flush instead of finding the storage closed.
     await this.readyPromise?.catch(() => undefined);
     if (this.closed) return;
-    if (this.flushTimer !== null) {
-      clearImmediate(this.flushTimer);
-      this.flush();
-    }
+    this.commits.flush();
     this.closed = true;
     if (this.ownsDatabase) this.db.close();
   }
 
   /** Stores every message as `queued`, or none; shares a commit with concurrent calls. */
   async insertMessages(messages: readonly NewMessage[]): Promise<void> {
-    await this.ready();
+    const s = await this.prepared();
     if (messages.length === 0) return;
-    if (this.closed) throw new Error('SqliteStorage: closed');
     // Copied now: the caller may reuse its objects before the group is written.
     const batch = messages.map((message) => ({ ...message }));
-    return new Promise<void>((resolve, reject) => {
-      this.pending.push({ messages: batch, resolve, reject });
-      this.flushTimer ??= setImmediate(() => this.flush());
+    await this.commits.run(() => {
+      for (const m of batch) insertMessage(s, m);
     });
   }
 
   /** Leases up to `limit` due, unleased `queued` messages, oldest first. */
   async claimMessages(options: ClaimOptions): Promise<MessageRecord[]> {
     const s = await this.prepared();
-    return this.db
-      .transaction(() => {
+    return this.commits.run(() => {
         const rows = s.dueMessages.all({ now: options.now, limit: Math.max(0, options.limit) });
         const leaseUntil = options.now + options.leaseMs;
         return rows.map(({ id }) => {
           s.leaseMessage.run(options.owner, leaseUntil, id);
           return this.load(s, s.messageById.get(id)!);
         });
-      })
-      .immediate();
+      });
   }
 
   /** Records a part's carrier id; moves the message to `submitted` with its last part. */
   async recordSubmission(ref: string, index: number, carrierId: string, now: number): Promise<SubmissionResult> {
     const s = await this.prepared();
-    return this.db
-      .transaction((): SubmissionResult => {
+    return this.commits.run((): SubmissionResult => {
         const row = s.messageByRef.get(ref);
         if (row === undefined || s.part.get(row.id, index) === undefined) return { kind: 'stale', ref };
         // Indexed whatever the state, so a receipt for a late submission is matched (and
@@ -383,33 +397,29 @@ export class SqliteStorage implements Storage {
         }
         s.markSubmitted.run(now, row.id);
         return { kind: 'submitted', transition: { message: this.loadById(s, row.id), previousState: 'queued' } };
-      })
-      .immediate();
+      });
   }
 
   /** Gives a `queued` message back for another attempt at `nextAttemptAt`. */
   async reschedule(ref: string, nextAttemptAt: number, error: string, now: number): Promise<void> {
     const s = await this.prepared();
-    s.reschedule.run(error, nextAttemptAt, now, ref);
+    await this.commits.run(() => s.reschedule.run(error, nextAttemptAt, now, ref));
   }
 
   /** Ends a message that is not yet terminal; `null` if it already is (or is unknown). */
   async finish(ref: string, outcome: Outcome, now: number): Promise<Transition | null> {
     const s = await this.prepared();
-    return this.db
-      .transaction((): Transition | null => {
+    return this.commits.run((): Transition | null => {
         const row = s.messageByRef.get(ref);
         if (row === undefined || isTerminal(row.state)) return null;
         return this.terminate(s, row, outcome, now);
-      })
-      .immediate();
+      });
   }
 
   /** Applies a receipt to the first stored part one of its carrier-id spellings names. */
   async applyReceipt(receipt: PartReceipt): Promise<ReceiptResult> {
     const s = await this.prepared();
-    return this.db
-      .transaction((): ReceiptResult => {
+    return this.commits.run((): ReceiptResult => {
         let address: { message_id: number; idx: number } | undefined;
         for (const carrierId of receipt.carrierIds) {
           address = s.carrierIdAddress.get(carrierId);
@@ -428,8 +438,7 @@ export class SqliteStorage implements Storage {
           return { kind: 'part', ref: row.ref };
         }
         return { kind: 'terminal', ref: row.ref, transition: this.terminate(s, row, folded, receipt.now) };
-      })
-      .immediate();
+      });
   }
 
   /** The principal's message `ref`, or `null`. */
@@ -452,36 +461,35 @@ export class SqliteStorage implements Storage {
   /** Leases up to `limit` due pending delivery reports, oldest due first. */
   async claimCallbacks(options: ClaimOptions): Promise<DueCallback[]> {
     const s = await this.prepared();
-    return this.db
-      .transaction(() => {
+    return this.commits.run(() => {
         const rows = s.dueCallbacks.all({ now: options.now, limit: Math.max(0, options.limit) });
         const leaseUntil = options.now + options.leaseMs;
         return rows.map((callback): DueCallback => {
           s.leaseCallback.run(options.owner, leaseUntil, callback.id);
           return { uid: callback.uid, attempts: callback.attempts, message: this.loadById(s, callback.message_id) };
         });
-      })
-      .immediate();
+      });
   }
 
   /** Records one attempt of report `uid` and ends its lease; ignored once it is finished. */
   async recordCallbackAttempt(uid: string, attempt: CallbackAttempt): Promise<void> {
     const s = await this.prepared();
     const retry = attempt.result === 'retry';
-    s.recordCallbackAttempt.run(
-      retry ? 'pending' : attempt.result,
-      attempt.statusCode,
-      attempt.error,
-      retry ? (attempt.nextAttemptAt ?? attempt.now) : null,
-      uid,
+    await this.commits.run(() =>
+      s.recordCallbackAttempt.run(
+        retry ? 'pending' : attempt.result,
+        attempt.statusCode,
+        attempt.error,
+        retry ? (attempt.nextAttemptAt ?? attempt.now) : null,
+        uid,
+      ),
     );
   }
 
   /** Deletes up to `limit` terminal messages changed before `before` without a pending report. */
   async purge(before: number, limit: number): Promise<number> {
     const s = await this.prepared();
-    return this.db
-      .transaction(() => {
+    return this.commits.run(() => {
         const ids = s.purgeable.all(before, Math.max(0, limit));
         for (const { id } of ids) {
           s.deleteParts.run(id);
@@ -490,8 +498,7 @@ export class SqliteStorage implements Storage {
           s.deleteMessage.run(id);
         }
         return ids.length;
-      })
-      .immediate();
+      });
   }
 
   private async prepared(): Promise<Statements> {
@@ -520,64 +527,6 @@ export class SqliteStorage implements Storage {
     }).immediate();
     const s = prepareStatements(db);
     this.statements = s;
-    this.insertGroup = db.transaction((batches: readonly PendingInsert[]) => {
-      for (const batch of batches) {
-        for (const m of batch.messages) {
-          const { lastInsertRowid } = s.insertMessage.run([
-            m.ref,
-            m.principalId,
-            m.endpoint,
-            m.profileCode,
-            m.sender,
-            m.recipient,
-            m.text,
-            m.messageType,
-            m.reqType,
-            m.externalId,
-            m.recipientField,
-            m.referenceField,
-            m.smsCount,
-            m.encoding,
-            m.callbackUrl,
-            m.callbackSecret,
-            m.createdAt,
-            m.createdAt,
-            m.createdAt,
-          ]);
-          const id = Number(lastInsertRowid);
-          for (let index = 0; index < m.smsCount; index++) s.insertPart.run(id, index);
-        }
-      }
-    });
-  }
-
-  /** Writes every waiting insert in one transaction; on failure, each batch alone. */
-  private flush(): void {
-    this.flushTimer = null;
-    const batches = this.pending;
-    this.pending = [];
-    if (batches.length === 0) return;
-    try {
-      this.insertGroup.immediate(batches);
-    } catch (error) {
-      if (batches.length === 1) {
-        batches[0]!.reject(error);
-        return;
-      }
-      // One bad batch (a duplicate ref) must not fail the requests it happened to share
-      // a commit with: retry each alone, so only its own caller sees the error.
-      for (const batch of batches) {
-        try {
-          this.insertGroup.immediate([batch]);
-        } catch (batchError) {
-          batch.reject(batchError);
-          continue;
-        }
-        batch.resolve();
-      }
-      return;
-    }
-    for (const batch of batches) batch.resolve();
   }
 
   /** Moves a non-terminal message to `outcome`, creating its pending report with it. */
