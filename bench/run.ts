@@ -867,7 +867,7 @@ function limits(cases: CaseResult[]): string[] {
   ];
   for (const c of cases) {
     if (c.coreBusy && c.coreBusy.median < 0.85 && c.name !== 'count-sms') {
-      lines.push(`this run: ${c.name} kept the server core only ${Math.round(c.coreBusy.median * 100)}% busy, so its figure is bounded by waiting, not by the router's CPU.`);
+      lines.push(`this run: ${c.name} kept the server core only ${Math.round(c.coreBusy.median * 100)}% busy, so its figure is bounded by waiting (disk, database, other work on the machine, or the load generator), not by the server's own CPU.`);
     }
   }
   return lines;

@@ -11,6 +11,8 @@ import { assertKnownKeys } from './util/known-keys.js';
 export interface PromRegistry {
   /** The metric registered under `name`, if any (prom-client's `getSingleMetric`). */
   getSingleMetric(name: string): unknown;
+  /** Adds a metric made by the router. */
+  registerMetric(metric: PromCounter | PromHistogram): void;
 }
 
 /** What the router passes to a prom-client metric constructor. */
@@ -21,8 +23,12 @@ export interface PromMetricConfig {
   help: string;
   /** Label names, fixed for the metric's life. */
   labelNames: readonly string[];
-  /** The one registry it goes in. */
-  registers: PromRegistry[];
+  /**
+   * Always empty, so prom-client does not add the metric to its default registry: the
+   * router registers it on the chosen registry itself (`never[]` keeps this type
+   * assignable from prom-client's own, whose registry type this file does not import).
+   */
+  registers: never[];
   /** Histogram bucket upper bounds, for histograms only. */
   buckets?: number[];
 }
@@ -90,13 +96,16 @@ export function resolveMetrics(options: MetricsOptions | undefined): MetricsConf
   if (typeof options !== 'object' || options === null) {
     throw new TypeError("createSmsRouter: `metrics` must be an object: { client } with client from `import * as client from 'prom-client'`");
   }
+  if (!('client' in options) && typeof (options as Partial<PromRegistry>).getSingleMetric === 'function') {
+    throw new TypeError("createSmsRouter: `metrics` takes { client, registry? }, not a registry alone: `metrics.client` must be the prom-client module (`import * as client from 'prom-client'`)");
+  }
   assertKnownKeys('metrics', options, ['client', 'registry']);
   const client = options.client as Partial<PromClient> | undefined;
   if (typeof client !== 'object' || client === null || typeof client.Counter !== 'function' || typeof client.Histogram !== 'function') {
     throw new TypeError("createSmsRouter: `metrics.client` must be the prom-client module (`import * as client from 'prom-client'`)");
   }
   const registry = options.registry ?? client.register;
-  if (typeof registry !== 'object' || registry === null || typeof registry.getSingleMetric !== 'function') {
+  if (typeof registry !== 'object' || registry === null || typeof registry.getSingleMetric !== 'function' || typeof registry.registerMetric !== 'function') {
     throw new TypeError('createSmsRouter: `metrics.registry` must be a prom-client Registry');
   }
   return { client: client as PromClient, registry };
@@ -107,10 +116,18 @@ export function resolveMetrics(options: MetricsOptions | undefined): MetricsConf
  * router on the same registry (or one rebuilt in tests) then adds to the same series
  * instead of prom-client throwing "already registered".
  */
-function metric<M>(registry: PromRegistry, config: PromMetricConfig, make: (config: PromMetricConfig) => M, method: keyof M): M {
-  const existing = registry.getSingleMetric(config.name) as M | undefined;
-  if (existing === undefined) return make(config);
-  if (typeof existing[method] !== 'function') {
+function metric<M extends PromCounter | PromHistogram>(
+  registry: PromRegistry,
+  config: PromMetricConfig,
+  kind: new (config: PromMetricConfig) => M,
+): M {
+  const existing = registry.getSingleMetric(config.name);
+  if (existing === undefined || existing === null) {
+    const made = new kind(config);
+    registry.registerMetric(made);
+    return made;
+  }
+  if (!(existing instanceof kind)) {
     throw new TypeError(`metrics: \`${config.name}\` is already registered as another kind of metric`);
   }
   return existing;
@@ -125,11 +142,10 @@ function metric<M>(registry: PromRegistry, config: PromMetricConfig, make: (conf
  */
 export function attachMetrics(events: SmsEventEmitter, config: MetricsConfig): () => void {
   const { client, registry } = config;
-  const registers = [registry];
   const counter = (name: string, help: string, labelNames: readonly string[] = []) =>
-    metric(registry, { name: `sms_outbox_${name}`, help, labelNames, registers }, (c) => new client.Counter(c), 'inc');
+    metric(registry, { name: `sms_outbox_${name}`, help, labelNames, registers: [] }, client.Counter);
   const histogram = (name: string, help: string, labelNames: readonly string[], buckets: number[]) =>
-    metric(registry, { name: `sms_outbox_${name}`, help, labelNames, registers, buckets }, (c) => new client.Histogram(c), 'observe');
+    metric(registry, { name: `sms_outbox_${name}`, help, labelNames, registers: [], buckets }, client.Histogram);
 
   const rejected = counter('requests_rejected_total', 'Requests answered with a 4xx, by endpoint and status.', ['endpoint', 'status']);
   const accepted = counter('messages_accepted_total', 'Messages stored and acknowledged, by endpoint and profile.', ['endpoint', 'profile']);

@@ -6,11 +6,13 @@
  * stops is claimed again when its lease ends, so a restart resumes every pending report.
  *
  * Fairness: at most `concurrency` attempts run at once, and at most `perHostConcurrency`
- * to one host. A claimed report whose host is at its limit waits in that host's queue,
- * which holds at most `perHostConcurrency` reports, so it starts within about one
- * timeout, inside its lease. A report claimed beyond that is left alone: it stays leased
- * (so the next claims reach other hosts' reports) and is claimed again when its lease
- * ends. A slow host thus delays its own reports, never other hosts'.
+ * to one host. A claimed report whose host is at its limit waits in that host's queue.
+ * A queue holds only what its host can start inside the lease, judged from the host's
+ * recent answer times: a fast receiver's queue is long (one URL for every report is the
+ * common case, and it drains in milliseconds), a slow one's short. A report claimed beyond
+ * that is left alone: it stays leased, so the next claims reach other hosts' reports, and
+ * is claimed again when its lease ends. A slow host thus delays its own reports, never
+ * other hosts'. At most {@link HELD_PER_SLOT} x `concurrency` reports are held at once.
  */
 import http from 'node:http';
 import https from 'node:https';
@@ -25,6 +27,12 @@ import { callbackUrlProblem } from './address-guard.js';
 
 /** Claims per poll at most, so a backlog of one slow host cannot keep a poll busy for long. */
 const MAX_CLAIMS_PER_POLL = 16;
+
+/** Reports held (running or queued) per unit of `concurrency`: bounds memory. */
+const HELD_PER_SLOT = 16;
+
+/** A host's answer time before it has answered, ms: a guess between fast and slow. */
+const FIRST_GUESS_MS = 1_000;
 
 /** What the dispatcher needs from the router. */
 export interface CallbackDispatcherOptions {
@@ -48,10 +56,12 @@ interface Claimed {
   claimedAt: number;
 }
 
-/** One destination host's running attempts and the claimed reports waiting for a slot. */
+/** One destination host's running attempts, the claimed reports waiting for a slot, and its pace. */
 interface HostLane {
   active: number;
   waiting: Claimed[];
+  /** Moving average of its attempts' durations, ms. */
+  averageMs: number;
 }
 
 /** The result of an attempt that was refused before anything was sent. */
@@ -156,7 +166,7 @@ export class CallbackDispatcher {
     try {
       for (let round = 0; round < MAX_CLAIMS_PER_POLL && !this.#closed; round++) {
         this.#pollAgain = false;
-        const room = this.#config.concurrency - this.#active - this.#waiting;
+        const room = HELD_PER_SLOT * this.#config.concurrency - this.#active - this.#waiting;
         if (room <= 0) {
           this.#backlog = true;
           return;
@@ -184,19 +194,27 @@ export class CallbackDispatcher {
   #admit(claimed: Claimed): void {
     const host = hostOf(claimed.due.message.callbackUrl);
     let lane = this.#lanes.get(host);
-    if (lane === undefined) this.#lanes.set(host, (lane = { active: 0, waiting: [] }));
+    if (lane === undefined) this.#lanes.set(host, (lane = { active: 0, waiting: [], averageMs: FIRST_GUESS_MS }));
     if (lane.active < this.#config.perHostConcurrency) {
       this.#run(host, lane, claimed);
-    } else if (lane.waiting.length < this.#config.perHostConcurrency) {
+    } else if (lane.waiting.length < this.#queueLength(lane)) {
       lane.waiting.push(claimed);
       this.#waiting++;
     }
   }
 
+  /** How many reports `lane` can start inside a lease at its recent pace. */
+  #queueLength(lane: HostLane): number {
+    const { perHostConcurrency, leaseMs, timeoutMs } = this.#config;
+    return perHostConcurrency * Math.max(1, Math.floor((leaseMs - timeoutMs) / Math.max(1, lane.averageMs)));
+  }
+
   #run(host: string, lane: HostLane, claimed: Claimed): void {
     lane.active++;
     this.#active++;
+    const startedAt = performance.now();
     const attempt = this.#attempt(claimed.due).finally(() => {
+      lane.averageMs = 0.8 * lane.averageMs + 0.2 * (performance.now() - startedAt);
       this.#inFlight.delete(attempt);
       lane.active--;
       this.#active--;

@@ -6,7 +6,7 @@
 import http from 'node:http';
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
-import { MemoryStorage, type NewMessage, type SmsRouterOptions } from '../../src/index.js';
+import { MemoryStorage, type SmsRouterOptions } from '../../src/index.js';
 import { createGateway, DISABLED_KEY, KEY, OTHER_KEY, QUICK_ONLY_KEY, type TestGateway } from '../helpers/gateway.js';
 import { ScriptedDelivery } from '../helpers/scripted-delivery.js';
 import { leakProblem } from '../helpers/no-leak.js';
@@ -39,8 +39,8 @@ export interface FuzzAnswer {
 export interface FuzzGateway extends TestGateway {
   origin: string;
   port: number;
-  /** Every `insertMessages` call, in order. */
-  inserts: (readonly NewMessage[])[];
+  /** The message count of every `insertMessages` call, in order (counts only: long runs stay small). */
+  inserts: number[];
   /** Every `error` event of source `request` (a 500's cause). */
   requestErrors: unknown[];
   /** Sends one request over the keep-alive agent. */
@@ -57,10 +57,10 @@ export async function startFuzzGateway(
   { awaitReady = true }: { awaitReady?: boolean } = {},
 ): Promise<FuzzGateway> {
   const storage = options.storage ?? new MemoryStorage();
-  const inserts: (readonly NewMessage[])[] = [];
+  const inserts: number[] = [];
   const insert = storage.insertMessages.bind(storage);
   storage.insertMessages = async (messages) => {
-    inserts.push([...messages]);
+    inserts.push(messages.length);
     return insert(messages);
   };
   const gateway = createGateway({
@@ -142,7 +142,7 @@ export function checkAnswer(gateway: FuzzGateway, request: FuzzRequest, answer: 
     if (!Array.isArray(parsed) || parsed.length === 0) throw new Error(`200 body is not a non-empty array: ${where()}`);
     if (newInserts !== 1) throw new Error(`a 200 made ${newInserts} inserts: ${where()}`);
     const stored = gateway.inserts[gateway.inserts.length - 1]!;
-    if (stored.length !== parsed.length) throw new Error(`answered ${parsed.length} items but stored ${stored.length}: ${where()}`);
+    if (stored !== parsed.length) throw new Error(`answered ${parsed.length} items but stored ${stored}: ${where()}`);
   } else if (newInserts !== 0) {
     throw new Error(`a GET stored something: ${where()}`);
   }

@@ -1,0 +1,154 @@
+/**
+ * The demo's dashboard, end to end: the demo host as a child process (SQLite in a temp
+ * dir, simulated carrier), its page in headless Chromium, a message sent from the page's
+ * form, and its row seen reaching `delivered` with its delivery report attempt.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const REPO = fileURLToPath(new URL('../..', import.meta.url));
+const API_KEY = 'dashboard-test-key';
+
+const missing = existsSync(CHROMIUM) ? null : `Chromium not found at ${CHROMIUM} (apt-get install chromium)`;
+if (missing !== null && process.env.SMS_OUTBOX_REQUIRE_SERVICES === '1') {
+  throw new Error(`${missing}, and SMS_OUTBOX_REQUIRE_SERVICES=1 requires it`);
+}
+if (missing !== null) console.warn(`skipping the dashboard test: ${missing}`);
+
+/** Starts the demo on a free port and resolves with its origin once it prints it. */
+function startDemo(dbPath: string): { child: ChildProcess; origin: Promise<string>; output: () => string } {
+  let output = '';
+  const child = spawn(process.execPath, ['--import', 'tsx', 'demo/server.ts'], {
+    cwd: REPO,
+    env: {
+      ...process.env,
+      PORT: '0',
+      SMS_DB: dbPath,
+      SMS_API_KEY: API_KEY,
+      // Every message delivered, so the row's end state is known.
+      SMS_SIM_OUTCOMES: 'delivered:1',
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const origin = new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`the demo did not print its address within 20 s:\n${output}`)), 20_000);
+    const read = (chunk: Buffer) => {
+      output += chunk.toString();
+      const match = /demo gateway on (http:\/\/127\.0\.0\.1:\d+)/.exec(output);
+      if (match) {
+        clearTimeout(timer);
+        resolve(match[1]!);
+      }
+    };
+    child.stdout!.on('data', read);
+    child.stderr!.on('data', read);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`the demo exited (${code}) before listening:\n${output}`));
+    });
+  });
+  return { child, origin, output: () => output };
+}
+
+async function stop(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+  await exited;
+  clearTimeout(timer);
+}
+
+describe.skipIf(missing !== null)('demo dashboard', () => {
+  let dir: string;
+  let demo: ReturnType<typeof startDemo>;
+  let origin: string;
+  let browser: Browser;
+  let page: Page;
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'sms-outbox-dashboard-'));
+    demo = startDemo(join(dir, 'demo.db'));
+    [origin, browser] = await Promise.all([
+      demo.origin,
+      chromium.launch({
+        executablePath: CHROMIUM,
+        headless: true,
+        args: [
+          '--headless',
+          '--no-sandbox',
+          '--disable-gpu',
+          '--disable-background-networking',
+          '--disable-component-update',
+          '--disable-sync',
+          '--no-first-run',
+        ],
+      }),
+    ]);
+    page = await browser.newPage();
+  }, 60_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    if (demo) await stop(demo.child);
+    if (dir) await rm(dir, { recursive: true, force: true });
+  }, 30_000);
+
+  it('sends a message from the form and shows it reach delivered, with its delivery report', async () => {
+    await page.goto(`${origin}/`);
+    // The live stream is open (its snapshot arrived), so no change can be missed.
+    await page.locator('#live.on').waitFor({ timeout: 10_000 });
+
+    await page.fill('#recipient', '254712345678');
+    await page.fill('#message', 'Dashboard test \u00e9t\u00e9');
+    await page.click('#submit');
+    const result = page.locator('#result[data-ref]');
+    await result.waitFor({ timeout: 10_000 });
+    expect(await result.textContent()).toMatch(/^200: accepted /);
+    const ref = (await result.getAttribute('data-ref'))!;
+
+    const row = page.locator(`tr[data-ref="${ref}"]`);
+    await page.locator(`tr[data-ref="${ref}"][data-state="delivered"]`).waitFor({ timeout: 20_000 });
+    expect(await row.locator('.state-cell').textContent()).toBe('delivered delivered_to_terminal');
+    expect(await row.locator('.text').textContent()).toBe('Dashboard test \u00e9t\u00e9');
+    // The form asked for a report to the demo's own receiver, which answers 204.
+    const sent = row.locator('.attempt[data-result="sent"]');
+    await sent.waitFor({ timeout: 20_000 });
+    expect(await sent.textContent()).toMatch(/^#1 sent 204 \(\d+ ms\)$/);
+
+    // A reload gets the row back from the snapshot, its state read from storage.
+    await page.reload();
+    await page.locator(`tr[data-ref="${ref}"][data-state="delivered"]`).waitFor({ timeout: 10_000 });
+  }, 60_000);
+
+  it('shows a refused request\u2019s reason instead of a row', async () => {
+    await page.goto(`${origin}/`);
+    await page.locator('#live.on').waitFor({ timeout: 10_000 });
+    const rows = await page.locator('#messages tr').count();
+    await page.fill('#recipient', '+254712345678');
+    await page.click('#submit');
+    await page.locator('#result.error').waitFor({ timeout: 10_000 });
+    expect(await page.locator('#result').textContent()).toMatch(/^422: messages\[0\]\.recipient: /);
+    expect(await page.locator('#messages tr').count()).toBe(rows);
+  }, 30_000);
+
+  it('serves the gateway\u2019s Prometheus metrics at /metrics', async () => {
+    const res = await fetch(`${origin}/metrics`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^text\/plain/);
+    const text = await res.text();
+    expect(text).toContain('sms_outbox_messages_accepted_total{endpoint="quick",profile="12345"} 1\n');
+    expect(text).toMatch(/sms_outbox_messages_finished_total\{endpoint="quick",state="delivered",reason="delivered_to_terminal"\} 1\n/);
+    expect(text).toContain('sms_outbox_requests_rejected_total{endpoint="quick",status="422"} 1\n');
+    expect(text).toContain('sms_outbox_dlr_attempts_total{result="sent"} 1\n');
+    // prom-client's process metrics sit beside them.
+    expect(text).toContain('process_cpu_user_seconds_total');
+  });
+});
