@@ -70,21 +70,38 @@ export function createSmsRouter(options: SmsRouterOptions): SmsRouter {
   const receipts = new ReceiptHandler({ storage, emit, now, waitMs: config.worker.receiptWaitMs, onTransition });
   const retention = config.retention === false ? null : new RetentionSweeper(storage, config.retention, now, emit);
 
-  // Storage first, then the carrier, then the background work; requests wait on it.
-  const started = (async () => {
-    await storage.ready?.();
-    await delivery.start({
-      receipt: (receipt) => receipts.receive(receipt),
-      inbound: async (message) => emit('message.inbound', message),
-      error: (error) => emit('error', { error, source: 'delivery' }),
+  // Storage first, then the carrier, then the background work; requests wait on it. A
+  // failed start (the database down at boot) is forgotten, so the next request tries
+  // again and the router recovers without a restart.
+  let started: Promise<void> | null = null;
+  let carrierStarted: Promise<void> | null = null;
+  const start = (): Promise<void> => {
+    started ??= (async () => {
+      await storage.ready?.();
+      carrierStarted ??= delivery
+        .start({
+          receipt: (receipt) => receipts.receive(receipt),
+          inbound: async (message) => emit('message.inbound', message),
+          error: (error) => emit('error', { error, source: 'delivery' }),
+        })
+        .catch((error: unknown) => {
+          carrierStarted = null;
+          throw error;
+        });
+      await carrierStarted;
+      worker.start();
+      dispatcher.start();
+      retention?.start();
+    })().catch((error: unknown) => {
+      started = null;
+      emit('error', { error, source: 'storage' });
+      throw error;
     });
-    worker.start();
-    dispatcher.start();
-    retention?.start();
-  })();
-  started.catch((error: unknown) => emit('error', { error, source: 'storage' }));
+    return started;
+  };
+  start().catch(() => undefined);
   const whenStarted: RequestHandler = (_req, _res, next) => {
-    started.then(() => next(), next);
+    start().then(() => next(), next);
   };
 
   const validators = createValidators(config.limits, (url) => callbackUrlProblem(url, config.dlr.allowance));
@@ -114,10 +131,10 @@ export function createSmsRouter(options: SmsRouterOptions): SmsRouter {
   router.on = events.on.bind(events);
   router.once = events.once.bind(events);
   router.off = events.off.bind(events);
-  router.ready = () => started;
+  router.ready = start;
   router.close = () => {
     closing ??= (async () => {
-      await started.catch(() => undefined);
+      await started?.catch(() => undefined);
       retention?.close();
       await worker.close();
       receipts.close();

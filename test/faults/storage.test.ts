@@ -130,11 +130,8 @@ describe.skipIf(unavailable !== null)('PostgreSQL unreachable', () => {
 });
 
 describe.skipIf(unavailable !== null)('PostgreSQL unreachable when the router starts', () => {
-  // A bug found here, left to the router's owner: the router's start-up (storage ready,
-  // then the carrier) runs once, so a database that is down at start-up leaves every
-  // request answering 500 until the process restarts, even after the database is back.
-  // `it.fails` keeps CI green and turns red when the router recovers: then drop `.fails`.
-  it.fails('answers 500 until it is reachable, then serves requests without a restart', async () => {
+  // A database down at start-up once left every request answering 500 until a restart.
+  it('answers 500 until it is reachable, then serves requests without a restart', async () => {
     proxy = await TcpProxy.start(Number(process.env.PGPORT ?? 5432));
     proxy.cut();
     pool = new pg.Pool({ host: '127.0.0.1', port: proxy.port, user: 'postgres', database: process.env.PGDATABASE ?? 'test', max: 2, connectionTimeoutMillis: 1_000 });
