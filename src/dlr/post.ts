@@ -157,7 +157,13 @@ export function postCallback(request: PostRequest): Promise<PostResult> {
     const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
     const secure = url.protocol === 'https:';
     const body = Buffer.from(request.body, 'utf8');
-    let timedOut = false;
+    // Once the status line is in, the receiver has answered: a body that then fails or
+    // dawdles past the timeout does not turn that answer into "no answer".
+    let answered: { statusCode: number | null; error: string | null; retryAfterMs: number | null } | null = null;
+    const finishAnswered = (fallback: string): void => {
+      if (answered !== null) finish(answered.statusCode, answered.error, answered.retryAfterMs);
+      else finish(null, fallback, null);
+    };
 
     let outgoing: http.ClientRequest;
     try {
@@ -183,18 +189,19 @@ export function postCallback(request: PostRequest): Promise<PostResult> {
     }
 
     timer = setTimeout(() => {
-      timedOut = true;
+      finishAnswered(`timed out after ${timeoutMs} ms`);
       outgoing.destroy(new Error(`timed out after ${timeoutMs} ms`));
     }, timeoutMs);
     timer.unref();
 
-    outgoing.on('error', (error) => finish(null, describe(error), null));
+    outgoing.on('error', (error) => finishAnswered(describe(error)));
     outgoing.on('response', (response) => {
       const statusCode = response.statusCode ?? null;
       const redirected = statusCode !== null && statusCode >= 300 && statusCode < 400;
       const error = redirected ? `redirect not followed (HTTP ${statusCode})` : null;
       const header = response.headers['retry-after'];
       const retryAfterMs = parseRetryAfter(Array.isArray(header) ? header[0] : header, now());
+      answered = { statusCode, error, retryAfterMs };
       let received = 0;
       response.on('data', (chunk: Buffer) => {
         received += chunk.length;
@@ -204,9 +211,7 @@ export function postCallback(request: PostRequest): Promise<PostResult> {
         }
       });
       response.on('end', () => finish(statusCode, error, retryAfterMs));
-      response.on('error', () => {
-        finish(statusCode, error ?? (timedOut ? `timed out after ${timeoutMs} ms` : null), retryAfterMs);
-      });
+      response.on('error', () => finish(statusCode, error, retryAfterMs));
       response.on('close', () => finish(statusCode, error, retryAfterMs));
     });
     outgoing.end(body);
