@@ -58,6 +58,8 @@ export class CallLogStorage implements Storage {
   reschedule = (ref: string, nextAttemptAt: number, error: string, now: number) =>
     this.#call('reschedule', () => this.inner.reschedule(ref, nextAttemptAt, error, now));
   finish = (ref: string, outcome: Outcome, now: number) => this.#call('finish', () => this.inner.finish(ref, outcome, now));
+  expireOverdue = (before: number, limit: number, outcome: Outcome, now: number) =>
+    this.#call('expireOverdue', () => this.inner.expireOverdue(before, limit, outcome, now));
   applyReceipt = (receipt: PartReceipt) => this.#call('applyReceipt', () => this.inner.applyReceipt(receipt));
   getMessage = (principalId: string, ref: string) => this.#call('getMessage', () => this.inner.getMessage(principalId, ref));
   findByExternalId = (principalId: string, externalId: string, limit: number) =>

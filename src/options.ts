@@ -44,6 +44,12 @@ export interface WorkerOptions {
    * receipt can overtake the recording of its own submission. Default 60,000.
    */
   receiptWaitMs?: number;
+  /**
+   * How long a `submitted` message waits for its carrier receipts before it ends `expired`
+   * (reason `unknown`) and its report is sent, ms. Default 172,800,000 (48 hours, a common
+   * SMSC validity period).
+   */
+  receiptTimeoutMs?: number;
 }
 
 /** How terminal messages are purged so storage does not grow without end. */
@@ -136,6 +142,7 @@ const WORKER_DEFAULTS: Required<WorkerOptions> = {
   retryBaseMs: 1_000,
   retryMaxMs: 600_000,
   receiptWaitMs: 60_000,
+  receiptTimeoutMs: 48 * 3600_000,
 };
 
 const RETENTION_DEFAULTS: Required<RetentionOptions> = {

@@ -19,7 +19,8 @@ import { attachMetrics } from './metrics.js';
 import { serveOpenApi } from './openapi/serve.js';
 import { isTerminal } from './lifecycle/states.js';
 import { resolveOptions, type SmsRouterOptions } from './options.js';
-import { RetentionSweeper } from './storage/retention.js';
+import { retentionSweep } from './storage/retention.js';
+import { receiptTimeoutSweep } from './worker/receipt-timeout.js';
 import type { Transition } from './storage/contract.js';
 import { ReceiptHandler } from './worker/receipt-handler.js';
 import { SubmitWorker } from './worker/submit-worker.js';
@@ -68,7 +69,8 @@ export function createSmsRouter(options: SmsRouterOptions): SmsRouter {
   };
   const worker = new SubmitWorker({ storage, delivery, emit, config: config.worker, owner: config.instanceId, now, onTransition });
   const receipts = new ReceiptHandler({ storage, emit, now, waitMs: config.worker.receiptWaitMs, onTransition });
-  const retention = config.retention === false ? null : new RetentionSweeper(storage, config.retention, now, emit);
+  const retention = config.retention === false ? null : retentionSweep(storage, config.retention, now, emit);
+  const receiptTimeout = receiptTimeoutSweep(storage, config.worker.receiptTimeoutMs, now, emit, onTransition);
 
   // Storage first, then the carrier, then the background work; requests wait on it. A
   // failed start (the database down at boot) is forgotten, so the next request tries
@@ -92,6 +94,7 @@ export function createSmsRouter(options: SmsRouterOptions): SmsRouter {
       worker.start();
       dispatcher.start();
       retention?.start();
+      receiptTimeout.start();
     })().catch((error: unknown) => {
       started = null;
       emit('error', { error, source: 'storage' });
@@ -135,7 +138,8 @@ export function createSmsRouter(options: SmsRouterOptions): SmsRouter {
   router.close = () => {
     closing ??= (async () => {
       await started?.catch(() => undefined);
-      retention?.close();
+      await retention?.close();
+      await receiptTimeout.close();
       await worker.close();
       receipts.close();
       await dispatcher.close();

@@ -235,6 +235,15 @@ export interface Storage {
    */
   finish(ref: string, outcome: Outcome, now: number): Promise<Transition | null>;
 
+  /**
+   * Ends up to `limit` messages that are still `submitted` and have not changed since
+   * before `before` (no receipt came for some part), oldest first, with `outcome`, exactly as
+   * {@link Storage.finish} would (their delivery reports are created in the same step).
+   * Returns their transitions. A carrier that never sends a receipt must not leave a message,
+   * and its caller's report, waiting forever.
+   */
+  expireOverdue(before: number, limit: number, outcome: Outcome, now: number): Promise<Transition[]>;
+
   /** Applies a carrier receipt to the part it names. */
   applyReceipt(receipt: PartReceipt): Promise<ReceiptResult>;
 

@@ -188,6 +188,16 @@ export class MemoryStorage implements Storage {
     return this.terminate(stored, outcome, now);
   }
 
+  /** Ends `submitted` messages unchanged since before `before`, oldest first. */
+  async expireOverdue(before: number, limit: number, outcome: Outcome, now: number): Promise<Transition[]> {
+    const overdue: StoredMessage[] = [];
+    for (const stored of this.messages.values()) {
+      if (stored.record.state === 'submitted' && stored.record.updatedAt < before) overdue.push(stored);
+    }
+    overdue.sort((a, b) => a.record.updatedAt - b.record.updatedAt || a.seq - b.seq);
+    return overdue.slice(0, Math.max(0, limit)).map((stored) => this.terminate(stored, outcome, now));
+  }
+
   /** Applies a receipt to the first stored part one of its carrier-id spellings names. */
   async applyReceipt(receipt: PartReceipt): Promise<ReceiptResult> {
     let address: PartAddress | undefined;

@@ -141,6 +141,11 @@ function migrations(s: string): { version: number; statements: string[] }[] {
         `CREATE INDEX callbacks_pending_idx ON ${s}.callbacks (next_attempt_at, seq) WHERE state = 'pending'`,
       ],
     },
+    {
+      // Finding messages whose receipts never came (expireOverdue).
+      version: 2,
+      statements: [`CREATE INDEX messages_overdue ON ${s}.messages (updated_at, seq) WHERE state = 'submitted'`],
+    },
   ];
 }
 
@@ -429,6 +434,24 @@ export class PostgresStorage implements Storage {
       const state = await this.lockState(db, ref);
       if (state === null || isTerminal(state)) return null;
       return this.terminate(db, ref, state, outcome, now);
+    });
+  }
+
+  /**
+   * Ends `submitted` messages unchanged since before `before`, oldest first. Rows another
+   * instance holds are skipped, so two instances never end the same message twice.
+   */
+  async expireOverdue(before: number, limit: number, outcome: Outcome, now: number): Promise<Transition[]> {
+    await this.ready();
+    return this.transaction(async (db) => {
+      const { rows } = await db.query<{ ref: string }>(
+        `SELECT ref FROM ${this.t.messages} WHERE state = 'submitted' AND updated_at < $1
+        ORDER BY updated_at, seq LIMIT $2 FOR UPDATE SKIP LOCKED`,
+        [before, Math.max(0, limit)],
+      );
+      const transitions: Transition[] = [];
+      for (const { ref } of rows) transitions.push(await this.terminate(db, ref, 'submitted', outcome, now));
+      return transitions;
     });
   }
 

@@ -121,6 +121,8 @@ const MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX sms_callbacks_due ON sms_callbacks (next_attempt_at, id) WHERE state = 'pending';
   `,
+  // 2: finding messages whose receipts never came (expireOverdue).
+  `CREATE INDEX sms_messages_overdue ON sms_messages (updated_at, id) WHERE state = 'submitted';`,
 ];
 
 interface MessageRow {
@@ -273,6 +275,8 @@ function prepareStatements(db: Database.Database) {
       UPDATE sms_callbacks SET state = ?, attempts = attempts + 1, last_status_code = ?, last_error = ?,
         next_attempt_at = ?, lease_owner = NULL, lease_until = NULL
       WHERE uid = ? AND state = 'pending'`),
+    overdue: db.prepare<[number, number], MessageRow>(`
+      SELECT * FROM sms_messages WHERE state = 'submitted' AND updated_at < ? ORDER BY updated_at, id LIMIT ?`),
     purgeable: db.prepare<[number, number], { id: number }>(`
       SELECT m.id FROM sms_messages m
       WHERE m.state IN ${TERMINAL_SQL} AND m.updated_at < ?
@@ -414,6 +418,14 @@ export class SqliteStorage implements Storage {
         if (row === undefined || isTerminal(row.state)) return null;
         return this.terminate(s, row, outcome, now);
       });
+  }
+
+  /** Ends `submitted` messages unchanged since before `before`, oldest first. */
+  async expireOverdue(before: number, limit: number, outcome: Outcome, now: number): Promise<Transition[]> {
+    const s = await this.prepared();
+    return this.commits.run(() =>
+      s.overdue.all(before, Math.max(0, limit)).map((row) => this.terminate(s, row, outcome, now)),
+    );
   }
 
   /** Applies a receipt to the first stored part one of its carrier-id spellings names. */

@@ -443,6 +443,36 @@ export function runStorageContract(harness: StorageSuiteHarness, options: Storag
       });
     });
 
+    describe('expireOverdue', () => {
+      test('ends only submitted messages unchanged since before the cut-off, oldest first, up to the limit', async (storage) => {
+        const NO_RECEIPT = outcome('expired', 'unknown', 'No receipt');
+        const [early, later, recent, queued] = await insert(
+          storage,
+          buildNewMessage({ callbackUrl: 'https://client.example/dlr' }),
+          buildNewMessage(),
+          buildNewMessage(),
+          buildNewMessage(),
+        );
+        await submitAll(storage, early!, T0 + 10);
+        await submitAll(storage, later!, T0 + 20);
+        await submitAll(storage, recent!, T0 + 500);
+        const first = await storage.expireOverdue(T0 + 100, 1, NO_RECEIPT, T0 + 1000);
+        assert.deepEqual(first.map((t) => [t.message.ref, t.previousState, t.message.state, t.message.statusReason]), [
+          [early!.ref, 'submitted', 'expired', 'unknown'],
+        ]);
+        assert.equal(first[0]!.message.callback?.state, 'pending');
+        const rest = await storage.expireOverdue(T0 + 100, 10, NO_RECEIPT, T0 + 1000);
+        assert.deepEqual(rest.map((t) => t.message.ref), [later!.ref]);
+        assert.deepEqual(await storage.expireOverdue(T0 + 100, 10, NO_RECEIPT, T0 + 1000), []);
+        assert.equal((await get(storage, recent!)).state, 'submitted');
+        assert.equal((await get(storage, queued!)).state, 'queued');
+        // A late receipt for an expired message changes nothing.
+        const late = await storage.applyReceipt(receipt(`${early!.ref}-c0`));
+        assert.equal(late.kind, 'late');
+        assert.equal((await get(storage, early!)).state, 'expired');
+      });
+    });
+
     describe('applyReceipt', () => {
       test('is unknown when no part has the carrier id', async (storage) => {
         await insert(storage, buildNewMessage());

@@ -105,6 +105,23 @@ describe('the message lifecycle', () => {
     expect(final).toMatchObject({ status_reason: 'delivery_impossible', submit_attempts: 0 });
   });
 
+  it('ends a message whose receipts never come as expired after worker.receiptTimeoutMs', async () => {
+    const carrier = new ScriptedDelivery();
+    gateway = createGateway({ delivery: carrier, worker: { pollIntervalMs: 10, receiptTimeoutMs: 300 } });
+    const transitions: string[] = [];
+    gateway.sms.on('message.status', (e) => transitions.push(`${e.previousState}->${e.message.state}`));
+    const ref = await send('silence');
+    const final = await eventually(async () => {
+      const s = await status(ref);
+      return s.status === 'expired' ? s : undefined;
+    });
+    expect(final).toMatchObject({ status_reason: 'unknown', status_description: 'No delivery receipt from the carrier within 300 ms' });
+    expect(transitions).toEqual(['queued->submitted', 'submitted->expired']);
+    // The receipt that finally comes is late and changes nothing.
+    await carrier.receipt({ carrierId: carrier.submitted[0]!.carrierId, outcome: outcome('delivered', 'delivered_to_terminal') });
+    expect((await status(ref)).status).toBe('expired');
+  });
+
   it('gives up after worker.maxAttempts retryable failures with failed', async () => {
     const carrier = new ScriptedDelivery();
     carrier.beforeSubmit = () => {

@@ -80,8 +80,8 @@ dbDescribe('PostgresStorage', () => {
         [schema],
       );
       expect(rows.map((row) => row.table_name)).toEqual(['callbacks', 'carrier_ids', 'messages', 'migrations', 'parts']);
-      const versions = await pool.query(`SELECT version FROM "${schema}".migrations`);
-      expect(versions.rows).toEqual([{ version: 1 }]);
+      const versions = await pool.query(`SELECT version FROM "${schema}".migrations ORDER BY version`);
+      expect(versions.rows).toEqual([{ version: 1 }, { version: 2 }]);
     } finally {
       await dropSchema(schema);
     }

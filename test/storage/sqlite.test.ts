@@ -48,7 +48,7 @@ describe('SqliteStorage', () => {
     expect(full.pragma('synchronous', { simple: true })).toBe(2);
     expect(normal.pragma('synchronous', { simple: true })).toBe(1);
     expect(normal.pragma('busy_timeout', { simple: true })).toBe(1234);
-    expect(full.pragma('user_version', { simple: true })).toBe(1);
+    expect(full.pragma('user_version', { simple: true })).toBe(2);
     await a.close();
     await b.close();
     // The host's handles stay open: close() only closes what the adapter opened.

@@ -44,6 +44,7 @@ describe('SubmitWorker', () => {
         retryBaseMs: 1_000,
         retryMaxMs: 600_000,
         receiptWaitMs: 60_000,
+        receiptTimeoutMs: 3_600_000,
       },
       owner: 'w',
       now: Date.now,
