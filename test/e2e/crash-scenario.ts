@@ -6,8 +6,9 @@
  * The simulated carrier lives in the killed process, so a part it accepted whose receipt
  * had not come back by the kill never gets one (a real carrier would deliver the receipt
  * after the reconnect; the simulator cannot). Such messages are read from storage between
- * the kill and the restart, counted as "stranded", and allowed to stay `submitted`; every
- * other acknowledged message must reach a terminal state and report it.
+ * the kill and the restart and counted as "stranded"; the new host runs with a short
+ * `worker.receiptTimeoutMs`, so they too end (`expired`, reason `unknown`) and report it, as
+ * every other acknowledged message must.
  */
 import { expect } from 'vitest';
 import { isTerminal } from '../../src/lifecycle/states.js';
@@ -36,9 +37,9 @@ function stranded(message: MessageRecord): boolean {
 
 /**
  * Runs the scenario and asserts: every acknowledged message is stored after the kill; after
- * the restart every one that was not stranded reaches a terminal state (those queued at the
- * kill are submitted by the new host), and every terminal one with a callback URL got a
- * delivery report carrying its final status. Duplicated reports are allowed and counted.
+ * the restart every one reaches a terminal state (those queued at the kill are submitted by
+ * the new host; stranded ones end by the receipt timeout), and every one with a callback URL
+ * got a delivery report carrying its final status. Duplicated reports are allowed and counted.
  */
 export async function runCrashScenario(scenario: CrashScenario): Promise<void> {
   const started = Date.now();
@@ -95,10 +96,15 @@ export async function runCrashScenario(scenario: CrashScenario): Promise<void> {
     phases.push(`snapshot ${secondsSince(started)}`);
 
     // 3. Restart on the same storage; the new host finishes what the first left.
-    const second = await startHost({ storage: scenario.storage, instanceId: 'crash-gen-2', simulator: SIMULATOR });
+    const second = await startHost({
+      storage: scenario.storage,
+      instanceId: 'crash-gen-2',
+      simulator: SIMULATOR,
+      worker: { receiptTimeoutMs: STRANDED_TIMEOUT_MS },
+    });
     hosts.push(second);
     phases.push(`restart ${secondsSince(started)}`);
-    const mustEnd = [...acked.values()].filter((m) => !strandedRefs.has(m.ref));
+    const mustEnd = [...acked.values()];
     // A timeout here is not fatal: the checks below name each message that lacks its report.
     await receiver
       .waitFor(
@@ -107,22 +113,20 @@ export async function runCrashScenario(scenario: CrashScenario): Promise<void> {
       )
       .catch((error: unknown) => console.warn(`[crash ${scenario.name}] ${String(error)}`));
     phases.push(`reports ${secondsSince(started)}`);
-    const statuses = await pollUntilEnded(second.base, [...acked.values()], strandedRefs, 15_000);
+    const statuses = await pollUntilEnded(second.base, [...acked.values()], 15_000);
     phases.push(`ended ${secondsSince(started)}`);
 
     // 4. What the public router says now.
     const problems: string[] = [];
-    let strandedStillSubmitted = 0;
+    let strandedExpired = 0;
     for (const message of acked.values()) {
       const status = statuses.get(message.ref);
       if (status === undefined) {
         problems.push(`${message.ref}: not found through the status endpoint`);
         continue;
       }
-      if (strandedRefs.has(message.ref)) {
-        if (status.status === 'submitted') strandedStillSubmitted++;
-        else if (!isTerminal(status.status)) problems.push(`${message.ref}: stranded but ${status.status}`);
-      } else if (!isTerminal(status.status)) {
+      if (strandedRefs.has(message.ref) && status.status === 'expired') strandedExpired++;
+      if (!isTerminal(status.status)) {
         problems.push(`${message.ref}: ${status.status} (was ${atKill.get(message.ref)} at the kill), never ended`);
       }
       const reports = receiver.accepted.get(message.ref) ?? [];
@@ -158,7 +162,7 @@ export async function runCrashScenario(scenario: CrashScenario): Promise<void> {
     console.log(
       `[crash ${scenario.name}] killed after ${load.acked.length} acked messages (target ${killAfter}); at the kill: ` +
         `${count('terminal')} terminal, ${count('queued')} queued, ${count('submitted')} submitted; ` +
-        `${strandedRefs.size} stranded (carrier receipt lost with the process; ${strandedStillSubmitted} still submitted); ` +
+        `${strandedRefs.size} stranded (carrier receipt lost with the process; ${strandedExpired} ended by the receipt timeout); ` +
         `carrier accepted ${first.submits.length} parts before the kill, ${second.submits.length} after ` +
         `(${resubmitted} of them queued at the kill); ` +
         `delivery reports: ${receiver.duplicates()} duplicates (${duplicatesBeforeKill} refs with both copies before the kill), ${receiver.refused} answered 503, ` +
@@ -175,6 +179,9 @@ function secondsSince(start: number): string {
   return ((Date.now() - start) / 1000).toFixed(1);
 }
 
+/** How long the restarted host waits for receipts the dead host's carrier took with it. */
+const STRANDED_TIMEOUT_MS = 3_000;
+
 /** A carrier with every kind of ending, refusals and throttling, and some duplicate receipts. */
 const SIMULATOR = {
   outcomes: { delivered: 80, absent_subscriber: 4, expired: 3, rejected: 2, sender_name_blacklisted: 2, throttled: 9 },
@@ -183,13 +190,12 @@ const SIMULATOR = {
 
 /**
  * Reads every message's status through `GET /delivery-status?external_id=` (one lookup per
- * request) until each one outside `stranded` is terminal, or the deadline passes; returns
- * the last status seen of each.
+ * request) until each one is terminal, or the deadline passes; returns the last status
+ * seen of each.
  */
 async function pollUntilEnded(
   base: string,
   messages: readonly AckedMessage[],
-  strandedRefs: ReadonlySet<string>,
   ms: number,
 ): Promise<Map<string, StatusItem>> {
   const statuses = new Map<string, StatusItem>();
@@ -202,7 +208,7 @@ async function pollUntilEnded(
       for (const item of await lookup(base, externalId)) statuses.set(item.message_ref, item);
     });
     open = open.filter((externalId) =>
-      refsOf.get(externalId)!.some((ref) => !strandedRefs.has(ref) && !isTerminal(statuses.get(ref)?.status ?? 'queued')),
+      refsOf.get(externalId)!.some((ref) => !isTerminal(statuses.get(ref)?.status ?? 'queued')),
     );
     if (open.length === 0 || Date.now() > deadline) return statuses;
     await new Promise((resolve) => setTimeout(resolve, 100));
