@@ -620,6 +620,13 @@ export class PostgresStorage implements Storage {
   private async transaction<T>(work: (db: PoolClient) => Promise<T>): Promise<T> {
     const client = await this.pool.connect();
     let broken: Error | undefined;
+    // A connection that dies while checked out emits 'error' on the client, and the pool
+    // listens only to idle ones: without this listener the process would crash. The query
+    // in flight rejects on its own; the client is then dropped, not reused.
+    const onError = (error: Error): void => {
+      broken = error;
+    };
+    client.on('error', onError);
     try {
       await client.query('BEGIN');
       const result = await work(client);
@@ -634,6 +641,7 @@ export class PostgresStorage implements Storage {
       }
       throw error;
     } finally {
+      client.off('error', onError);
       client.release(broken);
     }
   }

@@ -4,20 +4,10 @@
  * with a printed reason when it is unreachable, unless SMS_OUTBOX_REQUIRE_SERVICES=1.
  */
 import { randomBytes } from 'node:crypto';
-import pg from 'pg';
+import type pg from 'pg';
+import { makePool, postgresUnavailable as unavailable } from '../helpers/services.js';
 
-/** A pool on the test database (127.0.0.1:5432, user postgres, database test, or PG* env). */
-export function makePool(max = 4): pg.Pool {
-  return new pg.Pool({
-    host: process.env.PGHOST ?? '127.0.0.1',
-    port: Number(process.env.PGPORT ?? 5432),
-    user: process.env.PGUSER ?? 'postgres',
-    password: process.env.PGPASSWORD,
-    database: process.env.PGDATABASE ?? 'test',
-    connectionTimeoutMillis: 5_000,
-    max,
-  });
-}
+export { makePool };
 
 /**
  * Why PostgreSQL cannot be used, or `null` when it can. Prints the reason with
@@ -25,17 +15,13 @@ export function makePool(max = 4): pg.Pool {
  */
 export async function postgresUnavailable(what: string): Promise<string | null> {
   const pool = makePool(1);
-  const reason = await pool.query('SELECT 1').then(
-    () => null,
-    (error: unknown) => (error instanceof Error ? error.message : String(error)),
-  );
-  await pool.end().catch(() => undefined);
-  if (reason === null) return null;
-  if (process.env.SMS_OUTBOX_REQUIRE_SERVICES === '1') {
-    throw new Error(`${what}: PostgreSQL is required (SMS_OUTBOX_REQUIRE_SERVICES=1) but unreachable: ${reason}`);
+  try {
+    const reason = await unavailable(pool);
+    if (reason !== null) console.warn(`${what} skipped: ${reason}`);
+    return reason;
+  } finally {
+    await pool.end().catch(() => undefined);
   }
-  console.warn(`${what} skipped: PostgreSQL unreachable (${reason})`);
-  return reason;
 }
 
 /** A schema name no other test uses. */
