@@ -83,9 +83,10 @@ export class SubmitWorker {
     try {
       const room = config.concurrency - this.#inFlight.size;
       if (room > 0) {
-        const messages = await storage.claimMessages({ owner, limit: room, leaseMs: config.leaseMs, now: now() });
+        const claimedAt = now();
+        const messages = await storage.claimMessages({ owner, limit: room, leaseMs: config.leaseMs, now: claimedAt });
         claimedFull = messages.length === room;
-        for (const message of messages) this.#track(this.#submit(message));
+        for (const message of messages) this.#track(this.#submit(message, claimedAt + config.leaseMs));
       }
     } catch (error) {
       emit('error', { error, source: 'storage' });
@@ -111,13 +112,17 @@ export class SubmitWorker {
     });
   }
 
-  async #submit(message: MessageRecord): Promise<void> {
+  /** Submits the parts of `message` not yet submitted, while its lease (until `leaseEnd`) holds. */
+  async #submit(message: MessageRecord, leaseEnd: number): Promise<void> {
     const { storage, delivery, emit, now } = this.#deps;
     const texts = message.smsCount === 1 ? [message.text] : splitSms(message.text);
     const concatRef = concatRefOf(message.ref);
     try {
       for (const part of message.parts) {
         if (part.carrierId !== null) continue;
+        // Past its lease the message may be another instance's now: submitting more parts
+        // would send them twice. What is left goes out with the next claim.
+        if (now() >= leaseEnd) return;
         const outgoing: OutgoingPart = {
           ref: message.ref,
           principalId: message.principalId,

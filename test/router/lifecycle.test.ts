@@ -1,6 +1,6 @@
 import request from 'supertest';
 import { afterEach, describe, expect, it } from 'vitest';
-import { DeliveryError, outcome, type MessageStatusEvent } from '../../src/index.js';
+import { DeliveryError, MemoryStorage, outcome, type MessageStatusEvent } from '../../src/index.js';
 import { createGateway, eventually, KEY, type TestGateway } from '../helpers/gateway.js';
 import { ScriptedDelivery } from '../helpers/scripted-delivery.js';
 
@@ -120,6 +120,29 @@ describe('the message lifecycle', () => {
     // The receipt that finally comes is late and changes nothing.
     await carrier.receipt({ carrierId: carrier.submitted[0]!.carrierId, outcome: outcome('delivered', 'delivered_to_terminal') });
     expect((await status(ref)).status).toBe('expired');
+  });
+
+  it('stops submitting parts once its lease has run out, and the next claim sends only the rest', async () => {
+    const carrier = new ScriptedDelivery();
+    let clock = Date.now();
+    // Each submit takes 600 ms of the 1,000 ms lease, by the router's clock.
+    carrier.beforeSubmit = () => {
+      clock += 600;
+    };
+    const storage = new MemoryStorage();
+    const claims: number[][] = [];
+    const claim = storage.claimMessages.bind(storage);
+    storage.claimMessages = async (options) => {
+      const claimed = await claim(options);
+      if (claimed.length > 0) claims.push(claimed[0]!.parts.filter((p) => p.carrierId === null).map((p) => p.index));
+      return claimed;
+    };
+    gateway = createGateway({ storage, delivery: carrier, now: () => clock, worker: { pollIntervalMs: 10, leaseMs: 1_000 } });
+    const ref = await send('z'.repeat(400)); // 3 parts
+    await eventually(async () => ((await status(ref)).status === 'submitted' ? true : undefined));
+    expect(carrier.submitted.map((p) => p.index)).toEqual([0, 1, 2]);
+    // Part 2 would have gone out past the lease: it waited for a claim of its own.
+    expect(claims).toEqual([[0, 1, 2], [2]]);
   });
 
   it('gives up after worker.maxAttempts retryable failures with failed', async () => {
