@@ -77,6 +77,8 @@ export function createSmsRouter(options: SmsRouterOptions): SmsRouter {
   // again and the router recovers without a restart.
   let started: Promise<void> | null = null;
   let carrierStarted: Promise<void> | null = null;
+  // Set once a start succeeded: requests then go on at once, without a promise turn each.
+  let running = false;
   const start = (): Promise<void> => {
     started ??= (async () => {
       await storage.ready?.();
@@ -95,6 +97,7 @@ export function createSmsRouter(options: SmsRouterOptions): SmsRouter {
       dispatcher.start();
       retention?.start();
       receiptTimeout.start();
+      running = true;
     })().catch((error: unknown) => {
       started = null;
       emit('error', { error, source: 'storage' });
@@ -104,7 +107,8 @@ export function createSmsRouter(options: SmsRouterOptions): SmsRouter {
   };
   start().catch(() => undefined);
   const whenStarted: RequestHandler = (_req, _res, next) => {
-    start().then(() => next(), next);
+    if (running) next();
+    else start().then(() => next(), next);
   };
 
   const validators = createValidators(config.limits, (url) => callbackUrlProblem(url, config.dlr.allowance));

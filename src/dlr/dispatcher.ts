@@ -12,7 +12,8 @@
  * common case, and it drains in milliseconds), a slow one's short. A report claimed beyond
  * that is left alone: it stays leased, so the next claims reach other hosts' reports, and
  * is claimed again when its lease ends. A slow host thus delays its own reports, never
- * other hosts'. At most {@link HELD_PER_SLOT} x `concurrency` reports are held at once.
+ * other hosts'. At most {@link HELD_PER_SLOT} x `concurrency` reports are held at once, and
+ * one host's queue takes at most half of that.
  */
 import http from 'node:http';
 import https from 'node:https';
@@ -31,8 +32,15 @@ const MAX_CLAIMS_PER_POLL = 16;
 /** Reports held (running or queued) per unit of `concurrency`: bounds memory. */
 const HELD_PER_SLOT = 16;
 
-/** A host's answer time before it has answered, ms: a guess between fast and slow. */
-const FIRST_GUESS_MS = 1_000;
+/**
+ * A host's answer time before it has answered, ms. Optimistic: most receivers answer fast,
+ * and a slow one is found out within its first answers (its queue then shrinks, and what
+ * it cannot start inside the lease is left to the lease).
+ */
+const FIRST_GUESS_MS = 50;
+
+/** The largest share of the held reports one host may queue, so others are still claimed. */
+const MAX_HOST_SHARE = 0.5;
 
 /** What the dispatcher needs from the router. */
 export interface CallbackDispatcherOptions {
@@ -205,8 +213,9 @@ export class CallbackDispatcher {
 
   /** How many reports `lane` can start inside a lease at its recent pace. */
   #queueLength(lane: HostLane): number {
-    const { perHostConcurrency, leaseMs, timeoutMs } = this.#config;
-    return perHostConcurrency * Math.max(1, Math.floor((leaseMs - timeoutMs) / Math.max(1, lane.averageMs)));
+    const { perHostConcurrency, leaseMs, timeoutMs, concurrency } = this.#config;
+    const atPace = perHostConcurrency * Math.max(1, Math.floor((leaseMs - timeoutMs) / Math.max(1, lane.averageMs)));
+    return Math.min(atPace, Math.floor(MAX_HOST_SHARE * HELD_PER_SLOT * concurrency));
   }
 
   #run(host: string, lane: HostLane, claimed: Claimed): void {

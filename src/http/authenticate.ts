@@ -26,7 +26,7 @@ export function authenticate(verifyKey: KeyVerifier, scope: Scope | null): Reque
       next(missing);
       return;
     }
-    Promise.resolve(verifyKey(key)).then((principal) => {
+    const decide = (principal: Principal | null | undefined): void => {
       if (principal === null || principal === undefined) next(invalid);
       else if (principal.disabled === true) next(disabled);
       else if (scope !== null && !hasScope(principal, scope)) next(denied);
@@ -34,6 +34,15 @@ export function authenticate(verifyKey: KeyVerifier, scope: Scope | null): Reque
         res.locals.smsPrincipal = principal;
         next();
       }
-    }, next);
+    };
+    const found = verifyKey(key);
+    // A synchronous verifier (staticKeys) is answered in the same turn: a promise turn per
+    // request is measurable on the request path.
+    if (isPromiseLike(found)) Promise.resolve(found).then(decide, next);
+    else decide(found);
   };
+}
+
+function isPromiseLike(value: unknown): value is PromiseLike<Principal | null> {
+  return typeof value === 'object' && value !== null && typeof (value as { then?: unknown }).then === 'function';
 }

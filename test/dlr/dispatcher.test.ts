@@ -253,7 +253,7 @@ describe('CallbackDispatcher', () => {
     const resolve: HostResolver = async () => [{ address: '127.0.0.1', family: 4 }];
     const h = harness({ timeoutMs: 5_000, concurrency: 64, perHostConcurrency: 8 }, { realClock: true, resolve });
     const now = Date.now();
-    const slowOnes = Array.from({ length: 200 }, () => newMessage(`http://slow.example:${slow.port}/dlr`, now));
+    const slowOnes = Array.from({ length: 1_000 }, () => newMessage(`http://slow.example:${slow.port}/dlr`, now));
     const fastOnes = Array.from({ length: 10 }, () => newMessage(`http://fast.example:${fast.port}/dlr`, now));
     // The slow host's reports are due first: the oldest-first claim meets them first.
     await storeTerminal(h.storage, slowOnes, now);
@@ -267,6 +267,20 @@ describe('CallbackDispatcher', () => {
     expect(slow.maxConcurrent).toBeLessThanOrEqual(8);
     expect(slow.requests.length).toBeLessThanOrEqual(8);
     expect(h.events.filter((e) => e.name === 'error')).toHaveLength(0);
+  });
+
+  it('one fast receiver gets hundreds of reports without waiting for leases to end', async () => {
+    const fast = await receiver();
+    const h = harness({ concurrency: 64, perHostConcurrency: 8 }, { realClock: true });
+    const now = Date.now();
+    const messages = Array.from({ length: 500 }, () => newMessage(`${fast.origin}/dlr`, now));
+    await storeTerminal(h.storage, messages, now);
+    const started = Date.now();
+    h.dispatcher.start();
+    await waitFor(() => h.named('dlr.sent').length === 500, 10_000, 'all 500 reports');
+    // A report left to its lease would take leaseMs (35 s by default) to go out.
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(fast.requests.length).toBe(500);
   });
 
   it('close() waits for attempts in flight and leaves no socket behind', async () => {

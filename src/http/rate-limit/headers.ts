@@ -27,10 +27,26 @@ export function secondsUntil(resetTime: Date): number {
   return Math.max(0, Math.ceil((resetTime.getTime() - Date.now()) / 1000));
 }
 
-// The same partition key express-rate-limit derives, so one client sees one scheme.
-function partitionKey(key: string): string {
-  const hex = createHash('sha256').update(key).digest('hex').slice(0, 12);
-  return Buffer.from(hex).toString('base64');
+/** Partition keys recently derived; the same few counter keys come back on every request. */
+const partitionKeys = new Map<string, string>();
+/** Entries kept at most; past it the cache starts over (a flood of addresses, say). */
+const PARTITION_KEYS_KEPT = 1024;
+
+/**
+ * The `pk` parameter of `RateLimit-Policy` for a counter key: the same partition key
+ * express-rate-limit derives, so one client sees one scheme. A SHA-256 per request is
+ * measurable on the request path, so recent ones are kept; the keys hashed are counter keys
+ * (principal ids, client addresses), never API keys.
+ */
+export function partitionKey(key: string): string {
+  let pk = partitionKeys.get(key);
+  if (pk === undefined) {
+    const hex = createHash('sha256').update(key).digest('hex').slice(0, 12);
+    pk = Buffer.from(hex).toString('base64');
+    if (partitionKeys.size >= PARTITION_KEYS_KEPT) partitionKeys.clear();
+    partitionKeys.set(key, pk);
+  }
+  return pk;
 }
 
 /**

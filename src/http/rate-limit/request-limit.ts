@@ -1,13 +1,14 @@
 /**
- * The per-key request limit: express-rate-limit keyed by the authenticated principal, with
- * the draft-8 `RateLimit` headers, and its 429 answered through the router's errors.
+ * The per-key request limit: an express-rate-limit `Store` keyed by the authenticated
+ * principal, with the draft-8 `RateLimit` headers, and its 429 answered through the
+ * router's errors.
  */
-import { rateLimit, type Logger, type RateLimitInfo, type Store } from 'express-rate-limit';
-import type { Request, RequestHandler } from 'express';
+import { MemoryStore, type ClientRateLimitInfo, type Logger, type Options, type RateLimitInfo, type Store } from 'express-rate-limit';
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { SmsError } from '../../errors.js';
 import type { Principal } from '../../auth/principal.js';
 import { principalOf } from '../authenticate.js';
-import { secondsUntil, windowText } from './headers.js';
+import { partitionKey, secondsUntil, windowText } from './headers.js';
 import type { PerKeyLimit, RequestLimitConfig } from './options.js';
 
 /**
@@ -26,27 +27,44 @@ export function limitFor(where: string, limit: PerKeyLimit, principal: Principal
 /**
  * Returns middleware, to run right after authentication, that counts the request against
  * the principal's quota and passes a 429 `RATE_LIMITED` error on when it is over.
+ *
+ * It speaks express-rate-limit's `Store` contract and writes the same draft-8 headers as
+ * its middleware would (`RateLimit`, `RateLimit-Policy`, `Retry-After` when refused, and
+ * `req.rateLimit`), but without that middleware's per-request cost: five awaits, debug
+ * calls that read `req.ip`, and a SHA-256 per request for the partition key. Its
+ * misconfiguration checks were about keys derived from addresses; this limiter keys by
+ * principal id, so none of them applies.
  */
-export function requestLimiter(config: RequestLimitConfig, store: Store | undefined, logger: Logger): RequestHandler {
+export function requestLimiter(config: RequestLimitConfig, store: Store = new MemoryStore(), logger: Logger): RequestHandler {
   const window = windowText(config.windowMs);
-  return rateLimit({
-    windowMs: config.windowMs,
-    limit: (_req, res) => {
-      const principal = principalOf(res);
-      return limitFor('rateLimit.requests.limit', config.limit, principal, principal.rateLimit);
-    },
-    keyGenerator: (_req, res) => principalOf(res).id,
-    identifier: 'requests',
-    standardHeaders: 'draft-8',
-    legacyHeaders: false,
-    ...(store === undefined ? {} : { store }),
-    logger,
-    // 0 means "refuse everything" here on purpose; the library would warn about it.
-    validate: { limit: false },
-    handler: (req, _res, next) => {
-      const info = (req as Request & { rateLimit: RateLimitInfo }).rateLimit;
-      const retry = info.resetTime === undefined ? Math.ceil(config.windowMs / 1000) : secondsUntil(info.resetTime);
-      next(new SmsError('RATE_LIMITED', `Too many requests: this key may make ${info.limit} per ${window}; retry in ${retry} s`));
-    },
-  });
+  const windowSeconds = Math.ceil(config.windowMs / 1000);
+  try {
+    // The stores read only `windowMs` (MemoryStore, rate-limit-redis), as in the failed-auth guard.
+    const started = store.init?.({ windowMs: config.windowMs } as Options);
+    if (started instanceof Promise) started.catch((error: unknown) => logger.error(error, 'express-rate-limit: async error during store initialization.'));
+  } catch (error) {
+    logger.error(error, 'express-rate-limit: error during store initialization.');
+  }
+  const counted = (req: Request, res: Response, next: NextFunction, key: string, principal: Principal, hits: ClientRateLimitInfo): void => {
+    const limit = limitFor('rateLimit.requests.limit', config.limit, principal, principal.rateLimit);
+    const info = { limit, used: hits.totalHits, remaining: Math.max(limit - hits.totalHits, 0), resetTime: hits.resetTime, key };
+    Object.defineProperty(info, 'current', { configurable: false, enumerable: false, value: hits.totalHits });
+    (req as Request & { rateLimit: RateLimitInfo }).rateLimit = info as RateLimitInfo;
+    const resetSeconds = info.resetTime === undefined ? windowSeconds : secondsUntil(info.resetTime);
+    if (!res.headersSent) {
+      res.append('RateLimit', `"requests"; r=${info.remaining}; t=${resetSeconds}`);
+      res.append('RateLimit-Policy', `"requests"; q=${limit}; w=${windowSeconds}; pk=:${partitionKey(key)}:`);
+    }
+    if (hits.totalHits <= limit) {
+      next();
+      return;
+    }
+    if (!res.headersSent) res.setHeader('Retry-After', String(resetSeconds));
+    next(new SmsError('RATE_LIMITED', `Too many requests: this key may make ${limit} per ${window}; retry in ${resetSeconds} s`));
+  };
+  return (req, res, next) => {
+    const principal = principalOf(res);
+    const key = principal.id;
+    Promise.resolve(store.increment(key)).then((hits) => counted(req, res, next, key, principal, hits)).catch(next);
+  };
 }
