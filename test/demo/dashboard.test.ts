@@ -3,17 +3,15 @@
  * dir, simulated carrier), its page in headless Chromium, a message sent from the page's
  * form, and its row seen reaching `delivered` with its delivery report attempt.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startDemo, stopDemo } from '../helpers/demo.js';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const REPO = fileURLToPath(new URL('../..', import.meta.url));
 const API_KEY = 'dashboard-test-key';
 
 const missing = existsSync(CHROMIUM) ? null : `Chromium not found at ${CHROMIUM} (apt-get install chromium)`;
@@ -21,50 +19,6 @@ if (missing !== null && process.env.SMS_OUTBOX_REQUIRE_SERVICES === '1') {
   throw new Error(`${missing}, and SMS_OUTBOX_REQUIRE_SERVICES=1 requires it`);
 }
 if (missing !== null) console.warn(`skipping the dashboard test: ${missing}`);
-
-/** Starts the demo on a free port and resolves with its origin once it prints it. */
-function startDemo(dbPath: string): { child: ChildProcess; origin: Promise<string>; output: () => string } {
-  let output = '';
-  const child = spawn(process.execPath, ['--import', 'tsx', 'demo/server.ts'], {
-    cwd: REPO,
-    env: {
-      ...process.env,
-      PORT: '0',
-      SMS_DB: dbPath,
-      SMS_API_KEY: API_KEY,
-      // Every message delivered, so the row's end state is known.
-      SMS_SIM_OUTCOMES: 'delivered:1',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const origin = new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`the demo did not print its address within 20 s:\n${output}`)), 20_000);
-    const read = (chunk: Buffer) => {
-      output += chunk.toString();
-      const match = /demo gateway on (http:\/\/127\.0\.0\.1:\d+)/.exec(output);
-      if (match) {
-        clearTimeout(timer);
-        resolve(match[1]!);
-      }
-    };
-    child.stdout!.on('data', read);
-    child.stderr!.on('data', read);
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`the demo exited (${code}) before listening:\n${output}`));
-    });
-  });
-  return { child, origin, output: () => output };
-}
-
-async function stop(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  child.kill('SIGTERM');
-  const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-  await exited;
-  clearTimeout(timer);
-}
 
 describe.skipIf(missing !== null)('demo dashboard', () => {
   let dir: string;
@@ -75,7 +29,7 @@ describe.skipIf(missing !== null)('demo dashboard', () => {
 
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'sms-outbox-dashboard-'));
-    demo = startDemo(join(dir, 'demo.db'));
+    demo = startDemo({ SMS_DB: join(dir, 'demo.db'), SMS_API_KEY: API_KEY });
     [origin, browser] = await Promise.all([
       demo.origin,
       chromium.launch({
@@ -97,7 +51,7 @@ describe.skipIf(missing !== null)('demo dashboard', () => {
 
   afterAll(async () => {
     await browser?.close();
-    if (demo) await stop(demo.child);
+    if (demo) await stopDemo(demo.child);
     if (dir) await rm(dir, { recursive: true, force: true });
   }, 30_000);
 
