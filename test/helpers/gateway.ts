@@ -1,7 +1,8 @@
 /**
  * Builds a host app with the router in one line, for supertest.
  */
-import express, { type Express } from 'express';
+import express, { type Express, type RequestHandler } from 'express';
+import { leakProblem } from './no-leak.js';
 import { createSmsRouter, SimulatorDelivery, staticKeys, type SmsRouter, type SmsRouterOptions } from '../../src/index.js';
 
 /** A key with both scopes and the demo profiles. */
@@ -39,12 +40,35 @@ export function createGateway(options: Partial<SmsRouterOptions> = {}, mount = '
     ...options,
   });
   const app = express();
+  app.use(guardErrorBodies);
   app.use(mount, sms);
   app.use((_req, res) => {
+    res.locals.fellThrough = true;
     res.status(404).json({ host: 'fell through' });
   });
   return { app, sms };
 }
+
+/**
+ * Error answers of every gateway built here that leaked an internal detail. A setup file
+ * (`test/setup/no-leak-guard.ts`) fails the test during which one was recorded, so every
+ * test of the suite checks every error body it causes, not only the tests that look.
+ */
+export const leakedAnswers: string[] = [];
+
+/** Records each router error answer (status >= 400) whose body fails `leakProblem`. */
+const guardErrorBodies: RequestHandler = (req, res, next) => {
+  const end = res.end.bind(res) as (...args: unknown[]) => typeof res;
+  res.end = ((...args: unknown[]) => {
+    const [body] = args;
+    if (res.statusCode >= 400 && res.locals.fellThrough !== true && (typeof body === 'string' || Buffer.isBuffer(body))) {
+      const problem = leakProblem(body.toString());
+      if (problem !== null) leakedAnswers.push(`${req.method} ${req.originalUrl} -> ${res.statusCode}: ${problem}`);
+    }
+    return end(...args);
+  }) as typeof res.end;
+  next();
+};
 
 /** Polls `probe` until it returns a value other than undefined, or fails after `ms`. */
 export async function eventually<T>(probe: () => Promise<T | undefined> | T | undefined, ms = 5000): Promise<T> {
