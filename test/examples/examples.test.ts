@@ -3,15 +3,18 @@
  * on 127.0.0.1, used the way its header says, and stopped.
  */
 import { randomBytes } from 'node:crypto';
-import { afterEach, describe, expect, it } from 'vitest';
+import { createClient } from 'redis';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { startBilling } from '../../examples/billing.js';
 import { CallLogStorage, startWithCustomStorage, type StorageCall } from '../../examples/custom-storage.js';
 import { startDlrReceiver } from '../../examples/dlr-receiver.js';
 import { startHostWithKeyDatabase } from '../../examples/host-with-key-database.js';
 import { startMountedUnderPrefix } from '../../examples/mount-under-prefix.js';
+import { startTwoInstances } from '../../examples/two-instances.js';
 import { createSmsRouter, MemoryStorage, SimulatorDelivery, staticKeys, type DlrPayload } from '../../src/index.js';
 import { runStorageContract } from '../../src/testing.js';
 import { eventually } from '../helpers/gateway.js';
+import { makePool, postgresConfig, postgresUnavailable, REDIS_URL, redisUnavailable } from '../helpers/services.js';
 
 const KEY = 'example-test-key';
 const stops: (() => Promise<unknown>)[] = [];
@@ -143,5 +146,67 @@ describe('examples/mount-under-prefix', () => {
     expect(await (await fetch(`${running.url}/sms/help`)).json()).toEqual({ docs: '/sms/v1/openapi.json' });
     expect(await (await fetch(`${running.url}/health`)).json()).toEqual({ ok: true });
     expect((await post(`${running.url}/api/outbox/create`, quick())).status).toBe(404);
+  });
+});
+
+// The two-instances example needs the real PostgreSQL and Redis: each run gets a fresh
+// schema and a fresh Redis prefix, both removed afterwards.
+const admin = makePool(2);
+afterAll(() => admin.end());
+const servicesMissing = (await postgresUnavailable(admin)) ?? (await redisUnavailable());
+if (servicesMissing !== null) console.warn(`examples/two-instances skipped: ${servicesMissing}`);
+
+(servicesMissing === null ? describe : describe.skip)('examples/two-instances', () => {
+  async function startPair(requestsPerMinute?: number) {
+    const run = randomBytes(6).toString('hex');
+    const schema = `example_two_${run}`;
+    const redisPrefix = `sms-outbox-test:two-instances:${run}:`;
+    stops.push(async () => {
+      await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+      const redis = createClient({ url: REDIS_URL });
+      await redis.connect();
+      const keys = await redis.keys(`${redisPrefix}*`);
+      if (keys.length > 0) await redis.del(keys);
+      await redis.close();
+    });
+    const pair = await startTwoInstances({ postgres: postgresConfig(4), schema, redisUrl: REDIS_URL, redisPrefix, apiKey: KEY, requestsPerMinute });
+    stops.push(pair.stop);
+    return { ...pair, schema };
+  }
+
+  const status = async (url: string, ref: string) => {
+    const res = await fetch(`${url}/api/outbox/delivery-status/${ref}`, { headers: { 'x-api-key': KEY } });
+    return { status: res.status, body: (await res.json()) as { status?: string } };
+  };
+
+  it('reports through instance b a message sent through instance a, up to delivered', async () => {
+    const { urls: [a, b] } = await startPair();
+    const sent = await post(`${a}/api/outbox/create`, quick());
+    expect(sent.status).toBe(200);
+    const ref = sent.body[0]!.message_ref;
+
+    const seen = await status(b, ref);
+    expect(seen.status).toBe(200);
+    expect(seen.body).toMatchObject({ message_ref: ref, recipient: '254712345678', status: expect.stringMatching(/^(queued|submitted|delivered)$/) });
+    const delivered = await eventually(async () => {
+      const now = await status(b, ref);
+      return now.body.status === 'delivered' ? now.body : undefined;
+    });
+    expect(delivered).toMatchObject({ status: 'delivered', status_reason: 'delivered_to_terminal' });
+    expect((await status(a, ref)).body).toMatchObject({ status: 'delivered' });
+  });
+
+  it('counts the principal\u2019s request limit once across both instances', async () => {
+    const limit = 4;
+    const { urls: [a, b], schema } = await startPair(limit);
+    // In turn, so the refusals fall on both instances: b has seen only two requests when it refuses.
+    const statuses: number[] = [];
+    for (let i = 0; i < limit + 2; i++) {
+      statuses.push((await post(`${i % 2 === 0 ? a : b}/api/outbox/create`, quick())).status);
+    }
+    expect(statuses).toEqual([...Array<number>(limit).fill(200), 429, 429]);
+    // A refused send stores nothing.
+    const stored = await admin.query<{ n: number }>(`SELECT count(*)::int AS n FROM "${schema}".messages`);
+    expect(stored.rows[0]!.n).toBe(limit);
   });
 });
