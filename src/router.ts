@@ -111,12 +111,24 @@ export function createSmsRouter(options: SmsRouterOptions): SmsRouter {
     else start().then(() => next(), next);
   };
 
+  // One worker wake per turn of the event loop, after every request stored in it: a wake
+  // per request meant a claim per request (a write transaction on SQL storage), and under
+  // load most of those claims found one message.
+  let wakePending = false;
+  const wakeWorker = (): void => {
+    if (wakePending) return;
+    wakePending = true;
+    setImmediate(() => {
+      wakePending = false;
+      worker.wake();
+    });
+  };
   const validators = createValidators(config.limits, (url) => callbackUrlProblem(url, config.dlr.allowance));
   const limiters = createRateLimiters(config.rateLimit, emit);
   const send = (validate: typeof validators.quick): RequestHandler =>
     sendHandler({
       validate, resolveProfile: config.resolveProfile, storage, emit, now,
-      onStored: () => worker.wake(), chargeMessages: limiters.chargeMessages,
+      onStored: wakeWorker, chargeMessages: limiters.chargeMessages,
     });
   const body = parseJsonBody(config.limits.maxBodyBytes);
 

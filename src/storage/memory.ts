@@ -133,8 +133,11 @@ export class MemoryStorage implements Storage {
   private readonly messages = new Map<string, StoredMessage>();
   /** Refs of messages in state `queued`, the only ones a claim looks at. */
   private readonly queued = new Set<string>();
-  /** principalId -> externalId -> refs. */
-  private readonly byExternalId = new Map<string, Map<string, Set<string>>>();
+  /**
+   * principalId -> externalId -> refs. Most external ids name one message, so one ref is
+   * kept as the string itself; a Set per message would cost about 150 bytes each.
+   */
+  private readonly byExternalId = new Map<string, Map<string, string | Set<string>>>();
   private readonly carrierIds = new Map<string, PartAddress>();
   private readonly callbacks = new Map<string, StoredCallback>();
   /** Uids of pending callbacks, the only ones a callback claim looks at. */
@@ -177,9 +180,10 @@ export class MemoryStorage implements Storage {
       this.queued.add(message.ref);
       let ofPrincipal = this.byExternalId.get(message.principalId);
       if (ofPrincipal === undefined) this.byExternalId.set(message.principalId, (ofPrincipal = new Map()));
-      let refsOfId = ofPrincipal.get(message.externalId);
-      if (refsOfId === undefined) ofPrincipal.set(message.externalId, (refsOfId = new Set()));
-      refsOfId.add(message.ref);
+      const refsOfId = ofPrincipal.get(message.externalId);
+      if (refsOfId === undefined) ofPrincipal.set(message.externalId, message.ref);
+      else if (typeof refsOfId === 'string') ofPrincipal.set(message.externalId, new Set([refsOfId, message.ref]));
+      else refsOfId.add(message.ref);
     }
   }
 
@@ -289,7 +293,7 @@ export class MemoryStorage implements Storage {
   async findByExternalId(principalId: string, externalId: string, limit: number): Promise<MessageRecord[]> {
     const refs = this.byExternalId.get(principalId)?.get(externalId);
     if (refs === undefined) return [];
-    const found = [...refs].map((ref) => this.messages.get(ref)!);
+    const found = (typeof refs === 'string' ? [refs] : [...refs]).map((ref) => this.messages.get(ref)!);
     found.sort((a, b) => b.record.createdAt - a.record.createdAt || b.seq - a.seq);
     return found.slice(0, Math.max(0, limit)).map((stored) => copyRecord(stored.record));
   }
@@ -378,8 +382,11 @@ export class MemoryStorage implements Storage {
     this.queued.delete(record.ref);
     const ofPrincipal = this.byExternalId.get(record.principalId);
     const refs = ofPrincipal?.get(record.externalId);
-    refs?.delete(record.ref);
-    if (refs?.size === 0) ofPrincipal!.delete(record.externalId);
+    if (refs === record.ref) ofPrincipal!.delete(record.externalId);
+    else if (typeof refs === 'object') {
+      refs.delete(record.ref);
+      if (refs.size === 0) ofPrincipal!.delete(record.externalId);
+    }
     if (ofPrincipal?.size === 0) this.byExternalId.delete(record.principalId);
     for (const carrierId of stored.carrierIds) {
       // A carrier may reuse an id for a later message; that entry is not ours to drop.

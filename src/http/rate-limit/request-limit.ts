@@ -25,6 +25,31 @@ export function limitFor(where: string, limit: PerKeyLimit, principal: Principal
 }
 
 /**
+ * `req.rateLimit` as express-rate-limit sets it. Its deprecated `current` (the same as
+ * `used`) is a getter, not enumerable, as there; defining it per request was measurable.
+ */
+class RequestLimitInfo implements RateLimitInfo {
+  // Declared in express-rate-limit's order, so the object lists its fields alike.
+  limit: number;
+  used: number;
+  remaining: number;
+  resetTime: Date | undefined;
+  key: string;
+
+  constructor(limit: number, used: number, resetTime: Date | undefined, key: string) {
+    this.limit = limit;
+    this.used = used;
+    this.remaining = Math.max(limit - used, 0);
+    this.resetTime = resetTime;
+    this.key = key;
+  }
+
+  get current(): number {
+    return this.used;
+  }
+}
+
+/**
  * Returns middleware, to run right after authentication, that counts the request against
  * the principal's quota and passes a 429 `RATE_LIMITED` error on when it is over.
  *
@@ -46,10 +71,15 @@ export function requestLimiter(config: RequestLimitConfig, store: Store = new Me
     logger.error(error, 'express-rate-limit: error during store initialization.');
   }
   const counted = (req: Request, res: Response, next: NextFunction, key: string, principal: Principal, hits: ClientRateLimitInfo): void => {
-    const limit = limitFor('rateLimit.requests.limit', config.limit, principal, principal.rateLimit);
-    const info = { limit, used: hits.totalHits, remaining: Math.max(limit - hits.totalHits, 0), resetTime: hits.resetTime, key };
-    Object.defineProperty(info, 'current', { configurable: false, enumerable: false, value: hits.totalHits });
-    (req as Request & { rateLimit: RateLimitInfo }).rateLimit = info as RateLimitInfo;
+    let limit: number;
+    try {
+      limit = limitFor('rateLimit.requests.limit', config.limit, principal, principal.rateLimit);
+    } catch (error) {
+      next(error);
+      return;
+    }
+    const info = new RequestLimitInfo(limit, hits.totalHits, hits.resetTime, key);
+    (req as Request & { rateLimit: RateLimitInfo }).rateLimit = info;
     const resetSeconds = info.resetTime === undefined ? windowSeconds : secondsUntil(info.resetTime);
     if (!res.headersSent) {
       res.append('RateLimit', `"requests"; r=${info.remaining}; t=${resetSeconds}`);
@@ -65,6 +95,6 @@ export function requestLimiter(config: RequestLimitConfig, store: Store = new Me
   return (req, res, next) => {
     const principal = principalOf(res);
     const key = principal.id;
-    Promise.resolve(store.increment(key)).then((hits) => counted(req, res, next, key, principal, hits)).catch(next);
+    Promise.resolve(store.increment(key)).then((hits) => counted(req, res, next, key, principal, hits), next);
   };
 }
