@@ -15,6 +15,13 @@ interface QueuedWrite {
   reject: (error: unknown) => void;
 }
 
+/** A write of the one-transaction attempt threw (as opposed to BEGIN or COMMIT failing). */
+class WriteFailed extends Error {
+  constructor(cause: unknown) {
+    super('a write of the group failed', { cause });
+  }
+}
+
 /** Queues synchronous write functions and commits them together. */
 export class GroupCommit {
   /** The whole group in one transaction, no savepoints: throws (and rolls back) if a write throws. */
@@ -27,7 +34,15 @@ export class GroupCommit {
     // A transaction function called inside another runs as a savepoint (better-sqlite3).
     const savepoint = db.transaction((write: QueuedWrite) => write.run());
     // A savepoint costs two statements per write; most groups have no failing write.
-    this.#fast = db.transaction((writes: readonly QueuedWrite[]) => writes.map((write) => ({ ok: true, value: write.run() })));
+    this.#fast = db.transaction((writes: readonly QueuedWrite[]) =>
+      writes.map((write) => {
+        try {
+          return { ok: true, value: write.run() };
+        } catch (error) {
+          throw new WriteFailed(error);
+        }
+      }),
+    );
     this.#group = db.transaction((writes: readonly QueuedWrite[]) =>
       writes.map((write) => {
         try {
@@ -58,9 +73,10 @@ export class GroupCommit {
     try {
       try {
         results = this.#fast.immediate(writes) as { ok: boolean; value: unknown }[];
-      } catch {
-        // A write threw (or the commit failed): nothing was kept. Again, one savepoint each,
-        // so only the writes that fail on their own fail.
+      } catch (error) {
+        if (!(error instanceof WriteFailed)) throw error;
+        // A write threw: nothing was kept. Again, one savepoint each, so only the writes
+        // that fail on their own fail.
         results = this.#group.immediate(writes) as { ok: boolean; value: unknown }[];
       }
     } catch (error) {

@@ -2,6 +2,11 @@
  * Applies carrier receipts to stored messages. A receipt whose carrier id is not known yet
  * (it overtook the recording of its own submission) is kept and tried again for a while
  * rather than dropped.
+ *
+ * So is, briefly, a receipt that looks like a duplicate: an SMSC that restarts may hand
+ * out an id again, and a receipt for the new message that overtakes its recording matches
+ * the old, finished one. Tried again a few seconds later, it finds the new message; a true
+ * duplicate is then dropped quietly.
  */
 import type { CarrierReceipt } from '../delivery/contract.js';
 import { carrierIdSpellings } from '../delivery/carrier-ids.js';
@@ -22,7 +27,12 @@ export interface ReceiptHandlerDeps {
 interface Parked {
   receipt: CarrierReceipt;
   giveUpAt: number;
+  /** Until when a `duplicate` answer is tried again (an id reused by the carrier). */
+  recheckDuplicateUntil: number;
 }
+
+/** How long a receipt that matched an already finished part is tried again, ms. */
+const DUPLICATE_RECHECK_MS = 5_000;
 
 /** First retry of an unmatched receipt, ms; doubles up to {@link MAX_RETRY_MS}. */
 const FIRST_RETRY_MS = 50;
@@ -40,7 +50,9 @@ export class ReceiptHandler {
 
   /** Records one receipt; resolves when it is stored (or parked to be tried again). */
   async receive(receipt: CarrierReceipt): Promise<void> {
-    await this.#apply({ receipt, giveUpAt: this.#deps.now() + this.#deps.waitMs }, FIRST_RETRY_MS);
+    const now = this.#deps.now();
+    const recheckDuplicateUntil = now + Math.min(DUPLICATE_RECHECK_MS, this.#deps.waitMs);
+    await this.#apply({ receipt, giveUpAt: now + this.#deps.waitMs, recheckDuplicateUntil }, FIRST_RETRY_MS);
   }
 
   /** Drops parked receipts and their timers. */
@@ -58,8 +70,11 @@ export class ReceiptHandler {
       now: now(),
     });
     if (result.kind === 'terminal') this.#deps.onTransition(result.transition);
-    if (result.kind !== 'unknown') return;
-    if (this.#closed || now() >= parked.giveUpAt) {
+    if (result.kind === 'duplicate') {
+      if (this.#closed || now() >= parked.recheckDuplicateUntil) return;
+    } else if (result.kind !== 'unknown') {
+      return;
+    } else if (this.#closed || now() >= parked.giveUpAt) {
       emit('error', {
         error: new Error(`Receipt for unknown carrier id "${parked.receipt.carrierId}" dropped`),
         source: 'receipt',

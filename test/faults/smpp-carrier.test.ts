@@ -275,13 +275,11 @@ describe('SMPP carrier unreachable (real SMSC)', () => {
     expect(h.httpStatuses.filter((status) => status >= 500)).toEqual([]);
   });
 
-  // Known bug, found by this file: an SMSC that restarts its id counter issues an id an old
-  // message already holds. If the new part's receipt overtakes the recording of its
-  // submission (storage slower than the SMSC's round trip), storage matches the receipt to
-  // the old, finished message and drops it as a duplicate; the new message stays
-  // `submitted` until the receipt timeout (48 h by default) and its report waits as long.
-  // `it.fails` keeps the suite green while the bug stands; drop `.fails` once it is fixed.
-  it.fails('delivers a message whose carrier id an SMSC restart reused, when its receipt overtakes the recording', async () => {
+  // A bug found by this file: an SMSC that restarts its id counter issues an id an old
+  // message already holds. When the new part's receipt overtook the recording of its
+  // submission, storage matched it to the old, finished message and it was dropped as a
+  // duplicate; the new message stayed `submitted` until the receipt timeout.
+  it('delivers a message whose carrier id an SMSC restart reused, when its receipt overtakes the recording', async () => {
     const first = await startSmscWithReceipts();
     const port = first.port;
     const h = await startHarness(port, { storage: new ReceiptFirstStorage() });
