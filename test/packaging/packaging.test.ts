@@ -17,7 +17,7 @@ const REPO = resolve(import.meta.dirname, '../..');
 const REPO_MODULES = join(REPO, 'node_modules');
 const TSC = join(REPO_MODULES, '.bin', 'tsc');
 const SUBPATHS = ['sqlite', 'postgres', 'smpp', 'testing'] as const;
-const OPTIONAL_PEERS = ['better-sqlite3', 'pg', 'smpp'];
+const OPTIONAL_PEERS = ['better-sqlite3', 'pg', 'smpp', 'prom-client'];
 
 let scratch: string;
 /** A project whose parent's node_modules is the repo's: every peer and type package is there. */
@@ -138,7 +138,7 @@ beforeAll(async () => {
       console.log(JSON.stringify(entries));`,
     'cjs.cjs': `
       const main = require('sms-outbox');
-      const loaded = Object.keys(require.cache).filter((f) => /node_modules[\\\\/](better-sqlite3|pg|smpp)[\\\\/]/.test(f));
+      const loaded = Object.keys(require.cache).filter((f) => /node_modules[\\\\/](better-sqlite3|pg|smpp|prom-client)[\\\\/]/.test(f));
       const entries = { main: Object.keys(main).length, loadedByMain: loaded };
       for (const sub of ${JSON.stringify(SUBPATHS)}) entries[sub] = Object.keys(require('sms-outbox/' + sub)).length;
       console.log(JSON.stringify(entries));`,
