@@ -2,13 +2,13 @@
  * The send endpoints' last stages: resolve the profile, store the request's messages in
  * one atomic step, answer with one item per message, and announce them.
  */
-import { randomUUID } from 'node:crypto';
 import type { RequestHandler } from 'express';
 import { SmsError } from '../errors.js';
 import { defaultSender, type Profile, type ProfileResolver } from '../auth/profiles.js';
 import type { Emit } from '../events.js';
 import type { NewMessage, Storage } from '../storage/contract.js';
 import { principalOf } from './authenticate.js';
+import { newMessageRef } from './message-ref.js';
 import { sendJsonText } from './respond.js';
 import type { RequestValidator, SendRequest } from './validate-request.js';
 import type { ChargeMessages } from './message-budget.js';
@@ -37,7 +37,7 @@ function senderFor(profile: Profile, from: string | null): string {
 
 function toMessages(request: SendRequest, principalId: string, sender: string, now: number, secret: string | null): NewMessage[] {
   return request.items.map((item) => {
-    const ref = randomUUID();
+    const ref = newMessageRef();
     return {
       ref,
       principalId,
