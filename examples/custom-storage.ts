@@ -65,6 +65,8 @@ export class CallLogStorage implements Storage {
   findByExternalId = (principalId: string, externalId: string, limit: number) =>
     this.#call('findByExternalId', () => this.inner.findByExternalId(principalId, externalId, limit));
   claimCallbacks = (options: ClaimOptions) => this.#call('claimCallbacks', () => this.inner.claimCallbacks(options));
+  deferCallbacks = (uids: readonly string[], until: number) =>
+    this.#call('deferCallbacks', () => this.inner.deferCallbacks(uids, until));
   recordCallbackAttempt = (uid: string, attempt: CallbackAttempt) =>
     this.#call('recordCallbackAttempt', () => this.inner.recordCallbackAttempt(uid, attempt));
   purge = (before: number, limit: number) => this.#call('purge', () => this.inner.purge(before, limit));

@@ -10,10 +10,11 @@
  * A queue holds only what its host can start inside the lease, judged from the host's
  * recent answer times: a fast receiver's queue is long (one URL for every report is the
  * common case, and it drains in milliseconds), a slow one's short. A report claimed beyond
- * that is left alone: it stays leased, so the next claims reach other hosts' reports, and
- * is claimed again when its lease ends. A slow host thus delays its own reports, never
- * other hosts'. At most {@link HELD_PER_SLOT} x `concurrency` reports are held at once, and
- * one host's queue takes at most half of that.
+ * that is handed back for {@link DEFER_MS} (`Storage.deferCallbacks`), so the next claims
+ * reach other hosts' reports and it is claimed again a second later. A slow host thus
+ * delays its own reports, never other hosts'. At most {@link HELD_PER_SLOT} x
+ * `concurrency` reports are held at once, and a host whose pace is not known yet (fewer
+ * than `perHostConcurrency` answers) queues at most half of that.
  */
 import http from 'node:http';
 import https from 'node:https';
@@ -29,6 +30,12 @@ import { callbackUrlProblem } from './address-guard.js';
 /** Claims per poll at most, so a backlog of one slow host cannot keep a poll busy for long. */
 const MAX_CLAIMS_PER_POLL = 16;
 
+/**
+ * How long a claimed report whose host's queue is full is handed back for, ms: other
+ * hosts' reports are claimed meanwhile, and it is claimed again soon, not after a lease.
+ */
+const DEFER_MS = 1_000;
+
 /** Reports held (running or queued) per unit of `concurrency`: bounds memory. */
 const HELD_PER_SLOT = 16;
 
@@ -39,7 +46,7 @@ const HELD_PER_SLOT = 16;
  */
 const FIRST_GUESS_MS = 50;
 
-/** The largest share of the held reports one host may queue, so others are still claimed. */
+/** The largest share of the held reports a host whose pace is not known yet may queue. */
 const MAX_HOST_SHARE = 0.5;
 
 /** What the dispatcher needs from the router. */
@@ -70,6 +77,8 @@ interface HostLane {
   waiting: Claimed[];
   /** Moving average of its attempts' durations, ms. */
   averageMs: number;
+  /** Attempts finished, so far: the average means little before a few. */
+  answers: number;
 }
 
 /** The result of an attempt that was refused before anything was sent. */
@@ -190,7 +199,8 @@ export class CallbackDispatcher {
         this.#backlog = claimed.length >= limit;
         // Claimed during close: left to their lease, as close promises.
         if (this.#closed) return;
-        for (const due of claimed) this.#admit({ due, claimedAt: now });
+        const deferred = claimed.filter((due) => !this.#admit({ due, claimedAt: now })).map((due) => due.uid);
+        if (deferred.length > 0) await this.#storage.deferCallbacks(deferred, now + DEFER_MS);
         if (!this.#backlog && !this.#pollAgain) return;
       }
     } catch (error) {
@@ -198,24 +208,29 @@ export class CallbackDispatcher {
     }
   }
 
-  /** Starts a claimed report, queues it behind its host, or leaves it to its lease. */
-  #admit(claimed: Claimed): void {
+  /** Starts a claimed report or queues it behind its host; `false` when its host's queue is full. */
+  #admit(claimed: Claimed): boolean {
     const host = hostOf(claimed.due.message.callbackUrl);
     let lane = this.#lanes.get(host);
-    if (lane === undefined) this.#lanes.set(host, (lane = { active: 0, waiting: [], averageMs: FIRST_GUESS_MS }));
+    if (lane === undefined) this.#lanes.set(host, (lane = { active: 0, waiting: [], averageMs: FIRST_GUESS_MS, answers: 0 }));
     if (lane.active < this.#config.perHostConcurrency) {
       this.#run(host, lane, claimed);
     } else if (lane.waiting.length < this.#queueLength(lane)) {
       lane.waiting.push(claimed);
       this.#waiting++;
+    } else {
+      return false;
     }
+    return true;
   }
 
   /** How many reports `lane` can start inside a lease at its recent pace. */
   #queueLength(lane: HostLane): number {
     const { perHostConcurrency, leaseMs, timeoutMs, concurrency } = this.#config;
     const atPace = perHostConcurrency * Math.max(1, Math.floor((leaseMs - timeoutMs) / Math.max(1, lane.averageMs)));
-    return Math.min(atPace, Math.floor(MAX_HOST_SHARE * HELD_PER_SLOT * concurrency));
+    // Until its pace is known, a host may not take more than its share: it may be slow.
+    const known = lane.answers >= perHostConcurrency;
+    return known ? atPace : Math.min(atPace, Math.floor(MAX_HOST_SHARE * HELD_PER_SLOT * concurrency));
   }
 
   #run(host: string, lane: HostLane, claimed: Claimed): void {
@@ -224,6 +239,7 @@ export class CallbackDispatcher {
     const startedAt = performance.now();
     const attempt = this.#attempt(claimed.due).finally(() => {
       lane.averageMs = 0.8 * lane.averageMs + 0.2 * (performance.now() - startedAt);
+      lane.answers++;
       this.#inFlight.delete(attempt);
       lane.active--;
       this.#active--;

@@ -256,6 +256,14 @@ export interface Storage {
   /** Leases up to `limit` pending delivery reports that are due, oldest due first. */
   claimCallbacks(options: ClaimOptions): Promise<DueCallback[]>;
 
+  /**
+   * Hands claimed reports back without an attempt: each of `uids` that is still pending
+   * becomes claimable again at `until` (its lease is cut short). For reports an instance
+   * claimed but will not send soon (their receiver is busy), so they wait seconds, not a
+   * whole lease.
+   */
+  deferCallbacks(uids: readonly string[], until: number): Promise<void>;
+
   /** Records an attempt of delivery report `uid` and ends its lease. */
   recordCallbackAttempt(uid: string, attempt: CallbackAttempt): Promise<void>;
 

@@ -317,6 +317,14 @@ export class MemoryStorage implements Storage {
     });
   }
 
+  /** Makes pending claimed reports claimable again at `until`. */
+  async deferCallbacks(uids: readonly string[], until: number): Promise<void> {
+    for (const uid of uids) {
+      const callback = this.callbacks.get(uid);
+      if (callback !== undefined && this.pendingCallbacks.has(uid)) callback.leaseUntil = until;
+    }
+  }
+
   /** Records one attempt of report `uid` and ends its lease; ignored once it is finished. */
   async recordCallbackAttempt(uid: string, attempt: CallbackAttempt): Promise<void> {
     const callback = this.callbacks.get(uid);

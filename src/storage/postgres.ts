@@ -558,6 +558,16 @@ export class PostgresStorage implements Storage {
     return rows.map((row) => ({ uid: row.cb_uid, attempts: row.cb_attempts ?? 0, message: toRecord(row) }));
   }
 
+  /** Makes pending claimed reports claimable again at `until`. */
+  async deferCallbacks(uids: readonly string[], until: number): Promise<void> {
+    await this.ready();
+    if (uids.length === 0) return;
+    await this.pool.query(`UPDATE ${this.t.callbacks} SET lease_until = $1 WHERE uid = ANY($2::text[]) AND state = 'pending'`, [
+      until,
+      uids,
+    ]);
+  }
+
   /** Records one attempt of report `uid` and ends its lease; ignored once it is finished. */
   async recordCallbackAttempt(uid: string, attempt: CallbackAttempt): Promise<void> {
     await this.ready();

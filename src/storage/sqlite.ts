@@ -271,6 +271,9 @@ function prepareStatements(db: Database.Database) {
     leaseCallback: db.prepare<[string, number, number]>(
       'UPDATE sms_callbacks SET lease_owner = ?, lease_until = ? WHERE id = ?',
     ),
+    deferCallback: db.prepare<[number, string]>(
+      `UPDATE sms_callbacks SET lease_until = ? WHERE uid = ? AND state = 'pending'`,
+    ),
     recordCallbackAttempt: db.prepare<[string, number | null, string | null, number | null, string]>(`
       UPDATE sms_callbacks SET state = ?, attempts = attempts + 1, last_status_code = ?, last_error = ?,
         next_attempt_at = ?, lease_owner = NULL, lease_until = NULL
@@ -481,6 +484,14 @@ export class SqliteStorage implements Storage {
           return { uid: callback.uid, attempts: callback.attempts, message: this.loadById(s, callback.message_id) };
         });
       });
+  }
+
+  /** Makes pending claimed reports claimable again at `until`. */
+  async deferCallbacks(uids: readonly string[], until: number): Promise<void> {
+    const s = await this.prepared();
+    await this.commits.run(() => {
+      for (const uid of uids) s.deferCallback.run(until, uid);
+    });
   }
 
   /** Records one attempt of report `uid` and ends its lease; ignored once it is finished. */

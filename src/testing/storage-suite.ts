@@ -617,6 +617,21 @@ export function runStorageContract(harness: StorageSuiteHarness, options: Storag
         );
       });
 
+      test('deferred reports come back at the given time, with no attempt counted', async (storage) => {
+        const [message, other] = await endWithReports(storage, 2);
+        const claimed = await storage.claimCallbacks({ owner: 'd', limit: 2, leaseMs: LEASE, now: T0 + 100 });
+        assert.equal(claimed.length, 2);
+        const deferred = claimed.find((c) => c.message.ref === message!.ref)!;
+        await storage.deferCallbacks([deferred.uid], T0 + 105);
+        assert.deepEqual(await storage.claimCallbacks({ owner: 'e', limit: 10, leaseMs: LEASE, now: T0 + 104 }), []);
+        const back = await storage.claimCallbacks({ owner: 'e', limit: 10, leaseMs: LEASE, now: T0 + 105 });
+        assert.deepEqual(back.map((c) => [c.uid, c.attempts]), [[deferred.uid, 0]]);
+        // The other report keeps its full lease.
+        assert.equal((await get(storage, other!)).callback?.attempts, 0);
+        assert.deepEqual(await storage.claimCallbacks({ owner: 'e', limit: 10, leaseMs: LEASE, now: T0 + 106 }), []);
+        await storage.deferCallbacks([], T0);
+      });
+
       test('a delivered attempt ends the report', async (storage) => {
         const [message] = await endWithReports(storage, 1);
         const [due] = await storage.claimCallbacks({ owner: 'd', limit: 1, leaseMs: LEASE, now: T0 + 100 });
