@@ -2,7 +2,7 @@
  * The benchmark report: the figures of one run as a Markdown table with ratios to the
  * baseline and a met / not met verdict per target, printed and written to BENCHMARKS.md.
  */
-import { writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import type { Spread } from './stats.js';
 
 /** The figures of one case over its runs; a skipped case has only `skipped`. */
@@ -150,12 +150,20 @@ export function renderReport(run: RunReport): string {
   ].join('\n');
 }
 
-/** Prints the report to stdout and, when `path` is given, writes it there. */
+/** Where the hand-written analysis starts in BENCHMARKS.md; a new run keeps it. */
+export const HAND_WRITTEN_HEADING = '## Changes since the first figures';
+
+/**
+ * Prints the report to stdout and, when `path` is given, writes it there, keeping the
+ * hand-written analysis of the file (from {@link HAND_WRITTEN_HEADING} on) below it.
+ */
 export function publish(run: RunReport, path: string | null): void {
   const markdown = renderReport(run);
   process.stdout.write(`\n${markdown}\n`);
   if (path !== null) {
-    writeFileSync(path, markdown);
+    const previous = existsSync(path) ? readFileSync(path, 'utf8') : '';
+    const at = previous.indexOf(HAND_WRITTEN_HEADING);
+    writeFileSync(path, at === -1 ? markdown : `${markdown}\n${previous.slice(at)}`);
     process.stdout.write(`written to ${path}\n`);
   }
 }
