@@ -26,7 +26,8 @@ export async function startRouterServer(storage: Storage, after: () => Promise<v
     dlr: { allowPrivateAddresses: ['127.0.0.0/8'], perHostConcurrency: 32 },
     // The limiters stay on (their cost is part of every request) but can never trip: a
     // benchmark of one key would otherwise measure 429 answers after the first 600 requests.
-    rateLimit: { requests: { limit: 1_000_000_000 }, messages: { limit: 1_000_000_000 } },
+    // BENCH_RATE_LIMIT=off measures their cost (`npm run bench -- --case memory-1` twice).
+    rateLimit: process.env.BENCH_RATE_LIMIT === 'off' ? false : { requests: { limit: 1_000_000_000 }, messages: { limit: 1_000_000_000 } },
   });
   // Errors are counted, not printed per occurrence: a flood of lines would cost CPU.
   let errors = 0;
