@@ -7,6 +7,7 @@
 import { pathToFileURL } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import { countSms } from '../src/sms/segments.js';
+import { mulberry32 } from '../src/util/mulberry32.js';
 
 /** What one benchmark run measured. */
 export interface CountSmsBenchResult {
@@ -32,17 +33,6 @@ export interface CountSmsBenchOptions {
   runs?: number;
 }
 
-/** Deterministic PRNG, so every run times the same corpus. */
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const WORDS = ['Habari', 'yako', 'your', 'code', 'is', '4821', 'pay', 'KES', '1,500', 'to', 'M-PESA', 'now.', 'Asante!'];
 const GSM_EXTRAS = ['\u20AC', '{', '}', '[', ']', '~', '^', '|', '\\', '\u00E9', '\u0394', '\u00A3'];

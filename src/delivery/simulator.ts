@@ -18,6 +18,7 @@ import {
   type OutgoingPart,
   type SubmitAck,
 } from './contract.js';
+import { mulberry32 } from '../util/mulberry32.js';
 
 /** What the simulated carrier may do with a part. */
 export type SimulatedOutcome =
@@ -348,14 +349,3 @@ function resolveDelay(where: string, delay: SimulatedDelay): readonly [number, n
   return [min, max];
 }
 
-/** mulberry32: a small, fast PRNG with a 32-bit state; good enough to pick outcomes. */
-function mulberry32(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
