@@ -39,6 +39,8 @@ export class SubmitWorker {
   readonly #inFlight = new Set<Promise<void>>();
   #timer: NodeJS.Timeout | null = null;
   #polling: Promise<void> | null = null;
+  /** The last claim filled every free slot: more work may be waiting for room. */
+  #backlog = false;
   #wakeRequested = false;
   #closed = false;
 
@@ -86,6 +88,7 @@ export class SubmitWorker {
         const claimedAt = now();
         const messages = await storage.claimMessages({ owner, limit: room, leaseMs: config.leaseMs, now: claimedAt });
         claimedFull = messages.length === room;
+        this.#backlog = claimedFull;
         for (const message of messages) this.#track(this.#submit(message, claimedAt + config.leaseMs));
       }
     } catch (error) {
@@ -107,8 +110,9 @@ export class SubmitWorker {
     this.#inFlight.add(work);
     void work.finally(() => {
       this.#inFlight.delete(work);
-      // A finished submission makes room: fetch more if the last claim was full.
-      if (!this.#closed) this.wake();
+      // A finished submission makes room: fetch more if the last claim was full. (New
+      // messages wake the worker themselves; an idle poll per submission cost a claim each.)
+      if (!this.#closed && this.#backlog) this.wake();
     });
   }
 
