@@ -311,11 +311,14 @@ interface HttpCase {
   perRequest: number;
   connections: number;
   baseline?: string;
+  /** Extra environment for the server (BENCH_RATE_LIMIT=off, say). */
+  env?: Record<string, string>;
 }
 
 const HTTP_CASES: HttpCase[] = [
   { name: 'baseline-1', title: 'bare Express 5 + express.json(), one-message body, answers a one-item array', script: 'baseline', perRequest: 1, connections: 16 },
   { name: 'memory-1', title: 'quick send, 1 message/request, memory storage, simulator carrier, worker running', script: 'memory', perRequest: 1, connections: 16, baseline: 'baseline-1' },
+  { name: 'memory-1-nolimits', title: 'memory-1 with `rateLimit: false`: the cost of the three limiters is 1 - memory-1 / this', script: 'memory', perRequest: 1, connections: 16, baseline: 'baseline-1', env: { BENCH_RATE_LIMIT: 'off' } },
   { name: 'sqlite-1', title: 'quick send, 1 message/request, SQLite (temp file, default synchronous=FULL)', script: 'sqlite', perRequest: 1, connections: 16, baseline: 'baseline-1' },
   { name: 'postgres-1', title: 'quick send, 1 message/request, PostgreSQL (fresh schema, pool of 20)', script: 'postgres', perRequest: 1, connections: 16, baseline: 'baseline-1' },
   { name: 'baseline-100', title: 'bare Express 5 baseline fed the 100-message body, answers a 100-item array', script: 'baseline', perRequest: 100, connections: 8 },
@@ -373,7 +376,7 @@ async function httpCases(): Promise<CaseResult[]> {
       let server: ServerChild | null = null;
       try {
         storage = await freshStorage(c.script);
-        server = await startServer(c.script, storage.env);
+        server = await startServer(c.script, { ...storage.env, ...c.env });
         const load = { port: server.port, path: PATH, body, headers: HEADERS, connections: c.connections };
         await runLoad({ ...load, durationSec: options.warmupSec });
         const peakReset = resetPeakRss(server.pid);
@@ -822,6 +825,17 @@ function verdicts(cases: CaseResult[], rssOutcome: { accepted: number; rssMb: nu
   };
   ratioTarget('quick send, 1 msg, memory: >= 0.9x baseline req/s', 'memory-1', 'baseline-1', 'requestsPerSec', (r) => r >= 0.9);
   ratioTarget('quick send, 1 msg, memory: p99 <= 1.2x baseline', 'memory-1', 'baseline-1', 'p99Ms', (r) => r <= 1.2);
+  {
+    // Issue 6: the three limiters (failed-auth check, per-key request limit, message budget).
+    const target = 'rate limiters add < 5% to quick send, 1 msg, memory (req/s with vs without)';
+    const on = median(get('memory-1'), 'requestsPerSec');
+    const off = median(get('memory-1-nolimits'), 'requestsPerSec');
+    if (on === null || off === null || off === 0) list.push({ target, measured: on === null ? why(get('memory-1'), 'memory-1') : why(get('memory-1-nolimits'), 'memory-1-nolimits'), verdict: 'not measured' });
+    else {
+      const cost = 1 - on / off;
+      list.push({ target, measured: `${(cost * 100).toFixed(1)}% (${Math.round(on)} vs ${Math.round(off)} req/s)`, verdict: cost < 0.05 ? 'met' : 'not met' });
+    }
+  }
   ratioTarget('quick send, 1 msg, SQLite: >= 0.8x baseline req/s', 'sqlite-1', 'baseline-1', 'requestsPerSec', (r) => r >= 0.8);
   absTarget('100 msgs/request, SQLite: >= 100,000 msg/s', 'sqlite-100', 100_000);
   absTarget('100 msgs/request, PostgreSQL: >= 50,000 msg/s', 'postgres-100', 50_000);

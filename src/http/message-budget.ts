@@ -6,7 +6,7 @@ import type { Response } from 'express';
 import { SmsError } from '../errors.js';
 import { principalOf } from './authenticate.js';
 import type { BudgetStore } from './rate-limit/budget-store.js';
-import { secondsUntil, setPolicyHeaders, windowText } from './rate-limit/headers.js';
+import { PolicyHeaders, secondsUntil, windowText } from './rate-limit/headers.js';
 import type { MessageBudgetConfig } from './rate-limit/options.js';
 import { limitFor } from './rate-limit/request-limit.js';
 
@@ -20,6 +20,7 @@ export type ChargeMessages = (res: Response, count: number) => Promise<void>;
 /** Returns the budget check of {@link MessageBudgetConfig} over `store`. */
 export function messageBudget(config: MessageBudgetConfig, store: BudgetStore): ChargeMessages {
   const window = windowText(config.windowMs);
+  const headers = new PolicyHeaders('messages', config.windowMs);
   return async (res, count) => {
     const principal = principalOf(res);
     const limit = limitFor('rateLimit.messages.limit', config.limit, principal);
@@ -31,7 +32,7 @@ export function messageBudget(config: MessageBudgetConfig, store: BudgetStore): 
     const result = await store.take(principal.id, count, limit, config.windowMs);
     const resetSeconds = secondsUntil(result.resetTime);
     const remaining = limit - result.used;
-    setPolicyHeaders(res, { name: 'messages', key: principal.id, limit, windowMs: config.windowMs, remaining, resetSeconds }, !result.taken);
+    headers.write(res, principal.id, limit, remaining, resetSeconds, !result.taken);
     if (!result.taken) {
       // It fits once the window turns over: 429 with Retry-After says exactly "wait".
       throw new SmsError('RATE_LIMITED', `Message budget exceeded: ${count} messages asked, ${remaining} of ${limit} left per ${window}; retry in ${resetSeconds} s`);

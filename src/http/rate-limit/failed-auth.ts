@@ -4,21 +4,16 @@
  * even when a guess would have been right.
  */
 import { ipKeyGenerator, type Options, type Store } from 'express-rate-limit';
-import type { ErrorRequestHandler, Request, RequestHandler } from 'express';
+import type { Request, RequestHandler } from 'express';
 import { SmsError } from '../../errors.js';
-import { secondsUntil, setPolicyHeaders, windowText } from './headers.js';
+import { PolicyHeaders, secondsUntil, windowText } from './headers.js';
 import type { FailedAuthConfig } from './options.js';
 
-/** The two halves of the guard, placed around the authentication stage. */
-export interface FailedAuthGuard {
-  /** Before authentication: refuses an address that has failed too often. */
-  check: RequestHandler;
-  /** Error middleware right after authentication: counts a 401 before it is answered. */
-  count: ErrorRequestHandler;
-}
-
 /**
- * Returns the failed-authentication guard over an express-rate-limit `Store` that has `get`.
+ * Returns the failed-authentication guard over an express-rate-limit `Store` that has `get`:
+ * a function that wraps the authentication stage so that an address over its limit is
+ * refused before its key is looked at, and each 401 is counted before it is answered (so
+ * the client's next attempt already sees it).
  *
  * Only failures are counted, and only once they are known; express-rate-limit's own
  * `skipSuccessfulRequests` counts every request first and takes successes back when they
@@ -28,7 +23,7 @@ export interface FailedAuthGuard {
  *
  * @throws TypeError when the store has no `get`.
  */
-export function failedAuthGuard(config: FailedAuthConfig, store: Store, report: (error: unknown) => void): FailedAuthGuard {
+export function failedAuthGuard(config: FailedAuthConfig, store: Store, report: (error: unknown) => void): (authenticate: RequestHandler) => RequestHandler {
   const get = store.get?.bind(store);
   if (get === undefined) throw new TypeError('rateLimit.store("failed-auth") must return a Store with a `get` method');
   try {
@@ -38,43 +33,72 @@ export function failedAuthGuard(config: FailedAuthConfig, store: Store, report: 
   } catch (error) {
     report(error);
   }
-  const keyOf = (req: Request): string => ipKeyGenerator(req.ip ?? 'unknown', config.ipv6Subnet);
+  const keyOf = addressKeys(config.ipv6Subnet);
   const window = windowText(config.windowMs);
+  const headers = new PolicyHeaders('failed-auth', config.windowMs);
 
   let trustChecked = false;
-  const check: RequestHandler = (req, res, next) => {
-    if (!trustChecked) {
-      trustChecked = true;
-      // As express-rate-limit warns: with `trust proxy` true any client picks its own address.
-      if (req.app.get('trust proxy') === true) {
-        report(new Error('rateLimit.failedAuth: Express `trust proxy` is true, so a client can choose its address with X-Forwarded-For; set it to your proxies (a count or their addresses)'));
-      }
+  const warnOnTrustAll = (req: Request): void => {
+    trustChecked = true;
+    // As express-rate-limit warns: with `trust proxy` true any client picks its own address.
+    if (req.app.get('trust proxy') === true) {
+      report(new Error('rateLimit.failedAuth: Express `trust proxy` is true, so a client can choose its address with X-Forwarded-For; set it to your proxies (a count or their addresses)'));
     }
+  };
+
+  return (authenticate) => (req, res, next) => {
+    if (!trustChecked) warnOnTrustAll(req);
     const key = keyOf(req);
+    const countFailure = (error?: unknown): void => {
+      if (!(error instanceof SmsError) || error.status !== 401) {
+        next(error);
+        return;
+      }
+      Promise.resolve(store.increment(key)).then(
+        () => next(error),
+        (storeError: unknown) => {
+          report(storeError);
+          next(error);
+        },
+      );
+    };
     Promise.resolve(get(key)).then((info) => {
-      if (info === undefined || info.totalHits < config.limit) return next();
-      const resetTime = info.resetTime ?? new Date(Date.now() + config.windowMs);
-      const resetSeconds = secondsUntil(resetTime);
-      if (resetSeconds === 0) return next();
-      setPolicyHeaders(res, { name: 'failed-auth', key, limit: config.limit, windowMs: config.windowMs, remaining: 0, resetSeconds }, true);
-      next(new SmsError('RATE_LIMITED', `Too many failed API key attempts from this address: at most ${config.limit} per ${window}; retry in ${resetSeconds} s`));
+      if (info !== undefined && info.totalHits >= config.limit) {
+        const resetSeconds = secondsUntil(info.resetTime ?? Date.now() + config.windowMs);
+        if (resetSeconds > 0) {
+          headers.write(res, key, config.limit, 0, resetSeconds, true);
+          next(new SmsError('RATE_LIMITED', `Too many failed API key attempts from this address: at most ${config.limit} per ${window}; retry in ${resetSeconds} s`));
+          return;
+        }
+      }
+      authenticate(req, res, countFailure);
     }, next);
   };
+}
 
-  const count: ErrorRequestHandler = (error, req, _res, next) => {
-    if (!(error instanceof SmsError) || error.status !== 401) {
-      next(error);
-      return;
+/** Counter keys kept at most by {@link addressKeys}; past it the cache starts over. */
+const ADDRESS_KEYS_KEPT = 4096;
+
+/**
+ * Returns the counter key of a request's client address: `req.ip`, with IPv6 addresses
+ * grouped by `ipv6Subnet` through express-rate-limit's `ipKeyGenerator`.
+ *
+ * This runs on every request, so it is kept cheap. `ipKeyGenerator` tests every address
+ * against the IPv6 pattern and parses IPv6 ones with a big-number library (several
+ * microseconds each), so keys are remembered per address. And without Express's
+ * `trust proxy` (the default), `req.ip` is by definition the socket's address, which is
+ * read directly rather than through `req.ip`'s parse of `X-Forwarded-For`.
+ */
+export function addressKeys(ipv6Subnet: number | false): (req: Request) => string {
+  const keys = new Map<string, string>();
+  return (req) => {
+    const address = (req.app.get('trust proxy') === false ? req.socket.remoteAddress : req.ip) ?? 'unknown';
+    let key = keys.get(address);
+    if (key === undefined) {
+      key = ipKeyGenerator(address, ipv6Subnet);
+      if (keys.size >= ADDRESS_KEYS_KEPT) keys.clear();
+      keys.set(address, key);
     }
-    // Counted before the 401 goes out, so a client's next attempt already sees it.
-    Promise.resolve(store.increment(keyOf(req))).then(
-      () => next(error),
-      (storeError: unknown) => {
-        report(storeError);
-        next(error);
-      },
-    );
+    return key;
   };
-
-  return { check, count };
 }

@@ -4,61 +4,69 @@
  * of windows in `details` texts.
  */
 import { createHash } from 'node:crypto';
-import type { Response } from 'express';
+import type { ServerResponse } from 'node:http';
 
-/** One limit's state, as the headers report it. */
-export interface PolicyState {
-  /** The policy's name, quoted in both headers (`"messages"`). */
-  name: string;
-  /** The counter's key; only a hash of it is sent (the `pk` parameter). */
-  key: string;
-  /** The quota per window. */
-  limit: number;
-  /** The window, ms. */
-  windowMs: number;
-  /** What is left of the quota. */
-  remaining: number;
-  /** Seconds until the window ends. */
-  resetSeconds: number;
+/** Seconds from now until `resetTime` (a Date or epoch ms), rounded up, never negative. */
+export function secondsUntil(resetTime: Date | number): number {
+  const at = typeof resetTime === 'number' ? resetTime : resetTime.getTime();
+  return Math.max(0, Math.ceil((at - Date.now()) / 1000));
 }
-
-/** Seconds from now until `resetTime`, rounded up, never negative. */
-export function secondsUntil(resetTime: Date): number {
-  return Math.max(0, Math.ceil((resetTime.getTime() - Date.now()) / 1000));
-}
-
-/** Partition keys recently derived; the same few counter keys come back on every request. */
-const partitionKeys = new Map<string, string>();
-/** Entries kept at most; past it the cache starts over (a flood of addresses, say). */
-const PARTITION_KEYS_KEPT = 1024;
 
 /**
  * The `pk` parameter of `RateLimit-Policy` for a counter key: the same partition key
- * express-rate-limit derives, so one client sees one scheme. A SHA-256 per request is
- * measurable on the request path, so recent ones are kept; the keys hashed are counter keys
- * (principal ids, client addresses), never API keys.
+ * express-rate-limit derives (the first 12 hex digits of its SHA-256, base64), so one
+ * client sees one scheme. The keys hashed are counter keys (principal ids, client
+ * addresses), never API keys.
  */
 export function partitionKey(key: string): string {
-  let pk = partitionKeys.get(key);
-  if (pk === undefined) {
-    const hex = createHash('sha256').update(key).digest('hex').slice(0, 12);
-    pk = Buffer.from(hex).toString('base64');
-    if (partitionKeys.size >= PARTITION_KEYS_KEPT) partitionKeys.clear();
-    partitionKeys.set(key, pk);
-  }
-  return pk;
+  return Buffer.from(createHash('sha256').update(key).digest('hex').slice(0, 12)).toString('base64');
 }
 
+/** Policy texts kept per writer at most; past it the cache starts over (a flood of addresses, say). */
+const POLICIES_KEPT = 1024;
+
 /**
- * Appends one policy to `RateLimit` and `RateLimit-Policy` (several limits each add theirs,
- * as the draft allows). With `retryAfter`, also sets `Retry-After` to the reset seconds.
+ * Writes one limit's draft-8 headers: `RateLimit` and `RateLimit-Policy` (several limits
+ * each add theirs to the same field, as the draft's list syntax allows) and, for a refusal,
+ * `Retry-After`.
+ *
+ * These headers go out on every answer, so the writer is built for the request path: the
+ * policy text (with its SHA-256 partition key) is made once per counter key and limit, and
+ * the fields are added on Node's response directly, not through Express's `res.append`,
+ * which reads, copies and converts the field for each call.
  */
-export function setPolicyHeaders(res: Response, state: PolicyState, retryAfter = false): void {
-  if (res.headersSent) return;
-  const windowSeconds = Math.ceil(state.windowMs / 1000);
-  res.append('RateLimit', `"${state.name}"; r=${Math.max(0, state.remaining)}; t=${state.resetSeconds}`);
-  res.append('RateLimit-Policy', `"${state.name}"; q=${state.limit}; w=${windowSeconds}; pk=:${partitionKey(state.key)}:`);
-  if (retryAfter) res.setHeader('Retry-After', String(state.resetSeconds));
+export class PolicyHeaders {
+  readonly #name: string;
+  readonly #windowSeconds: number;
+  readonly #policies = new Map<string, { limit: number; text: string }>();
+
+  /** `name` is the policy's name, quoted in both fields (`"messages"`); `windowMs` its window. */
+  constructor(name: string, windowMs: number) {
+    this.#name = `"${name}"`;
+    this.#windowSeconds = Math.ceil(windowMs / 1000);
+  }
+
+  /**
+   * Adds the policy of counter `key` (quota `limit`, `remaining` left, the window ending in
+   * `resetSeconds`) to `res`; with `retryAfter`, also sets `Retry-After` to `resetSeconds`.
+   * Does nothing once the headers are sent.
+   */
+  write(res: ServerResponse, key: string, limit: number, remaining: number, resetSeconds: number, retryAfter = false): void {
+    if (res.headersSent) return;
+    // appendHeader adds a line per policy (RFC 9110 5.3: the same as one line joined with ", ").
+    res.appendHeader('RateLimit', `${this.#name}; r=${remaining > 0 ? remaining : 0}; t=${resetSeconds}`);
+    res.appendHeader('RateLimit-Policy', this.#policy(key, limit));
+    if (retryAfter) res.setHeader('Retry-After', String(resetSeconds));
+  }
+
+  #policy(key: string, limit: number): string {
+    const known = this.#policies.get(key);
+    if (known !== undefined && known.limit === limit) return known.text;
+    const text = `${this.#name}; q=${limit}; w=${this.#windowSeconds}; pk=:${partitionKey(key)}:`;
+    if (this.#policies.size >= POLICIES_KEPT) this.#policies.clear();
+    this.#policies.set(key, { limit, text });
+    return text;
+  }
 }
 
 const UNITS: ReadonlyArray<[string, number]> = [

@@ -3,7 +3,7 @@
  * over its own store, and hands the router what it places in the request path.
  */
 import { MemoryStore, type Logger, type Store } from 'express-rate-limit';
-import type { ErrorRequestHandler, RequestHandler } from 'express';
+import type { RequestHandler } from 'express';
 import type { Emit } from '../../events.js';
 import { messageBudget, type ChargeMessages } from '../message-budget.js';
 import { failedAuthGuard } from './failed-auth.js';
@@ -14,9 +14,10 @@ import { requestLimiter } from './request-limit.js';
 export interface RateLimiters {
   /**
    * Wraps the authentication stage: the failed-auth check before it, then the count of its
-   * 401s and the per-key request limit after it. Spread the result into a route.
+   * 401s and the per-key request limit after it. One middleware, not four: each Express
+   * layer costs a turn of its router per request.
    */
-  around(authenticate: RequestHandler): Array<RequestHandler | ErrorRequestHandler>;
+  around(authenticate: RequestHandler): RequestHandler;
   /** The message budget; the send handler calls it once the message count is known. */
   chargeMessages: ChargeMessages;
   /** Stops the timers of the memory stores made here; a host's stores are left alone. */
@@ -31,7 +32,7 @@ export interface RateLimiters {
  */
 export function createRateLimiters(config: RateLimitConfig | false, emit: Emit): RateLimiters {
   if (config === false) {
-    return { around: (authenticate) => [authenticate], chargeMessages: async () => undefined, close: async () => undefined };
+    return { around: (authenticate) => authenticate, chargeMessages: async () => undefined, close: async () => undefined };
   }
   const report = (error: unknown): void => emit('error', { error, source: 'request' });
   const logger: Logger = {
@@ -57,12 +58,16 @@ export function createRateLimiters(config: RateLimitConfig | false, emit: Emit):
     config.messages === false ? async () => undefined : messageBudget(config.messages, config.budgetStore);
 
   return {
-    around: (authenticate) => [
-      ...(guard === null ? [] : [guard.check]),
-      authenticate,
-      ...(guard === null ? [] : [guard.count]),
-      ...(perKey === null ? [] : [perKey]),
-    ],
+    around: (authenticate) => {
+      const guarded = guard === null ? authenticate : guard(authenticate);
+      if (perKey === null) return guarded;
+      return (req, res, next) => {
+        guarded(req, res, (error?: unknown) => {
+          if (error === undefined || error === null) perKey(req, res, next);
+          else next(error);
+        });
+      };
+    },
     chargeMessages,
     close: async () => {
       for (const store of own) await store.shutdown?.();

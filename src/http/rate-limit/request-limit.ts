@@ -3,12 +3,12 @@
  * principal, with the draft-8 `RateLimit` headers, and its 429 answered through the
  * router's errors.
  */
-import { MemoryStore, type ClientRateLimitInfo, type Logger, type Options, type RateLimitInfo, type Store } from 'express-rate-limit';
-import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import { MemoryStore, type ClientRateLimitInfo, type Logger, type Options, type Store } from 'express-rate-limit';
+import type { NextFunction, RequestHandler, Response } from 'express';
 import { SmsError } from '../../errors.js';
 import type { Principal } from '../../auth/principal.js';
 import { principalOf } from '../authenticate.js';
-import { partitionKey, secondsUntil, windowText } from './headers.js';
+import { PolicyHeaders, secondsUntil, windowText } from './headers.js';
 import type { PerKeyLimit, RequestLimitConfig } from './options.js';
 
 /**
@@ -25,43 +25,19 @@ export function limitFor(where: string, limit: PerKeyLimit, principal: Principal
 }
 
 /**
- * `req.rateLimit` as express-rate-limit sets it. Its deprecated `current` (the same as
- * `used`) is a getter, not enumerable, as there; defining it per request was measurable.
- */
-class RequestLimitInfo implements RateLimitInfo {
-  // Declared in express-rate-limit's order, so the object lists its fields alike.
-  limit: number;
-  used: number;
-  remaining: number;
-  resetTime: Date | undefined;
-  key: string;
-
-  constructor(limit: number, used: number, resetTime: Date | undefined, key: string) {
-    this.limit = limit;
-    this.used = used;
-    this.remaining = Math.max(limit - used, 0);
-    this.resetTime = resetTime;
-    this.key = key;
-  }
-
-  get current(): number {
-    return this.used;
-  }
-}
-
-/**
  * Returns middleware, to run right after authentication, that counts the request against
  * the principal's quota and passes a 429 `RATE_LIMITED` error on when it is over.
  *
  * It speaks express-rate-limit's `Store` contract and writes the same draft-8 headers as
- * its middleware would (`RateLimit`, `RateLimit-Policy`, `Retry-After` when refused, and
- * `req.rateLimit`), but without that middleware's per-request cost: five awaits, debug
+ * its middleware would (`RateLimit`, `RateLimit-Policy`, `Retry-After` when refused; not
+ * `req.rateLimit`, which no stage after it reads), but without that middleware's per-request cost: five awaits, debug
  * calls that read `req.ip`, and a SHA-256 per request for the partition key. Its
  * misconfiguration checks were about keys derived from addresses; this limiter keys by
  * principal id, so none of them applies.
  */
 export function requestLimiter(config: RequestLimitConfig, store: Store = new MemoryStore(), logger: Logger): RequestHandler {
   const window = windowText(config.windowMs);
+  const headers = new PolicyHeaders('requests', config.windowMs);
   const windowSeconds = Math.ceil(config.windowMs / 1000);
   try {
     // The stores read only `windowMs` (MemoryStore, rate-limit-redis), as in the failed-auth guard.
@@ -70,7 +46,7 @@ export function requestLimiter(config: RequestLimitConfig, store: Store = new Me
   } catch (error) {
     logger.error(error, 'express-rate-limit: error during store initialization.');
   }
-  const counted = (req: Request, res: Response, next: NextFunction, key: string, principal: Principal, hits: ClientRateLimitInfo): void => {
+  const counted = (res: Response, next: NextFunction, principal: Principal, hits: ClientRateLimitInfo): void => {
     let limit: number;
     try {
       limit = limitFor('rateLimit.requests.limit', config.limit, principal, principal.rateLimit);
@@ -78,23 +54,17 @@ export function requestLimiter(config: RequestLimitConfig, store: Store = new Me
       next(error);
       return;
     }
-    const info = new RequestLimitInfo(limit, hits.totalHits, hits.resetTime, key);
-    (req as Request & { rateLimit: RateLimitInfo }).rateLimit = info;
-    const resetSeconds = info.resetTime === undefined ? windowSeconds : secondsUntil(info.resetTime);
-    if (!res.headersSent) {
-      res.append('RateLimit', `"requests"; r=${info.remaining}; t=${resetSeconds}`);
-      res.append('RateLimit-Policy', `"requests"; q=${limit}; w=${windowSeconds}; pk=:${partitionKey(key)}:`);
-    }
-    if (hits.totalHits <= limit) {
+    const resetSeconds = hits.resetTime === undefined ? windowSeconds : secondsUntil(hits.resetTime);
+    const over = hits.totalHits > limit;
+    headers.write(res, principal.id, limit, limit - hits.totalHits, resetSeconds, over);
+    if (!over) {
       next();
       return;
     }
-    if (!res.headersSent) res.setHeader('Retry-After', String(resetSeconds));
     next(new SmsError('RATE_LIMITED', `Too many requests: this key may make ${limit} per ${window}; retry in ${resetSeconds} s`));
   };
-  return (req, res, next) => {
+  return (_req, res, next) => {
     const principal = principalOf(res);
-    const key = principal.id;
-    Promise.resolve(store.increment(key)).then((hits) => counted(req, res, next, key, principal, hits), next);
+    Promise.resolve(store.increment(principal.id)).then((hits) => counted(res, next, principal, hits), next);
   };
 }
