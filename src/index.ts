@@ -37,6 +37,7 @@ export type {
   RateLimitStoreName,
 } from './http/rate-limit/options.js';
 export { MemoryBudgetStore, type BudgetStore, type BudgetTake } from './http/rate-limit/budget-store.js';
+export { MemoryRateLimitStore } from './http/rate-limit/memory-windows.js';
 export { RedisBudgetStore, type RedisBudgetStoreOptions, type SendRedisCommand } from './http/rate-limit/redis-budget-store.js';
 
 export * from './events.js';

@@ -3,6 +3,7 @@
  */
 import type { RequestHandler } from 'express';
 import { SmsError } from '../errors.js';
+import { settle } from '../util/settle.js';
 import { hasScope, type KeyVerifier, type Principal, type Scope } from '../auth/principal.js';
 
 /** The principal of an authenticated request, as the later stages read it. */
@@ -35,14 +36,7 @@ export function authenticate(verifyKey: KeyVerifier, scope: Scope | null): Reque
         next();
       }
     };
-    const found = verifyKey(key);
-    // A synchronous verifier (staticKeys) is answered in the same turn: a promise turn per
-    // request is measurable on the request path.
-    if (isPromiseLike(found)) Promise.resolve(found).then(decide, next);
-    else decide(found);
+    // A synchronous verifier (staticKeys) is answered in the same turn.
+    settle(verifyKey(key), decide, next);
   };
-}
-
-function isPromiseLike(value: unknown): value is PromiseLike<Principal | null> {
-  return typeof value === 'object' && value !== null && typeof (value as { then?: unknown }).then === 'function';
 }

@@ -5,23 +5,25 @@
 import type { Response } from 'express';
 import { SmsError } from '../errors.js';
 import { principalOf } from './authenticate.js';
-import type { BudgetStore } from './rate-limit/budget-store.js';
+import type { BudgetStore, BudgetTake } from './rate-limit/budget-store.js';
+import { isPromiseLike } from '../util/settle.js';
 import { PolicyHeaders, secondsUntil, windowText } from './rate-limit/headers.js';
 import type { MessageBudgetConfig } from './rate-limit/options.js';
 import { limitFor } from './rate-limit/request-limit.js';
 
 /**
- * Takes `count` messages from the authenticated caller's budget, or throws: the request is
- * then refused whole and nothing of it may be stored. Adds the `"messages"` policy to the
- * `RateLimit` headers either way.
+ * Takes `count` messages from the authenticated caller's budget, or throws (or rejects): the
+ * request is then refused whole and nothing of it may be stored. Adds the `"messages"`
+ * policy to the `RateLimit` headers either way. Returns a promise only when its store
+ * answered with one.
  */
-export type ChargeMessages = (res: Response, count: number) => Promise<void>;
+export type ChargeMessages = (res: Response, count: number) => Promise<void> | undefined;
 
 /** Returns the budget check of {@link MessageBudgetConfig} over `store`. */
 export function messageBudget(config: MessageBudgetConfig, store: BudgetStore): ChargeMessages {
   const window = windowText(config.windowMs);
   const headers = new PolicyHeaders('messages', config.windowMs);
-  return async (res, count) => {
+  return (res, count) => {
     const principal = principalOf(res);
     const limit = limitFor('rateLimit.messages.limit', config.limit, principal);
     if (count > limit) {
@@ -29,13 +31,18 @@ export function messageBudget(config: MessageBudgetConfig, store: BudgetStore): 
       // would send a well-behaved client into retrying forever. It must split the request.
       throw new SmsError('VALIDATION_FAILED', `messages: ${count} messages are more than this key may send per ${window} (${limit}); split the request`);
     }
-    const result = await store.take(principal.id, count, limit, config.windowMs);
+    const taking = store.take(principal.id, count, limit, config.windowMs);
+    if (isPromiseLike(taking)) return Promise.resolve(taking).then((result) => charged(res, principal.id, count, limit, result));
+    charged(res, principal.id, count, limit, taking);
+    return undefined;
+  };
+  function charged(res: Response, key: string, count: number, limit: number, result: BudgetTake): void {
     const resetSeconds = secondsUntil(result.resetTime);
     const remaining = limit - result.used;
-    headers.write(res, principal.id, limit, remaining, resetSeconds, !result.taken);
+    headers.write(res, key, limit, remaining, resetSeconds, !result.taken);
     if (!result.taken) {
       // It fits once the window turns over: 429 with Retry-After says exactly "wait".
       throw new SmsError('RATE_LIMITED', `Message budget exceeded: ${count} messages asked, ${remaining} of ${limit} left per ${window}; retry in ${resetSeconds} s`);
     }
-  };
+  }
 }

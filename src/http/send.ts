@@ -3,6 +3,7 @@
  * one atomic step, answer with one item per message, and announce them.
  */
 import type { RequestHandler } from 'express';
+import { isPromiseLike } from '../util/settle.js';
 import { SmsError } from '../errors.js';
 import { defaultSender, type Profile, type ProfileResolver } from '../auth/profiles.js';
 import type { Emit } from '../events.js';
@@ -82,10 +83,14 @@ export function sendHandler(deps: SendHandlerDeps): RequestHandler {
   return async (req, res) => {
     const principal = principalOf(res);
     const request = deps.validate(req.body);
-    const profile = await deps.resolveProfile(request.profileCode, principal);
+    // The plug-ins may answer synchronously (the defaults do); awaiting a plain value would
+    // still cost a promise turn per request.
+    const resolving = deps.resolveProfile(request.profileCode, principal);
+    const profile = isPromiseLike(resolving) ? await resolving : resolving;
     if (profile === null || profile === undefined) throw invalidProfile;
     const sender = senderFor(profile, request.from);
-    await deps.chargeMessages(res, request.items.length);
+    const charging = deps.chargeMessages(res, request.items.length);
+    if (charging !== undefined) await charging;
     const messages = toMessages(request, principal.id, sender, deps.now(), principal.callbackSecret ?? null);
     await deps.storage.insertMessages(messages);
     sendJsonText(res, 200, acceptedBody(messages));

@@ -4,8 +4,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Pool, PoolClient } from 'pg';
-import { foldParts, isTerminal, TERMINAL_STATES } from '../lifecycle/states.js';
+import { TERMINAL_STATES } from '../lifecycle/states.js';
 import { assertKnownKeys } from '../util/known-keys.js';
+import { functionNames, storedFunctions, type FunctionNames, type StoredFunction } from './postgres-functions.js';
 import type {
   CallbackAttempt,
   CallbackState,
@@ -149,7 +150,11 @@ function migrations(s: string): { version: number; statements: string[] }[] {
   ];
 }
 
-/** A row of the record query: message columns plus its parts and callback. */
+/**
+ * A row of the record query: message columns plus its parts and callback. The `bigint`
+ * times are strings in a row (pg keeps int8 exact) and numbers in the stored functions'
+ * JSON; {@link toRecord} takes either.
+ */
 interface RecordRow {
   ref: string;
   principal_id: string;
@@ -167,20 +172,39 @@ interface RecordRow {
   encoding: string;
   callback_url: string | null;
   callback_secret: string | null;
-  created_at: string;
+  created_at: string | number;
   state: string;
   status_reason: string | null;
   status_description: string | null;
   attempts: number;
   last_error: string | null;
-  updated_at: string;
+  updated_at: string | number;
   /** `[idx, carrier_id, outcome_state, outcome_reason, outcome_description]` per part. */
   parts: [number, string | null, string | null, string | null, string | null][];
   cb_state: string | null;
   cb_attempts: number | null;
   cb_last_status_code: number | null;
   cb_last_error: string | null;
-  cb_next_attempt_at: string | null;
+  cb_next_attempt_at: string | number | null;
+}
+
+/** A transition as the stored functions return it (`terminate`). */
+interface TransitionJson {
+  previousState: MessageState;
+  message: RecordRow;
+}
+
+/** What `record_submission` returns; the ref is the caller's. */
+type SubmissionJson = { kind: 'part' | 'stale' } | { kind: 'submitted'; message: RecordRow };
+
+/** What `apply_receipt` returns. */
+type ReceiptJson =
+  | { kind: 'unknown' }
+  | { kind: 'duplicate' | 'part' | 'late'; ref: string }
+  | { kind: 'terminal'; ref: string; transition: TransitionJson };
+
+function toTransition(json: TransitionJson): Transition {
+  return { message: toRecord(json.message), previousState: json.previousState };
 }
 
 /** int8 columns come back as strings (pg keeps them exact); times fit a double. */
@@ -253,6 +277,9 @@ export class PostgresStorage implements Storage {
   private readonly s: string;
   private readonly t: { messages: string; parts: string; carrierIds: string; callbacks: string; migrations: string };
   private readonly recordSql: string;
+  /** The stored functions' qualified names, derived from the schema like `t`. */
+  private readonly f: FunctionNames;
+  private readonly functions: StoredFunction[];
   private readying: Promise<void> | undefined;
 
   /** Throws a TypeError for a missing pool, a bad schema name or an unknown option. */
@@ -291,6 +318,8 @@ export class PostgresStorage implements Storage {
           FROM ${this.t.parts} p WHERE p.ref = m.ref) AS parts,
         c.state AS cb_state, c.attempts AS cb_attempts, c.last_status_code AS cb_last_status_code,
         c.last_error AS cb_last_error, c.next_attempt_at AS cb_next_attempt_at`;
+    this.f = functionNames(this.s);
+    this.functions = storedFunctions(this.s, this.t, this.recordSql);
   }
 
   /**
@@ -375,45 +404,20 @@ export class PostgresStorage implements Storage {
     return rows.map(toRecord);
   }
 
-  /** Records part `index`'s carrier id; the last part moves the message to `submitted`. */
+  /**
+   * Records part `index`'s carrier id; the last part moves the message to `submitted`.
+   * One round trip: the transaction (lock the message, set the part's id, index the id,
+   * move the message) runs in the stored function `record_submission`.
+   */
   async recordSubmission(ref: string, index: number, carrierId: string, now: number): Promise<SubmissionResult> {
     await this.ready();
-    return this.transaction(async (db) => {
-      // Locking the message serialises the parts of one message recorded by concurrent
-      // calls, so exactly one of them sees the last carrier id arrive.
-      const state = await this.lockState(db, ref);
-      if (state === null) return { kind: 'stale', ref };
-      const part = await db.query(`UPDATE ${this.t.parts} SET carrier_id = $3 WHERE ref = $1 AND idx = $2`, [
-        ref,
-        index,
-        carrierId,
-      ]);
-      if (part.rowCount === 0) return { kind: 'stale', ref };
-      // Indexed whatever the state, so a receipt for a late submission is matched (and
-      // reported `late`) rather than `unknown`.
-      await db.query(
-        `INSERT INTO ${this.t.carrierIds} (carrier_id, ref, idx) VALUES ($1, $2, $3)
-        ON CONFLICT (carrier_id) DO UPDATE SET ref = EXCLUDED.ref, idx = EXCLUDED.idx`,
-        [carrierId, ref, index],
-      );
-      if (state !== 'queued') return { kind: 'stale', ref };
-      const { rows } = await db.query<{ submitted: boolean }>(
-        `WITH complete AS (
-          SELECT NOT EXISTS (SELECT 1 FROM ${this.t.parts} WHERE ref = $1 AND carrier_id IS NULL) AS done
-        )
-        UPDATE ${this.t.messages} m SET
-          state = CASE WHEN complete.done THEN 'submitted' ELSE m.state END,
-          lease_owner = CASE WHEN complete.done THEN NULL ELSE m.lease_owner END,
-          lease_until = CASE WHEN complete.done THEN NULL ELSE m.lease_until END,
-          updated_at = $2
-        FROM complete WHERE m.ref = $1
-        RETURNING complete.done AS submitted`,
-        [ref, now],
-      );
-      if (rows[0]?.submitted !== true) return { kind: 'part', ref };
-      const message = await this.load(db, ref);
-      return { kind: 'submitted', transition: { message, previousState: 'queued' } };
-    });
+    const { rows } = await this.pool.query<{ result: SubmissionJson }>(
+      `SELECT ${this.f.recordSubmission}($1::text, $2::int4, $3::text, $4::int8) AS result`,
+      [ref, index, carrierId, now],
+    );
+    const result = rows[0]!.result;
+    if (result.kind !== 'submitted') return { kind: result.kind, ref };
+    return { kind: 'submitted', transition: { message: toRecord(result.message), previousState: 'queued' } };
   }
 
   /** Gives a `queued` message back for another attempt at `nextAttemptAt`. */
@@ -427,84 +431,60 @@ export class PostgresStorage implements Storage {
     );
   }
 
-  /** Ends a message that is not yet terminal; `null` if it already is (or is unknown). */
+  /**
+   * Ends a message that is not yet terminal; `null` if it already is (or is unknown). One
+   * round trip (the stored function `finish`); the report's uid is made here, used only
+   * if the message has a callback URL.
+   */
   async finish(ref: string, outcome: Outcome, now: number): Promise<Transition | null> {
     await this.ready();
-    return this.transaction(async (db) => {
-      const state = await this.lockState(db, ref);
-      if (state === null || isTerminal(state)) return null;
-      return this.terminate(db, ref, state, outcome, now);
-    });
+    const { rows } = await this.pool.query<{ result: TransitionJson | null }>(
+      `SELECT ${this.f.finish}($1::text, $2::text, $3::text, $4::text, $5::int8, $6::text) AS result`,
+      [ref, outcome.state, outcome.reason, outcome.description, now, randomUUID()],
+    );
+    const result = rows[0]!.result;
+    return result === null ? null : toTransition(result);
   }
 
   /**
    * Ends `submitted` messages unchanged since before `before`, oldest first. Rows another
-   * instance holds are skipped, so two instances never end the same message twice.
+   * instance holds are skipped, so two instances never end the same message twice. One
+   * round trip (the stored function `expire_overdue`), given one report uid per message it
+   * may end.
    */
   async expireOverdue(before: number, limit: number, outcome: Outcome, now: number): Promise<Transition[]> {
     await this.ready();
-    return this.transaction(async (db) => {
-      const { rows } = await db.query<{ ref: string }>(
-        `SELECT ref FROM ${this.t.messages} WHERE state = 'submitted' AND updated_at < $1
-        ORDER BY updated_at, seq LIMIT $2 FOR UPDATE SKIP LOCKED`,
-        [before, Math.max(0, limit)],
-      );
-      const transitions: Transition[] = [];
-      for (const { ref } of rows) transitions.push(await this.terminate(db, ref, 'submitted', outcome, now));
-      return transitions;
-    });
+    const count = Math.max(0, limit);
+    const uids = Array.from({ length: count }, () => randomUUID());
+    const { rows } = await this.pool.query<{ result: TransitionJson[] }>(
+      `SELECT ${this.f.expireOverdue}($1::int8, $2::int8, $3::text, $4::text, $5::text, $6::int8, $7::text[]) AS result`,
+      [before, count, outcome.state, outcome.reason, outcome.description, now, uids],
+    );
+    return rows[0]!.result.map(toTransition);
   }
 
-  /** Applies a receipt to the first stored part one of its carrier-id spellings names. */
+  /**
+   * Applies a receipt to the first stored part one of its carrier-id spellings names. One
+   * round trip: the transaction (find the part, lock its message, set the part's outcome,
+   * fold the parts, end the message) runs in the stored function `apply_receipt`.
+   */
   async applyReceipt(receipt: PartReceipt): Promise<ReceiptResult> {
     await this.ready();
     if (receipt.carrierIds.length === 0) return { kind: 'unknown' };
-    return this.transaction(async (db): Promise<ReceiptResult> => {
-      const found = await db.query<{ ref: string; idx: number }>(
-        `SELECT ref, idx FROM ${this.t.carrierIds} WHERE carrier_id = ANY($1::text[])
-        ORDER BY array_position($1::text[], carrier_id) LIMIT 1`,
-        [receipt.carrierIds],
-      );
-      const address = found.rows[0];
-      if (address === undefined) return { kind: 'unknown' };
-      const { ref, idx } = address;
-      // Receipts for two parts of one message may arrive on two instances at once; the
-      // row lock makes the second fold see the first one's outcome.
-      const state = await this.lockState(db, ref);
-      if (state === null) return { kind: 'unknown' };
-      const updated = await db.query(
-        `UPDATE ${this.t.parts} SET outcome_state = $3, outcome_reason = $4, outcome_description = $5
-        WHERE ref = $1 AND idx = $2 AND outcome_state IS NULL`,
-        [ref, idx, receipt.outcome.state, receipt.outcome.reason, receipt.outcome.description],
-      );
-      if (updated.rowCount === 0) return { kind: 'duplicate', ref };
-      if (isTerminal(state)) return { kind: 'late', ref };
-      const parts = await db.query<{
-        outcome_state: string | null;
-        outcome_reason: string | null;
-        outcome_description: string | null;
-      }>(
-        `SELECT outcome_state, outcome_reason, outcome_description FROM ${this.t.parts} WHERE ref = $1 ORDER BY idx`,
-        [ref],
-      );
-      const folded = foldParts(
-        parts.rows.map((p) =>
-          p.outcome_state === null
-            ? null
-            : {
-                state: p.outcome_state as TerminalState,
-                reason: p.outcome_reason as StatusReason,
-                description: p.outcome_description ?? '',
-              },
-        ),
-      );
-      if (folded === null) {
-        await db.query(`UPDATE ${this.t.messages} SET updated_at = $2 WHERE ref = $1`, [ref, receipt.now]);
-        return { kind: 'part', ref };
-      }
-      const transition = await this.terminate(db, ref, state, folded, receipt.now);
-      return { kind: 'terminal', ref, transition };
-    });
+    const { outcome } = receipt;
+    const { rows } = await this.pool.query<{ result: ReceiptJson }>(
+      `SELECT ${this.f.applyReceipt}($1::text[], $2::text, $3::text, $4::text, $5::int8, $6::text) AS result`,
+      [receipt.carrierIds, outcome.state, outcome.reason, outcome.description, receipt.now, randomUUID()],
+    );
+    const result = rows[0]!.result;
+    switch (result.kind) {
+      case 'unknown':
+        return { kind: 'unknown' };
+      case 'terminal':
+        return { kind: 'terminal', ref: result.ref, transition: toTransition(result.transition) };
+      default:
+        return { kind: result.kind, ref: result.ref };
+    }
   }
 
   /** The principal's message `ref`, or `null`. */
@@ -623,7 +603,32 @@ export class PostgresStorage implements Storage {
           Date.now(),
         ]);
       }
+      await this.installFunctions(db);
     });
+  }
+
+  /**
+   * Creates the stored functions (src/storage/postgres-functions.ts) that are missing or
+   * whose body differs from this version's, under the migration's advisory lock. They are
+   * not a numbered migration: a function is replaced in place when its code changes, and a
+   * schema migrated before the functions existed gets them on its next start. A start that
+   * finds them up to date writes nothing (no catalog churn, and a role that may not
+   * replace them can still start). Changing a function's arguments or result type needs a
+   * `DROP FUNCTION` first: `CREATE OR REPLACE` would add an overload or fail.
+   */
+  private async installFunctions(db: PoolClient): Promise<void> {
+    const { rows } = await db.query<{ proname: string; prosrc: string }>(
+      `SELECT p.proname, p.prosrc FROM pg_catalog.pg_proc p
+        JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace
+      WHERE n.nspname = $1 AND p.proname = ANY($2::text[])`,
+      [this.schema, this.functions.map((fn) => fn.name)],
+    );
+    const stored = new Map<string, string[]>();
+    for (const row of rows) stored.set(row.proname, [...(stored.get(row.proname) ?? []), row.prosrc]);
+    for (const fn of this.functions) {
+      if (stored.get(fn.name)?.includes(fn.body) === true) continue;
+      await db.query(fn.create);
+    }
   }
 
   /** Runs `work` in a transaction on one client; rolls back if it throws. */
@@ -654,49 +659,5 @@ export class PostgresStorage implements Storage {
       client.off('error', onError);
       client.release(broken);
     }
-  }
-
-  /** Locks message `ref` for this transaction and returns its state, or `null` if unknown. */
-  private async lockState(db: PoolClient, ref: string): Promise<MessageState | null> {
-    const { rows } = await db.query<{ state: string }>(
-      `SELECT state FROM ${this.t.messages} WHERE ref = $1 FOR UPDATE`,
-      [ref],
-    );
-    return rows[0] === undefined ? null : (rows[0].state as MessageState);
-  }
-
-  /** Moves a locked, non-terminal message to `outcome`, creating its pending report with it. */
-  private async terminate(
-    db: PoolClient,
-    ref: string,
-    previousState: MessageState,
-    outcome: Outcome,
-    now: number,
-  ): Promise<Transition> {
-    await db.query(
-      `UPDATE ${this.t.messages} SET state = $2, status_reason = $3, status_description = $4, updated_at = $5,
-        lease_owner = NULL, lease_until = NULL
-      WHERE ref = $1`,
-      [ref, outcome.state, outcome.reason, outcome.description, now],
-    );
-    await db.query(
-      `INSERT INTO ${this.t.callbacks} (uid, ref, state, attempts, next_attempt_at, created_at)
-      SELECT $2, ref, 'pending', 0, $3, $3 FROM ${this.t.messages} WHERE ref = $1 AND callback_url IS NOT NULL`,
-      [ref, randomUUID(), now],
-    );
-    const message = await this.load(db, ref);
-    return { message, previousState };
-  }
-
-  /** Reads one message that is known to exist (inside the transaction that locked it). */
-  private async load(db: PoolClient, ref: string): Promise<MessageRecord> {
-    const { rows } = await db.query<RecordRow>(
-      `${this.recordSql}
-      FROM ${this.t.messages} m LEFT JOIN ${this.t.callbacks} c ON c.ref = m.ref
-      WHERE m.ref = $1`,
-      [ref],
-    );
-    if (rows[0] === undefined) throw new Error(`PostgresStorage: message ${JSON.stringify(ref)} vanished`);
-    return toRecord(rows[0]);
   }
 }

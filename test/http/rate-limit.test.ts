@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { MemoryStore } from 'express-rate-limit';
 import { MemoryStorage, staticKeys, type NewMessage, type SmsRouterOptions } from '../../src/index.js';
 import { MemoryBudgetStore } from '../../src/http/rate-limit/budget-store.js';
+import { MemoryRateLimitStore } from '../../src/index.js';
 import { createGateway, DISABLED_KEY, KEY, OTHER_KEY, testKeys, type TestGateway } from '../helpers/gateway.js';
 
 let gateway: TestGateway | undefined;
@@ -221,6 +222,28 @@ describe('MemoryBudgetStore', () => {
     expect(await store.take('k', 4, 10, 1000)).toEqual({ taken: true, used: 4, resetTime: new Date(1_700_000_002_000) });
     await store.reset('k');
     expect((await store.take('k', 10, 10, 1000)).used).toBe(10);
+  });
+});
+
+describe('MemoryRateLimitStore', () => {
+  it('counts hits per key in a fixed window, synchronously, and starts again when it ends', () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    vi.setSystemTime(1_700_000_000_000);
+    const store = new MemoryRateLimitStore();
+    store.init({ windowMs: 1000 });
+    expect(store.get('k')).toBeUndefined();
+    expect(store.increment('k')).toMatchObject({ totalHits: 1, resetTime: new Date(1_700_000_001_000) });
+    expect(store.increment('k').totalHits).toBe(2);
+    expect(store.increment('other').totalHits).toBe(1);
+    store.decrement('k');
+    expect(store.get('k')).toMatchObject({ totalHits: 1 });
+    vi.setSystemTime(1_700_000_001_000);
+    expect(store.get('k')).toBeUndefined();
+    expect(store.increment('k')).toMatchObject({ totalHits: 1, resetTime: new Date(1_700_000_002_000) });
+    store.resetKey('k');
+    expect(store.get('k')).toBeUndefined();
+    store.resetAll();
+    expect(store.get('other')).toBeUndefined();
   });
 });
 

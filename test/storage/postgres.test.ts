@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { makePool, postgresUnavailable } from '../helpers/services.js';
 import { afterAll, describe, expect, it } from 'vitest';
+import { outcome } from '../../src/lifecycle/states.js';
 import type { Storage } from '../../src/storage/contract.js';
 import { PostgresStorage } from '../../src/storage/postgres.js';
 import { PostgresStorage as FromEntry } from '../../src/postgres.js';
@@ -166,6 +167,99 @@ dbDescribe('PostgresStorage', () => {
       expect(record?.externalId).toBe('NULL');
       expect(record?.callbackSecret).toBe('{}');
       expect(record?.callbackUrl).toBeNull();
+    } finally {
+      await dropSchema(schema);
+    }
+  });
+
+  it('runs each per-message step in one round trip', async () => {
+    const schema = freshSchema();
+    const counted = makePool();
+    let queries = 0;
+    counted.on('connect', (client) => {
+      const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+      (client as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
+        queries += 1;
+        return query(...args);
+      };
+    });
+    const storage = new PostgresStorage({ pool: counted, schema });
+    const delivered = outcome('delivered', 'delivered_to_terminal');
+    const step = async <T>(work: () => Promise<T>): Promise<T> => {
+      queries = 0;
+      const result = await work();
+      expect(queries).toBe(1);
+      return result;
+    };
+    try {
+      await storage.ready();
+      const [two, one, overdue] = [
+        buildNewMessage({ smsCount: 2, callbackUrl: 'https://client.example/dlr' }),
+        buildNewMessage(),
+        buildNewMessage(),
+      ];
+      await storage.insertMessages([two!, one!, overdue!]);
+      expect((await step(() => storage.recordSubmission(two!.ref, 0, 'a0', 10))).kind).toBe('part');
+      expect((await step(() => storage.recordSubmission(two!.ref, 1, 'a1', 11))).kind).toBe('submitted');
+      const now = 20;
+      expect((await step(() => storage.applyReceipt({ carrierIds: ['a0'], outcome: delivered, now }))).kind).toBe('part');
+      const terminal = await step(() => storage.applyReceipt({ carrierIds: ['x', 'a1'], outcome: delivered, now }));
+      expect(terminal.kind === 'terminal' && terminal.transition.message.callback?.state).toBe('pending');
+      expect((await step(() => storage.finish(one!.ref, outcome('failed', 'unknown'), 30)))?.message.state).toBe('failed');
+      await storage.recordSubmission(overdue!.ref, 0, 'o0', 40);
+      const expired = await step(() => storage.expireOverdue(50, 10, outcome('expired', 'unknown'), 60));
+      expect(expired.map((transition) => transition.message.ref)).toEqual([overdue!.ref]);
+    } finally {
+      await counted.end();
+      await dropSchema(schema);
+    }
+  });
+
+  it('creates its functions in a schema migrated before they existed, replaces changed ones, and leaves current ones be', async () => {
+    const schema = freshSchema();
+    const functions = async (): Promise<{ proname: string; xmin: string }[]> =>
+      (
+        await pool.query<{ proname: string; xmin: string }>(
+          `SELECT p.proname, p.xmin::text AS xmin FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+          WHERE n.nspname = $1 ORDER BY p.proname`,
+          [schema],
+        )
+      ).rows;
+    try {
+      await new PostgresStorage({ pool, schema }).ready();
+      const created = await functions();
+      expect(created.map((row) => row.proname)).toEqual([
+        'apply_receipt',
+        'expire_overdue',
+        'finish',
+        'record_submission',
+        'terminate',
+      ]);
+      // A start that finds them current writes nothing.
+      await new PostgresStorage({ pool, schema }).ready();
+      expect(await functions()).toEqual(created);
+
+      // As the previous version left it: tables and migrations 1 and 2, no functions; and a
+      // function from some other version of the code.
+      for (const name of ['apply_receipt', 'expire_overdue', 'finish', 'record_submission']) {
+        await pool.query(`DROP FUNCTION "${schema}".${name}`);
+      }
+      await pool.query(`CREATE OR REPLACE FUNCTION "${schema}".terminate(p_ref text, p_previous_state text, p_state text,
+        p_reason text, p_description text, p_now bigint, p_uid text) RETURNS json LANGUAGE plpgsql
+        AS $$ BEGIN RAISE EXCEPTION 'old version'; END $$`);
+      const storage = new PostgresStorage({ pool, schema });
+      const message = buildNewMessage({ callbackUrl: 'https://client.example/dlr' });
+      await storage.insertMessages([message]);
+      expect((await storage.recordSubmission(message.ref, 0, 'up-0', 10)).kind).toBe('submitted');
+      const result = await storage.applyReceipt({
+        carrierIds: ['up-0'],
+        outcome: outcome('delivered', 'delivered_to_terminal'),
+        now: 20,
+      });
+      expect(result.kind === 'terminal' && result.transition.message.callback?.state).toBe('pending');
+      expect((await functions()).map((row) => row.proname)).toEqual(created.map((row) => row.proname));
+      const versions = await pool.query(`SELECT version FROM "${schema}".migrations ORDER BY version`);
+      expect(versions.rows).toEqual([{ version: 1 }, { version: 2 }]);
     } finally {
       await dropSchema(schema);
     }

@@ -3,6 +3,7 @@
  * express-rate-limit `Store` only adds one per call; a budget must add a whole batch, and
  * only when all of it fits, so it has a contract of its own.
  */
+import { FixedWindows } from './memory-windows.js';
 
 /** What {@link BudgetStore.take} found. */
 export interface BudgetTake {
@@ -26,20 +27,12 @@ export interface BudgetStore {
   /**
    * Adds `count` to `key`'s count in its current window if the sum stays at or under
    * `limit`; otherwise changes nothing. A key without a running window starts one of
-   * `windowMs`.
+   * `windowMs`. May answer synchronously (an in-process store) or with a promise.
    */
-  take(key: string, count: number, limit: number, windowMs: number): Promise<BudgetTake>;
+  take(key: string, count: number, limit: number, windowMs: number): Promise<BudgetTake> | BudgetTake;
   /** Forgets `key`'s count. */
   reset?(key: string): Promise<void>;
 }
-
-interface Window {
-  used: number;
-  resetAt: number;
-}
-
-/** How often at most the memory store walks its map to drop ended windows, ms. */
-const SWEEP_EVERY_MS = 60_000;
 
 /**
  * A {@link BudgetStore} in this process's memory: right for one instance. Ended windows
@@ -47,27 +40,17 @@ const SWEEP_EVERY_MS = 60_000;
  * instance may serve several routers of one process; they then share the budgets.
  */
 export class MemoryBudgetStore implements BudgetStore {
-  readonly #windows = new Map<string, Window>();
-  #nextSweep = 0;
+  readonly #windows = new FixedWindows();
 
-  async take(key: string, count: number, limit: number, windowMs: number): Promise<BudgetTake> {
-    const now = Date.now();
-    this.#sweep(now);
-    let window = this.#windows.get(key);
-    if (window === undefined || window.resetAt <= now) window = { used: 0, resetAt: now + windowMs };
-    if (window.used + count > limit) return { taken: false, used: window.used, resetTime: new Date(window.resetAt) };
-    window.used += count;
-    this.#windows.set(key, window);
-    return { taken: true, used: window.used, resetTime: new Date(window.resetAt) };
+  /** Synchronous, as the contract allows: no promise turn per request. */
+  take(key: string, count: number, limit: number, windowMs: number): BudgetTake {
+    const window = this.#windows.open(key, windowMs);
+    const taken = window.totalHits + count <= limit;
+    if (taken) window.totalHits += count;
+    return { taken, used: window.totalHits, resetTime: window.resetTime };
   }
 
   async reset(key: string): Promise<void> {
     this.#windows.delete(key);
-  }
-
-  #sweep(now: number): void {
-    if (now < this.#nextSweep) return;
-    this.#nextSweep = now + SWEEP_EVERY_MS;
-    for (const [key, window] of this.#windows) if (window.resetAt <= now) this.#windows.delete(key);
   }
 }

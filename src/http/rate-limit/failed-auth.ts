@@ -6,6 +6,7 @@
 import { ipKeyGenerator, type Options, type Store } from 'express-rate-limit';
 import type { Request, RequestHandler } from 'express';
 import { SmsError } from '../../errors.js';
+import { settle } from '../../util/settle.js';
 import { PolicyHeaders, secondsUntil, windowText } from './headers.js';
 import type { FailedAuthConfig } from './options.js';
 
@@ -54,7 +55,8 @@ export function failedAuthGuard(config: FailedAuthConfig, store: Store, report: 
         next(error);
         return;
       }
-      Promise.resolve(store.increment(key)).then(
+      settle(
+        store.increment(key),
         () => next(error),
         (storeError: unknown) => {
           report(storeError);
@@ -62,7 +64,7 @@ export function failedAuthGuard(config: FailedAuthConfig, store: Store, report: 
         },
       );
     };
-    Promise.resolve(get(key)).then((info) => {
+    settle(get(key), (info) => {
       if (info !== undefined && info.totalHits >= config.limit) {
         const resetSeconds = secondsUntil(info.resetTime ?? Date.now() + config.windowMs);
         if (resetSeconds > 0) {

@@ -2,11 +2,12 @@
  * `createRateLimiters`: builds the three limits from the resolved `rateLimit` config, each
  * over its own store, and hands the router what it places in the request path.
  */
-import { MemoryStore, type Logger, type Store } from 'express-rate-limit';
+import type { Logger, Store } from 'express-rate-limit';
 import type { RequestHandler } from 'express';
 import type { Emit } from '../../events.js';
 import { messageBudget, type ChargeMessages } from '../message-budget.js';
 import { failedAuthGuard } from './failed-auth.js';
+import { MemoryRateLimitStore } from './memory-windows.js';
 import type { RateLimitConfig, RateLimitStoreName } from './options.js';
 import { requestLimiter } from './request-limit.js';
 
@@ -32,7 +33,7 @@ export interface RateLimiters {
  */
 export function createRateLimiters(config: RateLimitConfig | false, emit: Emit): RateLimiters {
   if (config === false) {
-    return { around: (authenticate) => authenticate, chargeMessages: async () => undefined, close: async () => undefined };
+    return { around: (authenticate) => authenticate, chargeMessages: () => undefined, close: async () => undefined };
   }
   const report = (error: unknown): void => emit('error', { error, source: 'request' });
   const logger: Logger = {
@@ -42,7 +43,7 @@ export function createRateLimiters(config: RateLimitConfig | false, emit: Emit):
   const own: Store[] = [];
   const made = new Set<Store>();
   const storeFor = (name: RateLimitStoreName): Store => {
-    const store = config.store?.(name) ?? new MemoryStore();
+    const store = config.store?.(name) ?? new MemoryRateLimitStore();
     if (config.store === null) own.push(store);
     if (typeof store !== 'object' || store === null || typeof store.increment !== 'function') {
       throw new TypeError(`rateLimit.store("${name}") must return an express-rate-limit Store`);
@@ -55,7 +56,7 @@ export function createRateLimiters(config: RateLimitConfig | false, emit: Emit):
   const guard = config.failedAuth === false ? null : failedAuthGuard(config.failedAuth, storeFor('failed-auth'), report);
   const perKey = config.requests === false ? null : requestLimiter(config.requests, storeFor('requests'), logger);
   const chargeMessages: ChargeMessages =
-    config.messages === false ? async () => undefined : messageBudget(config.messages, config.budgetStore);
+    config.messages === false ? () => undefined : messageBudget(config.messages, config.budgetStore);
 
   return {
     around: (authenticate) => {

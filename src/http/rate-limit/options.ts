@@ -6,6 +6,7 @@ import type { Store } from 'express-rate-limit';
 import type { Principal } from '../../auth/principal.js';
 import { assertKnownKeys, assertNumber } from '../../util/known-keys.js';
 import { MemoryBudgetStore, type BudgetStore } from './budget-store.js';
+import type { MemoryRateLimitStore } from './memory-windows.js';
 
 /**
  * A per-key limit: a number for every key, or a function of the caller's principal
@@ -69,7 +70,8 @@ export interface RateLimitOptions {
    * Makes the express-rate-limit `Store` of one limiter; called once per limiter at
    * construction, and must return a NEW store each time (for Redis: its own `prefix`).
    * The failed-auth store must implement `get` (MemoryStore and rate-limit-redis do).
-   * Default: express-rate-limit's `MemoryStore` (counts per process). For many instances:
+   * Default: a new {@link MemoryRateLimitStore} (counts per process, like express-rate-limit's
+   * `MemoryStore`, but synchronous). For many instances:
    * `(name) => new RedisStore({ sendCommand, prefix: \`sms-outbox:${name}:\` })`.
    */
   store?: (limiter: RateLimitStoreName) => Store;

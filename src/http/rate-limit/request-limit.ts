@@ -3,9 +3,10 @@
  * principal, with the draft-8 `RateLimit` headers, and its 429 answered through the
  * router's errors.
  */
-import { MemoryStore, type ClientRateLimitInfo, type Logger, type Options, type Store } from 'express-rate-limit';
+import type { ClientRateLimitInfo, Logger, Options, Store } from 'express-rate-limit';
 import type { NextFunction, RequestHandler, Response } from 'express';
 import { SmsError } from '../../errors.js';
+import { settle } from '../../util/settle.js';
 import type { Principal } from '../../auth/principal.js';
 import { principalOf } from '../authenticate.js';
 import { PolicyHeaders, secondsUntil, windowText } from './headers.js';
@@ -35,7 +36,7 @@ export function limitFor(where: string, limit: PerKeyLimit, principal: Principal
  * misconfiguration checks were about keys derived from addresses; this limiter keys by
  * principal id, so none of them applies.
  */
-export function requestLimiter(config: RequestLimitConfig, store: Store = new MemoryStore(), logger: Logger): RequestHandler {
+export function requestLimiter(config: RequestLimitConfig, store: Store, logger: Logger): RequestHandler {
   const window = windowText(config.windowMs);
   const headers = new PolicyHeaders('requests', config.windowMs);
   const windowSeconds = Math.ceil(config.windowMs / 1000);
@@ -65,6 +66,6 @@ export function requestLimiter(config: RequestLimitConfig, store: Store = new Me
   };
   return (_req, res, next) => {
     const principal = principalOf(res);
-    Promise.resolve(store.increment(principal.id)).then((hits) => counted(res, next, principal, hits), next);
+    settle(store.increment(principal.id), (hits) => counted(res, next, principal, hits), next);
   };
 }
