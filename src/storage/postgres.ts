@@ -270,6 +270,10 @@ function toRecord(row: RecordRow): MessageRecord {
  * message while its lease lives; receipts and endings lock the message row, so two
  * receipts for two parts folded on two instances still end the message once.
  * Times are stored as epoch milliseconds in `bigint` columns.
+ *
+ * Every method is one statement, so one round trip: the multi-statement steps
+ * (`recordSubmission`, `applyReceipt`, `finish`, `expireOverdue`) are PL/pgSQL functions in
+ * the schema (src/storage/postgres-functions.ts), kept current by the migration.
  */
 export class PostgresStorage implements Storage {
   private readonly pool: Pool;
