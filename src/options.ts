@@ -72,7 +72,10 @@ export interface SmsRouterOptions {
   storage?: Storage;
   /** How messages reach the carrier. Default: a new `SimulatorDelivery` (a fake carrier). */
   delivery?: DeliveryAdapter;
-  /** Path prefix of the endpoints, relative to where the router is mounted. Default `/api/outbox`. */
+  /**
+   * Path prefix of the endpoints, relative to where the router is mounted: literal segments
+   * of letters, digits and `. _ ~ -`, matched case-sensitively, `''` for none. Default `/api/outbox`.
+   */
   basePath?: string;
   /** Request bounds. */
   limits?: LimitOptions;
@@ -176,6 +179,11 @@ export function resolveOptions(options: SmsRouterOptions): SmsRouterConfig {
   const basePath = (options.basePath ?? '/api/outbox').replace(/\/+$/, '');
   if (basePath !== '' && !basePath.startsWith('/')) {
     throw new TypeError(`createSmsRouter: \`basePath\` must start with "/", got "${basePath}"`);
+  }
+  // Written into Express route patterns, where `:`, `*`, `{` and the like mean parameters:
+  // a base path is literal segments of URL-safe characters.
+  if (!/^(\/[A-Za-z0-9._~-]+)*$/.test(basePath)) {
+    throw new TypeError(`createSmsRouter: \`basePath\` must be "/"-separated segments of letters, digits and . _ ~ -, got "${basePath}"`);
   }
   return {
     verifyKey: options.verifyKey,

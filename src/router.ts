@@ -132,21 +132,22 @@ export function createSmsRouter(options: SmsRouterOptions): SmsRouter {
     });
   const body = parseJsonBody(config.limits.maxBodyBytes);
 
+  // One Express Router with the base path written into each route: mounting a second
+  // Router at the base path cost a routing level (URL parse, prefix trim, layer walk) per
+  // request. Paths are matched case-sensitively, base path included.
+  const base = config.basePath;
   const routes = express.Router({ strict: false, caseSensitive: true });
-  if (config.openapi) routes.get('/openapi.json', serveOpenApi(config.limits));
+  if (config.openapi) routes.get(`${base}/openapi.json`, serveOpenApi(config.limits, base));
   // Rate limits sit around authentication: failed attempts per address before it, the
   // per-key request limit after it, so a refused client costs no body parsing.
-  routes.post('/create', whenStarted, limiters.around(authenticate(config.verifyKey, 'quick')), body, send(validators.quick));
-  routes.post('/premium', whenStarted, limiters.around(authenticate(config.verifyKey, 'premium')), body, send(validators.premium));
-  routes.get('/delivery-status', whenStarted, limiters.around(authenticate(config.verifyKey, null)), statusByExternalId(storage));
-  routes.get('/delivery-status/:message_ref', whenStarted, limiters.around(authenticate(config.verifyKey, null)), statusByRef(storage));
-  routes.use(handleErrors(emit, endpointOf));
-
-  const outer = express.Router();
-  outer.use(config.basePath === '' ? '/' : config.basePath, routes);
+  routes.post(`${base}/create`, whenStarted, limiters.around(authenticate(config.verifyKey, 'quick')), body, send(validators.quick));
+  routes.post(`${base}/premium`, whenStarted, limiters.around(authenticate(config.verifyKey, 'premium')), body, send(validators.premium));
+  routes.get(`${base}/delivery-status`, whenStarted, limiters.around(authenticate(config.verifyKey, null)), statusByExternalId(storage));
+  routes.get(`${base}/delivery-status/:message_ref`, whenStarted, limiters.around(authenticate(config.verifyKey, null)), statusByRef(storage));
+  routes.use(handleErrors(emit, endpointsUnder(base)));
 
   let closing: Promise<void> | null = null;
-  const router = ((req, res, next) => outer(req, res, next)) as SmsRouter;
+  const router = ((req, res, next) => routes(req, res, next)) as SmsRouter;
   router.on = events.on.bind(events);
   router.once = events.once.bind(events);
   router.off = events.off.bind(events);
@@ -168,10 +169,13 @@ export function createSmsRouter(options: SmsRouterOptions): SmsRouter {
   return router;
 }
 
-function endpointOf(req: Request): 'quick' | 'premium' | 'status' | null {
-  const path = req.path;
-  if (path.startsWith('/create')) return 'quick';
-  if (path.startsWith('/premium')) return 'premium';
-  if (path.startsWith('/delivery-status')) return 'status';
-  return null;
+/** Tells the endpoint of a request from its path under `base`, for the `request.rejected` event. */
+function endpointsUnder(base: string): (req: Request) => 'quick' | 'premium' | 'status' | null {
+  return (req) => {
+    const path = req.path.slice(base.length);
+    if (path.startsWith('/create')) return 'quick';
+    if (path.startsWith('/premium')) return 'premium';
+    if (path.startsWith('/delivery-status')) return 'status';
+    return null;
+  };
 }

@@ -11,14 +11,15 @@ import { buildOpenApiDocument } from './document.js';
 const MAX_CACHED = 16;
 
 /**
- * Returns the handler that serves the document. It needs no API key: the document holds
- * nothing secret. Each serialised document is built once per mount point.
+ * Returns the handler that serves the document of a router whose routes sit under
+ * `routerBase` (its `basePath` option). It needs no API key: the document holds nothing
+ * secret. Each serialised document is built once per mount point.
  */
-export function serveOpenApi(limits: Required<LimitOptions>): RequestHandler {
+export function serveOpenApi(limits: Required<LimitOptions>, routerBase: string): RequestHandler {
   const cache = new Map<string, string>();
   return (req, res) => {
-    // Inside the router, `baseUrl` is the mount point and the basePath together.
-    const basePath = req.baseUrl;
+    // `baseUrl` is where the host mounted the router; the router's own base path follows it.
+    const basePath = `${req.baseUrl}${routerBase}`;
     let body = cache.get(basePath);
     if (body === undefined) {
       body = JSON.stringify(buildOpenApiDocument({ basePath, limits }));

@@ -52,5 +52,6 @@ describe('options', () => {
     expect(() => createSmsRouter({} as never)).toThrow(/`verifyKey` is required/);
     expect(() => createSmsRouter({ verifyKey, worker: { concurrency: 0 } })).toThrow(/worker.concurrency must be an integer >= 1/);
     expect(() => createSmsRouter({ verifyKey, basePath: 'api' })).toThrow(/must start with "\/"/);
+    expect(() => createSmsRouter({ verifyKey, basePath: '/api/:tenant' })).toThrow(/basePath` must be "\/"-separated segments/);
   });
 });
