@@ -86,8 +86,10 @@ function copyRecord(record: MessageRecord): MessageRecord {
 
 /** The stored record of a new message, in the same shape as {@link copyRecord}'s. */
 function newRecord(message: NewMessage): MessageRecord {
-  const parts: PartRecord[] = [];
-  for (let index = 0; index < message.smsCount; index++) parts.push({ index, carrierId: null, outcome: null });
+  // Sized once: an array grown by push reserves room for 17 elements, and one is kept per
+  // stored message (most messages have one part).
+  const parts = new Array<PartRecord>(message.smsCount);
+  for (let index = 0; index < message.smsCount; index++) parts[index] = { index, carrierId: null, outcome: null };
   return {
     ref: message.ref,
     principalId: message.principalId,
@@ -217,7 +219,8 @@ export class MemoryStorage implements Storage {
     // Indexed whatever the state, so a receipt for a late submission is matched (and
     // reported `late`) rather than `unknown`.
     this.carrierIds.set(carrierId, { ref, index });
-    stored.carrierIds.push(carrierId);
+    // concat makes an array of the exact size (push would reserve 17 slots per message).
+    stored.carrierIds = stored.carrierIds.concat(carrierId);
     part.carrierId = carrierId;
     const record = stored.record;
     if (record.state !== 'queued') return { kind: 'stale', ref };
