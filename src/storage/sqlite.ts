@@ -206,6 +206,46 @@ function partOutcome(row: PartRow): Outcome | null {
   return { state: row.outcome_state, reason: row.outcome_reason!, description: row.outcome_description! };
 }
 
+function partRecord(row: PartRow): PartRecord {
+  return { index: row.idx, carrierId: row.carrier_id, outcome: partOutcome(row) };
+}
+
+/** The parts of message `id`, in index order. */
+function partsOf(s: Statements, id: number): PartRecord[] {
+  return s.parts.all(id).map(partRecord);
+}
+
+/** A message record from its row, its parts and its report (`null` when it has none). */
+function messageRecord(row: MessageRow, parts: PartRecord[], callback: CallbackState | null): MessageRecord {
+  return {
+    ref: row.ref,
+    principalId: row.principal_id,
+    endpoint: row.endpoint,
+    profileCode: row.profile_code,
+    sender: row.sender,
+    recipient: row.recipient,
+    text: row.text,
+    messageType: row.message_type,
+    reqType: row.req_type,
+    externalId: row.external_id,
+    recipientField: row.recipient_field,
+    referenceField: row.reference_field,
+    smsCount: row.sms_count,
+    encoding: row.encoding,
+    callbackUrl: row.callback_url,
+    callbackSecret: row.callback_secret,
+    createdAt: row.created_at,
+    state: row.state,
+    statusReason: row.status_reason,
+    statusDescription: row.status_description,
+    attempts: row.attempts,
+    lastError: row.last_error,
+    updatedAt: row.updated_at,
+    parts,
+    callback,
+  };
+}
+
 /** The prepared statements, made once when the schema is ready. */
 function prepareStatements(db: Database.Database) {
   return {
@@ -219,9 +259,6 @@ function prepareStatements(db: Database.Database) {
     messageById: db.prepare<[number], MessageRow>('SELECT * FROM sms_messages WHERE id = ?'),
     parts: db.prepare<[number], PartRow>(
       'SELECT idx, carrier_id, outcome_state, outcome_reason, outcome_description FROM sms_parts WHERE message_id = ? ORDER BY idx',
-    ),
-    part: db.prepare<[number, number], PartRow>(
-      'SELECT idx, carrier_id, outcome_state, outcome_reason, outcome_description FROM sms_parts WHERE message_id = ? AND idx = ?',
     ),
     callbackOfMessage: db.prepare<[number], CallbackRow>('SELECT * FROM sms_callbacks WHERE message_id = ?'),
     dueMessages: db.prepare<{ now: number; limit: number }, { id: number }>(`
@@ -237,9 +274,6 @@ function prepareStatements(db: Database.Database) {
     indexCarrierId: db.prepare<[string, number, number]>(`
       INSERT INTO sms_carrier_ids (carrier_id, message_id, idx) VALUES (?, ?, ?)
       ON CONFLICT (carrier_id) DO UPDATE SET message_id = excluded.message_id, idx = excluded.idx`),
-    unsubmittedParts: db.prepare<[number], { n: number }>(
-      'SELECT count(*) AS n FROM sms_parts WHERE message_id = ? AND carrier_id IS NULL',
-    ),
     markSubmitted: db.prepare<[number, number]>(
       `UPDATE sms_messages SET state = 'submitted', updated_at = ?, lease_owner = NULL, lease_until = NULL WHERE id = ?`,
     ),
@@ -378,11 +412,16 @@ export class SqliteStorage implements Storage {
   async claimMessages(options: ClaimOptions): Promise<MessageRecord[]> {
     const s = await this.prepared();
     return this.commits.run(() => {
+        // Ids first, then each row by id: measured faster than `SELECT *` of the due rows
+        // or one `UPDATE ... RETURNING *` (the scan passes every leased message ahead).
         const rows = s.dueMessages.all({ now: options.now, limit: Math.max(0, options.limit) });
         const leaseUntil = options.now + options.leaseMs;
         return rows.map(({ id }) => {
           s.leaseMessage.run(options.owner, leaseUntil, id);
-          return this.load(s, s.messageById.get(id)!);
+          // No report to read: one is created only in the step that makes its message
+          // terminal (terminate), and a terminal message is never queued again, so a
+          // claimed (queued) message has none.
+          return messageRecord(s.messageById.get(id)!, partsOf(s, id), null);
         });
       });
   }
@@ -392,18 +431,28 @@ export class SqliteStorage implements Storage {
     const s = await this.prepared();
     return this.commits.run((): SubmissionResult => {
         const row = s.messageByRef.get(ref);
-        if (row === undefined || s.part.get(row.id, index) === undefined) return { kind: 'stale', ref };
+        if (row === undefined) return { kind: 'stale', ref };
+        // Read once, before the write below, and kept up to date here: they tell whether
+        // this was the last part and are the parts of the record returned.
+        const parts = partsOf(s, row.id);
+        const part = parts.find((candidate) => candidate.index === index);
+        if (part === undefined) return { kind: 'stale', ref };
         // Indexed whatever the state, so a receipt for a late submission is matched (and
         // reported `late`) rather than `unknown`.
         s.indexCarrierId.run(carrierId, row.id, index);
         s.setPartCarrierId.run(carrierId, row.id, index);
         if (row.state !== 'queued') return { kind: 'stale', ref };
-        if (s.unsubmittedParts.get(row.id)!.n > 0) {
+        part.carrierId = carrierId;
+        if (parts.some((other) => other.carrierId === null)) {
           s.touch.run(now, row.id);
           return { kind: 'part', ref };
         }
         s.markSubmitted.run(now, row.id);
-        return { kind: 'submitted', transition: { message: this.loadById(s, row.id), previousState: 'queued' } };
+        // The record as it would read back: markSubmitted changed only the state, the time
+        // and the lease (not part of a record), and a queued message has no report (see
+        // claimMessages).
+        const message = messageRecord({ ...row, state: 'submitted', updated_at: now }, parts, null);
+        return { kind: 'submitted', transition: { message, previousState: 'queued' } };
       });
   }
 
@@ -419,7 +468,7 @@ export class SqliteStorage implements Storage {
     return this.commits.run((): Transition | null => {
         const row = s.messageByRef.get(ref);
         if (row === undefined || isTerminal(row.state)) return null;
-        return this.terminate(s, row, outcome, now);
+        return this.terminate(s, row, outcome, now, partsOf(s, row.id));
       });
   }
 
@@ -427,7 +476,7 @@ export class SqliteStorage implements Storage {
   async expireOverdue(before: number, limit: number, outcome: Outcome, now: number): Promise<Transition[]> {
     const s = await this.prepared();
     return this.commits.run(() =>
-      s.overdue.all(before, Math.max(0, limit)).map((row) => this.terminate(s, row, outcome, now)),
+      s.overdue.all(before, Math.max(0, limit)).map((row) => this.terminate(s, row, outcome, now, partsOf(s, row.id))),
     );
   }
 
@@ -442,17 +491,22 @@ export class SqliteStorage implements Storage {
         }
         if (address === undefined) return { kind: 'unknown' };
         const row = s.messageById.get(address.message_id)!;
-        const part = s.part.get(address.message_id, address.idx)!;
-        if (part.outcome_state !== null) return { kind: 'duplicate', ref: row.ref };
+        // Read once and kept up to date here: they are folded into the message's outcome
+        // and are the parts of the record returned.
+        const parts = partsOf(s, row.id);
+        const part = parts.find((candidate) => candidate.index === address.idx)!;
+        if (part.outcome !== null) return { kind: 'duplicate', ref: row.ref };
         const { outcome } = receipt;
         s.setPartOutcome.run(outcome.state, outcome.reason, outcome.description, row.id, address.idx);
         if (isTerminal(row.state)) return { kind: 'late', ref: row.ref };
-        const folded = foldParts(s.parts.all(row.id).map(partOutcome));
+        // A copy with the fields stored, as the row reads back: not the caller's object.
+        part.outcome = { state: outcome.state, reason: outcome.reason, description: outcome.description };
+        const folded = foldParts(parts.map((other) => other.outcome));
         if (folded === null) {
           s.touch.run(receipt.now, row.id);
           return { kind: 'part', ref: row.ref };
         }
-        return { kind: 'terminal', ref: row.ref, transition: this.terminate(s, row, folded, receipt.now) };
+        return { kind: 'terminal', ref: row.ref, transition: this.terminate(s, row, folded, receipt.now, parts) };
       });
   }
 
@@ -552,11 +606,28 @@ export class SqliteStorage implements Storage {
     this.statements = s;
   }
 
-  /** Moves a non-terminal message to `outcome`, creating its pending report with it. */
-  private terminate(s: Statements, row: MessageRow, outcome: Outcome, now: number): Transition {
+  /**
+   * Moves a non-terminal message (`row`, with its current `parts`) to `outcome`, creating
+   * its pending report with it. The record returned is built from what was just written,
+   * exactly as it would read back, rather than read again.
+   */
+  private terminate(s: Statements, row: MessageRow, outcome: Outcome, now: number, parts: PartRecord[]): Transition {
     s.terminate.run(outcome.state, outcome.reason, outcome.description, now, row.id);
-    if (row.callback_url !== null) s.insertCallback.run(randomUUID(), row.id, now);
-    return { message: this.loadById(s, row.id), previousState: row.state };
+    // A non-terminal message has no report yet (one is made only here), so the message's
+    // report after this step is the one inserted now, or none.
+    let callback: CallbackState | null = null;
+    if (row.callback_url !== null) {
+      s.insertCallback.run(randomUUID(), row.id, now);
+      callback = { state: 'pending', attempts: 0, lastStatusCode: null, lastError: null, nextAttemptAt: now };
+    }
+    const updated: MessageRow = {
+      ...row,
+      state: outcome.state,
+      status_reason: outcome.reason,
+      status_description: outcome.description,
+      updated_at: now,
+    };
+    return { message: messageRecord(updated, parts, callback), previousState: row.state };
   }
 
   private loadById(s: Statements, id: number): MessageRecord {
@@ -564,45 +635,19 @@ export class SqliteStorage implements Storage {
   }
 
   private load(s: Statements, row: MessageRow): MessageRecord {
-    const parts: PartRecord[] = s.parts
-      .all(row.id)
-      .map((part) => ({ index: part.idx, carrierId: part.carrier_id, outcome: partOutcome(part) }));
     const callback = s.callbackOfMessage.get(row.id);
-    return {
-      ref: row.ref,
-      principalId: row.principal_id,
-      endpoint: row.endpoint,
-      profileCode: row.profile_code,
-      sender: row.sender,
-      recipient: row.recipient,
-      text: row.text,
-      messageType: row.message_type,
-      reqType: row.req_type,
-      externalId: row.external_id,
-      recipientField: row.recipient_field,
-      referenceField: row.reference_field,
-      smsCount: row.sms_count,
-      encoding: row.encoding,
-      callbackUrl: row.callback_url,
-      callbackSecret: row.callback_secret,
-      createdAt: row.created_at,
-      state: row.state,
-      statusReason: row.status_reason,
-      statusDescription: row.status_description,
-      attempts: row.attempts,
-      lastError: row.last_error,
-      updatedAt: row.updated_at,
-      parts,
-      callback:
-        callback === undefined
-          ? null
-          : {
-              state: callback.state,
-              attempts: callback.attempts,
-              lastStatusCode: callback.last_status_code,
-              lastError: callback.last_error,
-              nextAttemptAt: callback.next_attempt_at,
-            },
-    };
+    return messageRecord(
+      row,
+      partsOf(s, row.id),
+      callback === undefined
+        ? null
+        : {
+            state: callback.state,
+            attempts: callback.attempts,
+            lastStatusCode: callback.last_status_code,
+            lastError: callback.last_error,
+            nextAttemptAt: callback.next_attempt_at,
+          },
+    );
   }
 }

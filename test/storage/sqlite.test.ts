@@ -145,3 +145,35 @@ describe('SqliteStorage', () => {
     await expect(storage.getMessage(message.principalId, message.ref)).rejects.toThrow(/closed/);
   });
 });
+
+describe('SqliteStorage records built without reading back', () => {
+  it('returns from recordSubmission, applyReceipt, finish and claimMessages exactly what a read gives', async () => {
+    const storage = new SqliteStorage({ path: newPath() });
+    const [a, b] = [
+      buildNewMessage({ smsCount: 2, callbackUrl: 'https://client.example/dlr' }),
+      buildNewMessage({ smsCount: 1 }),
+    ];
+    await storage.insertMessages([a!, b!]);
+    const read = (ref: string) => storage.getMessage(a!.principalId, ref);
+    const t = a!.createdAt;
+    const claimed = await storage.claimMessages({ owner: 'w', limit: 10, leaseMs: 1_000, now: t + 1 });
+    for (const message of claimed) expect(message).toStrictEqual(await read(message.ref));
+
+    await storage.recordSubmission(a!.ref, 1, 'c1', t + 2);
+    const delivered = { state: 'delivered', reason: 'delivered_to_terminal', description: 'ok' } as const;
+    await storage.applyReceipt({ carrierIds: ['c1'], outcome: delivered, now: t + 3 });
+    const submitted = await storage.recordSubmission(a!.ref, 0, 'c0', t + 4);
+    expect(submitted.kind).toBe('submitted');
+    if (submitted.kind === 'submitted') expect(submitted.transition.message).toStrictEqual(await read(a!.ref));
+    const terminal = await storage.applyReceipt({ carrierIds: ['c0'], outcome: delivered, now: t + 5 });
+    expect(terminal.kind).toBe('terminal');
+    if (terminal.kind === 'terminal') {
+      expect(terminal.transition.message.callback?.state).toBe('pending');
+      expect(terminal.transition.message).toStrictEqual(await read(a!.ref));
+    }
+
+    const failed = await storage.finish(b!.ref, { state: 'failed', reason: 'unknown', description: 'gave up' }, t + 6);
+    expect(failed?.message).toStrictEqual(await read(b!.ref));
+    await storage.close();
+  });
+});
