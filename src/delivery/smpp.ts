@@ -556,7 +556,13 @@ class SmppBind {
     this.#session = session;
     this.#sessionClosed = new Promise((resolve) => session.once('close', () => resolve()));
     let errorReported = false;
-    session.on(tls ? 'secureConnect' : 'connect', () => this.#bind(session));
+    session.on(tls ? 'secureConnect' : 'connect', () => {
+      // PDUs are small and each waits for an answer: with Nagle's algorithm on, a submit
+      // could sit in the kernel for a delayed ACK (up to 40 ms on Linux) while the window
+      // stays full.
+      session.socket.setNoDelay(true);
+      this.#bind(session);
+    });
     session.on('error', (error: Error) => {
       if (!errorReported && !this.#closing) {
         errorReported = true;
