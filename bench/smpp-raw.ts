@@ -44,6 +44,8 @@ export async function benchSmppRaw(options: SmppRawBenchOptions = {}): Promise<S
   try {
     await smsc.send({ cmd: 'set', receiptMode: 'auto' });
     session = smpp.connect({ host: '127.0.0.1', port: smsc.port });
+    // The same socket option the adapter sets, so the comparison is of the code, not of Nagle.
+    session.socket.setNoDelay(true);
     await bind(session);
 
     const latencies: number[] = [];

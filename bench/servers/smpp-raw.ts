@@ -15,6 +15,8 @@ const window = Number(process.env.BENCH_WINDOW ?? 50);
 const deadlineMs = Number(process.env.BENCH_DEADLINE_MS ?? 60_000);
 
 const session = smpp.connect({ host, port });
+// The same socket option the adapter sets, so the comparison is of the code, not of Nagle.
+session.on('connect', () => session.socket.setNoDelay(true));
 session.on('error', (error: unknown) => {
   process.stdout.write(`${JSON.stringify({ event: 'error', message: String(error) })}\n`);
   process.exit(1);

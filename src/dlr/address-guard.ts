@@ -195,6 +195,25 @@ export function addressProblem(ip: string, allow: AddressAllowance): string | nu
  * is not resolved here: its addresses are checked when the report is sent.
  */
 export function callbackUrlProblem(url: string, allow: AddressAllowance): string | null {
+  // Remembered per allowance: a host's few callback URLs are checked for every report
+  // (and again just before it is sent), and Node's BlockList builds a SocketAddress object
+  // per check, which showed in profiles of the report path.
+  let known = checkedUrls.get(allow);
+  if (known === undefined) checkedUrls.set(allow, (known = new Map()));
+  let problem = known.get(url);
+  if (problem === undefined) {
+    problem = urlProblem(url, allow);
+    if (known.size >= CHECKED_URLS_KEPT) known.clear();
+    known.set(url, problem);
+  }
+  return problem;
+}
+
+/** Verdicts of {@link callbackUrlProblem} per allowance; entries kept per allowance at most. */
+const checkedUrls = new WeakMap<AddressAllowance, Map<string, string | null>>();
+const CHECKED_URLS_KEPT = 1024;
+
+function urlProblem(url: string, allow: AddressAllowance): string | null {
   let parsed: URL;
   try {
     parsed = new URL(url);
