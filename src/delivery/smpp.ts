@@ -19,6 +19,7 @@ import {
   type OutgoingPart,
   type SubmitAck,
 } from './contract.js';
+import { encodeGsm7 } from '../sms/gsm-tables.js';
 import { outcome } from '../lifecycle/states.js';
 import { classifySubmitStatus, interpretReceipt } from './smpp-receipt.js';
 import { parseSmppUrl } from './smpp-url.js';
@@ -146,7 +147,6 @@ export class SmppDelivery implements DeliveryAdapter {
   #binds: SmppBind[] = [];
   #transmitter: SmppBind | null = null;
   #handlers: DeliveryHandlers | null = null;
-  #lib: SmppLib | null = null;
   #closing = false;
 
   /** Checks and resolves the options; throws a `TypeError` on a bad or unknown one. */
@@ -164,7 +164,6 @@ export class SmppDelivery implements DeliveryAdapter {
     if (this.#handlers) throw new Error('SmppDelivery.start was called twice');
     this.#handlers = handlers;
     const lib = await loadSmpp();
-    this.#lib = lib;
     if (this.#closing) return;
     const hooks: BindHooks = {
       deliver: (pdu, session) => void this.#onDeliver(pdu, session),
@@ -186,10 +185,9 @@ export class SmppDelivery implements DeliveryAdapter {
   /** Submits one part as one `submit_sm`; see the class notes for addresses and encoding. */
   async submit(part: OutgoingPart): Promise<SubmitAck> {
     const transmitter = this.#transmitter;
-    const lib = this.#lib;
     if (this.#closing) throw new DeliveryError('SMPP adapter is closed');
-    if (!transmitter || !lib) throw new DeliveryError('SMPP adapter is not started');
-    const fields = buildSubmitFields(part, this.#config, lib);
+    if (!transmitter) throw new DeliveryError('SMPP adapter is not started');
+    const fields = buildSubmitFields(part, this.#config);
     const carrierId = await transmitter.submit(fields);
     return { carrierId };
   }
@@ -348,12 +346,12 @@ function editDistance(a: string, b: string): number {
 }
 
 /** The `submit_sm` fields for one part; throws a permanent error for an unusable sender. */
-function buildSubmitFields(part: OutgoingPart, config: SmppConfig, lib: SmppLib): Record<string, unknown> {
+function buildSubmitFields(part: OutgoingPart, config: SmppConfig): Record<string, unknown> {
   const source = sourceAddress(part.sender, config);
   const body =
     part.encoding === 'UCS-2'
       ? Buffer.from(part.partText, 'utf16le').swap16()
-      : lib.encodings.ASCII.encode(part.partText);
+      : encodeGsm7(part.partText);
   const multipart = part.count > 1;
   let esmClass = 0;
   let message = body;

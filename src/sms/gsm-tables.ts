@@ -46,3 +46,46 @@ export const GSM_COST: Uint8Array = (() => {
   for (let i = 0; i < GSM_EXTENSION_CHARS.length; i++) table[GSM_EXTENSION_CHARS.charCodeAt(i)] = 2;
   return table;
 })();
+
+/** The extension table's codes (after 0x1B ESC), in the order of {@link GSM_EXTENSION_CHARS}. */
+const GSM_EXTENSION_CODES = [0x0a, 0x14, 0x28, 0x29, 0x2f, 0x3c, 0x3d, 0x3e, 0x40, 0x65];
+
+/**
+ * Septets of each UTF-16 code unit: the basic-table code, or 0x1B00 | code for the
+ * extension table, or 0xFFFF when it is not in the alphabet.
+ */
+const GSM_SEPTETS: Uint16Array = (() => {
+  const table = new Uint16Array(0x10000).fill(0xffff);
+  // The basic string skips 0x1B (the escape), so codes from there on are one higher.
+  for (let i = 0; i < GSM_BASIC_CHARS.length; i++) table[GSM_BASIC_CHARS.charCodeAt(i)] = i < 0x1b ? i : i + 1;
+  for (let i = 0; i < GSM_EXTENSION_CHARS.length; i++) table[GSM_EXTENSION_CHARS.charCodeAt(i)] = 0x1b00 | GSM_EXTENSION_CODES[i]!;
+  return table;
+})();
+
+/**
+ * `text` in the GSM 7-bit default alphabet, one septet per octet (unpacked, as SMPP's
+ * data_coding 0 carries it), extension characters as 0x1B and their code. A character
+ * outside the alphabet becomes a space, as the `smpp` library's encoder does; callers send
+ * such texts as UCS-2, so it does not happen for them.
+ *
+ * Written here rather than taken from the `smpp` library: its encoder rebuilds a key list
+ * of the whole table and a regular expression for every part it encodes.
+ */
+export function encodeGsm7(text: string): Buffer {
+  let length = text.length;
+  for (let i = 0; i < text.length; i++) {
+    const septets = GSM_SEPTETS[text.charCodeAt(i)]!;
+    if (septets > 0xff && septets !== 0xffff) length++;
+  }
+  const out = Buffer.allocUnsafe(length);
+  let at = 0;
+  for (let i = 0; i < text.length; i++) {
+    const septets = GSM_SEPTETS[text.charCodeAt(i)]!;
+    if (septets === 0xffff) out[at++] = 0x20;
+    else if (septets > 0xff) {
+      out[at++] = 0x1b;
+      out[at++] = septets & 0xff;
+    } else out[at++] = septets;
+  }
+  return out;
+}

@@ -1,7 +1,7 @@
 import { describe, it, expect } from 'vitest';
 import fc from 'fast-check';
 import { countSms, splitSms } from '../../src/sms/segments.js';
-import { GSM_BASIC_CHARS, GSM_EXTENSION_CHARS } from '../../src/sms/gsm-tables.js';
+import { encodeGsm7, GSM_BASIC_CHARS, GSM_EXTENSION_CHARS } from '../../src/sms/gsm-tables.js';
 
 const EURO = '\u20AC';
 const ZHE = '\u0436'; // Cyrillic small zhe: not GSM, one UTF-16 unit
@@ -268,6 +268,22 @@ describe('splitSms', () => {
         }
       }),
       { numRuns: 500 },
+    );
+  });
+});
+
+describe('encodeGsm7', () => {
+  it('gives the same octets as the smpp library encoder for every character of the alphabet', async () => {
+    const smpp = (await import('smpp')).default as unknown as { encodings: { ASCII: { encode(text: string): Buffer } } };
+    const alphabet = GSM_BASIC_CHARS + GSM_EXTENSION_CHARS;
+    expect(encodeGsm7(alphabet).equals(smpp.encodings.ASCII.encode(alphabet))).toBe(true);
+    // Extension characters take an escape and their code; the rest one octet each.
+    expect([...encodeGsm7('a{€')]).toEqual([0x61, 0x1b, 0x28, 0x1b, 0x65]);
+    fc.assert(
+      fc.property(fc.array(fc.constantFrom(...alphabet), { maxLength: 200 }), (chars) => {
+        const text = chars.join('');
+        expect(encodeGsm7(text).equals(smpp.encodings.ASCII.encode(text))).toBe(true);
+      }),
     );
   });
 });
