@@ -9,6 +9,8 @@
  * `--duration <s>` (measured seconds per HTTP run), `--runs <n>`, `--tsx` (run the servers
  * with `node --import tsx` instead of a build), `--write` / `--no-write` (BENCHMARKS.md is
  * written by default only by a full, unfiltered run), `--note <text>` (added to the report).
+ * Environment: `BENCH_CPU_PROF=<dir>` has every server write a V8 CPU profile there when it
+ * exits (to see what limits a figure); `BENCH_RATE_LIMIT=off` runs the routers without limits.
  */
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import { cpus, freemem, loadavg, totalmem, tmpdir } from 'node:os';
@@ -183,7 +185,8 @@ async function startServer(script: ServerScript, env: Record<string, string> = {
     const entry = built.get(script);
     if (!entry) throw new SkipError(`${script} server not built`);
     if ('error' in entry) throw new SkipError(`${script} server does not build: ${entry.error}`);
-    args = [entry.file];
+    // BENCH_CPU_PROF=<dir>: each server writes a V8 CPU profile there when it exits.
+    args = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`, entry.file] : [entry.file];
   }
   const [command, ...prefix] = [...pinning.server, process.execPath];
   const child: ChildProcess = spawn(command!, [...prefix, ...args], {
@@ -666,7 +669,8 @@ async function rawSmpp(port: number): Promise<{ perSec: number; receipts: number
     else {
       const entry = built.get('smpp-raw');
       if (!entry || 'error' in entry) throw new SkipError(`raw SMPP client does not build: ${entry && 'error' in entry ? entry.error : 'not built'}`);
-      args = [entry.file];
+      // BENCH_CPU_PROF=<dir>: each server writes a V8 CPU profile there when it exits.
+    args = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`, entry.file] : [entry.file];
     }
     const [command, ...prefix] = [...pinning.server, process.execPath];
     return spawn(command!, [...prefix, ...args], {
