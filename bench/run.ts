@@ -299,7 +299,13 @@ async function freshStorage(script: ServerScript): Promise<{ env: Record<string,
     if (problem !== null) throw new SkipError(problem);
     const schema = `bench_${process.pid}_${n}`;
     await pgQuery(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-    return { env: { BENCH_PG_SCHEMA: schema }, cleanup: () => pgQuery(`DROP SCHEMA IF EXISTS ${schema} CASCADE`).catch(() => undefined) };
+    // CHECKPOINT after the drop: the server writes the run's dirty pages now, rather than
+    // in the background during the next case (PostgreSQL is not pinned and shares core 0).
+    const cleanup = async () => {
+      await pgQuery(`DROP SCHEMA IF EXISTS ${schema} CASCADE`).catch(() => undefined);
+      await pgQuery('CHECKPOINT').catch(() => undefined);
+    };
+    return { env: { BENCH_PG_SCHEMA: schema }, cleanup };
   }
   return { env: {}, cleanup: async () => undefined };
 }
@@ -364,7 +370,7 @@ interface HttpRun {
 
 /**
  * The HTTP throughput cases, interleaved run by run (baseline, memory, sqlite, ... then
- * again) so slow drift of the machine touches every case alike. Each run starts a fresh
+ * the same backwards) so slow drift of the machine touches every case alike. Each run starts a fresh
  * server with fresh storage, warms it up, then measures.
  */
 async function httpCases(): Promise<CaseResult[]> {
@@ -372,7 +378,9 @@ async function httpCases(): Promise<CaseResult[]> {
   const skipped = new Map<string, string>();
   const notes = new Map<string, Set<string>>(httpSelected.map((c) => [c.name, new Set<string>()]));
   for (let run = 1; run <= options.runs; run++) {
-    for (const c of httpSelected) {
+    // Every other run goes through the cases backwards, so no case always follows the same
+    // neighbour (a PostgreSQL case's background writes, say) and drift falls on all alike.
+    for (const c of run % 2 === 1 ? httpSelected : [...httpSelected].reverse()) {
       if (skipped.has(c.name)) continue;
       const body = sendBody(c.perRequest, `bench-${c.name}`);
       let storage: Awaited<ReturnType<typeof freshStorage>> | null = null;
@@ -906,7 +914,7 @@ async function main(): Promise<void> {
   await buildServers();
   setup.push(runMode);
   setup.push(
-    `HTTP cases: per run a fresh server and fresh storage, ${options.warmupSec} s warm-up, ${options.durationSec} s measured; ${options.runs} run(s) per case, cases interleaved run by run`,
+    `HTTP cases: per run a fresh server and fresh storage, ${options.warmupSec} s warm-up, ${options.durationSec} s measured; ${options.runs} run(s) per case, cases interleaved run by run, every other run in reverse order`,
     `CPU: utime+stime of the server from /proc/<pid>/stat over the measured part; peak RSS: VmHWM from /proc/<pid>/status, reset after the warm-up via /proc/<pid>/clear_refs`,
     `end to end: N = ${E2E_MESSAGES.toLocaleString('en-US')} messages per run${options.quick ? '' : ' (a fixed N keeps the run under 10 minutes)'}; simulator latency 1-5 ms; reports to a receiver in the harness process on 127.0.0.1`,
     `RSS case: N = ${RSS_MESSAGES.toLocaleString('en-US')} messages within ${RSS_DEADLINE_MS / 1000} s${RSS_MESSAGES < RSS_TARGET ? ' (--quick: smaller than the 1,000,000 of the target)' : ''}`,

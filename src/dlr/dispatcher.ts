@@ -86,13 +86,23 @@ function unsent(error: string): PostResult {
   return { statusCode: null, error, durationMs: 0, retryAfterMs: null };
 }
 
+/** Hosts of recent callback URLs: a customer's one URL comes back with every report. */
+const hostsOfUrls = new Map<string, string>();
+const HOSTS_KEPT = 1024;
+
 function hostOf(url: string | null): string {
   if (url === null) return '';
-  try {
-    return new URL(url).hostname;
-  } catch {
-    return '';
+  let host = hostsOfUrls.get(url);
+  if (host === undefined) {
+    try {
+      host = new URL(url).hostname;
+    } catch {
+      host = '';
+    }
+    if (hostsOfUrls.size >= HOSTS_KEPT) hostsOfUrls.clear();
+    hostsOfUrls.set(url, host);
   }
+  return host;
 }
 
 /**

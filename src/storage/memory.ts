@@ -306,11 +306,12 @@ export class MemoryStorage implements Storage {
     const due: { callback: StoredCallback; state: CallbackState; message: MessageRecord }[] = [];
     for (const uid of this.pendingCallbacks) {
       const callback = this.callbacks.get(uid)!;
+      // Most pending reports under load are leased (being sent): skip them before looking
+      // up their message.
+      if (leaseIsLive(callback.leaseUntil, options.now)) continue;
       const message = this.messages.get(callback.ref)!.record;
       const state = message.callback!;
-      if ((state.nextAttemptAt ?? 0) <= options.now && !leaseIsLive(callback.leaseUntil, options.now)) {
-        due.push({ callback, state, message });
-      }
+      if ((state.nextAttemptAt ?? 0) <= options.now) due.push({ callback, state, message });
     }
     due.sort((a, b) => (a.state.nextAttemptAt ?? 0) - (b.state.nextAttemptAt ?? 0) || a.callback.seq - b.callback.seq);
     return due.slice(0, Math.max(0, options.limit)).map(({ callback, state, message }) => {
