@@ -10,6 +10,8 @@ export interface CounterWindow extends ClientRateLimitInfo {
   totalHits: number;
   /** When the window ends (made once per window, not per read). */
   resetTime: Date;
+  /** The same, epoch ms: compared on every call, without a call into Date. */
+  resetAt: number;
 }
 
 /** How often at most a map of windows is walked to drop ended ones, ms. */
@@ -26,7 +28,7 @@ export class FixedWindows {
   /** `key`'s running window, or `undefined` when it has none. */
   current(key: string, now = Date.now()): CounterWindow | undefined {
     const window = this.#windows.get(key);
-    return window === undefined || window.resetTime.getTime() <= now ? undefined : window;
+    return window === undefined || window.resetAt <= now ? undefined : window;
   }
 
   /** `key`'s running window, or a new empty one of `windowMs` from `now`. */
@@ -34,7 +36,7 @@ export class FixedWindows {
     this.#sweep(now);
     let window = this.current(key, now);
     if (window === undefined) {
-      window = { totalHits: 0, resetTime: new Date(now + windowMs) };
+      window = { totalHits: 0, resetTime: new Date(now + windowMs), resetAt: now + windowMs };
       this.#windows.set(key, window);
     }
     return window;
@@ -53,7 +55,7 @@ export class FixedWindows {
   #sweep(now: number): void {
     if (now < this.#nextSweep) return;
     this.#nextSweep = now + SWEEP_EVERY_MS;
-    for (const [key, window] of this.#windows) if (window.resetTime.getTime() <= now) this.#windows.delete(key);
+    for (const [key, window] of this.#windows) if (window.resetAt <= now) this.#windows.delete(key);
   }
 }
 
