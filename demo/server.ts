@@ -61,7 +61,8 @@ const sms = createSmsRouter({
   // A demo: delivery reports may go to this machine, and to nowhere else internal.
   dlr: { allowPrivateAddresses: ['127.0.0.0/8', '::1/128'] },
   // A bad SMS_RATE_LIMIT (not an integer >= 0) stops the demo at start with a TypeError.
-  rateLimit: { requests: { limit: rateLimit, windowMs: 60_000 } },
+  // Every answer shows the quota left (`RateLimit`), so the limit can be watched coming.
+  rateLimit: { requests: { limit: rateLimit, windowMs: 60_000 }, headers: 'always' },
   metrics: { client: promClient },
 });
 attachEventLog(sms);

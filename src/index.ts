@@ -29,6 +29,7 @@ export { SimulatorDelivery, type SimulatorOptions } from './delivery/simulator.j
 export { normalizeCarrierId, carrierIdSpellings } from './delivery/carrier-ids.js';
 
 export type {
+  RateLimitHeaders,
   RateLimitOptions,
   RequestLimitOptions,
   MessageBudgetOptions,

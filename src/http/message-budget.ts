@@ -8,7 +8,7 @@ import { principalOf } from './authenticate.js';
 import type { BudgetStore, BudgetTake } from './rate-limit/budget-store.js';
 import { isPromiseLike } from '../util/settle.js';
 import { PolicyHeaders, secondsUntil, windowText } from './rate-limit/headers.js';
-import type { MessageBudgetConfig } from './rate-limit/options.js';
+import type { MessageBudgetConfig, RateLimitHeaders } from './rate-limit/options.js';
 import { limitFor } from './rate-limit/request-limit.js';
 
 /**
@@ -20,9 +20,9 @@ import { limitFor } from './rate-limit/request-limit.js';
 export type ChargeMessages = (res: Response, count: number) => Promise<void> | undefined;
 
 /** Returns the budget check of {@link MessageBudgetConfig} over `store`. */
-export function messageBudget(config: MessageBudgetConfig, store: BudgetStore): ChargeMessages {
+export function messageBudget(config: MessageBudgetConfig, store: BudgetStore, when: RateLimitHeaders): ChargeMessages {
   const window = windowText(config.windowMs);
-  const headers = new PolicyHeaders('messages', config.windowMs);
+  const headers = new PolicyHeaders('messages', config.windowMs, when);
   return (res, count) => {
     const principal = principalOf(res);
     const limit = limitFor('rateLimit.messages.limit', config.limit, principal);

@@ -64,7 +64,7 @@ function policy(res: request.Response, header: 'ratelimit' | 'ratelimit-policy',
 
 describe('the per-key request limit', () => {
   it('answers 429 with exactly { details }, Retry-After and the draft-8 headers once a key is over', async () => {
-    const { app } = start({ rateLimit: { requests: { limit: 3, windowMs: 60_000 } } });
+    const { app } = start({ rateLimit: { requests: { limit: 3, windowMs: 60_000 }, headers: 'always' } });
     for (let i = 1; i <= 3; i++) {
       const ok = await send(app, KEY);
       expect(ok.status).toBe(200);
@@ -83,7 +83,7 @@ describe('the per-key request limit', () => {
   });
 
   it('keeps one count per key, over every endpoint, and reports the refusal as request.rejected', async () => {
-    const { app, sms } = start({ verifyKey, rateLimit: { requests: { limit: 2 } } });
+    const { app, sms } = start({ verifyKey, rateLimit: { requests: { limit: 2 }, headers: 'always' } });
     const rejected: unknown[] = [];
     sms.on('request.rejected', (event) => rejected.push(event));
     expect((await statusQuery(app, KEY)).status).toBe(200);
@@ -97,13 +97,25 @@ describe('the per-key request limit', () => {
   });
 
   it("uses a principal's own rateLimit over the router's default", async () => {
-    const { app } = start({ verifyKey, rateLimit: { requests: { limit: 100 } } });
+    const { app } = start({ verifyKey, rateLimit: { requests: { limit: 100 }, headers: 'always' } });
     expect((await send(app, SLOW_KEY)).status).toBe(200);
     const second = await send(app, SLOW_KEY);
     expect(second.status).toBe(200);
     expect(policy(second, 'ratelimit-policy', 'requests')).toMatch(/^"requests"; q=2; w=60; /);
     expect429(await send(app, SLOW_KEY), /this key may make 2 per 1 minute/, 60);
     expect((await send(app, KEY)).status).toBe(200);
+  });
+
+  it('by default puts the RateLimit headers on refusals only', async () => {
+    const { app } = start({ rateLimit: { requests: { limit: 1 } } });
+    const ok = await send(app, KEY);
+    expect(ok.status).toBe(200);
+    expect(ok.headers['ratelimit']).toBeUndefined();
+    expect(ok.headers['ratelimit-policy']).toBeUndefined();
+    const refused = await send(app, KEY);
+    expect429(refused, /^Too many requests: this key may make 1 per 1 minute; retry in \d+ s$/, 60);
+    expect(refused.headers['ratelimit']).toMatch(/^"requests"; r=0; t=(59|60)$/);
+    expect(refused.headers['ratelimit-policy']).toMatch(/^"requests"; q=1; w=60; pk=:[A-Za-z0-9+/=]+:$/);
   });
 
   it('takes a function of the principal as the limit', async () => {
@@ -114,7 +126,8 @@ describe('the per-key request limit', () => {
   });
 
   it('is on by default: 600 requests a minute per key, with the messages policy beside it', async () => {
-    const { app } = start({});
+    // Only the headers option is set, so every answer shows the (default) quotas.
+    const { app } = start({ rateLimit: { headers: 'always' } });
     const res = await send(app, KEY, 3);
     expect(res.status).toBe(200);
     expect(policy(res, 'ratelimit', 'requests')).toMatch(/^"requests"; r=599; t=(59|60)$/);
@@ -146,7 +159,7 @@ describe('the per-key message budget', () => {
 
   it('refuses with 429 a 1,000-message request that would go over what is left, and stores none of it', async () => {
     const { storage, inserts } = recordingStorage();
-    const { app } = start({ storage, rateLimit: { messages: { limit: 1500, windowMs: 3_600_000 } } });
+    const { app } = start({ storage, rateLimit: { messages: { limit: 1500, windowMs: 3_600_000 }, headers: 'always' } });
     const first = await send(app, KEY, 600, 'first');
     expect(first.status).toBe(200);
     expect(policy(first, 'ratelimit', 'messages')).toMatch(/^"messages"; r=900; t=(3599|3600)$/);
@@ -168,7 +181,7 @@ describe('the per-key message budget', () => {
 
   it('refuses with 422 a request larger than the whole budget, which no wait would let through', async () => {
     const { storage, inserts } = recordingStorage();
-    const { app } = start({ storage, rateLimit: { messages: { limit: 500 } } });
+    const { app } = start({ storage, rateLimit: { messages: { limit: 500 }, headers: 'always' } });
     const res = await send(app, KEY, 1000, 'huge');
     expect(res.status).toBe(422);
     expect(res.body).toEqual({ details: 'messages: 1000 messages are more than this key may send per 1 minute (500); split the request' });
@@ -339,7 +352,7 @@ describe('rateLimit options', () => {
   });
 
   it('a limiter set to false is off while the others stay on', async () => {
-    const { app } = start({ rateLimit: { requests: false, messages: { limit: 5 } } });
+    const { app } = start({ rateLimit: { requests: false, messages: { limit: 5 }, headers: 'always' } });
     const res = await send(app, KEY, 5);
     expect(res.status).toBe(200);
     expect(policy(res, 'ratelimit', 'requests')).toBeUndefined();
@@ -357,6 +370,7 @@ describe('rateLimit options', () => {
     expect(make({ failedAuth: { ipv6Subnet: 128 } })).toThrow(/ipv6Subnet must be at most 64/);
     expect(make({ store: new MemoryStore() })).toThrow(/rateLimit\.store must be a function/);
     expect(make({ budgetStore: {} })).toThrow(/rateLimit\.budgetStore must be a BudgetStore/);
+    expect(make({ headers: 'sometimes' })).toThrow(/rateLimit\.headers must be 'refused' or 'always'/);
     expect(make('yes')).toThrow(/rateLimit must be an object or false/);
     const shared = new MemoryStore();
     expect(make({ store: () => shared })).toThrow(/must return a new Store for each limiter/);

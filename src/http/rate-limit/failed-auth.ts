@@ -36,7 +36,8 @@ export function failedAuthGuard(config: FailedAuthConfig, store: Store, report: 
   }
   const keyOf = addressKeys(config.ipv6Subnet);
   const window = windowText(config.windowMs);
-  const headers = new PolicyHeaders('failed-auth', config.windowMs);
+  // Only refusals are ever answered by this limit, so its headers go out only with them.
+  const headers = new PolicyHeaders('failed-auth', config.windowMs, 'refused');
 
   let trustChecked = false;
   const warnOnTrustAll = (req: Request): void => {

@@ -54,9 +54,9 @@ export function createRateLimiters(config: RateLimitConfig | false, emit: Emit):
   };
 
   const guard = config.failedAuth === false ? null : failedAuthGuard(config.failedAuth, storeFor('failed-auth'), report);
-  const perKey = config.requests === false ? null : requestLimiter(config.requests, storeFor('requests'), logger);
+  const perKey = config.requests === false ? null : requestLimiter(config.requests, storeFor('requests'), logger, config.headers);
   const chargeMessages: ChargeMessages =
-    config.messages === false ? () => undefined : messageBudget(config.messages, config.budgetStore);
+    config.messages === false ? () => undefined : messageBudget(config.messages, config.budgetStore, config.headers);
 
   return {
     around: (authenticate) => {

@@ -58,6 +58,12 @@ export interface FailedAuthOptions {
 /** The counters kept in an express-rate-limit `Store`, one store each. */
 export type RateLimitStoreName = 'requests' | 'failed-auth';
 
+/**
+ * Which answers carry the draft-8 `RateLimit` and `RateLimit-Policy` headers: only the 429s
+ * of a limit (`'refused'`, with `Retry-After`), or every answer of an endpoint (`'always'`).
+ */
+export type RateLimitHeaders = 'refused' | 'always';
+
 /** The `rateLimit` option of `createSmsRouter`; `false` turns every limit off. */
 export interface RateLimitOptions {
   /** Requests per key, or `false` for none. Default: 600 per minute. */
@@ -66,6 +72,13 @@ export interface RateLimitOptions {
   messages?: MessageBudgetOptions | false;
   /** Failed authentication per client address, or `false` for none. Default: 20 per 15 minutes. */
   failedAuth?: FailedAuthOptions | false;
+  /**
+   * Default `'refused'`: the headers go out with a limit's 429 (with `Retry-After`), where a
+   * client needs them. `'always'` adds each limit's policy to every answer too, so clients
+   * can pace themselves; it costs about 5% of a one-message request (four more header
+   * lines per answer, measured in BENCHMARKS.md).
+   */
+  headers?: RateLimitHeaders;
   /**
    * Makes the express-rate-limit `Store` of one limiter; called once per limiter at
    * construction, and must return a NEW store each time (for Redis: its own `prefix`).
@@ -106,6 +119,7 @@ export interface RateLimitConfig {
   requests: RequestLimitConfig | false;
   messages: MessageBudgetConfig | false;
   failedAuth: FailedAuthConfig | false;
+  headers: RateLimitHeaders;
   store: ((limiter: RateLimitStoreName) => Store) | null;
   budgetStore: BudgetStore;
 }
@@ -116,7 +130,7 @@ const MAX_WINDOW_MS = 2 ** 31 - 1;
 const REQUEST_DEFAULTS: RequestLimitConfig = { limit: 600, windowMs: 60_000 };
 const MESSAGE_DEFAULTS: MessageBudgetConfig = { limit: 10_000, windowMs: 60_000 };
 const FAILED_AUTH_DEFAULTS: FailedAuthConfig = { limit: 20, windowMs: 15 * 60_000, ipv6Subnet: 56 };
-const OPTION_KEYS = ['requests', 'messages', 'failedAuth', 'store', 'budgetStore'] as const;
+const OPTION_KEYS = ['requests', 'messages', 'failedAuth', 'headers', 'store', 'budgetStore'] as const;
 
 function assertWindow(where: string, value: unknown): void {
   assertNumber(where, value, 1);
@@ -176,5 +190,9 @@ export function resolveRateLimitOptions(options: RateLimitOptions | false | unde
   if (typeof budgetStore !== 'object' || budgetStore === null || typeof budgetStore.take !== 'function') {
     throw new TypeError('rateLimit.budgetStore must be a BudgetStore (an object with a `take` method)');
   }
-  return { requests, messages, failedAuth, store: given.store ?? null, budgetStore };
+  const headers = given.headers ?? 'refused';
+  if (headers !== 'refused' && headers !== 'always') {
+    throw new TypeError(`rateLimit.headers must be 'refused' or 'always', got ${JSON.stringify(headers)}`);
+  }
+  return { requests, messages, failedAuth, headers, store: given.store ?? null, budgetStore };
 }

@@ -10,7 +10,7 @@ import { settle } from '../../util/settle.js';
 import type { Principal } from '../../auth/principal.js';
 import { principalOf } from '../authenticate.js';
 import { PolicyHeaders, secondsUntil, windowText } from './headers.js';
-import type { PerKeyLimit, RequestLimitConfig } from './options.js';
+import type { PerKeyLimit, RateLimitHeaders, RequestLimitConfig } from './options.js';
 
 /**
  * Resolves a principal's quota: `own` (the principal's own setting) when given, else the
@@ -36,9 +36,9 @@ export function limitFor(where: string, limit: PerKeyLimit, principal: Principal
  * misconfiguration checks were about keys derived from addresses; this limiter keys by
  * principal id, so none of them applies.
  */
-export function requestLimiter(config: RequestLimitConfig, store: Store, logger: Logger): RequestHandler {
+export function requestLimiter(config: RequestLimitConfig, store: Store, logger: Logger, when: RateLimitHeaders): RequestHandler {
   const window = windowText(config.windowMs);
-  const headers = new PolicyHeaders('requests', config.windowMs);
+  const headers = new PolicyHeaders('requests', config.windowMs, when);
   const windowSeconds = Math.ceil(config.windowMs / 1000);
   try {
     // The stores read only `windowMs` (MemoryStore, rate-limit-redis), as in the failed-auth guard.
