@@ -37,6 +37,7 @@ export function messageBudget(config: MessageBudgetConfig, store: BudgetStore, w
     return undefined;
   };
   function charged(res: Response, key: string, count: number, limit: number, result: BudgetTake): void {
+    if (!headers.wanted(!result.taken)) return;
     const resetSeconds = secondsUntil(result.resetTime);
     const remaining = limit - result.used;
     headers.write(res, key, limit, remaining, resetSeconds, !result.taken);

@@ -3,10 +3,10 @@
  * address over its limit is answered 429 before its key is looked at, so guessing stops
  * even when a guess would have been right.
  */
-import { ipKeyGenerator, type Options, type Store } from 'express-rate-limit';
-import type { Request, RequestHandler } from 'express';
+import { ipKeyGenerator, type ClientRateLimitInfo, type Options, type Store } from 'express-rate-limit';
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { SmsError } from '../../errors.js';
-import { settle } from '../../util/settle.js';
+import { isPromiseLike, settle } from '../../util/settle.js';
 import { PolicyHeaders, secondsUntil, windowText } from './headers.js';
 import type { FailedAuthConfig } from './options.js';
 
@@ -48,10 +48,17 @@ export function failedAuthGuard(config: FailedAuthConfig, store: Store, report: 
     }
   };
 
-  return (authenticate) => (req, res, next) => {
-    if (!trustChecked) warnOnTrustAll(req);
-    const key = keyOf(req);
-    const countFailure = (error?: unknown): void => {
+  /** Authenticates, counting a 401; when `key` is already over its limit, refuses first. */
+  const admit = (authenticate: RequestHandler, req: Request, res: Response, next: NextFunction, key: string, info: ClientRateLimitInfo | undefined): void => {
+    if (info !== undefined && info.totalHits >= config.limit) {
+      const resetSeconds = secondsUntil(info.resetTime ?? Date.now() + config.windowMs);
+      if (resetSeconds > 0) {
+        headers.write(res, key, config.limit, 0, resetSeconds, true);
+        next(new SmsError('RATE_LIMITED', `Too many failed API key attempts from this address: at most ${config.limit} per ${window}; retry in ${resetSeconds} s`));
+        return;
+      }
+    }
+    authenticate(req, res, (error?: unknown) => {
       if (!(error instanceof SmsError) || error.status !== 401) {
         next(error);
         return;
@@ -64,18 +71,16 @@ export function failedAuthGuard(config: FailedAuthConfig, store: Store, report: 
           next(error);
         },
       );
-    };
-    settle(get(key), (info) => {
-      if (info !== undefined && info.totalHits >= config.limit) {
-        const resetSeconds = secondsUntil(info.resetTime ?? Date.now() + config.windowMs);
-        if (resetSeconds > 0) {
-          headers.write(res, key, config.limit, 0, resetSeconds, true);
-          next(new SmsError('RATE_LIMITED', `Too many failed API key attempts from this address: at most ${config.limit} per ${window}; retry in ${resetSeconds} s`));
-          return;
-        }
-      }
-      authenticate(req, res, countFailure);
-    }, next);
+    });
+  };
+
+  return (authenticate) => (req, res, next) => {
+    if (!trustChecked) warnOnTrustAll(req);
+    const key = keyOf(req);
+    const known = get(key);
+    // A synchronous store (the default) is answered without a closure per request.
+    if (isPromiseLike(known)) settle(known, (info) => admit(authenticate, req, res, next, key, info), next);
+    else admit(authenticate, req, res, next, key, known);
   };
 }
 

@@ -58,13 +58,20 @@ export class PolicyHeaders {
    * refusal also gets `Retry-After` (`resetSeconds`). Does nothing once the headers are sent.
    */
   write(res: ServerResponse, key: string, limit: number, remaining: number, resetSeconds: number, refused: boolean): void {
-    // Four header lines per answer cost about 5% of a one-message request (BENCHMARKS.md),
-    // so by default only refusals, which need them, carry them.
-    if (!(refused || this.#always) || res.headersSent) return;
+    if (!this.wanted(refused) || res.headersSent) return;
     // appendHeader adds a line per policy (RFC 9110 5.3: the same as one line joined with ", ").
     res.appendHeader('RateLimit', `${this.#name}; r=${remaining > 0 ? remaining : 0}; t=${resetSeconds}`);
     res.appendHeader('RateLimit-Policy', this.#policy(key, limit));
     if (refused) res.setHeader('Retry-After', String(resetSeconds));
+  }
+
+  /**
+   * Whether an answer (`refused` or not) carries this policy: callers skip working out the
+   * values when it does not. Four header lines per answer cost about 5% of a one-message
+   * request (BENCHMARKS.md), so by default only refusals, which need them, carry them.
+   */
+  wanted(refused: boolean): boolean {
+    return refused || this.#always;
   }
 
   #policy(key: string, limit: number): string {

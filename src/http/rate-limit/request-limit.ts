@@ -6,7 +6,7 @@
 import type { ClientRateLimitInfo, Logger, Options, Store } from 'express-rate-limit';
 import type { NextFunction, RequestHandler, Response } from 'express';
 import { SmsError } from '../../errors.js';
-import { settle } from '../../util/settle.js';
+import { isPromiseLike, settle } from '../../util/settle.js';
 import type { Principal } from '../../auth/principal.js';
 import { principalOf } from '../authenticate.js';
 import { PolicyHeaders, secondsUntil, windowText } from './headers.js';
@@ -55,8 +55,12 @@ export function requestLimiter(config: RequestLimitConfig, store: Store, logger:
       next(error);
       return;
     }
-    const resetSeconds = hits.resetTime === undefined ? windowSeconds : secondsUntil(hits.resetTime);
     const over = hits.totalHits > limit;
+    if (!headers.wanted(over)) {
+      next();
+      return;
+    }
+    const resetSeconds = hits.resetTime === undefined ? windowSeconds : secondsUntil(hits.resetTime);
     headers.write(res, principal.id, limit, limit - hits.totalHits, resetSeconds, over);
     if (!over) {
       next();
@@ -66,6 +70,9 @@ export function requestLimiter(config: RequestLimitConfig, store: Store, logger:
   };
   return (_req, res, next) => {
     const principal = principalOf(res);
-    settle(store.increment(principal.id), (hits) => counted(res, next, principal, hits), next);
+    const hits = store.increment(principal.id);
+    // A synchronous store (the default) is answered without a closure per request.
+    if (isPromiseLike(hits)) settle(hits, (counts) => counted(res, next, principal, counts), next);
+    else counted(res, next, principal, hits);
   };
 }
