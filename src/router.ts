@@ -19,6 +19,7 @@ import { attachMetrics } from './metrics.js';
 import { serveOpenApi } from './openapi/serve.js';
 import { isTerminal } from './lifecycle/states.js';
 import { resolveOptions, type SmsRouterOptions } from './options.js';
+import { settle } from './util/settle.js';
 import { retentionSweep } from './storage/retention.js';
 import { receiptTimeoutSweep } from './worker/receipt-timeout.js';
 import type { Transition } from './storage/contract.js';
@@ -106,10 +107,6 @@ export function createSmsRouter(options: SmsRouterOptions): SmsRouter {
     return started;
   };
   start().catch(() => undefined);
-  const whenStarted: RequestHandler = (_req, _res, next) => {
-    if (running) next();
-    else start().then(() => next(), next);
-  };
 
   // One worker wake per turn of the event loop, after every request stored in it: a wake
   // per request meant a claim per request (a write transaction on SQL storage), and under
@@ -131,6 +128,15 @@ export function createSmsRouter(options: SmsRouterOptions): SmsRouter {
       onStored: wakeWorker, chargeMessages: limiters.chargeMessages,
     });
   const body = parseJsonBody(config.limits.maxBodyBytes);
+  // The admission stage of every endpoint, one Express layer: wait for the start (once it
+  // succeeded, go on at once), then the rate limits around the key check.
+  const admit = (scope: 'quick' | 'premium' | null): RequestHandler => {
+    const check = limiters.around(authenticate(config.verifyKey, scope));
+    return (req, res, next) => {
+      if (running) check(req, res, next);
+      else settle(start(), () => check(req, res, next), next);
+    };
+  };
 
   // One Express Router with the base path written into each route: mounting a second
   // Router at the base path cost a routing level (URL parse, prefix trim, layer walk) per
@@ -140,10 +146,10 @@ export function createSmsRouter(options: SmsRouterOptions): SmsRouter {
   if (config.openapi) routes.get(`${base}/openapi.json`, serveOpenApi(config.limits, base));
   // Rate limits sit around authentication: failed attempts per address before it, the
   // per-key request limit after it, so a refused client costs no body parsing.
-  routes.post(`${base}/create`, whenStarted, limiters.around(authenticate(config.verifyKey, 'quick')), body, send(validators.quick));
-  routes.post(`${base}/premium`, whenStarted, limiters.around(authenticate(config.verifyKey, 'premium')), body, send(validators.premium));
-  routes.get(`${base}/delivery-status`, whenStarted, limiters.around(authenticate(config.verifyKey, null)), statusByExternalId(storage));
-  routes.get(`${base}/delivery-status/:message_ref`, whenStarted, limiters.around(authenticate(config.verifyKey, null)), statusByRef(storage));
+  routes.post(`${base}/create`, admit('quick'), body, send(validators.quick));
+  routes.post(`${base}/premium`, admit('premium'), body, send(validators.premium));
+  routes.get(`${base}/delivery-status`, admit(null), statusByExternalId(storage));
+  routes.get(`${base}/delivery-status/:message_ref`, admit(null), statusByRef(storage));
   routes.use(handleErrors(emit, endpointsUnder(base)));
 
   let closing: Promise<void> | null = null;
