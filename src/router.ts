@@ -5,6 +5,7 @@
  */
 import express, { type Request, type RequestHandler } from 'express';
 import { authenticate } from './http/authenticate.js';
+import { chain } from './http/chain.js';
 import { handleErrors } from './http/handle-errors.js';
 import { parseJsonBody } from './http/parse-body.js';
 import { createRateLimiters } from './http/rate-limit/limiters.js';
@@ -146,10 +147,10 @@ export function createSmsRouter(options: SmsRouterOptions): SmsRouter {
   if (config.openapi) routes.get(`${base}/openapi.json`, serveOpenApi(config.limits, base));
   // Rate limits sit around authentication: failed attempts per address before it, the
   // per-key request limit after it, so a refused client costs no body parsing.
-  routes.post(`${base}/create`, admit('quick'), body, send(validators.quick));
-  routes.post(`${base}/premium`, admit('premium'), body, send(validators.premium));
-  routes.get(`${base}/delivery-status`, admit(null), statusByExternalId(storage));
-  routes.get(`${base}/delivery-status/:message_ref`, admit(null), statusByRef(storage));
+  routes.post(`${base}/create`, chain(admit('quick'), body, send(validators.quick)));
+  routes.post(`${base}/premium`, chain(admit('premium'), body, send(validators.premium)));
+  routes.get(`${base}/delivery-status`, chain(admit(null), statusByExternalId(storage)));
+  routes.get(`${base}/delivery-status/:message_ref`, chain(admit(null), statusByRef(storage)));
   routes.use(handleErrors(emit, endpointsUnder(base)));
 
   let closing: Promise<void> | null = null;
