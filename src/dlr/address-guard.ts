@@ -8,6 +8,7 @@
  * is the address dialled (see `post.ts`).
  */
 import { BlockList, isIPv4, isIPv6 } from 'node:net';
+import { rememberRecent } from '../util/remember-recent.js';
 
 /**
  * Which internal addresses the host allows anyway (development, tests).
@@ -198,20 +199,13 @@ export function callbackUrlProblem(url: string, allow: AddressAllowance): string
   // Remembered per allowance: a host's few callback URLs are checked for every report
   // (and again just before it is sent), and Node's BlockList builds a SocketAddress object
   // per check, which showed in profiles of the report path.
-  let known = checkedUrls.get(allow);
-  if (known === undefined) checkedUrls.set(allow, (known = new Map()));
-  let problem = known.get(url);
-  if (problem === undefined) {
-    problem = urlProblem(url, allow);
-    if (known.size >= CHECKED_URLS_KEPT) known.clear();
-    known.set(url, problem);
-  }
-  return problem;
+  let check = checkers.get(allow);
+  if (check === undefined) checkers.set(allow, (check = rememberRecent((checked: string) => urlProblem(checked, allow), 1024)));
+  return check(url);
 }
 
-/** Verdicts of {@link callbackUrlProblem} per allowance; entries kept per allowance at most. */
-const checkedUrls = new WeakMap<AddressAllowance, Map<string, string | null>>();
-const CHECKED_URLS_KEPT = 1024;
+/** {@link callbackUrlProblem}'s remembered checks, one per allowance. */
+const checkers = new WeakMap<AddressAllowance, (url: string) => string | null>();
 
 function urlProblem(url: string, allow: AddressAllowance): string | null {
   let parsed: URL;

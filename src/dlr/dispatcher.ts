@@ -26,6 +26,7 @@ import { postCallback, type PostResult } from './post.js';
 import { nextAttemptDelay, verdictOf } from './schedule.js';
 import { signWebhook } from './sign.js';
 import { callbackUrlProblem } from './address-guard.js';
+import { rememberRecent } from '../util/remember-recent.js';
 
 /** Claims per poll at most, so a backlog of one slow host cannot keep a poll busy for long. */
 const MAX_CLAIMS_PER_POLL = 16;
@@ -86,24 +87,15 @@ function unsent(error: string): PostResult {
   return { statusCode: null, error, durationMs: 0, retryAfterMs: null };
 }
 
-/** Hosts of recent callback URLs: a customer's one URL comes back with every report. */
-const hostsOfUrls = new Map<string, string>();
-const HOSTS_KEPT = 1024;
-
-function hostOf(url: string | null): string {
+/** The host of a callback URL (`''` when there is none), remembered: a customer's one URL comes back with every report. */
+const hostOf = rememberRecent((url: string | null): string => {
   if (url === null) return '';
-  let host = hostsOfUrls.get(url);
-  if (host === undefined) {
-    try {
-      host = new URL(url).hostname;
-    } catch {
-      host = '';
-    }
-    if (hostsOfUrls.size >= HOSTS_KEPT) hostsOfUrls.clear();
-    hostsOfUrls.set(url, host);
+  try {
+    return new URL(url).hostname;
+  } catch {
+    return '';
   }
-  return host;
-}
+}, 1024);
 
 /**
  * Sends delivery reports from storage until closed. Create one per router; call

@@ -47,6 +47,20 @@ runStorageContract(
   },
 );
 
+
+/** A pool that counts the queries its clients send (each one round trip); reset `count` at will. */
+function countingPool(): { pool: ReturnType<typeof makePool>; queries: { count: number } } {
+  const pool = makePool();
+  const queries = { count: 0 };
+  pool.on('connect', (client) => {
+    const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+    (client as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
+      queries.count += 1;
+      return query(...args);
+    };
+  });
+  return { pool, queries };
+}
 describe('PostgresStorage options', () => {
   it('is what sms-outbox/postgres exports', () => {
     expect(FromEntry).toBe(PostgresStorage);
@@ -114,23 +128,15 @@ dbDescribe('PostgresStorage', () => {
 
   it('inserts 1,000 messages in one round trip per table at most', async () => {
     const schema = freshSchema();
-    const counted = makePool();
-    let queries = 0;
-    counted.on('connect', (client) => {
-      const query = client.query.bind(client) as (...args: unknown[]) => unknown;
-      (client as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
-        queries += 1;
-        return query(...args);
-      };
-    });
+    const { pool: counted, queries } = countingPool();
     const storage = new PostgresStorage({ pool: counted, schema });
     try {
       await storage.ready();
       const messages = Array.from({ length: 1_000 }, (_, i) => buildNewMessage({ smsCount: (i % 3) + 1 }));
-      queries = 0;
+      queries.count = 0;
       await storage.insertMessages(messages);
-      expect(queries).toBeGreaterThan(0);
-      expect(queries).toBeLessThanOrEqual(2);
+      expect(queries.count).toBeGreaterThan(0);
+      expect(queries.count).toBeLessThanOrEqual(2);
       const { rows } = await pool.query<{ messages: string; parts: string }>(
         `SELECT (SELECT count(*) FROM "${schema}".messages) AS messages, (SELECT count(*) FROM "${schema}".parts) AS parts`,
       );
@@ -174,21 +180,13 @@ dbDescribe('PostgresStorage', () => {
 
   it('runs each per-message step in one round trip', async () => {
     const schema = freshSchema();
-    const counted = makePool();
-    let queries = 0;
-    counted.on('connect', (client) => {
-      const query = client.query.bind(client) as (...args: unknown[]) => unknown;
-      (client as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
-        queries += 1;
-        return query(...args);
-      };
-    });
+    const { pool: counted, queries } = countingPool();
     const storage = new PostgresStorage({ pool: counted, schema });
     const delivered = outcome('delivered', 'delivered_to_terminal');
     const step = async <T>(work: () => Promise<T>): Promise<T> => {
-      queries = 0;
+      queries.count = 0;
       const result = await work();
-      expect(queries).toBe(1);
+      expect(queries.count).toBe(1);
       return result;
     };
     try {

@@ -6,6 +6,7 @@
 import { ipKeyGenerator, type ClientRateLimitInfo, type Options, type Store } from 'express-rate-limit';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { SmsError } from '../../errors.js';
+import { rememberRecent } from '../../util/remember-recent.js';
 import { isPromiseLike, settle } from '../../util/settle.js';
 import { PolicyHeaders, secondsUntil, windowText } from './headers.js';
 import type { FailedAuthConfig } from './options.js';
@@ -84,9 +85,6 @@ export function failedAuthGuard(config: FailedAuthConfig, store: Store, report: 
   };
 }
 
-/** Counter keys kept at most by {@link addressKeys}; past it the cache starts over. */
-const ADDRESS_KEYS_KEPT = 4096;
-
 /**
  * Returns the counter key of a request's client address: `req.ip`, with IPv6 addresses
  * grouped by `ipv6Subnet` through express-rate-limit's `ipKeyGenerator`.
@@ -98,15 +96,6 @@ const ADDRESS_KEYS_KEPT = 4096;
  * read directly rather than through `req.ip`'s parse of `X-Forwarded-For`.
  */
 export function addressKeys(ipv6Subnet: number | false): (req: Request) => string {
-  const keys = new Map<string, string>();
-  return (req) => {
-    const address = (req.app.get('trust proxy') === false ? req.socket.remoteAddress : req.ip) ?? 'unknown';
-    let key = keys.get(address);
-    if (key === undefined) {
-      key = ipKeyGenerator(address, ipv6Subnet);
-      if (keys.size >= ADDRESS_KEYS_KEPT) keys.clear();
-      keys.set(address, key);
-    }
-    return key;
-  };
+  const keyOfAddress = rememberRecent((address: string) => ipKeyGenerator(address, ipv6Subnet), 4096);
+  return (req) => keyOfAddress((req.app.get('trust proxy') === false ? req.socket.remoteAddress : req.ip) ?? 'unknown');
 }
