@@ -56,6 +56,10 @@ export interface FunctionNames {
   finish: string;
   /** `expire_overdue(before, limit, state, reason, description, now, uids) -> json` (an array) */
   expireOverdue: string;
+  /** `record_submissions(refs, idxs, carrier_ids, nows) -> json`: `record_submission` of each, an array */
+  recordSubmissions: string;
+  /** `apply_receipts(carrier_ids (a json array of arrays), states, reasons, descriptions, nows, uids) -> json`: `apply_receipt` of each, an array */
+  applyReceipts: string;
 }
 
 /** The quoted name of the helper the terminal moves share (not called from Node). */
@@ -70,6 +74,8 @@ export function functionNames(schema: string): FunctionNames {
     applyReceipt: `${schema}.apply_receipt`,
     finish: `${schema}.finish`,
     expireOverdue: `${schema}.expire_overdue`,
+    recordSubmissions: `${schema}.record_submissions`,
+    applyReceipts: `${schema}.apply_receipts`,
   };
 }
 
@@ -252,6 +258,43 @@ BEGIN
   FOR i IN 1 .. cardinality(v_refs) LOOP
     v_out := array_append(v_out,
       ${terminate}(v_refs[i], 'submitted', p_state, p_reason, p_description, p_now, p_uids[i]));
+  END LOOP;
+  RETURN array_to_json(v_out);
+END
+`,
+    ),
+
+    // The batch forms (see util/batcher.ts): the single-item function for each item in
+    // order, in one transaction, so a burst of worker steps shares one commit. Item i's
+    // result is element i of the array. An item that raises aborts the whole batch; the
+    // adapter then runs each item alone.
+    define(
+      'record_submissions',
+      names.recordSubmissions,
+      'p_refs text[], p_idxs integer[], p_carrier_ids text[], p_nows bigint[]',
+      `
+DECLARE
+  v_out json[] := '{}';
+BEGIN
+  FOR i IN 1 .. cardinality(p_refs) LOOP
+    v_out := array_append(v_out, ${names.recordSubmission}(p_refs[i], p_idxs[i], p_carrier_ids[i], p_nows[i]));
+  END LOOP;
+  RETURN array_to_json(v_out);
+END
+`,
+    ),
+    define(
+      'apply_receipts',
+      names.applyReceipts,
+      'p_carrier_ids json, p_states text[], p_reasons text[], p_descriptions text[], p_nows bigint[], p_uids text[]',
+      `
+DECLARE
+  v_out json[] := '{}';
+BEGIN
+  FOR i IN 1 .. cardinality(p_states) LOOP
+    v_out := array_append(v_out, ${names.applyReceipt}(
+      ARRAY(SELECT json_array_elements_text(p_carrier_ids -> (i - 1))),
+      p_states[i], p_reasons[i], p_descriptions[i], p_nows[i], p_uids[i]));
   END LOOP;
   RETURN array_to_json(v_out);
 END

@@ -5,6 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Pool, PoolClient } from 'pg';
 import { TERMINAL_STATES } from '../lifecycle/states.js';
+import { Batcher } from '../util/batcher.js';
 import { assertKnownKeys } from '../util/known-keys.js';
 import { functionNames, storedFunctions, type FunctionNames, type StoredFunction } from './postgres-functions.js';
 import type {
@@ -203,6 +204,36 @@ type ReceiptJson =
   | { kind: 'duplicate' | 'part' | 'late'; ref: string }
   | { kind: 'terminal'; ref: string; transition: TransitionJson };
 
+/** One `recordSubmission` call, as its batch carries it. */
+interface SubmissionCall {
+  ref: string;
+  index: number;
+  carrierId: string;
+  now: number;
+}
+
+/** One `applyReceipt` call, with the uid its report gets if it ends a message with a URL. */
+interface ReceiptCall {
+  receipt: PartReceipt;
+  uid: string;
+}
+
+function toSubmissionResult(call: SubmissionCall, json: SubmissionJson): SubmissionResult {
+  if (json.kind !== 'submitted') return { kind: json.kind, ref: call.ref };
+  return { kind: 'submitted', transition: { message: toRecord(json.message), previousState: 'queued' } };
+}
+
+function toReceiptResult(json: ReceiptJson): ReceiptResult {
+  switch (json.kind) {
+    case 'unknown':
+      return { kind: 'unknown' };
+    case 'terminal':
+      return { kind: 'terminal', ref: json.ref, transition: toTransition(json.transition) };
+    default:
+      return { kind: json.kind, ref: json.ref };
+  }
+}
+
 function toTransition(json: TransitionJson): Transition {
   return { message: toRecord(json.message), previousState: json.previousState };
 }
@@ -273,7 +304,11 @@ function toRecord(row: RecordRow): MessageRecord {
  *
  * Every method is one statement, so one round trip: the multi-statement steps
  * (`recordSubmission`, `applyReceipt`, `finish`, `expireOverdue`) are PL/pgSQL functions in
- * the schema (src/storage/postgres-functions.ts), kept current by the migration.
+ * the schema (src/storage/postgres-functions.ts), kept current by the migration. The hot
+ * ones (`insertMessages`, `recordSubmission`, `applyReceipt`) are also batched: calls made
+ * while others are out go together in one statement, so under load they share commits
+ * (src/util/batcher.ts). A batch holds its messages' row locks until its commit; two
+ * batches that deadlock are rolled back by PostgreSQL and their calls run one by one.
  */
 export class PostgresStorage implements Storage {
   private readonly pool: Pool;
@@ -285,6 +320,10 @@ export class PostgresStorage implements Storage {
   private readonly f: FunctionNames;
   private readonly functions: StoredFunction[];
   private readying: Promise<void> | undefined;
+  /** Concurrent calls of the hot steps, sent together (src/util/batcher.ts). */
+  private readonly inserts: Batcher<readonly NewMessage[], void>;
+  private readonly submissions: Batcher<SubmissionCall, SubmissionResult>;
+  private readonly receipts: Batcher<ReceiptCall, ReceiptResult>;
 
   /** Throws a TypeError for a missing pool, a bad schema name or an unknown option. */
   constructor(options: PostgresStorageOptions) {
@@ -324,6 +363,28 @@ export class PostgresStorage implements Storage {
         c.last_error AS cb_last_error, c.next_attempt_at AS cb_next_attempt_at`;
     this.f = functionNames(this.s);
     this.functions = storedFunctions(this.s, this.t, this.recordSql);
+    // Each batch is one statement (one transaction, one commit). A few out at once keep
+    // PostgreSQL's other core busy while this process prepares the next; more would only
+    // take connections from the host's pool.
+    const batching = { maxBatch: 100, maxInFlight: 3 };
+    this.inserts = new Batcher({
+      ...batching,
+      runOne: (messages) => this.insertNow(messages),
+      runBatch: async (requests) => {
+        await this.insertNow(requests.flat());
+        return requests.map(() => undefined);
+      },
+    });
+    this.submissions = new Batcher({
+      ...batching,
+      runOne: (call) => this.recordSubmissionNow(call),
+      runBatch: (calls) => this.recordSubmissionsNow(calls),
+    });
+    this.receipts = new Batcher({
+      ...batching,
+      runOne: (call) => this.applyReceiptNow(call),
+      runBatch: (calls) => this.applyReceiptsNow(calls),
+    });
   }
 
   /**
@@ -346,10 +407,20 @@ export class PostgresStorage implements Storage {
     await this.readying?.catch(() => undefined);
   }
 
-  /** Stores all messages and their parts in one statement: all or none. */
+  /**
+   * Stores all messages and their parts in one statement: all or none. Requests stored at
+   * the same time share the statement (and its commit); if it fails, each request is
+   * stored on its own, so one request's failure is not another's.
+   */
   async insertMessages(messages: readonly NewMessage[]): Promise<void> {
     await this.ready();
     if (messages.length === 0) return;
+    // Copied now: the caller may reuse its array before the batch goes out.
+    await this.inserts.call([...messages]);
+  }
+
+  /** The insert itself: one statement for every message given. */
+  private async insertNow(messages: readonly NewMessage[]): Promise<void> {
     const columns: unknown[][] = Array.from({ length: 17 }, () => []);
     for (const m of messages) {
       const row = [
@@ -410,18 +481,29 @@ export class PostgresStorage implements Storage {
 
   /**
    * Records part `index`'s carrier id; the last part moves the message to `submitted`.
-   * One round trip: the transaction (lock the message, set the part's id, index the id,
-   * move the message) runs in the stored function `record_submission`.
+   * The transaction (lock the message, set the part's id, index the id, move the message)
+   * runs in the stored function `record_submission`; calls made at the same time go out
+   * together (`record_submissions`: one round trip and one commit for all of them).
    */
   async recordSubmission(ref: string, index: number, carrierId: string, now: number): Promise<SubmissionResult> {
     await this.ready();
+    return this.submissions.call({ ref, index, carrierId, now });
+  }
+
+  private async recordSubmissionNow(call: SubmissionCall): Promise<SubmissionResult> {
     const { rows } = await this.pool.query<{ result: SubmissionJson }>(
       `SELECT ${this.f.recordSubmission}($1::text, $2::int4, $3::text, $4::int8) AS result`,
-      [ref, index, carrierId, now],
+      [call.ref, call.index, call.carrierId, call.now],
     );
-    const result = rows[0]!.result;
-    if (result.kind !== 'submitted') return { kind: result.kind, ref };
-    return { kind: 'submitted', transition: { message: toRecord(result.message), previousState: 'queued' } };
+    return toSubmissionResult(call, rows[0]!.result);
+  }
+
+  private async recordSubmissionsNow(calls: readonly SubmissionCall[]): Promise<SubmissionResult[]> {
+    const { rows } = await this.pool.query<{ result: SubmissionJson[] }>(
+      `SELECT ${this.f.recordSubmissions}($1::text[], $2::int4[], $3::text[], $4::int8[]) AS result`,
+      [calls.map((c) => c.ref), calls.map((c) => c.index), calls.map((c) => c.carrierId), calls.map((c) => c.now)],
+    );
+    return rows[0]!.result.map((result, i) => toSubmissionResult(calls[i]!, result));
   }
 
   /** Gives a `queued` message back for another attempt at `nextAttemptAt`. */
@@ -468,27 +550,41 @@ export class PostgresStorage implements Storage {
   }
 
   /**
-   * Applies a receipt to the first stored part one of its carrier-id spellings names. One
-   * round trip: the transaction (find the part, lock its message, set the part's outcome,
-   * fold the parts, end the message) runs in the stored function `apply_receipt`.
+   * Applies a receipt to the first stored part one of its carrier-id spellings names. The
+   * transaction (find the part, lock its message, set the part's outcome, fold the parts,
+   * end the message) runs in the stored function `apply_receipt`; receipts applied at the
+   * same time go out together (`apply_receipts`).
    */
   async applyReceipt(receipt: PartReceipt): Promise<ReceiptResult> {
     await this.ready();
     if (receipt.carrierIds.length === 0) return { kind: 'unknown' };
+    // The report's uid is made here (used only if this receipt ends a message with a URL).
+    return this.receipts.call({ receipt, uid: randomUUID() });
+  }
+
+  private async applyReceiptNow({ receipt, uid }: ReceiptCall): Promise<ReceiptResult> {
     const { outcome } = receipt;
     const { rows } = await this.pool.query<{ result: ReceiptJson }>(
       `SELECT ${this.f.applyReceipt}($1::text[], $2::text, $3::text, $4::text, $5::int8, $6::text) AS result`,
-      [receipt.carrierIds, outcome.state, outcome.reason, outcome.description, receipt.now, randomUUID()],
+      [receipt.carrierIds, outcome.state, outcome.reason, outcome.description, receipt.now, uid],
     );
-    const result = rows[0]!.result;
-    switch (result.kind) {
-      case 'unknown':
-        return { kind: 'unknown' };
-      case 'terminal':
-        return { kind: 'terminal', ref: result.ref, transition: toTransition(result.transition) };
-      default:
-        return { kind: result.kind, ref: result.ref };
-    }
+    return toReceiptResult(rows[0]!.result);
+  }
+
+  private async applyReceiptsNow(calls: readonly ReceiptCall[]): Promise<ReceiptResult[]> {
+    const receipts = calls.map((call) => call.receipt);
+    const { rows } = await this.pool.query<{ result: ReceiptJson[] }>(
+      `SELECT ${this.f.applyReceipts}($1::json, $2::text[], $3::text[], $4::text[], $5::int8[], $6::text[]) AS result`,
+      [
+        JSON.stringify(receipts.map((r) => r.carrierIds)),
+        receipts.map((r) => r.outcome.state),
+        receipts.map((r) => r.outcome.reason),
+        receipts.map((r) => r.outcome.description),
+        receipts.map((r) => r.now),
+        calls.map((call) => call.uid),
+      ],
+    );
+    return rows[0]!.result.map(toReceiptResult);
   }
 
   /** The principal's message `ref`, or `null`. */

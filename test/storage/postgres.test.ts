@@ -147,6 +147,83 @@ dbDescribe('PostgresStorage', () => {
     }
   });
 
+  it('stores concurrent requests in one statement, and a request that fails fails alone', async () => {
+    const schema = freshSchema();
+    const { pool: counted, queries } = countingPool();
+    const storage = new PostgresStorage({ pool: counted, schema });
+    try {
+      const taken = buildNewMessage();
+      await storage.insertMessages([taken]);
+      const requests = Array.from({ length: 20 }, () => [buildNewMessage(), buildNewMessage({ smsCount: 2 })]);
+      queries.count = 0;
+      expect(await Promise.all(requests.map((messages) => storage.insertMessages(messages)))).toHaveLength(20);
+      expect(queries.count).toBeLessThanOrEqual(2);
+
+      const again = [[buildNewMessage()], [buildNewMessage(), { ...taken }], [buildNewMessage()]];
+      const outcomes = await Promise.allSettled(again.map((messages) => storage.insertMessages(messages)));
+      expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+      for (const [i, messages] of again.entries()) {
+        for (const message of messages) {
+          const stored = await storage.getMessage(message.principalId, message.ref);
+          // The failed request stored none of its messages; `taken` was there before.
+          expect(stored !== null).toBe(i !== 1 || message.ref === taken.ref);
+        }
+      }
+    } finally {
+      await counted.end();
+      await dropSchema(schema);
+    }
+  });
+
+  it('records concurrent submissions and receipts in shared statements, each with its own result', async () => {
+    const schema = freshSchema();
+    const { pool: counted, queries } = countingPool();
+    const storage = new PostgresStorage({ pool: counted, schema });
+    try {
+      const messages = Array.from({ length: 60 }, (_, i) =>
+        buildNewMessage({ smsCount: (i % 3) + 1, callbackUrl: i % 2 === 0 ? 'https://client.example/dlr' : null }),
+      );
+      await storage.insertMessages(messages);
+      const parts = messages.flatMap((m) => Array.from({ length: m.smsCount }, (_, index) => ({ ref: m.ref, index })));
+      queries.count = 0;
+      const submitted = await Promise.all(
+        parts.map(({ ref, index }) => storage.recordSubmission(ref, index, `c-${ref}-${index}`, 10)),
+      );
+      expect(queries.count).toBeLessThanOrEqual(3);
+      // Exactly one call per message saw its last part arrive, whatever order they ran in.
+      const moved = submitted.flatMap((r) => (r.kind === 'submitted' ? [r.transition.message.ref] : []));
+      expect(moved.sort()).toEqual(messages.map((m) => m.ref).sort());
+      expect(submitted.filter((r) => r.kind === 'part')).toHaveLength(parts.length - messages.length);
+
+      queries.count = 0;
+      const applied = await Promise.all(
+        parts.map(({ ref, index }) =>
+          storage.applyReceipt({ carrierIds: [`c-${ref}-${index}`], outcome: outcome('delivered', 'delivered_to_terminal'), now: 20 }),
+        ),
+      );
+      expect(queries.count).toBeLessThanOrEqual(3);
+      const ended = applied.flatMap((r) => (r.kind === 'terminal' ? [r.transition] : []));
+      expect(ended.map((t) => t.message.ref).sort()).toEqual(messages.map((m) => m.ref).sort());
+      for (const transition of ended) {
+        expect(transition.message.state).toBe('delivered');
+        expect(transition.message.callback?.state ?? null).toBe(transition.message.callbackUrl === null ? null : 'pending');
+      }
+      // Each report has its own uid: as many pending reports as messages with a URL.
+      const reports = await pool.query(`SELECT count(DISTINCT uid)::int AS n FROM "${schema}".callbacks`);
+      expect(reports.rows[0]).toEqual({ n: messages.filter((m) => m.callbackUrl !== null).length });
+      // A receipt again is a duplicate, in a batch as alone.
+      const repeated = await Promise.all(
+        parts.slice(0, 5).map(({ ref, index }) =>
+          storage.applyReceipt({ carrierIds: ['unknown-spelling', `c-${ref}-${index}`], outcome: outcome('delivered', 'delivered_to_terminal'), now: 30 }),
+        ),
+      );
+      expect(repeated.map((r) => r.kind)).toEqual(Array(5).fill('duplicate'));
+    } finally {
+      await counted.end();
+      await dropSchema(schema);
+    }
+  });
+
   it('keeps times past 2^31 ms exact as numbers', async () => {
     const schema = freshSchema();
     const storage = new PostgresStorage({ pool, schema });
@@ -228,9 +305,11 @@ dbDescribe('PostgresStorage', () => {
       const created = await functions();
       expect(created.map((row) => row.proname)).toEqual([
         'apply_receipt',
+        'apply_receipts',
         'expire_overdue',
         'finish',
         'record_submission',
+        'record_submissions',
         'terminate',
       ]);
       // A start that finds them current writes nothing.
@@ -239,7 +318,7 @@ dbDescribe('PostgresStorage', () => {
 
       // As the previous version left it: tables and migrations 1 and 2, no functions; and a
       // function from some other version of the code.
-      for (const name of ['apply_receipt', 'expire_overdue', 'finish', 'record_submission']) {
+      for (const name of ['apply_receipt', 'apply_receipts', 'expire_overdue', 'finish', 'record_submission', 'record_submissions']) {
         await pool.query(`DROP FUNCTION "${schema}".${name}`);
       }
       await pool.query(`CREATE OR REPLACE FUNCTION "${schema}".terminate(p_ref text, p_previous_state text, p_state text,
