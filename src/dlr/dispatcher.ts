@@ -117,6 +117,7 @@ export class CallbackDispatcher {
   #timer: NodeJS.Timeout | undefined;
   #polling: Promise<void> | null = null;
   #pollAgain = false;
+  #wakeScheduled = false;
   /** True when the last claim may have left due reports behind. */
   #backlog = false;
   #started = false;
@@ -140,10 +141,20 @@ export class CallbackDispatcher {
     this.#schedule(0);
   }
 
-  /** Polls now: a report has just become due. Harmless when nothing is. */
+  /**
+   * Polls soon: a report has just become due. Harmless when nothing is. The wakes of one
+   * turn of the event loop make one poll (a router wakes it with every message that ends),
+   * and while a batch's worth of room is not free the poll is left to the attempts that
+   * free it: a claim walks the reports held, so claiming one at a time cost a walk per report.
+   */
   wake(): void {
-    if (!this.#started || this.#closed) return;
-    void this.#poll();
+    if (!this.#started || this.#closed || this.#wakeScheduled) return;
+    this.#wakeScheduled = true;
+    setImmediate(() => {
+      this.#wakeScheduled = false;
+      if (this.#room() < this.#refillAt()) this.#backlog = true;
+      else void this.#poll();
+    });
   }
 
   /**
@@ -185,7 +196,7 @@ export class CallbackDispatcher {
     try {
       for (let round = 0; round < MAX_CLAIMS_PER_POLL && !this.#closed; round++) {
         this.#pollAgain = false;
-        const room = HELD_PER_SLOT * this.#config.concurrency - this.#active - this.#waiting;
+        const room = this.#room();
         if (room <= 0) {
           this.#backlog = true;
           return;
@@ -208,6 +219,16 @@ export class CallbackDispatcher {
     } catch (error) {
       this.#emit('error', { error, source: 'dlr' });
     }
+  }
+
+  /** How many more reports may be held (running or queued). */
+  #room(): number {
+    return HELD_PER_SLOT * this.#config.concurrency - this.#active - this.#waiting;
+  }
+
+  /** The room at which a finished attempt claims more: a batch, or half of what may be held. */
+  #refillAt(): number {
+    return Math.min(this.#config.batchSize, (HELD_PER_SLOT * this.#config.concurrency) / 2);
   }
 
   /** Starts a claimed report or queues it behind its host; `false` when its host's queue is full. */
@@ -246,7 +267,8 @@ export class CallbackDispatcher {
       lane.active--;
       this.#active--;
       this.#next(host, lane);
-      if (this.#backlog) this.wake();
+      // More is due: claim again once a batch's worth of room is free (see wake()).
+      if (this.#backlog && this.#room() >= this.#refillAt()) this.wake();
     });
     this.#inFlight.add(attempt);
   }

@@ -4,6 +4,7 @@ import { CallbackDispatcher } from '../../src/dlr/dispatcher.js';
 import { resolveDlrOptions, type DlrConfig, type DlrOptions } from '../../src/dlr/options.js';
 import type { HostResolver } from '../../src/dlr/post.js';
 import type { Emit, SmsEventName, SmsEvents } from '../../src/events.js';
+import { outcome } from '../../src/lifecycle/states.js';
 import { MemoryStorage } from '../../src/storage/memory.js';
 import { newMessage, startReceiver, storeTerminal, waitFor, type Receiver } from './helpers.js';
 
@@ -96,6 +97,32 @@ describe('CallbackDispatcher', () => {
       data: { external_id: 'abc-1', message_ref: message.ref, status: 'delivered' },
     });
     expect((await h.storage.getMessage(PRINCIPAL, message.ref))!.callback).toMatchObject({ state: 'delivered', attempts: 3 });
+  });
+
+  it('makes one claim of the wakes of one turn, not one per report that became due', async () => {
+    const r = await receiver();
+    // Long polls: every claim below comes from a wake or a finished attempt, not the timer.
+    const h = harness({ pollIntervalMs: 60_000 }, { realClock: true });
+    let claims = 0;
+    const claim = h.storage.claimCallbacks.bind(h.storage);
+    h.storage.claimCallbacks = (options) => {
+      claims++;
+      return claim(options);
+    };
+    h.dispatcher.start();
+    await waitFor(() => claims === 1, 5_000, 'the first poll');
+    const messages = Array.from({ length: 40 }, () => newMessage(`${r.origin}/dlr`, Date.now()));
+    await h.storage.insertMessages(messages);
+    claims = 0;
+    // As a router does: each message that ends wakes the dispatcher, here 40 in one turn
+    // of the event loop (the storage answers in microtasks).
+    for (const message of messages) {
+      await h.storage.finish(message.ref, outcome('delivered', 'delivered_to_terminal'), Date.now());
+      h.dispatcher.wake();
+    }
+    await waitFor(() => h.named('dlr.sent').length === 40, 10_000, 'every report sent');
+    expect(r.requests).toHaveLength(40);
+    expect(claims).toBeLessThanOrEqual(2);
   });
 
   it('gives up when the schedule runs out', async () => {
