@@ -245,6 +245,7 @@ export class SmppDelivery implements DeliveryAdapter {
       status = ESME_RX_T_APPN;
       this.#report(new Error('SMPP deliver_sm handler failed; answered ESME_RX_T_APPN so the SMSC retries', { cause: error }));
     }
+    sendAtEndOfTurn(session);
     session.send(pdu.response({ command_status: status }));
   }
 }
@@ -416,6 +417,26 @@ function messageText(value: unknown): string {
 }
 
 /** The error name of an SMPP command status, e.g. `ESME_RINVPASWD`, or its hex code. */
+/** Sockets whose writes of this turn are being held (see {@link sendAtEndOfTurn}). */
+const corked = new WeakSet<Session['socket']>();
+
+/**
+ * Holds what is written to the session's socket for the rest of this turn of the event
+ * loop and sends it in one write at its end. A window of submits, or the responses to a
+ * burst of receipts, then costs one system call instead of one per PDU (the socket has
+ * Nagle off, so each PDU was its own write and its own packet).
+ */
+function sendAtEndOfTurn(session: Session): void {
+  const socket = session.socket;
+  if (corked.has(socket)) return;
+  corked.add(socket);
+  socket.cork();
+  setImmediate(() => {
+    corked.delete(socket);
+    socket.uncork();
+  });
+}
+
 function statusName(lib: SmppLib, status: number): string {
   for (const [name, code] of Object.entries(lib.errors)) if (code === status) return name;
   return `0x${status.toString(16).padStart(8, '0')}`;
@@ -685,6 +706,7 @@ class SmppBind {
     let sent: boolean;
     try {
       pdu = new this.#lib.PDU('submit_sm', job.fields);
+      sendAtEndOfTurn(session);
       sent = session.send(pdu, (response) => this.#onSubmitResponse(response));
     } catch (error) {
       // The same fields would fail the same way on every retry.
