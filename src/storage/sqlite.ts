@@ -155,12 +155,60 @@ interface MessageRow {
   updated_at: number;
 }
 
-interface PartRow {
-  idx: number;
-  carrier_id: string | null;
-  outcome_state: TerminalState | null;
-  outcome_reason: StatusReason | null;
-  outcome_description: string | null;
+/** The message columns the reads select, in {@link toMessageRow}'s order (the table's). */
+const MESSAGE_COLUMNS = `id, ref, principal_id, endpoint, profile_code, sender, recipient, text, message_type,
+  req_type, external_id, recipient_field, reference_field, sms_count, encoding, callback_url, callback_secret,
+  created_at, state, status_reason, status_description, attempts, last_error, next_attempt_at, lease_owner,
+  lease_until, updated_at`;
+
+/** A message row from a raw (array) result of {@link MESSAGE_COLUMNS}. */
+function toMessageRow(r: unknown[]): MessageRow {
+  return {
+    id: r[0] as number,
+    ref: r[1] as string,
+    principal_id: r[2] as string,
+    endpoint: r[3] as Endpoint,
+    profile_code: r[4] as string,
+    sender: r[5] as string,
+    recipient: r[6] as string,
+    text: r[7] as string,
+    message_type: r[8] as number,
+    req_type: r[9] as number,
+    external_id: r[10] as string,
+    recipient_field: r[11] as RecipientField,
+    reference_field: r[12] as ReferenceField,
+    sms_count: r[13] as number,
+    encoding: r[14] as Encoding,
+    callback_url: r[15] as string | null,
+    callback_secret: r[16] as string | null,
+    created_at: r[17] as number,
+    state: r[18] as MessageState,
+    status_reason: r[19] as StatusReason | null,
+    status_description: r[20] as string | null,
+    attempts: r[21] as number,
+    last_error: r[22] as string | null,
+    next_attempt_at: r[23] as number,
+    lease_owner: r[24] as string | null,
+    lease_until: r[25] as number | null,
+    updated_at: r[26] as number,
+  };
+}
+
+/**
+ * Reads `statement`'s rows as arrays and converts each with `toRow`. better-sqlite3 builds
+ * an object row in C++ by setting every column by name, which for a message row measured
+ * twice as slow as the array (6.6 against 3.1 us); the worker reads a message row in each
+ * of its steps.
+ */
+function readRows<P extends unknown[], R>(statement: Database.Statement<P, unknown[]>, toRow: (raw: unknown[]) => R) {
+  statement.raw(true);
+  return {
+    get: (...params: P): R | undefined => {
+      const raw = statement.get(...params);
+      return raw === undefined ? undefined : toRow(raw);
+    },
+    all: (...params: P): R[] => statement.all(...params).map(toRow),
+  };
 }
 
 interface CallbackRow {
@@ -201,18 +249,19 @@ function insertMessage(s: Statements, m: NewMessage): void {
   for (let index = 0; index < m.smsCount; index++) s.insertPart.run(id, index);
 }
 
-function partOutcome(row: PartRow): Outcome | null {
-  if (row.outcome_state === null) return null;
-  return { state: row.outcome_state, reason: row.outcome_reason!, description: row.outcome_description! };
-}
-
-function partRecord(row: PartRow): PartRecord {
-  return { index: row.idx, carrierId: row.carrier_id, outcome: partOutcome(row) };
+/** A part from a raw row of `idx, carrier_id, outcome_state, outcome_reason, outcome_description`. */
+function partRecord(r: unknown[]): PartRecord {
+  const state = r[2] as TerminalState | null;
+  return {
+    index: r[0] as number,
+    carrierId: r[1] as string | null,
+    outcome: state === null ? null : { state, reason: r[3] as StatusReason, description: r[4] as string },
+  };
 }
 
 /** The parts of message `id`, in index order. */
 function partsOf(s: Statements, id: number): PartRecord[] {
-  return s.parts.all(id).map(partRecord);
+  return s.parts.all(id);
 }
 
 /** A message record from its row, its parts and its report (`null` when it has none). */
@@ -255,10 +304,13 @@ function prepareStatements(db: Database.Database) {
         callback_url, callback_secret, created_at, state, attempts, next_attempt_at, updated_at)
       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'queued', 0, ?, ?)`),
     insertPart: db.prepare<[number, number]>('INSERT INTO sms_parts (message_id, idx) VALUES (?, ?)'),
-    messageByRef: db.prepare<[string], MessageRow>('SELECT * FROM sms_messages WHERE ref = ?'),
-    messageById: db.prepare<[number], MessageRow>('SELECT * FROM sms_messages WHERE id = ?'),
-    parts: db.prepare<[number], PartRow>(
-      'SELECT idx, carrier_id, outcome_state, outcome_reason, outcome_description FROM sms_parts WHERE message_id = ? ORDER BY idx',
+    messageByRef: readRows(db.prepare<[string], unknown[]>(`SELECT ${MESSAGE_COLUMNS} FROM sms_messages WHERE ref = ?`), toMessageRow),
+    messageById: readRows(db.prepare<[number], unknown[]>(`SELECT ${MESSAGE_COLUMNS} FROM sms_messages WHERE id = ?`), toMessageRow),
+    parts: readRows(
+      db.prepare<[number], unknown[]>(
+        'SELECT idx, carrier_id, outcome_state, outcome_reason, outcome_description FROM sms_parts WHERE message_id = ? ORDER BY idx',
+      ),
+      partRecord,
     ),
     callbackOfMessage: db.prepare<[number], CallbackRow>('SELECT * FROM sms_callbacks WHERE message_id = ?'),
     dueMessages: db.prepare<{ now: number; limit: number }, { id: number }>(`
@@ -295,9 +347,12 @@ function prepareStatements(db: Database.Database) {
     setPartOutcome: db.prepare<[string, string, string, number, number]>(
       'UPDATE sms_parts SET outcome_state = ?, outcome_reason = ?, outcome_description = ? WHERE message_id = ? AND idx = ?',
     ),
-    byExternalId: db.prepare<[string, string, number], MessageRow>(`
-      SELECT * FROM sms_messages WHERE principal_id = ? AND external_id = ?
-      ORDER BY created_at DESC, id DESC LIMIT ?`),
+    byExternalId: readRows(
+      db.prepare<[string, string, number], unknown[]>(`
+        SELECT ${MESSAGE_COLUMNS} FROM sms_messages WHERE principal_id = ? AND external_id = ?
+        ORDER BY created_at DESC, id DESC LIMIT ?`),
+      toMessageRow,
+    ),
     dueCallbacks: db.prepare<{ now: number; limit: number }, CallbackRow>(`
       SELECT * FROM sms_callbacks
       WHERE state = 'pending' AND next_attempt_at <= @now AND (lease_until IS NULL OR lease_until <= @now)
@@ -312,8 +367,11 @@ function prepareStatements(db: Database.Database) {
       UPDATE sms_callbacks SET state = ?, attempts = attempts + 1, last_status_code = ?, last_error = ?,
         next_attempt_at = ?, lease_owner = NULL, lease_until = NULL
       WHERE uid = ? AND state = 'pending'`),
-    overdue: db.prepare<[number, number], MessageRow>(`
-      SELECT * FROM sms_messages WHERE state = 'submitted' AND updated_at < ? ORDER BY updated_at, id LIMIT ?`),
+    overdue: readRows(
+      db.prepare<[number, number], unknown[]>(`
+        SELECT ${MESSAGE_COLUMNS} FROM sms_messages WHERE state = 'submitted' AND updated_at < ? ORDER BY updated_at, id LIMIT ?`),
+      toMessageRow,
+    ),
     purgeable: db.prepare<[number, number], { id: number }>(`
       SELECT m.id FROM sms_messages m
       WHERE m.state IN ${TERMINAL_SQL} AND m.updated_at < ?
