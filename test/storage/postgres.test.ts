@@ -96,7 +96,7 @@ dbDescribe('PostgresStorage', () => {
       );
       expect(rows.map((row) => row.table_name)).toEqual(['callbacks', 'carrier_ids', 'messages', 'migrations', 'parts']);
       const versions = await pool.query(`SELECT version FROM "${schema}".migrations ORDER BY version`);
-      expect(versions.rows).toEqual([{ version: 1 }, { version: 2 }]);
+      expect(versions.rows).toEqual([{ version: 1 }, { version: 2 }, { version: 3 }]);
     } finally {
       await dropSchema(schema);
     }
@@ -224,6 +224,72 @@ dbDescribe('PostgresStorage', () => {
     }
   });
 
+  it('has no foreign keys, and purge takes a message\'s parts, carrier ids and report with it', async () => {
+    const schema = freshSchema();
+    const storage = new PostgresStorage({ pool, schema });
+    try {
+      await storage.ready();
+      const keys = await pool.query(
+        `SELECT count(*)::int AS n FROM pg_constraint WHERE contype = 'f' AND connamespace = $1::regnamespace`,
+        [`"${schema}"`],
+      );
+      expect(keys.rows[0]).toEqual({ n: 0 });
+
+      const gone = buildNewMessage({ smsCount: 2, callbackUrl: 'https://client.example/dlr', createdAt: 10 });
+      const kept = buildNewMessage({ smsCount: 2, callbackUrl: 'https://client.example/dlr', createdAt: 10 });
+      await storage.insertMessages([gone, kept]);
+      for (const message of [gone, kept]) {
+        for (const index of [0, 1]) await storage.recordSubmission(message.ref, index, `${message.ref}-${index}`, 20);
+        for (const index of [0, 1]) {
+          await storage.applyReceipt({ carrierIds: [`${message.ref}-${index}`], outcome: outcome('delivered', 'delivered_to_terminal'), now: 30 });
+        }
+      }
+      const [report] = await storage.claimCallbacks({ owner: 'o', limit: 1, leaseMs: 1_000, now: 40 });
+      expect(report?.message.ref).toBe(gone.ref);
+      await storage.recordCallbackAttempt(report!.uid, { result: 'delivered', statusCode: 200, error: null, nextAttemptAt: null, now: 50 });
+
+      // `kept` still has a pending report, so only `gone` may go.
+      expect(await storage.purge(1_000, 10)).toBe(1);
+      const left = await pool.query<{ table: string; ref: string }>(
+        `SELECT 'messages' AS table, ref FROM "${schema}".messages UNION ALL
+         SELECT 'parts', ref FROM "${schema}".parts UNION ALL
+         SELECT 'carrier_ids', ref FROM "${schema}".carrier_ids UNION ALL
+         SELECT 'callbacks', ref FROM "${schema}".callbacks`,
+      );
+      expect(left.rows.filter((row) => row.ref === gone.ref)).toEqual([]);
+      expect(left.rows.filter((row) => row.ref === kept.ref).map((row) => row.table).sort()).toEqual(
+        ['callbacks', 'carrier_ids', 'carrier_ids', 'messages', 'parts', 'parts'],
+      );
+    } finally {
+      await dropSchema(schema);
+    }
+  });
+
+  it('drops the foreign keys of a schema made by an earlier version, keeping its rows', async () => {
+    const schema = freshSchema();
+    try {
+      await new PostgresStorage({ pool, schema }).ready();
+      // As version 2 left it: the foreign keys of version 1, migration 3 not applied.
+      await pool.query(`DELETE FROM "${schema}".migrations WHERE version = 3`);
+      await pool.query(`ALTER TABLE "${schema}".parts ADD CONSTRAINT parts_ref_fkey FOREIGN KEY (ref) REFERENCES "${schema}".messages (ref) ON DELETE CASCADE`);
+      await pool.query(`ALTER TABLE "${schema}".carrier_ids ADD CONSTRAINT carrier_ids_ref_idx_fkey FOREIGN KEY (ref, idx) REFERENCES "${schema}".parts (ref, idx) ON DELETE CASCADE`);
+      await pool.query(`ALTER TABLE "${schema}".callbacks ADD CONSTRAINT callbacks_ref_fkey FOREIGN KEY (ref) REFERENCES "${schema}".messages (ref) ON DELETE CASCADE`);
+      const message = buildNewMessage();
+      await new PostgresStorage({ pool, schema }).insertMessages([message]);
+
+      const storage = new PostgresStorage({ pool, schema });
+      await storage.ready();
+      const keys = await pool.query(
+        `SELECT count(*)::int AS n FROM pg_constraint WHERE contype = 'f' AND connamespace = $1::regnamespace`,
+        [`"${schema}"`],
+      );
+      expect(keys.rows[0]).toEqual({ n: 0 });
+      expect((await storage.getMessage(message.principalId, message.ref))?.parts).toHaveLength(1);
+    } finally {
+      await dropSchema(schema);
+    }
+  });
+
   it('keeps times past 2^31 ms exact as numbers', async () => {
     const schema = freshSchema();
     const storage = new PostgresStorage({ pool, schema });
@@ -336,7 +402,7 @@ dbDescribe('PostgresStorage', () => {
       expect(result.kind === 'terminal' && result.transition.message.callback?.state).toBe('pending');
       expect((await functions()).map((row) => row.proname)).toEqual(created.map((row) => row.proname));
       const versions = await pool.query(`SELECT version FROM "${schema}".migrations ORDER BY version`);
-      expect(versions.rows).toEqual([{ version: 1 }, { version: 2 }]);
+      expect(versions.rows).toEqual([{ version: 1 }, { version: 2 }, { version: 3 }]);
     } finally {
       await dropSchema(schema);
     }
