@@ -9,6 +9,11 @@
  * `--duration <s>` (measured seconds per HTTP run), `--runs <n>`, `--tsx` (run the servers
  * with `node --import tsx` instead of a build), `--write` / `--no-write` (BENCHMARKS.md is
  * written by default only by a full, unfiltered run), `--note <text>` (added to the report).
+ * Comparisons (they print a table and never write BENCHMARKS.md; 6 pairs of 5 s by default):
+ * `--against <git-ref>` runs each selected HTTP case built from that commit and from the
+ * working tree in alternation, `--paired` each selected case and its baseline; both report
+ * the mean of the per-pair ratios with its standard deviation, which on a noisy machine
+ * says far more than two medians taken minutes apart.
  * Environment: `BENCH_CPU_PROF=<dir>` has every server write a V8 CPU profile there when it
  * exits (to see what limits a figure); `BENCH_RATE_LIMIT=off` runs the routers without limits.
  */
@@ -39,6 +44,10 @@ interface Options {
   tsx: boolean;
   write: boolean;
   notes: string[];
+  /** `--against <git-ref>`: paired runs of the HTTP cases built from that ref and from the working tree. */
+  against: string | null;
+  /** `--paired`: paired runs of each HTTP case and its baseline. */
+  paired: boolean;
 }
 
 function parseArgs(argv: readonly string[]): Options {
@@ -48,6 +57,8 @@ function parseArgs(argv: readonly string[]): Options {
   let runs: number | null = null;
   let tsx = false;
   let write: boolean | null = null;
+  let against: string | null = null;
+  let paired = false;
   const notes: string[] = [];
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
@@ -64,22 +75,29 @@ function parseArgs(argv: readonly string[]): Options {
     else if (arg === '--write') write = true;
     else if (arg === '--no-write') write = false;
     else if (arg === '--note') notes.push(value());
+    else if (arg === '--against') against = value();
+    else if (arg === '--paired') paired = true;
     else if (arg === '--help' || arg === '-h') {
-      console.log('usage: npm run bench -- [--quick] [--case a,b] [--duration s] [--runs n] [--tsx] [--write|--no-write] [--note text]');
+      console.log('usage: npm run bench -- [--quick] [--case a,b] [--duration s] [--runs n] [--tsx] [--write|--no-write] [--note text] [--against <git-ref> | --paired]');
       process.exit(0);
     } else throw new Error(`unknown option ${arg} (try --help)`);
   }
   if (duration !== null && !(duration > 0)) throw new Error('--duration must be a positive number of seconds');
   if (runs !== null && !(Number.isInteger(runs) && runs > 0)) throw new Error('--runs must be a positive integer');
+  if (against !== null && paired) throw new Error('--against and --paired are two different comparisons: pick one');
+  if ((against !== null || paired) && tsx) throw new Error('--against and --paired compare bundles: drop --tsx');
+  const comparing = against !== null || paired;
   return {
     quick,
     filter,
-    durationSec: duration ?? (quick ? 3 : 8),
+    durationSec: duration ?? (quick ? 3 : comparing ? 5 : 8),
     warmupSec: quick ? 1 : 2,
-    runs: runs ?? (quick ? 1 : 3),
+    runs: runs ?? (quick ? 1 : comparing ? 6 : 3),
     tsx,
-    write: write ?? (!quick && filter === null && duration === null && runs === null),
+    write: !comparing && (write ?? (!quick && filter === null && duration === null && runs === null)),
     notes,
+    against,
+    paired,
   };
 }
 
@@ -120,13 +138,17 @@ const SERVER_SCRIPTS = ['baseline', 'memory', 'sqlite', 'postgres', 'smpp-raw'] 
 type ServerScript = (typeof SERVER_SCRIPTS)[number];
 
 const buildDir = join(root, 'node_modules', '.cache', 'sms-outbox-bench');
-const built = new Map<ServerScript, { file: string } | { error: string }>();
+/** Which tree a server was built from: the working tree, or the `--against` commit. */
+type Variant = 'current' | 'against';
+const built = new Map<`${Variant}/${ServerScript}`, { file: string } | { error: string }>();
 let runMode = '';
 
 /**
  * Bundles each server script with esbuild (what tsup uses; dependencies stay external) into
  * node_modules/.cache, so the servers run on plain `node` without tsx's loader. One script
- * that fails to build (a src/ file not there yet) skips only its cases.
+ * that fails to build (a src/ file not there yet) skips only its cases. With `--against`,
+ * the scripts of that commit (checked out in a temporary git worktree) are bundled too,
+ * into a subfolder, where they still find this checkout's node_modules.
  */
 async function buildServers(): Promise<void> {
   if (options.tsx) {
@@ -137,28 +159,38 @@ async function buildServers(): Promise<void> {
   try {
     esbuild = await import('esbuild');
   } catch (error) {
+    if (options.against !== null || options.paired) throw new Error(`esbuild not loadable, so nothing to compare: ${String(error)}`);
     runMode = `servers run with \`node --import tsx\` (esbuild not loadable: ${String(error)})`;
     options.tsx = true;
     return;
   }
-  mkdirSync(buildDir, { recursive: true });
-  for (const script of SERVER_SCRIPTS) {
-    try {
-      await esbuild.build({
-        entryPoints: [join(root, 'bench', 'servers', `${script}.ts`)],
-        outfile: join(buildDir, `${script}.mjs`),
-        bundle: true,
-        platform: 'node',
-        format: 'esm',
-        target: 'node20',
-        packages: 'external',
-        sourcemap: 'linked',
-        logLevel: 'silent',
-      });
-      built.set(script, { file: join(buildDir, `${script}.mjs`) });
-    } catch (error) {
-      const first = (error as { errors?: { text: string; location?: { file: string } | null }[] }).errors?.[0];
-      built.set(script, { error: first ? `${first.text}${first.location ? ` (${first.location.file})` : ''}` : String(error) });
+  const trees: [Variant, string, string][] = [['current', root, buildDir]];
+  if (options.against !== null) {
+    const tree = join(scratch, 'against');
+    execFileSync('git', ['worktree', 'add', '--detach', tree, options.against], { cwd: root, stdio: 'ignore' });
+    trees.push(['against', tree, join(buildDir, 'against')]);
+  }
+  for (const [variant, tree, outDir] of trees) {
+    mkdirSync(outDir, { recursive: true });
+    for (const script of SERVER_SCRIPTS) {
+      const outfile = join(outDir, `${script}.mjs`);
+      try {
+        await esbuild.build({
+          entryPoints: [join(tree, 'bench', 'servers', `${script}.ts`)],
+          outfile,
+          bundle: true,
+          platform: 'node',
+          format: 'esm',
+          target: 'node20',
+          packages: 'external',
+          sourcemap: 'linked',
+          logLevel: 'silent',
+        });
+        built.set(`${variant}/${script}`, { file: outfile });
+      } catch (error) {
+        const first = (error as { errors?: { text: string; location?: { file: string } | null }[] }).errors?.[0];
+        built.set(`${variant}/${script}`, { error: first ? `${first.text}${first.location ? ` (${first.location.file})` : ''}` : String(error) });
+      }
     }
   }
   runMode =
@@ -177,12 +209,12 @@ interface ServerChild {
 
 class SkipError extends Error {}
 
-/** Starts `script` pinned to the server core and resolves once it prints its port. */
-async function startServer(script: ServerScript, env: Record<string, string> = {}): Promise<ServerChild> {
+/** Starts `script` (of `variant`'s tree) pinned to the server core and resolves once it prints its port. */
+async function startServer(script: ServerScript, env: Record<string, string> = {}, variant: Variant = 'current'): Promise<ServerChild> {
   let args: string[];
   if (options.tsx) args = ['--import', 'tsx', join(root, 'bench', 'servers', `${script}.ts`)];
   else {
-    const entry = built.get(script);
+    const entry = built.get(`${variant}/${script}`);
     if (!entry) throw new SkipError(`${script} server not built`);
     if ('error' in entry) throw new SkipError(`${script} server does not build: ${entry.error}`);
     // BENCH_CPU_PROF=<dir>: each server writes a V8 CPU profile there when it exits.
@@ -366,6 +398,92 @@ interface HttpRun {
   load: LoadResult;
   cpu: number | null;
   peakMb: number | null;
+  /** Whether the peak RSS could be reset after the warm-up. */
+  peakReset: boolean;
+}
+
+/**
+ * One run of HTTP case `c` (built from `variant`'s tree): a fresh server on fresh storage,
+ * the warm-up, then the measured load. Throws a SkipError when nothing was answered 2xx.
+ */
+async function runHttpOnce(c: HttpCase, variant: Variant = 'current'): Promise<HttpRun> {
+  const body = sendBody(c.perRequest, `bench-${c.name}`);
+  let storage: Awaited<ReturnType<typeof freshStorage>> | null = null;
+  let server: ServerChild | null = null;
+  try {
+    storage = await freshStorage(c.script);
+    server = await startServer(c.script, { ...storage.env, ...c.env }, variant);
+    const load = { port: server.port, path: PATH, body, headers: HEADERS, connections: c.connections };
+    await runLoad({ ...load, durationSec: options.warmupSec });
+    const peakReset = resetPeakRss(server.pid);
+    const cpu0 = cpuSeconds(server.pid);
+    const result = await runLoad({ ...load, durationSec: options.durationSec });
+    const cpu1 = cpuSeconds(server.pid);
+    const memory = rss(server.pid);
+    if (result.ok === 0) {
+      const why = `no request answered 2xx within the ${options.durationSec} s measured (${result.non2xx} non-2xx, ${result.errors} errors)`;
+      throw new SkipError(`${why}${server.stderr() ? `; server: ${server.stderr().split('\n').slice(-2).join(' / ')}` : ''}`);
+    }
+    return { load: result, cpu: cpu0 === null || cpu1 === null ? null : cpu1 - cpu0, peakMb: memory?.peakMb ?? null, peakReset };
+  } finally {
+    await server?.stop();
+    await storage?.cleanup();
+  }
+}
+
+/**
+ * `--against` / `--paired`: alternates two servers run by run (`pairs` times, every other
+ * pair in the other order) and prints, per selected case, the mean of the per-pair ratios
+ * of req/s and of server CPU per request, with their standard deviations. Two runs of a
+ * pair are seconds apart, so the machine's drift touches both alike.
+ */
+async function compareHttp(): Promise<void> {
+  // The baselines came along with the selected cases; against a commit they are compared only when asked for.
+  const comparisons = httpSelected.filter((c) => options.against === null || selected(c.name)).flatMap((c) => {
+    if (options.against !== null) return [{ name: c.name, a: { c, variant: 'against' as Variant }, b: { c, variant: 'current' as Variant } }];
+    const base = HTTP_CASES.find((x) => x.name === c.baseline);
+    return base === undefined ? [] : [{ name: `${c.name} vs ${base.name}`, a: { c: base, variant: 'current' as Variant }, b: { c, variant: 'current' as Variant } }];
+  });
+  const [aLabel, bLabel] = options.against !== null ? [options.against, 'working tree'] : ['baseline', 'case'];
+  const rows: string[] = [];
+  for (const { name, a, b } of comparisons) {
+    const pairs: { a: HttpRun; b: HttpRun }[] = [];
+    try {
+      for (let pair = 1; pair <= options.runs; pair++) {
+        const order = pair % 2 === 1 ? [a, b] : [b, a];
+        const done = new Map<typeof a, HttpRun>();
+        for (const side of order) done.set(side, await runHttpOnce(side.c, side.variant));
+        pairs.push({ a: done.get(a)!, b: done.get(b)! });
+        log(`${name} pair ${pair}: ${aLabel} ${Math.round(pairs.at(-1)!.a.load.requestsPerSec)}, ${bLabel} ${Math.round(pairs.at(-1)!.b.load.requestsPerSec)} req/s`);
+      }
+    } catch (error) {
+      rows.push(`| ${name} | skipped: ${error instanceof SkipError ? error.message : String(error)} | | | |`);
+      continue;
+    }
+    const perRequestCpu = (r: HttpRun) => (r.cpu ?? NaN) / (r.load.requestsPerSec * r.load.seconds);
+    const speed = meanSd(pairs.map((p) => p.b.load.requestsPerSec / p.a.load.requestsPerSec));
+    const cpu = meanSd(pairs.map((p) => perRequestCpu(p.b) / perRequestCpu(p.a)));
+    const mean = (values: number[]) => values.reduce((sum, v) => sum + v, 0) / values.length;
+    rows.push(
+      `| ${name} | ${Math.round(mean(pairs.map((p) => p.a.load.requestsPerSec)))} | ${Math.round(mean(pairs.map((p) => p.b.load.requestsPerSec)))} | ` +
+        `${speed.mean.toFixed(3)} +- ${speed.sd.toFixed(3)} | ${cpu.mean.toFixed(3)} +- ${cpu.sd.toFixed(3)} |`,
+    );
+  }
+  console.log(
+    [
+      '',
+      `${options.runs} pairs per line, ${options.warmupSec} s warm-up and ${options.durationSec} s measured per run; ratios are ${bLabel} / ${aLabel}, mean +- standard deviation over the pairs`,
+      '',
+      `| case | ${aLabel} req/s | ${bLabel} req/s | req/s ratio | server CPU per request ratio |`,
+      '| --- | ---: | ---: | ---: | ---: |',
+      ...rows,
+    ].join('\n'),
+  );
+}
+
+function meanSd(values: readonly number[]): { mean: number; sd: number } {
+  const mean = values.reduce((sum, v) => sum + v, 0) / values.length;
+  return { mean, sd: Math.sqrt(values.reduce((sum, v) => sum + (v - mean) ** 2, 0) / values.length) };
 }
 
 /**
@@ -382,40 +500,21 @@ async function httpCases(): Promise<CaseResult[]> {
     // neighbour (a PostgreSQL case's background writes, say) and drift falls on all alike.
     for (const c of run % 2 === 1 ? httpSelected : [...httpSelected].reverse()) {
       if (skipped.has(c.name)) continue;
-      const body = sendBody(c.perRequest, `bench-${c.name}`);
-      let storage: Awaited<ReturnType<typeof freshStorage>> | null = null;
-      let server: ServerChild | null = null;
       try {
-        storage = await freshStorage(c.script);
-        server = await startServer(c.script, { ...storage.env, ...c.env });
-        const load = { port: server.port, path: PATH, body, headers: HEADERS, connections: c.connections };
-        await runLoad({ ...load, durationSec: options.warmupSec });
-        const peakReset = resetPeakRss(server.pid);
-        if (!peakReset) notes.get(c.name)!.add('peak RSS includes the warm-up (clear_refs not writable)');
-        const cpu0 = cpuSeconds(server.pid);
-        const result = await runLoad({ ...load, durationSec: options.durationSec });
-        const cpu1 = cpuSeconds(server.pid);
-        const memory = rss(server.pid);
-        const cpu = cpu0 === null || cpu1 === null ? null : cpu1 - cpu0;
-        if (result.non2xx > 0 || result.errors > 0) {
-          notes.get(c.name)!.add(`run ${run}: ${result.non2xx} non-2xx, ${result.errors} errors (figures count 2xx only)`);
+        const result = await runHttpOnce(c);
+        if (result.load.non2xx > 0 || result.load.errors > 0) {
+          notes.get(c.name)!.add(`run ${run}: ${result.load.non2xx} non-2xx, ${result.load.errors} errors (figures count 2xx only)`);
         }
-        if (result.ok === 0) {
-          const why = `no request answered 2xx within the ${options.durationSec} s measured (${result.non2xx} non-2xx, ${result.errors} errors)`;
-          throw new SkipError(`${why}${server.stderr() ? `; server: ${server.stderr().split('\n').slice(-2).join(' / ')}` : ''}`);
-        }
-        runs.get(c.name)!.push({ load: result, cpu, peakMb: memory?.peakMb ?? null });
+        if (!result.peakReset) notes.get(c.name)!.add('peak RSS includes the warm-up (clear_refs not writable)');
+        runs.get(c.name)!.push(result);
         log(
-          `${c.name} run ${run}: ${Math.round(result.requestsPerSec)} req/s, ${Math.round(result.requestsPerSec * c.perRequest)} msg/s, ` +
-            `p50 ${result.p50Ms} ms, p99 ${result.p99Ms} ms, cpu ${cpu?.toFixed(2) ?? '?'} s, peak ${memory?.peakMb.toFixed(0) ?? '?'} MiB`,
+          `${c.name} run ${run}: ${Math.round(result.load.requestsPerSec)} req/s, ${Math.round(result.load.requestsPerSec * c.perRequest)} msg/s, ` +
+            `p50 ${result.load.p50Ms} ms, p99 ${result.load.p99Ms} ms, cpu ${result.cpu?.toFixed(2) ?? '?'} s, peak ${result.peakMb?.toFixed(0) ?? '?'} MiB`,
         );
       } catch (error) {
         const reason = error instanceof SkipError ? error.message : `failed: ${(error as Error).stack ?? String(error)}`;
         skipped.set(c.name, reason);
         log(`${c.name}: skipped: ${reason}`);
-      } finally {
-        await server?.stop();
-        await storage?.cleanup();
       }
     }
   }
@@ -675,7 +774,7 @@ async function rawSmpp(port: number): Promise<{ perSec: number; receipts: number
     let args: string[];
     if (options.tsx) args = ['--import', 'tsx', join(root, 'bench', 'servers', 'smpp-raw.ts')];
     else {
-      const entry = built.get('smpp-raw');
+      const entry = built.get('current/smpp-raw');
       if (!entry || 'error' in entry) throw new SkipError(`raw SMPP client does not build: ${entry && 'error' in entry ? entry.error : 'not built'}`);
       // BENCH_CPU_PROF=<dir>: each server writes a V8 CPU profile there when it exits.
     args = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`, entry.file] : [entry.file];
@@ -919,9 +1018,12 @@ async function main(): Promise<void> {
     `end to end: N = ${E2E_MESSAGES.toLocaleString('en-US')} messages per run${options.quick ? '' : ' (a fixed N keeps the run under 10 minutes)'}; simulator latency 1-5 ms; reports to a receiver in the harness process on 127.0.0.1`,
     `RSS case: N = ${RSS_MESSAGES.toLocaleString('en-US')} messages within ${RSS_DEADLINE_MS / 1000} s${RSS_MESSAGES < RSS_TARGET ? ' (--quick: smaller than the 1,000,000 of the target)' : ''}`,
   );
-  for (const script of SERVER_SCRIPTS) {
-    const entry = built.get(script);
-    if (entry && 'error' in entry) log(`note: ${script} server does not build: ${entry.error}`);
+  for (const [key, entry] of built) {
+    if ('error' in entry) log(`note: ${key} server does not build: ${entry.error}`);
+  }
+  if (options.against !== null || options.paired) {
+    await compareHttp();
+    return;
   }
 
   const cases: CaseResult[] = [];
@@ -957,6 +1059,13 @@ async function main(): Promise<void> {
 try {
   await main();
 } finally {
+  if (options.against !== null) {
+    try {
+      execFileSync('git', ['worktree', 'remove', '--force', join(scratch, 'against')], { cwd: root, stdio: 'ignore' });
+    } catch {
+      // Never added (a bad ref): nothing to remove.
+    }
+  }
   rmSync(scratch, { recursive: true, force: true });
 }
 // Nothing of the harness should keep running: fetch keep-alive sockets would hold it open.
