@@ -5,7 +5,8 @@
  * goes to 127.0.0.1 only, every load run is bounded in time.
  *
  * Options: `--quick` (short runs, one each, for development), `--case a,b` (run the cases
- * whose names contain a or b; the baselines they are compared with come along),
+ * whose names contain a or b, or `=name` for that case alone; the baselines they are
+ * compared with come along),
  * `--duration <s>` (measured seconds per HTTP run), `--runs <n>`, `--tsx` (run the servers
  * with `node --import tsx` instead of a build), `--write` / `--no-write` (BENCHMARKS.md is
  * written by default only by a full, unfiltered run), `--note <text>` (added to the report).
@@ -372,7 +373,8 @@ const OTHER_CASES = ['e2e-simulator', 'smpp-raw', 'smpp-raw-pinned', 'e2e-smpp',
 
 function selected(name: string): boolean {
   if (options.filter === null) return true;
-  return options.filter.some((f) => name.includes(f));
+  // `=name` selects that case alone; a plain value, every case whose name contains it.
+  return options.filter.some((f) => (f.startsWith('=') ? name === f.slice(1) : name.includes(f)));
 }
 
 const httpSelected = HTTP_CASES.filter((c) => selected(c.name));
