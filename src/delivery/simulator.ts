@@ -76,6 +76,12 @@ export interface SimulatorOptions {
   decimalReceiptIds?: boolean;
   /** `retryAfterMs` of the error a `throttled` submit rejects with. Default `1000`. */
   retryAfterMs?: number;
+  /**
+   * How many of the latest accepted parts {@link SimulatorDelivery.submitted} keeps, for a
+   * test or a dashboard to look at. Default `1000`: a long-running demo must not keep
+   * every part it ever accepted.
+   */
+  keepSubmitted?: number;
 }
 
 const OPTION_KEYS: readonly (keyof SimulatorOptions)[] = [
@@ -87,6 +93,7 @@ const OPTION_KEYS: readonly (keyof SimulatorOptions)[] = [
   'duplicateReceipts',
   'decimalReceiptIds',
   'retryAfterMs',
+  'keepSubmitted',
 ];
 
 /** The outcomes a receipt reports; the other simulated outcomes never reach a receipt. */
@@ -110,6 +117,7 @@ interface SimulatorConfig {
   duplicateReceipts: number;
   decimalReceiptIds: boolean;
   retryAfterMs: number;
+  keepSubmitted: number;
 }
 
 /** A submit waiting for its turn or its response time; `close()` rejects it. */
@@ -125,7 +133,10 @@ interface Waiter {
  * after `close()` it reports nothing more and refuses submits.
  */
 export class SimulatorDelivery implements DeliveryAdapter {
-  /** The parts the carrier accepted, in order of acceptance (refused ones are not here). */
+  /**
+   * The latest parts the carrier accepted (at most `keepSubmitted`, default 1000), in order
+   * of acceptance; refused ones are not here.
+   */
   readonly submitted: OutgoingPart[] = [];
 
   readonly #config: SimulatorConfig;
@@ -190,6 +201,7 @@ export class SimulatorDelivery implements DeliveryAdapter {
       default: {
         const carrierId = (this.#nextId++).toString(16).toUpperCase();
         this.submitted.push(part);
+        if (this.submitted.length > this.#config.keepSubmitted) this.submitted.shift();
         const receiptOutcome = RECEIPT_OUTCOMES[kind] ?? outcome('delivered', 'delivered_to_terminal');
         const receiptId = this.#config.decimalReceiptIds ? BigInt(`0x${carrierId}`).toString(10) : carrierId;
         this.#scheduleReceipt({ carrierId: receiptId, outcome: receiptOutcome }, latencyMs, duplicate);
@@ -323,6 +335,8 @@ function resolveOptions(options: SimulatorOptions): SimulatorConfig {
   if (typeof decimalReceiptIds !== 'boolean') throw new TypeError(`${where}: decimalReceiptIds must be a boolean`);
   const retryAfterMs = options.retryAfterMs ?? 1000;
   assertNumber(`${where}: retryAfterMs`, retryAfterMs, 0, false);
+  const keepSubmitted = options.keepSubmitted ?? 1000;
+  assertNumber(`${where}: keepSubmitted`, keepSubmitted, 0, true);
 
   return {
     latency: resolveDelay(`${where}: latencyMs`, options.latencyMs ?? [20, 200]),
@@ -334,6 +348,7 @@ function resolveOptions(options: SimulatorOptions): SimulatorConfig {
     duplicateReceipts,
     decimalReceiptIds,
     retryAfterMs,
+    keepSubmitted,
   };
 }
 

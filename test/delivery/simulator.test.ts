@@ -156,6 +156,16 @@ describe('SimulatorDelivery', () => {
     expect(receipts.map((r) => r.carrierId).sort()).toEqual([...ids].sort());
   });
 
+  it('keeps only the latest keepSubmitted parts in `submitted`, so a long run does not grow without end', async () => {
+    const { simulator } = await startSimulator({ latencyMs: 0, keepSubmitted: 2 });
+    for (const ref of ['r1', 'r2', 'r3']) await simulator.submit(onePart(ref));
+    expect(simulator.submitted.map((p) => p.ref)).toEqual(['r2', 'r3']);
+    const { simulator: byDefault } = await startSimulator({ latencyMs: 0 });
+    for (let i = 0; i < 1_005; i++) await byDefault.submit(onePart(`d${i}`));
+    expect(byDefault.submitted).toHaveLength(1_000);
+    expect(byDefault.submitted[0]!.ref).toBe('d5');
+  });
+
   it('hands out ids that differ between two simulators with the same seed', async () => {
     const a = await startSimulator({ seed: 1, latencyMs: 0 });
     const b = await startSimulator({ seed: 1, latencyMs: 0 });
@@ -297,5 +307,7 @@ describe('SimulatorDelivery options', () => {
     expect(() => new SimulatorDelivery({ outcomes: { delivered: 0 } })).toThrow(/at least one outcome/);
     expect(() => new SimulatorDelivery({ outcomes: { delivered: -1 } })).toThrow(TypeError);
     expect(() => new SimulatorDelivery({ duplicateReceipts: 1.5 })).toThrow(/probability/);
+    expect(() => new SimulatorDelivery({ keepSubmitted: -1 })).toThrow(TypeError);
+    expect(() => new SimulatorDelivery({ keepSubmitted: 2.5 })).toThrow(TypeError);
   });
 });
