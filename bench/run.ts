@@ -465,9 +465,9 @@ async function compareHttp(): Promise<void> {
     const perRequestCpu = (r: HttpRun) => (r.cpu ?? NaN) / (r.load.requestsPerSec * r.load.seconds);
     const speed = meanSd(pairs.map((p) => p.b.load.requestsPerSec / p.a.load.requestsPerSec));
     const cpu = meanSd(pairs.map((p) => perRequestCpu(p.b) / perRequestCpu(p.a)));
-    const mean = (values: number[]) => values.reduce((sum, v) => sum + v, 0) / values.length;
+    const meanRate = (side: 'a' | 'b') => Math.round(meanSd(pairs.map((p) => p[side].load.requestsPerSec)).mean);
     rows.push(
-      `| ${name} | ${Math.round(mean(pairs.map((p) => p.a.load.requestsPerSec)))} | ${Math.round(mean(pairs.map((p) => p.b.load.requestsPerSec)))} | ` +
+      `| ${name} | ${meanRate('a')} | ${meanRate('b')} | ` +
         `${speed.mean.toFixed(3)} +- ${speed.sd.toFixed(3)} | ${cpu.mean.toFixed(3)} +- ${cpu.sd.toFixed(3)} |`,
     );
   }

@@ -86,6 +86,23 @@ const TAG = '$sms_outbox$';
 const TERMINAL_LIST = `(${TERMINAL_STATES.map((state) => `'${state}'`).join(', ')})`;
 
 /**
+ * The body of a batch function: `call` (an expression of the 1-based item index `i`) for
+ * each element of the array argument `items`, in order; their results as a json array.
+ */
+function eachItem(items: string, call: string): string {
+  return `
+DECLARE
+  v_out json[] := '{}';
+BEGIN
+  FOR i IN 1 .. cardinality(${items}) LOOP
+    v_out := array_append(v_out, ${call});
+  END LOOP;
+  RETURN array_to_json(v_out);
+END
+`;
+}
+
+/**
  * Every stored function, helpers first (a PL/pgSQL body is only checked when first run,
  * but creating callees first keeps the order obvious).
  *
@@ -272,33 +289,17 @@ END
       'record_submissions',
       names.recordSubmissions,
       'p_refs text[], p_idxs integer[], p_carrier_ids text[], p_nows bigint[]',
-      `
-DECLARE
-  v_out json[] := '{}';
-BEGIN
-  FOR i IN 1 .. cardinality(p_refs) LOOP
-    v_out := array_append(v_out, ${names.recordSubmission}(p_refs[i], p_idxs[i], p_carrier_ids[i], p_nows[i]));
-  END LOOP;
-  RETURN array_to_json(v_out);
-END
-`,
+      eachItem('p_refs', `${names.recordSubmission}(p_refs[i], p_idxs[i], p_carrier_ids[i], p_nows[i])`),
     ),
     define(
       'apply_receipts',
       names.applyReceipts,
       'p_carrier_ids json, p_states text[], p_reasons text[], p_descriptions text[], p_nows bigint[], p_uids text[]',
-      `
-DECLARE
-  v_out json[] := '{}';
-BEGIN
-  FOR i IN 1 .. cardinality(p_states) LOOP
-    v_out := array_append(v_out, ${names.applyReceipt}(
-      ARRAY(SELECT json_array_elements_text(p_carrier_ids -> (i - 1))),
-      p_states[i], p_reasons[i], p_descriptions[i], p_nows[i], p_uids[i]));
-  END LOOP;
-  RETURN array_to_json(v_out);
-END
-`,
+      eachItem(
+        'p_states',
+        `${names.applyReceipt}(ARRAY(SELECT json_array_elements_text(p_carrier_ids -> (i - 1))),
+      p_states[i], p_reasons[i], p_descriptions[i], p_nows[i], p_uids[i])`,
+      ),
     ),
   ];
 }

@@ -48,19 +48,32 @@ runStorageContract(
 );
 
 
-/** A pool that counts the queries its clients send (each one round trip); reset `count` at will. */
-function countingPool(): { pool: ReturnType<typeof makePool>; queries: { count: number } } {
-  const pool = makePool();
+/**
+ * Runs `work` with a PostgresStorage in a fresh schema on a pool that counts the queries its
+ * clients send (each one round trip; reset `queries.count` at will), then ends the pool and
+ * drops the schema.
+ */
+async function withCountedStorage(
+  work: (t: { storage: PostgresStorage; queries: { count: number }; schema: string }) => Promise<void>,
+): Promise<void> {
+  const counted = makePool();
   const queries = { count: 0 };
-  pool.on('connect', (client) => {
+  counted.on('connect', (client) => {
     const query = client.query.bind(client) as (...args: unknown[]) => unknown;
     (client as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
       queries.count += 1;
       return query(...args);
     };
   });
-  return { pool, queries };
+  const schema = freshSchema();
+  try {
+    await work({ storage: new PostgresStorage({ pool: counted, schema }), queries, schema });
+  } finally {
+    await counted.end();
+    await dropSchema(schema);
+  }
 }
+
 describe('PostgresStorage options', () => {
   it('is what sms-outbox/postgres exports', () => {
     expect(FromEntry).toBe(PostgresStorage);
@@ -127,10 +140,7 @@ dbDescribe('PostgresStorage', () => {
   });
 
   it('inserts 1,000 messages in one round trip per table at most', async () => {
-    const schema = freshSchema();
-    const { pool: counted, queries } = countingPool();
-    const storage = new PostgresStorage({ pool: counted, schema });
-    try {
+    await withCountedStorage(async ({ storage, queries, schema }) => {
       await storage.ready();
       const messages = Array.from({ length: 1_000 }, (_, i) => buildNewMessage({ smsCount: (i % 3) + 1 }));
       queries.count = 0;
@@ -141,17 +151,11 @@ dbDescribe('PostgresStorage', () => {
         `SELECT (SELECT count(*) FROM "${schema}".messages) AS messages, (SELECT count(*) FROM "${schema}".parts) AS parts`,
       );
       expect(rows[0]).toEqual({ messages: '1000', parts: String(messages.reduce((sum, m) => sum + m.smsCount, 0)) });
-    } finally {
-      await counted.end();
-      await dropSchema(schema);
-    }
+    });
   });
 
   it('stores concurrent requests in one statement, and a request that fails fails alone', async () => {
-    const schema = freshSchema();
-    const { pool: counted, queries } = countingPool();
-    const storage = new PostgresStorage({ pool: counted, schema });
-    try {
+    await withCountedStorage(async ({ storage, queries }) => {
       const taken = buildNewMessage();
       await storage.insertMessages([taken]);
       const requests = Array.from({ length: 20 }, () => [buildNewMessage(), buildNewMessage({ smsCount: 2 })]);
@@ -169,17 +173,11 @@ dbDescribe('PostgresStorage', () => {
           expect(stored !== null).toBe(i !== 1 || message.ref === taken.ref);
         }
       }
-    } finally {
-      await counted.end();
-      await dropSchema(schema);
-    }
+    });
   });
 
   it('records concurrent submissions and receipts in shared statements, each with its own result', async () => {
-    const schema = freshSchema();
-    const { pool: counted, queries } = countingPool();
-    const storage = new PostgresStorage({ pool: counted, schema });
-    try {
+    await withCountedStorage(async ({ storage, queries, schema }) => {
       const messages = Array.from({ length: 60 }, (_, i) =>
         buildNewMessage({ smsCount: (i % 3) + 1, callbackUrl: i % 2 === 0 ? 'https://client.example/dlr' : null }),
       );
@@ -218,10 +216,7 @@ dbDescribe('PostgresStorage', () => {
         ),
       );
       expect(repeated.map((r) => r.kind)).toEqual(Array(5).fill('duplicate'));
-    } finally {
-      await counted.end();
-      await dropSchema(schema);
-    }
+    });
   });
 
   it('has no foreign keys, and purge takes a message\'s parts, carrier ids and report with it', async () => {
@@ -322,17 +317,14 @@ dbDescribe('PostgresStorage', () => {
   });
 
   it('runs each per-message step in one round trip', async () => {
-    const schema = freshSchema();
-    const { pool: counted, queries } = countingPool();
-    const storage = new PostgresStorage({ pool: counted, schema });
-    const delivered = outcome('delivered', 'delivered_to_terminal');
-    const step = async <T>(work: () => Promise<T>): Promise<T> => {
-      queries.count = 0;
-      const result = await work();
-      expect(queries.count).toBe(1);
-      return result;
-    };
-    try {
+    await withCountedStorage(async ({ storage, queries }) => {
+      const delivered = outcome('delivered', 'delivered_to_terminal');
+      const step = async <T>(work: () => Promise<T>): Promise<T> => {
+        queries.count = 0;
+        const result = await work();
+        expect(queries.count).toBe(1);
+        return result;
+      };
       await storage.ready();
       const [two, one, overdue] = [
         buildNewMessage({ smsCount: 2, callbackUrl: 'https://client.example/dlr' }),
@@ -350,10 +342,7 @@ dbDescribe('PostgresStorage', () => {
       await storage.recordSubmission(overdue!.ref, 0, 'o0', 40);
       const expired = await step(() => storage.expireOverdue(50, 10, outcome('expired', 'unknown'), 60));
       expect(expired.map((transition) => transition.message.ref)).toEqual([overdue!.ref]);
-    } finally {
-      await counted.end();
-      await dropSchema(schema);
-    }
+    });
   });
 
   it('creates its functions in a schema migrated before they existed, replaces changed ones, and leaves current ones be', async () => {
