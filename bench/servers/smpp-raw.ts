@@ -2,9 +2,11 @@
  * The raw `smpp` library rate, the ceiling the SMPP adapter is compared with: one
  * transceiver bind to the SMSC at BENCH_SMPP_HOST:BENCH_SMPP_PORT, BENCH_MESSAGES
  * submit_sm with registered_delivery 1 and at most BENCH_WINDOW (default 50, the
- * adapter's default) awaiting their response, every deliver_sm answered. Prints one JSON
- * line `{ event: 'done', messages, receipts, seconds }`, timed from the first submit to the
- * last receipt, and exits. Runs as a child pinned like the router server.
+ * adapter's default) awaiting their response, every deliver_sm answered. First
+ * BENCH_WARMUP messages (default 0) go through untimed, so the timed ones run on compiled
+ * code as the router's do after its warm-up. Prints one JSON line
+ * `{ event: 'done', messages, receipts, seconds }`, timed from the first timed submit to
+ * its last receipt, and exits. Runs as a child pinned like the router server.
  */
 import smpp from 'smpp';
 
@@ -13,6 +15,7 @@ const port = Number(process.env.BENCH_SMPP_PORT);
 const total = Number(process.env.BENCH_MESSAGES ?? 10_000);
 const window = Number(process.env.BENCH_WINDOW ?? 50);
 const deadlineMs = Number(process.env.BENCH_DEADLINE_MS ?? 60_000);
+const warmup = Number(process.env.BENCH_WARMUP ?? 0);
 
 const session = smpp.connect({ host, port });
 // The same socket option the adapter sets, so the comparison is of the code, not of Nagle.
@@ -22,20 +25,33 @@ session.on('error', (error: unknown) => {
   process.exit(1);
 });
 
+/** Messages (and receipts) of the current phase: the warm-up, then the timed one. */
+let goal = warmup;
 let sent = 0;
 let inFlight = 0;
 let receipts = 0;
 let started = 0;
 
 function finish(): void {
+  // A deadline inside the warm-up leaves nothing timed.
+  const timedReceipts = goal === total ? receipts : 0;
   const seconds = (performance.now() - started) / 1000;
-  process.stdout.write(`${JSON.stringify({ event: 'done', messages: total, receipts, seconds })}\n`);
+  process.stdout.write(`${JSON.stringify({ event: 'done', messages: total, receipts: timedReceipts, seconds })}\n`);
   session.destroy();
   process.exit(0);
 }
 
+/** Starts the timed phase once the warm-up's receipts are all in. */
+function timed(): void {
+  goal = total;
+  sent = 0;
+  receipts = 0;
+  started = performance.now();
+  pump();
+}
+
 function pump(): void {
-  while (inFlight < window && sent < total) {
+  while (inFlight < window && sent < goal) {
     sent++;
     inFlight++;
     const pdu = new smpp.PDU('submit_sm', {
@@ -56,7 +72,9 @@ function pump(): void {
 
 session.on('deliver_sm', (pdu) => {
   session.send(pdu.response());
-  if ((Number(pdu.esm_class) & 0x3c) === 0x04 && ++receipts >= total) finish();
+  if ((Number(pdu.esm_class) & 0x3c) !== 0x04 || ++receipts < goal) return;
+  if (goal === total) finish();
+  else timed();
 });
 
 session.send(new smpp.PDU('bind_transceiver', { system_id: 'bench', password: process.env.BENCH_SMPP_PASSWORD ?? 'secret' }), (response) => {
@@ -65,6 +83,6 @@ session.send(new smpp.PDU('bind_transceiver', { system_id: 'bench', password: pr
     process.exit(1);
   }
   setTimeout(finish, deadlineMs).unref();
-  started = performance.now();
-  pump();
+  if (warmup > 0) pump();
+  else timed();
 });
