@@ -6,6 +6,7 @@ import { foldParts, isTerminal } from '../lifecycle/states.js';
 import { MinHeap } from '../util/min-heap.js';
 import type {
   CallbackAttempt,
+  CallbackState,
   ClaimOptions,
   DueCallback,
   MessageRecord,
@@ -37,8 +38,8 @@ interface StoredCallback {
   seq: number;
   leaseOwner: string | null;
   leaseUntil: number | null;
-  /** False once delivered or failed for good (or purged). */
-  pending: boolean;
+  /** The report's state: the very object its message record holds, so the two never differ. */
+  state: CallbackState;
   /** Counts its leases and attempts, so a due-queue entry made before the last one is known stale. */
   version: number;
 }
@@ -334,15 +335,14 @@ export class MemoryStorage implements Storage {
       if (top === undefined || top.at > options.now) break;
       this.dueCallbacks.pop();
       const callback = top.callback;
-      if (!callback.pending || top.version !== callback.version) continue;
+      if (callback.state.state !== 'pending' || top.version !== callback.version) continue;
       if (leaseIsLive(callback.leaseUntil, options.now)) {
         // Its lease ended at a later `now` than this one: under this clock it still holds.
         this.lease(callback, callback.leaseOwner, callback.leaseUntil!);
         continue;
       }
-      const message = this.messages.get(callback.ref)!.record;
       this.lease(callback, options.owner, options.now + options.leaseMs);
-      claimed.push({ uid: callback.uid, attempts: message.callback!.attempts, message: copyRecord(message) });
+      claimed.push({ uid: callback.uid, attempts: callback.state.attempts, message: copyRecord(this.messages.get(callback.ref)!.record) });
     }
     return claimed;
   }
@@ -351,15 +351,15 @@ export class MemoryStorage implements Storage {
   async deferCallbacks(uids: readonly string[], until: number): Promise<void> {
     for (const uid of uids) {
       const callback = this.callbacks.get(uid);
-      if (callback !== undefined && callback.pending) this.lease(callback, callback.leaseOwner, until);
+      if (callback !== undefined && callback.state.state === 'pending') this.lease(callback, callback.leaseOwner, until);
     }
   }
 
   /** Records one attempt of report `uid` and ends its lease; ignored once it is finished. */
   async recordCallbackAttempt(uid: string, attempt: CallbackAttempt): Promise<void> {
     const callback = this.callbacks.get(uid);
-    if (callback === undefined || !callback.pending) return;
-    const state = this.messages.get(callback.ref)!.record.callback!;
+    if (callback === undefined || callback.state.state !== 'pending') return;
+    const state = callback.state;
     state.attempts += 1;
     state.lastStatusCode = attempt.statusCode;
     state.lastError = attempt.error;
@@ -374,7 +374,6 @@ export class MemoryStorage implements Storage {
     }
     state.state = attempt.result;
     state.nextAttemptAt = null;
-    callback.pending = false;
   }
 
   /** Deletes up to `limit` terminal messages changed before `before` without a pending report. */
@@ -417,8 +416,7 @@ export class MemoryStorage implements Storage {
         continue;
       }
       this.leasedCallbacks.delete(callback);
-      const state = this.messages.get(callback.ref)!.record.callback!;
-      this.queueCallback(callback, state.nextAttemptAt ?? 0);
+      this.queueCallback(callback, callback.state.nextAttemptAt ?? 0);
     }
     this.earliestLeaseEnd = earliest;
   }
@@ -440,8 +438,9 @@ export class MemoryStorage implements Storage {
     this.release(stored);
     if (record.callbackUrl !== null) {
       const uid = randomUUID();
-      record.callback = { state: 'pending', attempts: 0, lastStatusCode: null, lastError: null, nextAttemptAt: now };
-      const callback: StoredCallback = { uid, ref: record.ref, seq: this.seq++, leaseOwner: null, leaseUntil: null, pending: true, version: 0 };
+      const state: CallbackState = { state: 'pending', attempts: 0, lastStatusCode: null, lastError: null, nextAttemptAt: now };
+      record.callback = state;
+      const callback: StoredCallback = { uid, ref: record.ref, seq: this.seq++, leaseOwner: null, leaseUntil: null, state, version: 0 };
       this.callbacks.set(uid, callback);
       this.queueCallback(callback, now);
       stored.callbackUid = uid;
@@ -465,12 +464,8 @@ export class MemoryStorage implements Storage {
       // A carrier may reuse an id for a later message; that entry is not ours to drop.
       if (this.carrierIds.get(carrierId)?.ref === record.ref) this.carrierIds.delete(carrierId);
     }
-    const callback = stored.callbackUid === null ? undefined : this.callbacks.get(stored.callbackUid);
-    if (callback !== undefined) {
-      // Purge takes no message with a pending report; this keeps a stale queue entry inert anyway.
-      callback.pending = false;
-      this.callbacks.delete(callback.uid);
-      this.leasedCallbacks.delete(callback);
-    }
+    // Purge takes no message with a pending report, so the report is neither leased nor due:
+    // any entry of it left in the due queue is skipped as not pending.
+    if (stored.callbackUid !== null) this.callbacks.delete(stored.callbackUid);
   }
 }
