@@ -115,7 +115,9 @@ export async function benchCountSms(options: CountSmsBenchOptions = {}): Promise
   };
 }
 
-const isMain = process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href;
+// Only when run as `npx tsx bench/count-sms.ts`: the harness's bundle of
+// bench/servers/count-sms.ts inlines this module, and its URL is then the bundle's own.
+const isMain = import.meta.url.endsWith('/count-sms.ts') && process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href;
 if (isMain) {
   const result = await benchCountSms();
   const rate = (n: number) => `${Math.round(n).toLocaleString('en-US')} messages/s`;

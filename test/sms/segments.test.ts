@@ -230,7 +230,7 @@ describe('countSms against the obvious rule', () => {
     expect(countSms(text)).toEqual({ smsCount: 2, encoding: 'GSM-7', units: 240 });
   });
 
-  it('gives the same answer for a long text after a longer one grew the scratch space', () => {
+  it('counts very long texts, and shorter ones after them, by the same rule', () => {
     expect(countSms('a'.repeat(20000)).smsCount).toBe(Math.ceil(20000 / 153));
     expect(countSms('a'.repeat(100000) + '{')).toEqual({ smsCount: Math.ceil(100002 / 153), encoding: 'GSM-7', units: 100002 });
     expect(countSms('x'.repeat(200))).toEqual({ smsCount: 2, encoding: 'GSM-7', units: 200 });
