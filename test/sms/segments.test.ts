@@ -225,7 +225,7 @@ describe('countSms against the obvious rule', () => {
   });
 
   it('does not confuse the ASCII neighbours of the extension characters', () => {
-    // Z, _ , a, z sit right beside the flagged byte ranges; none of them costs extra.
+    // Z, _ , a, z sit right beside the ranges the scan stops at ([ \\ ] ^ and ` { | } ~); none of them costs extra.
     const text = 'Z_az@$'.repeat(40);
     expect(countSms(text)).toEqual({ smsCount: 2, encoding: 'GSM-7', units: 240 });
   });
