@@ -20,16 +20,25 @@ import type {
   Transition,
 } from './contract.js';
 
-interface StoredMessage {
-  record: MessageRecord;
+/**
+ * A stored message: its record's fields in place (copied out on every read, never handed
+ * out), plus what claims and purges need. One object per message rather than a wrapper
+ * around a record: every object kept per message costs memory for as long as the message
+ * is retained, and marking and copying time at every garbage collection.
+ */
+interface StoredMessage extends MessageRecord {
   /** Insertion order, the tie-break after `createdAt`. */
   seq: number;
   nextAttemptAt: number;
   leaseOwner: string | null;
   leaseUntil: number | null;
   callbackUid: string | null;
-  /** Every carrier id any part was given, so purge can drop their index entries. */
-  carrierIds: string[];
+  /**
+   * Carrier ids a part was given before it was submitted again (a lease ran out while its
+   * owner still worked), so purge can drop their index entries too; `null` in the usual
+   * case, where each part's `carrierId` is the only one.
+   */
+  replacedCarrierIds: string[] | null;
 }
 
 interface StoredCallback {
@@ -55,9 +64,16 @@ interface DueEntry {
 /** Due order: the earlier next attempt first, then the older report. */
 const dueFirst = (a: DueEntry, b: DueEntry): boolean => a.at < b.at || (a.at === b.at && a.seq < b.seq);
 
-interface PartAddress {
-  ref: string;
-  index: number;
+/**
+ * Where a carrier id points when it is not a message's first part. The carrier-id index
+ * holds a first part's message itself (most messages have one part), so the usual case
+ * keeps no address object.
+ */
+class LaterPart {
+  constructor(
+    readonly message: StoredMessage,
+    readonly index: number,
+  ) {}
 }
 
 function copyOutcome(outcome: Outcome | null): Outcome | null {
@@ -68,8 +84,9 @@ function copyParts(parts: readonly PartRecord[]): PartRecord[] {
   return parts.map((part) => ({ index: part.index, carrierId: part.carrierId, outcome: copyOutcome(part.outcome) }));
 }
 
-// Field by field rather than by spread: every record then shares one object shape, and
-// the copy is several times cheaper (it runs for every claim and every transition).
+// Field by field rather than by spread: every record then shares one object shape, the
+// copy is several times cheaper (it runs for every claim and every transition), and a
+// stored message's own fields (lease, seq) stay inside.
 function copyRecord(record: MessageRecord): MessageRecord {
   return {
     ref: record.ref,
@@ -100,8 +117,8 @@ function copyRecord(record: MessageRecord): MessageRecord {
   };
 }
 
-/** The stored record of a new message, in the same shape as {@link copyRecord}'s. */
-function newRecord(message: NewMessage): MessageRecord {
+/** The stored form of a new message, `queued`, the n-th inserted. */
+function newStoredMessage(message: NewMessage, seq: number): StoredMessage {
   // Sized once: an array grown by push reserves room for 17 elements, and one is kept per
   // stored message (most messages have one part).
   const parts = new Array<PartRecord>(message.smsCount);
@@ -132,6 +149,12 @@ function newRecord(message: NewMessage): MessageRecord {
     updatedAt: message.createdAt,
     parts,
     callback: null,
+    seq,
+    nextAttemptAt: message.createdAt,
+    leaseOwner: null,
+    leaseUntil: null,
+    callbackUid: null,
+    replacedCarrierIds: null,
   };
 }
 
@@ -156,7 +179,10 @@ export class MemoryStorage implements Storage {
    * kept as the string itself; a Set per message would cost about 150 bytes each.
    */
   private readonly byExternalId = new Map<string, Map<string, string | Set<string>>>();
-  private readonly carrierIds = new Map<string, PartAddress>();
+  /** carrierId -> the part it names: its message when it is part 0, else a {@link LaterPart}. */
+  private readonly carrierIds = new Map<string, StoredMessage | LaterPart>();
+  /** Receipt outcomes already stored, shared by every part that got an equal one. */
+  private readonly outcomes = new SharedOutcomes();
   private readonly callbacks = new Map<string, StoredCallback>();
   /**
    * Pending reports not under a lease, by due order: a claim takes from the top rather than
@@ -190,20 +216,11 @@ export class MemoryStorage implements Storage {
       refs?.add(message.ref);
     }
     for (const message of messages) {
-      const record = newRecord(message);
       // Claims walk `queued` in insertion order and stop early while that is also the
       // (createdAt, seq) order, i.e. while no message was created before the previous one.
       if (message.createdAt < this.lastCreatedAt) this.createdInOrder = false;
       else this.lastCreatedAt = message.createdAt;
-      this.messages.set(message.ref, {
-        record,
-        seq: this.seq++,
-        nextAttemptAt: message.createdAt,
-        leaseOwner: null,
-        leaseUntil: null,
-        callbackUid: null,
-        carrierIds: [],
-      });
+      this.messages.set(message.ref, newStoredMessage(message, this.seq++));
       this.queued.add(message.ref);
       let ofPrincipal = this.byExternalId.get(message.principalId);
       if (ofPrincipal === undefined) this.byExternalId.set(message.principalId, (ofPrincipal = new Map()));
@@ -227,45 +244,45 @@ export class MemoryStorage implements Storage {
       const stored = this.messages.get(ref)!;
       if (stored.nextAttemptAt <= options.now && !leaseIsLive(stored.leaseUntil, options.now)) due.push(stored);
     }
-    if (!inOrder) due.sort((a, b) => a.record.createdAt - b.record.createdAt || a.seq - b.seq);
+    if (!inOrder) due.sort((a, b) => a.createdAt - b.createdAt || a.seq - b.seq);
     const claimed = due.length > limit ? due.slice(0, limit) : due;
     for (const stored of claimed) {
       stored.leaseOwner = options.owner;
       stored.leaseUntil = options.now + options.leaseMs;
     }
-    return claimed.map((stored) => copyRecord(stored.record));
+    return claimed.map(copyRecord);
   }
 
   /** Records a part's carrier id; moves the message to `submitted` with its last part. */
   async recordSubmission(ref: string, index: number, carrierId: string, now: number): Promise<SubmissionResult> {
     const stored = this.messages.get(ref);
-    const part = stored?.record.parts[index];
+    const part = stored?.parts[index];
     if (stored === undefined || part === undefined) return { kind: 'stale', ref };
     // Indexed whatever the state, so a receipt for a late submission is matched (and
     // reported `late`) rather than `unknown`.
-    this.carrierIds.set(carrierId, { ref, index });
-    // concat makes an array of the exact size (push would reserve 17 slots per message).
-    stored.carrierIds = stored.carrierIds.concat(carrierId);
+    this.carrierIds.set(carrierId, index === 0 ? stored : new LaterPart(stored, index));
+    if (part.carrierId !== null && part.carrierId !== carrierId) {
+      (stored.replacedCarrierIds ??= []).push(part.carrierId);
+    }
     part.carrierId = carrierId;
-    const record = stored.record;
-    if (record.state !== 'queued') return { kind: 'stale', ref };
-    if (record.parts.some((p) => p.carrierId === null)) {
-      record.updatedAt = now;
+    if (stored.state !== 'queued') return { kind: 'stale', ref };
+    if (stored.parts.some((p) => p.carrierId === null)) {
+      stored.updatedAt = now;
       return { kind: 'part', ref };
     }
-    record.state = 'submitted';
-    record.updatedAt = now;
+    stored.state = 'submitted';
+    stored.updatedAt = now;
     this.release(stored);
-    return { kind: 'submitted', transition: { message: copyRecord(record), previousState: 'queued' } };
+    return { kind: 'submitted', transition: { message: copyRecord(stored), previousState: 'queued' } };
   }
 
   /** Gives a `queued` message back for another attempt at `nextAttemptAt`. */
   async reschedule(ref: string, nextAttemptAt: number, error: string, now: number): Promise<void> {
     const stored = this.messages.get(ref);
-    if (stored === undefined || stored.record.state !== 'queued') return;
-    stored.record.attempts += 1;
-    stored.record.lastError = error;
-    stored.record.updatedAt = now;
+    if (stored === undefined || stored.state !== 'queued') return;
+    stored.attempts += 1;
+    stored.lastError = error;
+    stored.updatedAt = now;
     stored.nextAttemptAt = nextAttemptAt;
     stored.leaseOwner = null;
     stored.leaseUntil = null;
@@ -274,7 +291,7 @@ export class MemoryStorage implements Storage {
   /** Ends a message that is not yet terminal; `null` if it already is (or is unknown). */
   async finish(ref: string, outcome: Outcome, now: number): Promise<Transition | null> {
     const stored = this.messages.get(ref);
-    if (stored === undefined || isTerminal(stored.record.state)) return null;
+    if (stored === undefined || isTerminal(stored.state)) return null;
     return this.terminate(stored, outcome, now);
   }
 
@@ -282,39 +299,38 @@ export class MemoryStorage implements Storage {
   async expireOverdue(before: number, limit: number, outcome: Outcome, now: number): Promise<Transition[]> {
     const overdue: StoredMessage[] = [];
     for (const stored of this.messages.values()) {
-      if (stored.record.state === 'submitted' && stored.record.updatedAt < before) overdue.push(stored);
+      if (stored.state === 'submitted' && stored.updatedAt < before) overdue.push(stored);
     }
-    overdue.sort((a, b) => a.record.updatedAt - b.record.updatedAt || a.seq - b.seq);
+    overdue.sort((a, b) => a.updatedAt - b.updatedAt || a.seq - b.seq);
     return overdue.slice(0, Math.max(0, limit)).map((stored) => this.terminate(stored, outcome, now));
   }
 
   /** Applies a receipt to the first stored part one of its carrier-id spellings names. */
   async applyReceipt(receipt: PartReceipt): Promise<ReceiptResult> {
-    let address: PartAddress | undefined;
+    let found: StoredMessage | LaterPart | undefined;
     for (const carrierId of receipt.carrierIds) {
-      address = this.carrierIds.get(carrierId);
-      if (address !== undefined) break;
+      found = this.carrierIds.get(carrierId);
+      if (found !== undefined) break;
     }
-    if (address === undefined) return { kind: 'unknown' };
-    const { ref, index } = address;
-    const stored = this.messages.get(ref)!;
-    const part = stored.record.parts[index]!;
-    if (part.outcome !== null) return { kind: 'duplicate', ref };
-    part.outcome = { ...receipt.outcome };
-    if (isTerminal(stored.record.state)) return { kind: 'late', ref };
-    const folded = foldParts(stored.record.parts.map((p) => p.outcome));
+    if (found === undefined) return { kind: 'unknown' };
+    const stored = found instanceof LaterPart ? found.message : found;
+    const part = stored.parts[found instanceof LaterPart ? found.index : 0]!;
+    if (part.outcome !== null) return { kind: 'duplicate', ref: stored.ref };
+    part.outcome = this.outcomes.share(receipt.outcome);
+    if (isTerminal(stored.state)) return { kind: 'late', ref: stored.ref };
+    const folded = foldParts(stored.parts.map((p) => p.outcome));
     if (folded === null) {
-      stored.record.updatedAt = receipt.now;
-      return { kind: 'part', ref };
+      stored.updatedAt = receipt.now;
+      return { kind: 'part', ref: stored.ref };
     }
-    return { kind: 'terminal', ref, transition: this.terminate(stored, folded, receipt.now) };
+    return { kind: 'terminal', ref: stored.ref, transition: this.terminate(stored, folded, receipt.now) };
   }
 
   /** The principal's message `ref`, or `null`. */
   async getMessage(principalId: string, ref: string): Promise<MessageRecord | null> {
     const stored = this.messages.get(ref);
-    if (stored === undefined || stored.record.principalId !== principalId) return null;
-    return copyRecord(stored.record);
+    if (stored === undefined || stored.principalId !== principalId) return null;
+    return copyRecord(stored);
   }
 
   /** The principal's messages with `externalId`, newest first, at most `limit`. */
@@ -322,8 +338,8 @@ export class MemoryStorage implements Storage {
     const refs = this.byExternalId.get(principalId)?.get(externalId);
     if (refs === undefined) return [];
     const found = (typeof refs === 'string' ? [refs] : [...refs]).map((ref) => this.messages.get(ref)!);
-    found.sort((a, b) => b.record.createdAt - a.record.createdAt || b.seq - a.seq);
-    return found.slice(0, Math.max(0, limit)).map((stored) => copyRecord(stored.record));
+    found.sort((a, b) => b.createdAt - a.createdAt || b.seq - a.seq);
+    return found.slice(0, Math.max(0, limit)).map(copyRecord);
   }
 
   /** Leases up to `limit` due pending delivery reports, oldest due first. */
@@ -342,7 +358,7 @@ export class MemoryStorage implements Storage {
         continue;
       }
       this.lease(callback, options.owner, options.now + options.leaseMs);
-      claimed.push({ uid: callback.uid, attempts: callback.state.attempts, message: copyRecord(this.messages.get(callback.ref)!.record) });
+      claimed.push({ uid: callback.uid, attempts: callback.state.attempts, message: copyRecord(this.messages.get(callback.ref)!) });
     }
     return claimed;
   }
@@ -380,12 +396,11 @@ export class MemoryStorage implements Storage {
   async purge(before: number, limit: number): Promise<number> {
     const doomed: StoredMessage[] = [];
     for (const stored of this.messages.values()) {
-      const record = stored.record;
-      if (!isTerminal(record.state) || record.updatedAt >= before) continue;
-      if (record.callback !== null && record.callback.state === 'pending') continue;
+      if (!isTerminal(stored.state) || stored.updatedAt >= before) continue;
+      if (stored.callback !== null && stored.callback.state === 'pending') continue;
       doomed.push(stored);
     }
-    doomed.sort((a, b) => a.record.updatedAt - b.record.updatedAt || a.seq - b.seq);
+    doomed.sort((a, b) => a.updatedAt - b.updatedAt || a.seq - b.seq);
     const purged = doomed.slice(0, Math.max(0, limit));
     for (const stored of purged) this.remove(stored);
     return purged.length;
@@ -424,18 +439,17 @@ export class MemoryStorage implements Storage {
   private release(stored: StoredMessage): void {
     stored.leaseOwner = null;
     stored.leaseUntil = null;
-    this.queued.delete(stored.record.ref);
+    this.queued.delete(stored.ref);
   }
 
   /** Moves a non-terminal message to `outcome`, creating its pending report with it. */
-  private terminate(stored: StoredMessage, outcome: Outcome, now: number): Transition {
-    const record = stored.record;
+  private terminate(record: StoredMessage, outcome: Outcome, now: number): Transition {
     const previousState = record.state;
     record.state = outcome.state;
     record.statusReason = outcome.reason;
     record.statusDescription = outcome.description;
     record.updatedAt = now;
-    this.release(stored);
+    this.release(record);
     if (record.callbackUrl !== null) {
       const uid = randomUUID();
       const state: CallbackState = { state: 'pending', attempts: 0, lastStatusCode: null, lastError: null, nextAttemptAt: now };
@@ -443,13 +457,12 @@ export class MemoryStorage implements Storage {
       const callback: StoredCallback = { uid, ref: record.ref, seq: this.seq++, leaseOwner: null, leaseUntil: null, state, version: 0 };
       this.callbacks.set(uid, callback);
       this.queueCallback(callback, now);
-      stored.callbackUid = uid;
+      record.callbackUid = uid;
     }
     return { message: copyRecord(record), previousState };
   }
 
-  private remove(stored: StoredMessage): void {
-    const record = stored.record;
+  private remove(record: StoredMessage): void {
     this.messages.delete(record.ref);
     this.queued.delete(record.ref);
     const ofPrincipal = this.byExternalId.get(record.principalId);
@@ -460,12 +473,38 @@ export class MemoryStorage implements Storage {
       if (refs.size === 0) ofPrincipal!.delete(record.externalId);
     }
     if (ofPrincipal?.size === 0) this.byExternalId.delete(record.principalId);
-    for (const carrierId of stored.carrierIds) {
-      // A carrier may reuse an id for a later message; that entry is not ours to drop.
-      if (this.carrierIds.get(carrierId)?.ref === record.ref) this.carrierIds.delete(carrierId);
-    }
+    for (const part of record.parts) if (part.carrierId !== null) this.dropCarrierId(part.carrierId, record);
+    for (const carrierId of record.replacedCarrierIds ?? []) this.dropCarrierId(carrierId, record);
     // Purge takes no message with a pending report, so the report is neither leased nor due:
     // any entry of it left in the due queue is skipped as not pending.
-    if (stored.callbackUid !== null) this.callbacks.delete(stored.callbackUid);
+    if (record.callbackUid !== null) this.callbacks.delete(record.callbackUid);
+  }
+
+  /** Drops `carrierId` from the index if it still names a part of `record`. */
+  private dropCarrierId(carrierId: string, record: StoredMessage): void {
+    // A carrier may reuse an id for a later message; that entry is not ours to drop.
+    const found = this.carrierIds.get(carrierId);
+    if (found === record || (found instanceof LaterPart && found.message === record)) this.carrierIds.delete(carrierId);
+  }
+}
+
+/**
+ * Receipt outcomes already stored, so that the parts given equal outcomes share one frozen
+ * object instead of keeping a copy each. Carriers send few distinct outcomes (a state, a
+ * reason, a short text), so a short list covers them; an outcome not in it when it is full
+ * is kept as a copy of its own. Stored outcomes are never changed: reads copy them out.
+ */
+class SharedOutcomes {
+  static readonly #LIMIT = 32;
+  readonly #known: Outcome[] = [];
+
+  /** An outcome equal to `outcome` that the store may keep. */
+  share(outcome: Outcome): Outcome {
+    for (const known of this.#known) {
+      if (known.state === outcome.state && known.reason === outcome.reason && known.description === outcome.description) return known;
+    }
+    const kept = Object.freeze({ ...outcome });
+    if (this.#known.length < SharedOutcomes.#LIMIT) this.#known.push(kept);
+    return kept;
   }
 }

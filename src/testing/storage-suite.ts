@@ -737,6 +737,22 @@ export function runStorageContract(harness: StorageSuiteHarness, options: Storag
         const stillDue = await storage.claimCallbacks({ owner: 'd2', limit: 10, leaseMs: LEASE, now: T0 + 10 * LEASE });
         assert.deepEqual(refsOf(stillDue.map((callback) => callback.message)), [pendingReport.ref]);
       });
+
+      test('drops every carrier id of a purged message, one replaced by a second submission too, but not one a carrier reused for a later message', async (storage) => {
+        const [ended, later] = await insert(storage, buildNewMessage({ smsCount: 2 }), buildNewMessage());
+        await storage.recordSubmission(ended!.ref, 0, 'first-try', T0 + 1);
+        await storage.recordSubmission(ended!.ref, 0, 'second-try', T0 + 2);
+        await storage.recordSubmission(ended!.ref, 1, 'reused', T0 + 3);
+        await storage.recordSubmission(later!.ref, 0, 'reused', T0 + 4);
+        await storage.finish(ended!.ref, FAILED, T0 + 5);
+
+        assert.equal(await storage.purge(T0 + 1_000, 10), 1);
+        assert.deepEqual(await storage.applyReceipt(receipt('first-try')), { kind: 'unknown' });
+        assert.deepEqual(await storage.applyReceipt(receipt('second-try')), { kind: 'unknown' });
+        const reused = await storage.applyReceipt(receipt('reused', DELIVERED, T0 + 2_000));
+        assert.equal(reused.kind, 'terminal');
+        assert.equal(reused.kind === 'terminal' && reused.ref, later!.ref);
+      });
     });
   });
 }
