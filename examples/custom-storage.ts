@@ -16,6 +16,7 @@ import {
   staticKeys,
   type CallbackAttempt,
   type ClaimOptions,
+  type InsertLease,
   type NewMessage,
   type Outcome,
   type PartReceipt,
@@ -51,7 +52,8 @@ export class CallLogStorage implements Storage {
 
   ready = () => this.#call('ready', async () => this.inner.ready?.());
   close = () => this.#call('close', async () => this.inner.close?.());
-  insertMessages = (messages: readonly NewMessage[]) => this.#call('insertMessages', () => this.inner.insertMessages(messages));
+  insertMessages = (messages: readonly NewMessage[], lease?: InsertLease) =>
+    this.#call('insertMessages', () => this.inner.insertMessages(messages, lease));
   claimMessages = (options: ClaimOptions) => this.#call('claimMessages', () => this.inner.claimMessages(options));
   recordSubmission = (ref: string, index: number, carrierId: string, now: number) =>
     this.#call('recordSubmission', () => this.inner.recordSubmission(ref, index, carrierId, now));

@@ -1,6 +1,7 @@
 /**
  * `createSmsRouter`: wires the request path (authenticate -> parse -> validate -> resolve
- * profile -> store -> respond) and the worker path (claim -> submit -> receipt -> callback)
+ * profile -> store -> respond) and the worker path (claim, or the request's hand-off ->
+ * submit -> receipt -> callback)
  * into one Express middleware that also carries the typed events and `close()`.
  */
 import express, { type Request, type RequestHandler } from 'express';
@@ -126,7 +127,7 @@ export function createSmsRouter(options: SmsRouterOptions): SmsRouter {
   const send = (validate: typeof validators.quick): RequestHandler =>
     sendHandler({
       validate, resolveProfile: config.resolveProfile, storage, emit, now,
-      onStored: wakeWorker, chargeMessages: limiters.chargeMessages,
+      worker, onStored: wakeWorker, chargeMessages: limiters.chargeMessages,
     });
   const body = parseJsonBody(config.limits.maxBodyBytes);
   // The admission stage of every endpoint, one Express layer: wait for the start (once it

@@ -8,6 +8,7 @@ import { SmsError } from '../errors.js';
 import { defaultSender, type Profile, type ProfileResolver } from '../auth/profiles.js';
 import type { Emit } from '../events.js';
 import type { NewMessage, Storage } from '../storage/contract.js';
+import type { SubmitWorker } from '../worker/submit-worker.js';
 import { principalOf } from './authenticate.js';
 import { newMessageRef } from './message-ref.js';
 import { sendJsonText } from './respond.js';
@@ -21,7 +22,12 @@ export interface SendHandlerDeps {
   storage: Storage;
   emit: Emit;
   now: () => number;
-  /** Called after messages are stored, so the worker can start on them at once. */
+  /**
+   * This instance's worker: messages it has room for are stored leased to it and handed
+   * to it once stored, so it submits them without claiming them first.
+   */
+  worker: Pick<SubmitWorker, 'reserve' | 'unreserve' | 'adopt'>;
+  /** Called after messages are stored unleased (the worker had no room), so it claims them as soon as it can. */
   onStored: () => void;
   /** Takes the request's messages from the caller's budget, or throws (429/422): nothing is stored then. */
   chargeMessages: ChargeMessages;
@@ -92,9 +98,16 @@ export function sendHandler(deps: SendHandlerDeps): RequestHandler {
     const charging = deps.chargeMessages(res, request.items.length);
     if (charging !== undefined) await charging;
     const messages = toMessages(request, principal.id, sender, deps.now(), principal.callbackSecret ?? null);
-    await deps.storage.insertMessages(messages);
+    const lease = deps.worker.reserve(messages.length);
+    try {
+      await deps.storage.insertMessages(messages, lease ?? undefined);
+    } catch (error) {
+      if (lease !== null) deps.worker.unreserve(messages.length);
+      throw error;
+    }
     sendJsonText(res, 200, acceptedBody(messages));
     for (const message of messages) deps.emit('message.accepted', { message });
-    deps.onStored();
+    if (lease === null) deps.onStored();
+    else deps.worker.adopt(messages, lease);
   };
 }

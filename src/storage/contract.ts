@@ -4,7 +4,8 @@
  * implements {@link Storage} and passes the contract suite in `sms-outbox/testing`.
  *
  * What the contract promises:
- * - `insertMessages` stores every message of a request or none of them.
+ * - `insertMessages` stores every message of a request or none of them, leased at once
+ *   when a lease is given (the instance that accepted them submits them without a claim).
  * - A claimed message is leased to one owner until the lease ends; no other claimer gets
  *   it before then, and a crashed owner's messages are claimed again after it.
  * - States only move forward (see `lifecycle/states.ts`): once terminal, nothing changes a
@@ -113,6 +114,20 @@ export interface MessageRecord extends NewMessage {
   callback: CallbackState | null;
 }
 
+/**
+ * A lease taken when messages are stored: they are `queued` and leased to `owner` until
+ * `until`, exactly as if `owner` had claimed them the moment they were stored. The instance
+ * that accepts a request submits its messages itself this way, without a claim (a write
+ * and a scan per poll on SQL storage) in between; should it stop, the lease ends and any
+ * instance claims them.
+ */
+export interface InsertLease {
+  /** The lease owner (the accepting instance's worker). */
+  owner: string;
+  /** When the lease ends, epoch ms. */
+  until: number;
+}
+
 /** Options of a claim: who claims, how many, for how long. */
 export interface ClaimOptions {
   /** The claimer's id (one per worker instance). */
@@ -204,8 +219,13 @@ export interface Storage {
   /** Releases what the adapter opened itself (not a pool or handle the host passed). */
   close?(): Promise<void>;
 
-  /** Stores all the messages of one request in state `queued`, or none (then throws). */
-  insertMessages(messages: readonly NewMessage[]): Promise<void>;
+  /**
+   * Stores all the messages of one request in state `queued`, or none (then throws). With
+   * `lease`, they are stored leased to its owner until it ends: no claim returns them before
+   * then. An adapter must honour it, or the messages would be submitted by their owner and
+   * by whichever worker claims them (the contract suite checks it).
+   */
+  insertMessages(messages: readonly NewMessage[], lease?: InsertLease): Promise<void>;
 
   /**
    * Leases up to `limit` messages that are `queued`, due (`nextAttemptAt <= now`) and not

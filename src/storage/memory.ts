@@ -4,11 +4,13 @@
 import { randomUUID } from 'node:crypto';
 import { foldParts, isTerminal } from '../lifecycle/states.js';
 import { MinHeap } from '../util/min-heap.js';
+import { queuedParts, type queuedRecord } from './queued-record.js';
 import type {
   CallbackAttempt,
   CallbackState,
   ClaimOptions,
   DueCallback,
+  InsertLease,
   MessageRecord,
   NewMessage,
   Outcome,
@@ -117,12 +119,14 @@ function copyRecord(record: MessageRecord): MessageRecord {
   };
 }
 
-/** The stored form of a new message, `queued`, the n-th inserted. */
-function newStoredMessage(message: NewMessage, seq: number): StoredMessage {
-  // Sized once: an array grown by push reserves room for 17 elements, and one is kept per
-  // stored message (most messages have one part).
-  const parts = new Array<PartRecord>(message.smsCount);
-  for (let index = 0; index < message.smsCount; index++) parts[index] = { index, carrierId: null, outcome: null };
+/**
+ * The stored form of a new message, the `seq`-th inserted, leased at once under `lease`:
+ * {@link queuedRecord}'s fields and the store's own in one literal. Built as
+ * `{ ...queuedRecord(message), seq, ... }` instead, every message took twice the memory
+ * (1.6 against 0.8 KB) and inserts three times as long: the spread object gets no room
+ * for the added fields in itself.
+ */
+function newStoredMessage(message: NewMessage, seq: number, lease: InsertLease | undefined): StoredMessage {
   return {
     ref: message.ref,
     principalId: message.principalId,
@@ -147,12 +151,12 @@ function newStoredMessage(message: NewMessage, seq: number): StoredMessage {
     attempts: 0,
     lastError: null,
     updatedAt: message.createdAt,
-    parts,
+    parts: queuedParts(message.smsCount),
     callback: null,
     seq,
     nextAttemptAt: message.createdAt,
-    leaseOwner: null,
-    leaseUntil: null,
+    leaseOwner: lease?.owner ?? null,
+    leaseUntil: lease?.until ?? null,
     callbackUid: null,
     replacedCarrierIds: null,
   };
@@ -206,8 +210,8 @@ export class MemoryStorage implements Storage {
   /** Nothing to release; the data stays until the instance is garbage-collected. */
   async close(): Promise<void> {}
 
-  /** Stores every message as `queued`, or none if any ref is already taken. */
-  async insertMessages(messages: readonly NewMessage[]): Promise<void> {
+  /** Stores every message as `queued` (leased under `lease`), or none if any ref is already taken. */
+  async insertMessages(messages: readonly NewMessage[], lease?: InsertLease): Promise<void> {
     const refs = messages.length > 1 ? new Set<string>() : null;
     for (const message of messages) {
       if (this.messages.has(message.ref) || refs?.has(message.ref) === true) {
@@ -220,7 +224,7 @@ export class MemoryStorage implements Storage {
       // (createdAt, seq) order, i.e. while no message was created before the previous one.
       if (message.createdAt < this.lastCreatedAt) this.createdInOrder = false;
       else this.lastCreatedAt = message.createdAt;
-      this.messages.set(message.ref, newStoredMessage(message, this.seq++));
+      this.messages.set(message.ref, newStoredMessage(message, this.seq++, lease));
       this.queued.add(message.ref);
       let ofPrincipal = this.byExternalId.get(message.principalId);
       if (ofPrincipal === undefined) this.byExternalId.set(message.principalId, (ofPrincipal = new Map()));

@@ -13,6 +13,7 @@ import type {
   CallbackState,
   ClaimOptions,
   DueCallback,
+  InsertLease,
   Encoding,
   Endpoint,
   MessageRecord,
@@ -218,6 +219,13 @@ type ReceiptJson =
   | { kind: 'duplicate' | 'part' | 'late'; ref: string }
   | { kind: 'terminal'; ref: string; transition: TransitionJson };
 
+/** One `insertMessages` call, as its batch carries it: its messages and their lease, if any. */
+interface InsertCall {
+  messages: readonly NewMessage[];
+  owner: string | null;
+  until: number | null;
+}
+
 /** One `recordSubmission` call, as its batch carries it. */
 interface SubmissionCall {
   ref: string;
@@ -335,7 +343,7 @@ export class PostgresStorage implements Storage {
   private readonly functions: StoredFunction[];
   private readying: Promise<void> | undefined;
   /** Concurrent calls of the hot steps, sent together (src/util/batcher.ts). */
-  private readonly inserts: Batcher<readonly NewMessage[], void>;
+  private readonly inserts: Batcher<InsertCall, void>;
   private readonly submissions: Batcher<SubmissionCall, SubmissionResult>;
   private readonly receipts: Batcher<ReceiptCall, ReceiptResult>;
 
@@ -383,10 +391,10 @@ export class PostgresStorage implements Storage {
     const batching = { maxBatch: 100, maxInFlight: 3 };
     this.inserts = new Batcher({
       ...batching,
-      runOne: (messages) => this.insertNow(messages),
-      runBatch: async (requests) => {
-        await this.insertNow(requests.flat());
-        return requests.map(() => undefined);
+      runOne: (call) => this.insertNow([call]),
+      runBatch: async (calls) => {
+        await this.insertNow(calls);
+        return calls.map(() => undefined);
       },
     });
     this.submissions = new Batcher({
@@ -426,23 +434,25 @@ export class PostgresStorage implements Storage {
    * the same time share the statement (and its commit); if it fails, each request is
    * stored on its own, so one request's failure is not another's.
    */
-  async insertMessages(messages: readonly NewMessage[]): Promise<void> {
+  async insertMessages(messages: readonly NewMessage[], lease?: InsertLease): Promise<void> {
     await this.ready();
     if (messages.length === 0) return;
     // Copied now: the caller may reuse its array before the batch goes out.
-    await this.inserts.call([...messages]);
+    await this.inserts.call({ messages: [...messages], owner: lease?.owner ?? null, until: lease?.until ?? null });
   }
 
-  /** The insert itself: one statement for every message given. */
-  private async insertNow(messages: readonly NewMessage[]): Promise<void> {
-    const columns: unknown[][] = Array.from({ length: 17 }, () => []);
-    for (const m of messages) {
-      const row = [
-        m.ref, m.principalId, m.endpoint, m.profileCode, m.sender, m.recipient, m.text, m.messageType, m.reqType,
-        m.externalId, m.recipientField, m.referenceField, m.smsCount, m.encoding, m.callbackUrl, m.callbackSecret,
-        m.createdAt,
-      ];
-      row.forEach((value, i) => columns[i]!.push(value));
+  /** The insert itself: one statement for every message of every call given. */
+  private async insertNow(calls: readonly InsertCall[]): Promise<void> {
+    const columns: unknown[][] = Array.from({ length: 19 }, () => []);
+    for (const { messages, owner, until } of calls) {
+      for (const m of messages) {
+        const row = [
+          m.ref, m.principalId, m.endpoint, m.profileCode, m.sender, m.recipient, m.text, m.messageType, m.reqType,
+          m.externalId, m.recipientField, m.referenceField, m.smsCount, m.encoding, m.callbackUrl, m.callbackSecret,
+          m.createdAt, owner, until,
+        ];
+        row.forEach((value, i) => columns[i]!.push(value));
+      }
     }
     // One statement writes both tables, so it is atomic without an explicit transaction
     // and costs one round trip however many messages the request carried.
@@ -450,16 +460,17 @@ export class PostgresStorage implements Storage {
       `WITH inserted AS (
         INSERT INTO ${this.t.messages} (ref, principal_id, endpoint, profile_code, sender, recipient, text,
           message_type, req_type, external_id, recipient_field, reference_field, sms_count, encoding,
-          callback_url, callback_secret, created_at, state, attempts, next_attempt_at, updated_at)
+          callback_url, callback_secret, created_at, state, attempts, next_attempt_at, lease_owner, lease_until,
+          updated_at)
         SELECT ref, principal_id, endpoint, profile_code, sender, recipient, text, message_type, req_type,
           external_id, recipient_field, reference_field, sms_count, encoding, callback_url, callback_secret,
-          created_at, 'queued', 0, created_at, created_at
+          created_at, 'queued', 0, created_at, lease_owner, lease_until, created_at
         FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
           $8::int4[], $9::int4[], $10::text[], $11::text[], $12::text[], $13::int4[], $14::text[], $15::text[],
-          $16::text[], $17::int8[]) WITH ORDINALITY
+          $16::text[], $17::int8[], $18::text[], $19::int8[]) WITH ORDINALITY
           AS t(ref, principal_id, endpoint, profile_code, sender, recipient, text, message_type, req_type,
             external_id, recipient_field, reference_field, sms_count, encoding, callback_url, callback_secret,
-            created_at, ord)
+            created_at, lease_owner, lease_until, ord)
         ORDER BY ord
         RETURNING ref, sms_count
       )

@@ -12,6 +12,7 @@ import type {
   CallbackState,
   ClaimOptions,
   DueCallback,
+  InsertLease,
   Encoding,
   Endpoint,
   MessageRecord,
@@ -222,8 +223,8 @@ interface CallbackRow {
   next_attempt_at: number | null;
 }
 
-/** Inserts one message as `queued` with its parts (inside the caller's transaction). */
-function insertMessage(s: Statements, m: NewMessage): void {
+/** Inserts one message as `queued` with its parts, leased under `lease` if given (inside the caller's transaction). */
+function insertMessage(s: Statements, m: NewMessage, lease: InsertLease | undefined): void {
   const { lastInsertRowid } = s.insertMessage.run([
     m.ref,
     m.principalId,
@@ -243,6 +244,8 @@ function insertMessage(s: Statements, m: NewMessage): void {
     m.callbackSecret,
     m.createdAt,
     m.createdAt,
+    lease?.owner ?? null,
+    lease?.until ?? null,
     m.createdAt,
   ]);
   const id = Number(lastInsertRowid);
@@ -308,8 +311,9 @@ function prepareStatements(db: Database.Database) {
     insertMessage: db.prepare<[unknown[]]>(`
       INSERT INTO sms_messages (ref, principal_id, endpoint, profile_code, sender, recipient, text,
         message_type, req_type, external_id, recipient_field, reference_field, sms_count, encoding,
-        callback_url, callback_secret, created_at, state, attempts, next_attempt_at, updated_at)
-      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'queued', 0, ?, ?)`),
+        callback_url, callback_secret, created_at, state, attempts, next_attempt_at, lease_owner, lease_until,
+        updated_at)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'queued', 0, ?, ?, ?, ?)`),
     insertPart: db.prepare<[number, number]>('INSERT INTO sms_parts (message_id, idx) VALUES (?, ?)'),
     messageByRef: readRows(db.prepare<[string], unknown[]>(`SELECT ${MESSAGE_COLUMNS} FROM sms_messages WHERE ref = ?`), toMessageRow),
     messageById: readRows(db.prepare<[number], unknown[]>(`SELECT ${MESSAGE_COLUMNS} FROM sms_messages WHERE id = ?`), toMessageRow),
@@ -462,14 +466,15 @@ export class SqliteStorage implements Storage {
     if (this.ownsDatabase) this.db.close();
   }
 
-  /** Stores every message as `queued`, or none; shares a commit with concurrent calls. */
-  async insertMessages(messages: readonly NewMessage[]): Promise<void> {
+  /** Stores every message as `queued` (leased under `lease`), or none; shares a commit with concurrent calls. */
+  async insertMessages(messages: readonly NewMessage[], lease?: InsertLease): Promise<void> {
     const s = await this.prepared();
     if (messages.length === 0) return;
     // Copied now: the caller may reuse its objects before the group is written.
     const batch = messages.map((message) => ({ ...message }));
+    const leased = lease === undefined ? undefined : { owner: lease.owner, until: lease.until };
     await this.commits.run(() => {
-      for (const m of batch) insertMessage(s, m);
+      for (const m of batch) insertMessage(s, m, leased);
     });
   }
 

@@ -271,6 +271,35 @@ export function runStorageContract(harness: StorageSuiteHarness, options: Storag
         assert.deepEqual(third, []);
       });
 
+      test('messages stored under a lease are claimed by no one until it ends, then like any other', async (storage) => {
+        const leased = [buildNewMessage({ createdAt: T0 }), buildNewMessage({ createdAt: T0 })];
+        const free = buildNewMessage({ createdAt: T0 + 1 });
+        // Two requests in the same turn, one leased and one not: adapters that write the
+        // inserts of a turn together keep each one's lease to its own messages.
+        await Promise.all([
+          storage.insertMessages(leased, { owner: 'accepting', until: T0 + LEASE }),
+          storage.insertMessages([free]),
+        ]);
+        const during = await storage.claimMessages({ owner: 'other', limit: 10, leaseMs: LEASE, now: T0 + 10 });
+        assert.deepEqual(refsOf(during), [free.ref]);
+        assert.equal((await get(storage, leased[0]!)).state, 'queued');
+        assert.deepEqual(await storage.claimMessages({ owner: 'other', limit: 10, leaseMs: LEASE, now: T0 + LEASE - 1 }), []);
+        const after = await storage.claimMessages({ owner: 'other', limit: 10, leaseMs: LEASE, now: T0 + LEASE });
+        assert.deepEqual(refsOf(after), refsOf(leased));
+      });
+
+      test('the owner of a lease taken at insert submits and ends the message as if it had claimed it', async (storage) => {
+        const message = buildNewMessage({ createdAt: T0 });
+        await storage.insertMessages([message], { owner: 'accepting', until: T0 + LEASE });
+        const submitted = await storage.recordSubmission(message.ref, 0, 'leased-at-insert', T0 + 5);
+        assert.equal(submitted.kind, 'submitted');
+        assert.equal(submitted.kind === 'submitted' && submitted.transition.message.parts[0]!.carrierId, 'leased-at-insert');
+        const delivered = await storage.applyReceipt(receipt('leased-at-insert', DELIVERED, T0 + 6));
+        assert.equal(delivered.kind === 'terminal' && delivered.transition.message.state, 'delivered');
+        // Submitted, the message is no longer queued: the ended lease brings no claim.
+        assert.deepEqual(await storage.claimMessages({ owner: 'other', limit: 10, leaseMs: LEASE, now: T0 + 2 * LEASE }), []);
+      });
+
       test('claimed messages come with their parts, submitted ones included', async (storage) => {
         const [message] = await insert(storage, buildNewMessage({ smsCount: 3 }));
         await storage.claimMessages({ owner: 'w1', limit: 1, leaseMs: LEASE, now: T0 });

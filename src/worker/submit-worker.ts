@@ -10,7 +10,8 @@ import type { Emit } from '../events.js';
 import { outcome } from '../lifecycle/states.js';
 import type { WorkerOptions } from '../options.js';
 import { splitSms } from '../sms/segments.js';
-import type { MessageRecord, Storage, Transition } from '../storage/contract.js';
+import type { InsertLease, MessageRecord, NewMessage, Storage, Transition } from '../storage/contract.js';
+import { queuedRecord } from '../storage/queued-record.js';
 import { retryDelay } from './backoff.js';
 
 /** What the worker needs. */
@@ -39,9 +40,15 @@ export class SubmitWorker {
   readonly #inFlight = new Set<Promise<void>>();
   #timer: NodeJS.Timeout | null = null;
   #polling: Promise<void> | null = null;
+  /** Slots promised by {@link SubmitWorker.reserve} to messages being stored right now. */
+  #reserved = 0;
+  /** Messages handed over by {@link SubmitWorker.adopt}, submitted at the end of the turn. */
+  #adopted: { message: NewMessage; leaseEnd: number }[] = [];
+  #adopting: NodeJS.Immediate | null = null;
   /** The last claim filled every free slot: more work may be waiting for room. */
   #backlog = false;
   #wakeRequested = false;
+  #started = false;
   #closed = false;
 
   constructor(deps: SubmitWorkerDeps) {
@@ -50,7 +57,51 @@ export class SubmitWorker {
 
   /** Starts polling. */
   start(): void {
+    this.#started = true;
     this.wake();
+  }
+
+  /**
+   * Takes room for `count` messages about to be stored, and the lease to store them under:
+   * stored that way, they are this worker's at once ({@link SubmitWorker.adopt}), without a
+   * claim. `null` when there is not room for all of them (or the worker is not running):
+   * they are then stored unleased and claimed like any other.
+   */
+  reserve(count: number): InsertLease | null {
+    if (!this.#started || this.#closed || this.#room() < count) return null;
+    this.#reserved += count;
+    return { owner: this.#deps.owner, until: this.#deps.now() + this.#deps.config.leaseMs };
+  }
+
+  /** Gives back the room of a {@link SubmitWorker.reserve} whose messages were not stored. */
+  unreserve(count: number): void {
+    this.#reserved -= count;
+  }
+
+  /**
+   * Starts submitting messages stored under a lease {@link SubmitWorker.reserve} gave, at
+   * the end of this turn of the event loop: the requests of one turn are answered first and
+   * their messages then submitted together, as a claim would have (interleaving the two,
+   * one request at a time, measured a few percent more CPU per request).
+   */
+  adopt(messages: readonly NewMessage[], lease: InsertLease): void {
+    for (const message of messages) this.#adopted.push({ message, leaseEnd: lease.until });
+    this.#adopting ??= setImmediate(() => this.#submitAdopted());
+  }
+
+  #submitAdopted(): void {
+    this.#adopting = null;
+    const adopted = this.#adopted;
+    this.#adopted = [];
+    this.#reserved -= adopted.length;
+    // Closed meanwhile: they stay stored, and any instance claims them once the lease ends.
+    if (this.#closed) return;
+    for (const { message, leaseEnd } of adopted) this.#track(this.#submit(queuedRecord(message), leaseEnd));
+  }
+
+  /** How many more messages may be in flight. */
+  #room(): number {
+    return this.#deps.config.concurrency - this.#inFlight.size - this.#reserved;
   }
 
   /** Looks for work now (new messages were stored). Cheap to call often. */
@@ -67,6 +118,11 @@ export class SubmitWorker {
 
   /** Stops claiming and waits for the submissions in flight; leaves no timer behind. */
   async close(): Promise<void> {
+    // Messages handed over this turn are submitted with the rest in flight, not left behind.
+    if (this.#adopting !== null) {
+      clearImmediate(this.#adopting);
+      this.#submitAdopted();
+    }
     this.#closed = true;
     if (this.#timer !== null) clearTimeout(this.#timer);
     this.#timer = null;
@@ -83,7 +139,7 @@ export class SubmitWorker {
     const { storage, config, owner, now, emit } = this.#deps;
     let claimedFull = false;
     try {
-      const room = config.concurrency - this.#inFlight.size;
+      const room = this.#room();
       if (room > 0) {
         const claimedAt = now();
         const messages = await storage.claimMessages({ owner, limit: room, leaseMs: config.leaseMs, now: claimedAt });
@@ -97,7 +153,7 @@ export class SubmitWorker {
     this.#polling = null;
     if (this.#closed) return;
     // A full claim means more may be waiting: go again as soon as there is room.
-    if (this.#wakeRequested || (claimedFull && this.#inFlight.size < config.concurrency)) {
+    if (this.#wakeRequested || (claimedFull && this.#room() > 0)) {
       this.#wakeRequested = false;
       setImmediate(() => this.wake());
     } else {

@@ -59,9 +59,9 @@ export async function startFuzzGateway(
   const storage = options.storage ?? new MemoryStorage();
   const inserts: number[] = [];
   const insert = storage.insertMessages.bind(storage);
-  storage.insertMessages = async (messages) => {
+  storage.insertMessages = async (messages, lease) => {
     inserts.push(messages.length);
-    return insert(messages);
+    return insert(messages, lease);
   };
   const gateway = createGateway({
     delivery: new ScriptedDelivery(),

@@ -126,9 +126,9 @@ describe('atomic requests', () => {
     const storage = new MemoryStorage();
     const inserted: NewMessage[][] = [];
     const insert = storage.insertMessages.bind(storage);
-    storage.insertMessages = async (messages) => {
+    storage.insertMessages = async (messages, lease) => {
       inserted.push([...messages]);
-      return insert(messages);
+      return insert(messages, lease);
     };
     gateway = createGateway({ storage });
     const body = { profile_code: '12345', messages: [

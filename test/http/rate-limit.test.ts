@@ -144,9 +144,9 @@ describe('the per-key message budget', () => {
     const storage = new MemoryStorage();
     const inserts: number[] = [];
     const insert = storage.insertMessages.bind(storage);
-    storage.insertMessages = async (batch: readonly NewMessage[]) => {
+    storage.insertMessages = async (batch: readonly NewMessage[], lease) => {
       inserts.push(batch.length);
-      return insert(batch);
+      return insert(batch, lease);
     };
     return { storage, inserts };
   }

@@ -1,0 +1,105 @@
+/**
+ * The hand-off: a request's messages are stored leased to this instance's worker and
+ * submitted by it straight away, without a claim, while the worker has room for them;
+ * without room they are stored unleased and claimed like any other.
+ */
+import request from 'supertest';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { DeliveryAdapter, OutgoingPart, SubmitAck } from '../../src/index.js';
+import { MemoryStorage } from '../../src/index.js';
+import { createGateway, eventually, KEY, type TestGateway } from '../helpers/gateway.js';
+
+let gateway: TestGateway | null = null;
+afterEach(async () => {
+  await gateway?.sms.close();
+  gateway = null;
+});
+
+/** A carrier that holds every submit until the test opens the gate. */
+class GatedDelivery implements DeliveryAdapter {
+  readonly submitted: string[] = [];
+  open: () => void = () => {};
+  readonly #gate = new Promise<void>((resolve) => (this.open = resolve));
+
+  async start(): Promise<void> {}
+
+  async submit(part: OutgoingPart): Promise<SubmitAck> {
+    await this.#gate;
+    this.submitted.push(part.ref);
+    return { carrierId: `gated-${this.submitted.length}` };
+  }
+
+  async close(): Promise<void> {}
+}
+
+/** MemoryStorage that records the refs every claim returned. */
+function claimRecordingStorage(): { storage: MemoryStorage; claimed: string[] } {
+  const storage = new MemoryStorage();
+  const claimed: string[] = [];
+  const claim = storage.claimMessages.bind(storage);
+  storage.claimMessages = async (options) => {
+    const records = await claim(options);
+    claimed.push(...records.map((record) => record.ref));
+    return records;
+  };
+  return { storage, claimed };
+}
+
+async function send(app: TestGateway['app'], expectStatus = 200): Promise<string> {
+  const res = await request(app)
+    .post('/api/outbox/create')
+    .set('X-API-Key', KEY)
+    .send({ profile_code: '12345', messages: [{ recipient: '254712345678', message: 'hand-off' }] });
+  expect(res.status).toBe(expectStatus);
+  return res.status === 200 ? (res.body[0].message_ref as string) : '';
+}
+
+const worker = { concurrency: 1, pollIntervalMs: 10 };
+
+describe('the hand-off from a request to the worker', () => {
+  it('submits a request’s messages without claiming them', async () => {
+    const { storage, claimed } = claimRecordingStorage();
+    const delivery = new GatedDelivery();
+    delivery.open();
+    gateway = createGateway({ storage, delivery, worker });
+    await gateway.sms.ready();
+    const ref = await send(gateway.app);
+    await eventually(() => (delivery.submitted.includes(ref) ? true : undefined));
+    expect(claimed).toEqual([]);
+  });
+
+  it('stores what does not fit in the worker unleased, and a claim takes it once there is room', async () => {
+    const { storage, claimed } = claimRecordingStorage();
+    const delivery = new GatedDelivery();
+    gateway = createGateway({ storage, delivery, worker });
+    await gateway.sms.ready();
+    const first = await send(gateway.app); // takes the worker's only slot, held at the carrier
+    const second = await send(gateway.app); // no room left: stored for a claim
+    delivery.open();
+    await eventually(() => (delivery.submitted.length === 2 ? true : undefined));
+    expect(delivery.submitted).toEqual([first, second]);
+    expect(claimed).toEqual([second]);
+  });
+
+  it('gives the room back when the insert fails, so the next request is handed off again', async () => {
+    const { storage, claimed } = claimRecordingStorage();
+    const insert = storage.insertMessages.bind(storage);
+    let failNext = true;
+    storage.insertMessages = async (messages, lease) => {
+      if (failNext) {
+        failNext = false;
+        throw new Error('storage unavailable');
+      }
+      return insert(messages, lease);
+    };
+    const delivery = new GatedDelivery();
+    delivery.open();
+    gateway = createGateway({ storage, delivery, worker });
+    gateway.sms.on('error', () => {});
+    await gateway.sms.ready();
+    await send(gateway.app, 500);
+    const ref = await send(gateway.app);
+    await eventually(() => (delivery.submitted.includes(ref) ? true : undefined));
+    expect(claimed).toEqual([]);
+  });
+});
