@@ -4,7 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import { foldParts, isTerminal } from '../lifecycle/states.js';
 import { MinHeap } from '../util/min-heap.js';
-import { queuedParts, type queuedRecord } from './queued-record.js';
+import { QueuedRecord } from './queued-record.js';
 import type {
   CallbackAttempt,
   CallbackState,
@@ -28,19 +28,31 @@ import type {
  * around a record: every object kept per message costs memory for as long as the message
  * is retained, and marking and copying time at every garbage collection.
  */
-interface StoredMessage extends MessageRecord {
+class StoredMessage extends QueuedRecord {
+  // Declared, not defined: every field is set once in the constructor, in one order.
   /** Insertion order, the tie-break after `createdAt`. */
-  seq: number;
-  nextAttemptAt: number;
-  leaseOwner: string | null;
-  leaseUntil: number | null;
-  callbackUid: string | null;
+  declare seq: number;
+  declare nextAttemptAt: number;
+  declare leaseOwner: string | null;
+  declare leaseUntil: number | null;
+  declare callbackUid: string | null;
   /**
    * Carrier ids a part was given before it was submitted again (a lease ran out while its
    * owner still worked), so purge can drop their index entries too; `null` in the usual
    * case, where each part's `carrierId` is the only one.
    */
-  replacedCarrierIds: string[] | null;
+  declare replacedCarrierIds: string[] | null;
+
+  /** `message` as the `seq`-th inserted, leased at once under `lease` if given. */
+  constructor(message: NewMessage, seq: number, lease: InsertLease | undefined) {
+    super(message);
+    this.seq = seq;
+    this.nextAttemptAt = message.createdAt;
+    this.leaseOwner = lease?.owner ?? null;
+    this.leaseUntil = lease?.until ?? null;
+    this.callbackUid = null;
+    this.replacedCarrierIds = null;
+  }
 }
 
 interface StoredCallback {
@@ -119,49 +131,6 @@ function copyRecord(record: MessageRecord): MessageRecord {
   };
 }
 
-/**
- * The stored form of a new message, the `seq`-th inserted, leased at once under `lease`:
- * {@link queuedRecord}'s fields and the store's own in one literal. Built as
- * `{ ...queuedRecord(message), seq, ... }` instead, every message took twice the memory
- * (1.6 against 0.8 KB) and inserts three times as long: the spread object gets no room
- * for the added fields in itself.
- */
-function newStoredMessage(message: NewMessage, seq: number, lease: InsertLease | undefined): StoredMessage {
-  return {
-    ref: message.ref,
-    principalId: message.principalId,
-    endpoint: message.endpoint,
-    profileCode: message.profileCode,
-    sender: message.sender,
-    recipient: message.recipient,
-    text: message.text,
-    messageType: message.messageType,
-    reqType: message.reqType,
-    externalId: message.externalId,
-    recipientField: message.recipientField,
-    referenceField: message.referenceField,
-    smsCount: message.smsCount,
-    encoding: message.encoding,
-    callbackUrl: message.callbackUrl,
-    callbackSecret: message.callbackSecret,
-    createdAt: message.createdAt,
-    state: 'queued',
-    statusReason: null,
-    statusDescription: null,
-    attempts: 0,
-    lastError: null,
-    updatedAt: message.createdAt,
-    parts: queuedParts(message.smsCount),
-    callback: null,
-    seq,
-    nextAttemptAt: message.createdAt,
-    leaseOwner: lease?.owner ?? null,
-    leaseUntil: lease?.until ?? null,
-    callbackUid: null,
-    replacedCarrierIds: null,
-  };
-}
-
 function leaseIsLive(leaseUntil: number | null, now: number): boolean {
   return leaseUntil !== null && leaseUntil > now;
 }
@@ -224,7 +193,7 @@ export class MemoryStorage implements Storage {
       // (createdAt, seq) order, i.e. while no message was created before the previous one.
       if (message.createdAt < this.lastCreatedAt) this.createdInOrder = false;
       else this.lastCreatedAt = message.createdAt;
-      this.messages.set(message.ref, newStoredMessage(message, this.seq++, lease));
+      this.messages.set(message.ref, new StoredMessage(message, this.seq++, lease));
       this.queued.add(message.ref);
       let ofPrincipal = this.byExternalId.get(message.principalId);
       if (ofPrincipal === undefined) this.byExternalId.set(message.principalId, (ofPrincipal = new Map()));

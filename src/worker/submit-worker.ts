@@ -11,7 +11,7 @@ import { outcome } from '../lifecycle/states.js';
 import type { WorkerOptions } from '../options.js';
 import { splitSms } from '../sms/segments.js';
 import type { InsertLease, MessageRecord, NewMessage, Storage, Transition } from '../storage/contract.js';
-import { queuedRecord } from '../storage/queued-record.js';
+import { QueuedRecord } from '../storage/queued-record.js';
 import { retryDelay } from './backoff.js';
 
 /** What the worker needs. */
@@ -96,7 +96,7 @@ export class SubmitWorker {
     this.#reserved -= adopted.length;
     // Closed meanwhile: they stay stored, and any instance claims them once the lease ends.
     if (this.#closed) return;
-    for (const { message, leaseEnd } of adopted) this.#track(this.#submit(queuedRecord(message), leaseEnd));
+    for (const { message, leaseEnd } of adopted) this.#track(this.#submit(new QueuedRecord(message), leaseEnd));
   }
 
   /** How many more messages may be in flight. */

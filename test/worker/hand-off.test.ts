@@ -5,8 +5,8 @@
  */
 import request from 'supertest';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { DeliveryAdapter, OutgoingPart, SubmitAck } from '../../src/index.js';
 import { MemoryStorage } from '../../src/index.js';
+import { GatedDelivery } from '../helpers/gated-delivery.js';
 import { createGateway, eventually, KEY, type TestGateway } from '../helpers/gateway.js';
 
 let gateway: TestGateway | null = null;
@@ -14,23 +14,6 @@ afterEach(async () => {
   await gateway?.sms.close();
   gateway = null;
 });
-
-/** A carrier that holds every submit until the test opens the gate. */
-class GatedDelivery implements DeliveryAdapter {
-  readonly submitted: string[] = [];
-  open: () => void = () => {};
-  readonly #gate = new Promise<void>((resolve) => (this.open = resolve));
-
-  async start(): Promise<void> {}
-
-  async submit(part: OutgoingPart): Promise<SubmitAck> {
-    await this.#gate;
-    this.submitted.push(part.ref);
-    return { carrierId: `gated-${this.submitted.length}` };
-  }
-
-  async close(): Promise<void> {}
-}
 
 /** MemoryStorage that records the refs every claim returned. */
 function claimRecordingStorage(): { storage: MemoryStorage; claimed: string[] } {

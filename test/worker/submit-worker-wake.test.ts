@@ -4,33 +4,16 @@
  * the e2e crash test, where queued messages were never submitted under load.
  */
 import { describe, expect, it } from 'vitest';
-import type { DeliveryAdapter, OutgoingPart, SubmitAck } from '../../src/delivery/contract.js';
 import { MemoryStorage } from '../../src/storage/memory.js';
 import { buildNewMessage } from '../../src/testing/storage-suite.js';
 import { SubmitWorker } from '../../src/worker/submit-worker.js';
+import { GatedDelivery } from '../helpers/gated-delivery.js';
 import { eventually } from '../helpers/gateway.js';
-
-/** A carrier that holds the first submit until the test lets it go. */
-class GatedDelivery implements DeliveryAdapter {
-  readonly submitted: string[] = [];
-  release: () => void = () => {};
-  readonly #gate = new Promise<void>((resolve) => (this.release = resolve));
-
-  async start(): Promise<void> {}
-
-  async submit(part: OutgoingPart): Promise<SubmitAck> {
-    this.submitted.push(part.ref);
-    if (this.submitted.length === 1) await this.#gate;
-    return { carrierId: `c${this.submitted.length}` };
-  }
-
-  async close(): Promise<void> {}
-}
 
 describe('SubmitWorker', () => {
   it('keeps claiming after a wake that came while every slot was busy', async () => {
     const storage = new MemoryStorage();
-    const delivery = new GatedDelivery();
+    const delivery = new GatedDelivery('first');
     const worker = new SubmitWorker({
       storage,
       delivery,
@@ -58,7 +41,7 @@ describe('SubmitWorker', () => {
     // The only slot is busy: this wake finds no room, as a request arriving now would.
     await storage.insertMessages([second]);
     worker.wake();
-    delivery.release();
+    delivery.open();
 
     await eventually(() => (delivery.submitted.includes(second.ref) ? true : undefined), 2_000);
     await worker.close();
