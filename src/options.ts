@@ -27,11 +27,11 @@ export interface LimitOptions {
 
 /** How the submission worker runs. */
 export interface WorkerOptions {
-  /** Messages submitted at once by this instance. Default 64. */
+  /** Messages submitted at once by this instance; a request whose messages all fit is handed to the worker without a claim. Default 64. */
   concurrency?: number;
   /** How often an idle worker looks for due work, ms. Default 250. */
   pollIntervalMs?: number;
-  /** How long a claim holds before another instance may take the message, ms. Default 60,000. */
+  /** How long a claim (or the lease a message is accepted under) holds before another instance may take the message, ms. Default 60,000. */
   leaseMs?: number;
   /** Submission attempts before a message ends `failed`. Default 10. */
   maxAttempts?: number;
