@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
-import { SqliteStorage } from '../../src/storage/sqlite.js';
+import { MIGRATIONS, SqliteStorage } from '../../src/storage/sqlite.js';
 import { buildNewMessage, runStorageContract } from '../../src/testing/storage-suite.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'sms-outbox-sqlite-'));
@@ -48,7 +48,7 @@ describe('SqliteStorage', () => {
     expect(full.pragma('synchronous', { simple: true })).toBe(2);
     expect(normal.pragma('synchronous', { simple: true })).toBe(1);
     expect(normal.pragma('busy_timeout', { simple: true })).toBe(1234);
-    expect(full.pragma('user_version', { simple: true })).toBe(2);
+    expect(full.pragma('user_version', { simple: true })).toBe(3);
     await a.close();
     await b.close();
     // The host's handles stay open: close() only closes what the adapter opened.
@@ -56,6 +56,51 @@ describe('SqliteStorage', () => {
     expect(full.prepare('SELECT count(*) AS n FROM sms_messages').get()).toEqual({ n: 0 });
     full.close();
     normal.close();
+  });
+
+  it('moves the parts of a database left by schema version 2 into their messages, and goes on from there', async () => {
+    const path = newPath();
+    const old = new Database(path);
+    old.exec(MIGRATIONS[0]!);
+    old.exec(MIGRATIONS[1]!);
+    old.pragma('user_version = 2');
+    const insert = old.prepare(`
+      INSERT INTO sms_messages (id, ref, principal_id, endpoint, profile_code, sender, recipient, text, message_type,
+        req_type, external_id, recipient_field, reference_field, sms_count, encoding, created_at, state,
+        next_attempt_at, updated_at)
+      VALUES (?, ?, 'p', 'quick', '12345', 'SENDER', '254700000001', 'hello', 1, 1, 'x', 'mobile', 'reference_number', ?,
+        'gsm7', 1000, ?, 1000, 1000)`);
+    insert.run(1, 'two-parts', 2, 'submitted');
+    insert.run(2, 'queued-one', 1, 'queued');
+    const part = old.prepare('INSERT INTO sms_parts VALUES (?, ?, ?, ?, ?, ?)');
+    // Written out of index order: the migration orders them.
+    part.run(1, 1, 'c1', null, null, null);
+    part.run(1, 0, 'c0', 'delivered', 'delivered_to_terminal', 'Delivered "to handset"');
+    part.run(2, 0, null, null, null, null);
+    old.prepare('INSERT INTO sms_carrier_ids VALUES (?, ?, ?)').run('c0', 1, 0);
+    old.prepare('INSERT INTO sms_carrier_ids VALUES (?, ?, ?)').run('c1', 1, 1);
+    old.close();
+
+    const storage = new SqliteStorage({ path });
+    const twoParts = await storage.getMessage('p', 'two-parts');
+    expect(twoParts?.parts).toEqual([
+      { index: 0, carrierId: 'c0', outcome: { state: 'delivered', reason: 'delivered_to_terminal', description: 'Delivered "to handset"' } },
+      { index: 1, carrierId: 'c1', outcome: null },
+    ]);
+    expect((await storage.getMessage('p', 'queued-one'))?.parts).toEqual([{ index: 0, carrierId: null, outcome: null }]);
+    // The receipt of the last part finds it through the carrier-id index and ends the message.
+    const result = await storage.applyReceipt({
+      carrierIds: ['c1'],
+      outcome: { state: 'delivered', reason: 'delivered_to_terminal', description: 'ok' },
+      now: 2000,
+    });
+    expect(result.kind).toBe('terminal');
+    expect((await storage.getMessage('p', 'two-parts'))?.state).toBe('delivered');
+    await storage.close();
+    const migrated = new Database(path);
+    expect(migrated.pragma('user_version', { simple: true })).toBe(MIGRATIONS.length);
+    expect(migrated.prepare(`SELECT name FROM sqlite_master WHERE name = 'sms_parts'`).all()).toEqual([]);
+    migrated.close();
   });
 
   it('creates the schema once when two instances open a new file together', async () => {
