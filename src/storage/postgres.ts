@@ -487,13 +487,7 @@ export class PostgresStorage implements Storage {
     const { rows } = await this.pool.query<RecordRow>(
       `WITH claimed AS (
         UPDATE ${this.t.messages} SET lease_owner = $1, lease_until = $2
-        WHERE ref IN (
-          SELECT ref FROM ${this.t.messages}
-          WHERE state = 'queued' AND next_attempt_at <= $3 AND (lease_until IS NULL OR lease_until <= $3)
-          ORDER BY created_at, seq
-          LIMIT $4
-          FOR UPDATE SKIP LOCKED
-        )
+        WHERE ref IN (SELECT * FROM ${this.f.dueMessages}($3, $4))
         RETURNING *
       )
       ${this.recordSql}
@@ -646,13 +640,7 @@ export class PostgresStorage implements Storage {
     const { rows } = await this.pool.query<RecordRow & { cb_uid: string }>(
       `WITH claimed AS (
         UPDATE ${this.t.callbacks} SET lease_owner = $1, lease_until = $2
-        WHERE uid IN (
-          SELECT uid FROM ${this.t.callbacks}
-          WHERE state = 'pending' AND next_attempt_at <= $3 AND (lease_until IS NULL OR lease_until <= $3)
-          ORDER BY next_attempt_at, seq
-          LIMIT $4
-          FOR UPDATE SKIP LOCKED
-        )
+        WHERE uid IN (SELECT * FROM ${this.f.dueCallbacks}($3, $4))
         RETURNING *
       )
       ${this.recordSql}, c.uid AS cb_uid
