@@ -19,6 +19,8 @@ export interface CaseResult {
   requestsPerSec?: Spread | null;
   /** Messages accepted (or, end to end, reported) per second. */
   messagesPerSec?: Spread | null;
+  /** Messages the router's worker finished (terminal state) per second of the measured part (router HTTP cases). */
+  finishedPerSec?: Spread | null;
   /** Median latency, ms. */
   p50Ms?: Spread | null;
   /** 99th percentile latency, ms. */
@@ -88,17 +90,17 @@ function ratio(value: Spread | null | undefined, base: Spread | null | undefined
 export function resultsTable(cases: readonly CaseResult[]): string {
   const byName = new Map(cases.map((c) => [c.name, c]));
   const rows = [
-    '| case | req/s | msg/s | p50 ms | p99 ms | server CPU s | server core busy | peak RSS MiB | req/s vs baseline | p99 vs baseline |',
-    '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+    '| case | req/s | msg/s | finished msg/s | p50 ms | p99 ms | server CPU s | server core busy | peak RSS MiB | req/s vs baseline | p99 vs baseline |',
+    '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
   ];
   for (const c of cases) {
     if (c.skipped !== undefined) {
-      rows.push(`| ${c.name} | skipped: ${c.skipped.replace(/\|/g, '/')} | | | | | | | | |`);
+      rows.push(`| ${c.name} | skipped: ${c.skipped.replace(/\|/g, '/')} | | | | | | | | | |`);
       continue;
     }
     const base = c.baseline === undefined ? undefined : byName.get(c.baseline);
     rows.push(
-      `| ${c.name} | ${formatSpread(c.requestsPerSec, int)} | ${formatSpread(c.messagesPerSec, int)} | ` +
+      `| ${c.name} | ${formatSpread(c.requestsPerSec, int)} | ${formatSpread(c.messagesPerSec, int)} | ${formatSpread(c.finishedPerSec, int)} | ` +
         `${formatSpread(c.p50Ms, ms)} | ${formatSpread(c.p99Ms, ms)} | ${formatSpread(c.cpuSec, secs)} | ` +
         `${formatSpread(c.coreBusy, pct)} | ${formatSpread(c.peakRssMb, mb)} | ` +
         `${ratio(c.requestsPerSec, base?.requestsPerSec)} | ${ratio(c.p99Ms, base?.p99Ms)} |`,

@@ -205,6 +205,8 @@ interface ServerChild {
   port: number;
   /** Sends SIGTERM and waits for the exit (SIGKILL after 15 s). */
   stop(): Promise<void>;
+  /** Messages the router has finished so far (SIGUSR2); `null` from a server without a router, or no answer in 5 s. */
+  finished(): Promise<number | null>;
   /** The last lines of its stderr. */
   stderr(): string;
 }
@@ -241,11 +243,16 @@ async function startServer(script: ServerScript, env: Record<string, string> = {
   });
   const exited = new Promise<void>((done) => child.once('exit', () => done()));
   const events: ServerEvent[] = [];
+  let onProgress: ((finished: number | null) => void) | null = null;
   const port = await new Promise<number>((done, fail) => {
     const timer = setTimeout(() => fail(new SkipError(`${script} server did not listen within 30 s: ${errLines.slice(-3).join(' / ')}`)), 30_000);
     createInterface({ input: child.stdout! }).on('line', (line) => {
       if (!line.startsWith('{')) return;
       const event = JSON.parse(line) as ServerEvent;
+      if (event.event === 'progress') {
+        onProgress?.(event.finished);
+        return;
+      }
       events.push(event);
       if (event.event === 'listening') {
         clearTimeout(timer);
@@ -261,6 +268,17 @@ async function startServer(script: ServerScript, env: Record<string, string> = {
     pid: child.pid!,
     port,
     stderr: () => errLines.join('\n'),
+    finished: () =>
+      new Promise<number | null>((done) => {
+        const timer = setTimeout(() => settle(null), 5_000);
+        const settle = (finished: number | null) => {
+          clearTimeout(timer);
+          onProgress = null;
+          done(finished);
+        };
+        onProgress = settle;
+        child.kill('SIGUSR2');
+      }),
     async stop() {
       if (child.exitCode !== null || child.signalCode !== null) return;
       child.kill('SIGTERM');
@@ -405,6 +423,8 @@ function log(line: string): void {
 /** Per-run figures of one HTTP case. */
 interface HttpRun {
   load: LoadResult;
+  /** Messages the router finished per second of the measured part (`null`: baseline). */
+  finishedPerSec: number | null;
   cpu: number | null;
   peakMb: number | null;
   /** Whether the peak RSS could be reset after the warm-up. */
@@ -424,16 +444,24 @@ async function runHttpOnce(c: HttpCase, variant: Variant = 'current'): Promise<H
     server = await startServer(c.script, { ...storage.env, ...c.env }, variant);
     const load = { port: server.port, path: PATH, body, headers: HEADERS, connections: c.connections };
     await runLoad({ ...load, durationSec: options.warmupSec });
+    const finished0 = await server.finished();
     const peakReset = resetPeakRss(server.pid);
     const cpu0 = cpuSeconds(server.pid);
     const result = await runLoad({ ...load, durationSec: options.durationSec });
     const cpu1 = cpuSeconds(server.pid);
+    const finished1 = await server.finished();
     const memory = rss(server.pid);
     if (result.ok === 0) {
       const why = `no request answered 2xx within the ${options.durationSec} s measured (${result.non2xx} non-2xx, ${result.errors} errors)`;
       throw new SkipError(`${why}${server.stderr() ? `; server: ${server.stderr().split('\n').slice(-2).join(' / ')}` : ''}`);
     }
-    return { load: result, cpu: cpu0 === null || cpu1 === null ? null : cpu1 - cpu0, peakMb: memory?.peakMb ?? null, peakReset };
+    return {
+      load: result,
+      finishedPerSec: finished0 === null || finished1 === null ? null : (finished1 - finished0) / result.seconds,
+      cpu: cpu0 === null || cpu1 === null ? null : cpu1 - cpu0,
+      peakMb: memory?.peakMb ?? null,
+      peakReset,
+    };
   } finally {
     await server?.stop();
     await storage?.cleanup();
@@ -518,6 +546,7 @@ async function httpCases(): Promise<CaseResult[]> {
         runs.get(c.name)!.push(result);
         log(
           `${c.name} run ${run}: ${Math.round(result.load.requestsPerSec)} req/s, ${Math.round(result.load.requestsPerSec * c.perRequest)} msg/s, ` +
+            (result.finishedPerSec === null ? '' : `${Math.round(result.finishedPerSec)} finished/s, `) +
             `p50 ${result.load.p50Ms} ms, p99 ${result.load.p99Ms} ms, cpu ${result.cpu?.toFixed(2) ?? '?'} s, peak ${result.peakMb?.toFixed(0) ?? '?'} MiB`,
         );
       } catch (error) {
@@ -538,6 +567,7 @@ async function httpCases(): Promise<CaseResult[]> {
       ...base,
       requestsPerSec: spread(r.map((x) => x.load.requestsPerSec)),
       messagesPerSec: spread(r.map((x) => x.load.requestsPerSec * c.perRequest)),
+      finishedPerSec: spread(r.map((x) => x.finishedPerSec ?? NaN)),
       p50Ms: spread(r.map((x) => x.load.p50Ms)),
       p99Ms: spread(r.map((x) => x.load.p99Ms)),
       cpuSec: spread(r.map((x) => x.cpu ?? NaN)),
@@ -1037,6 +1067,7 @@ async function main(): Promise<void> {
   setup.push(
     `HTTP cases: per run a fresh server and fresh storage, ${options.warmupSec} s warm-up, ${options.durationSec} s measured; ${options.runs} run(s) per case, cases interleaved run by run, every other run in reverse order`,
     `CPU: utime+stime of the server from /proc/<pid>/stat over the measured part; peak RSS: VmHWM from /proc/<pid>/status, reset after the warm-up via /proc/<pid>/clear_refs`,
+    'finished msg/s: messages that reached a terminal state (delivered, here) per second of the measured part, counted by a `message.status` listener in the router server and read by SIGUSR2 before and after it; msg/s counts messages accepted. Where finished is well below accepted, the worker fell behind and the backlog grew during the run: the accept rate is then not a rate the gateway can sustain',
     `end to end: N = ${E2E_MESSAGES.toLocaleString('en-US')} messages per run after a warm-up of ${E2E_WARMUP.toLocaleString('en-US')} through the same server (each run is a fresh process; the raw SMPP clients warm up alike)${options.quick ? '' : '; a fixed N keeps the run under 10 minutes'}; simulator latency 1-5 ms; reports to a receiver in the harness process on 127.0.0.1`,
     `RSS case: N = ${RSS_MESSAGES.toLocaleString('en-US')} messages within ${RSS_DEADLINE_MS / 1000} s${RSS_MESSAGES < RSS_TARGET ? ' (--quick: smaller than the 1,000,000 of the target)' : ''}`,
   );

@@ -1,7 +1,7 @@
 /**
  * What every benchmark server shares: the API key, and `serve`, which listens on
- * 127.0.0.1 port 0, prints the port, and on SIGTERM closes cleanly and reports the
- * process's own resource usage before it exits.
+ * 127.0.0.1 port 0, prints the port, answers SIGUSR2 with its progress, and on SIGTERM
+ * closes cleanly and reports the process's own resource usage before it exits.
  */
 import type { Server } from 'node:http';
 import type { Express } from 'express';
@@ -14,6 +14,8 @@ export const BENCH_PROFILE = '12345';
 /** One JSON line a server child prints on stdout. */
 export type ServerEvent =
   | { event: 'listening'; port: number }
+  /** Answer to SIGUSR2: messages that reached a terminal state so far (`null`: not a router). */
+  | { event: 'progress'; finished: number | null }
   | { event: 'exit'; resourceUsage: NodeJS.ResourceUsage }
   | { event: 'error'; message: string };
 
@@ -24,9 +26,14 @@ export function report(event: ServerEvent): void {
 
 /**
  * Listens with `app` and arranges the SIGTERM exit: stop accepting, drop idle keep-alive
- * sockets (the load generator's), run `close`, print the resource usage, exit 0.
+ * sockets (the load generator's), run `close`, print the resource usage, exit 0. On
+ * SIGUSR2 it prints `finished()`, the router's count of finished messages.
  */
-export function serve(app: Express, close: () => Promise<void> = async () => undefined): Server {
+export function serve(
+  app: Express,
+  close: () => Promise<void> = async () => undefined,
+  finished: () => number | null = () => null,
+): Server {
   const server = app.listen(0, '127.0.0.1', () => {
     const address = server.address();
     report({ event: 'listening', port: typeof address === 'object' && address !== null ? address.port : 0 });
@@ -46,6 +53,7 @@ export function serve(app: Express, close: () => Promise<void> = async () => und
     report({ event: 'exit', resourceUsage: process.resourceUsage() });
     process.exit(0);
   };
+  process.on('SIGUSR2', () => report({ event: 'progress', finished: finished() }));
   process.once('SIGTERM', () => void stop());
   process.once('SIGINT', () => void stop());
   return server;

@@ -7,6 +7,7 @@
  */
 import express from 'express';
 import { createSmsRouter, SimulatorDelivery, staticKeys, type DeliveryAdapter, type Storage } from '../../src/index.js';
+import { isTerminal } from '../../src/lifecycle/states.js';
 import { BENCH_KEY, BENCH_PROFILE, serve } from './host.js';
 
 async function carrier(): Promise<DeliveryAdapter> {
@@ -34,12 +35,23 @@ export async function startRouterServer(storage: Storage, after: () => Promise<v
   sms.on('error', ({ error }) => {
     if (errors++ < 5) process.stderr.write(`sms-outbox error: ${String(error)}\n`);
   });
+  // Messages that reached a terminal state: the harness reads it before and after the
+  // measured part, so the table shows how fast the worker finished messages beside how fast
+  // requests were accepted (a stalled worker makes the accept rate look better than it is).
+  let finished = 0;
+  sms.on('message.status', ({ message }) => {
+    if (isTerminal(message.state)) finished++;
+  });
   await sms.ready();
   const app = express();
   app.use(sms);
-  serve(app, async () => {
-    await sms.close();
-    await after();
-    if (errors > 0) process.stderr.write(`sms-outbox errors: ${errors}\n`);
-  });
+  serve(
+    app,
+    async () => {
+      await sms.close();
+      await after();
+      if (errors > 0) process.stderr.write(`sms-outbox errors: ${errors}\n`);
+    },
+    () => finished,
+  );
 }
