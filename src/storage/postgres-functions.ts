@@ -133,6 +133,13 @@ END
  * at one row a claim stays far below the JIT thresholds; the plan (a primary-key lookup per
  * claimed ref) is the right one for any `p_limit` the worker asks for.
  */
+/**
+ * The planner settings of a function that takes the oldest rows of a partial index (see
+ * {@link dueSelection}): with bitmap and sequential scans off, it reads the index in order
+ * and stops at its `LIMIT`, whatever the statistics say.
+ */
+const IN_INDEX_ORDER = 'SET enable_bitmapscan = off SET enable_seqscan = off';
+
 function dueSelection(
   name: string,
   qualified: string,
@@ -149,7 +156,7 @@ FOR UPDATE SKIP LOCKED
     name,
     body,
     create: `CREATE OR REPLACE FUNCTION ${qualified}(p_now bigint, p_limit bigint) RETURNS SETOF text LANGUAGE sql
-      ROWS 1 SET enable_bitmapscan = off SET enable_seqscan = off AS ${TAG}${body}${TAG}`,
+      ROWS 1 ${IN_INDEX_ORDER} AS ${TAG}${body}${TAG}`,
   };
 }
 
@@ -171,10 +178,11 @@ export function storedFunctions(schema: string, t: PostgresTables, recordSql: st
       FROM ${t.messages} m LEFT JOIN ${t.callbacks} c ON c.ref = m.ref
       WHERE m.ref = ${refExpr}) r)`;
 
-  const define = (name: string, qualified: string, args: string, body: string): StoredFunction => ({
+  /** A PL/pgSQL function returning json; `settings` are `SET` clauses it runs under. */
+  const define = (name: string, qualified: string, args: string, body: string, settings = ''): StoredFunction => ({
     name,
     body,
-    create: `CREATE OR REPLACE FUNCTION ${qualified}(${args}) RETURNS json LANGUAGE plpgsql AS ${TAG}${body}${TAG}`,
+    create: `CREATE OR REPLACE FUNCTION ${qualified}(${args}) RETURNS json LANGUAGE plpgsql ${settings} AS ${TAG}${body}${TAG}`,
   });
 
   return [
@@ -321,7 +329,9 @@ END
     // Returns a json array of transitions, oldest first. The candidates are locked all at
     // once (SKIP LOCKED: rows another instance holds are skipped, so two instances never
     // end the same message twice), then ended one by one; the i-th ended message gets
-    // p_uids[i] for its report.
+    // p_uids[i] for its report. Created IN_INDEX_ORDER, as the claims' selections are: a
+    // carrier that stops sending receipts leaves every message submitted, and without
+    // statistics each sweep read and sorted all of them.
     define(
       'expire_overdue',
       names.expireOverdue,
@@ -331,6 +341,7 @@ DECLARE
   v_refs text[];
   v_out json[] := '{}';
 BEGIN
+  -- Runs with bitmap and sequential scans off (IN_INDEX_ORDER): the oldest in index order.
   SELECT coalesce(array_agg(o.ref ORDER BY o.updated_at, o.seq), '{}') INTO v_refs
   FROM (
     SELECT ref, updated_at, seq FROM ${t.messages} WHERE state = 'submitted' AND updated_at < p_before
@@ -343,6 +354,7 @@ BEGIN
   RETURN array_to_json(v_out);
 END
 `,
+      IN_INDEX_ORDER,
     ),
 
     // The batch forms (see util/batcher.ts): the single-item function for each item in

@@ -396,6 +396,41 @@ dbDescribe('PostgresStorage', () => {
     }
   });
 
+  it('ends overdue messages from a backlog it has no statistics for by reading the oldest, not every one', async () => {
+    // A carrier that stops sending receipts leaves every message submitted; each sweep of
+    // expireOverdue then read and sorted all of them (a bitmap scan) in a schema not yet
+    // analyzed.
+    const single = makePool(1);
+    const schema = freshSchema();
+    try {
+      const storage = new PostgresStorage({ pool: single, schema });
+      const submitted = Array.from({ length: 10_000 }, (_, i) => buildNewMessage({ createdAt: i }));
+      await storage.insertMessages(submitted);
+      for (let i = 0; i < submitted.length; i += 1_000) {
+        await Promise.all(
+          submitted.slice(i, i + 1_000).map((message, k) => storage.recordSubmission(message.ref, 0, `c-${i + k}`, 10_000 + i + k)),
+        );
+      }
+      const overdueIndexReads = async (): Promise<number> => {
+        await single.query('SELECT pg_stat_force_next_flush()');
+        const { rows } = await pool.query<{ reads: string }>(
+          `SELECT idx_tup_read AS reads FROM pg_stat_user_indexes WHERE schemaname = $1 AND indexrelname = 'messages_overdue'`,
+          [schema],
+        );
+        return Number(rows[0]!.reads);
+      };
+      const before = await overdueIndexReads();
+      const ended = await storage.expireOverdue(1e12, 100, outcome('expired', 'expired'), 2e12);
+      expect(ended.map((transition) => transition.message.ref)).toEqual(submitted.slice(0, 100).map((message) => message.ref));
+      const read = (await overdueIndexReads()) - before;
+      expect(read).toBeGreaterThanOrEqual(100);
+      expect(read).toBeLessThan(1_000);
+    } finally {
+      await single.end();
+      await dropSchema(schema);
+    }
+  });
+
   it('creates its functions in a schema migrated before they existed, replaces changed ones, and leaves current ones be', async () => {
     const schema = freshSchema();
     const functions = async (): Promise<{ proname: string; xmin: string }[]> =>
