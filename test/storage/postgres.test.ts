@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import type pg from 'pg';
 import { makePool, postgresUnavailable } from '../helpers/services.js';
 import { afterAll, describe, expect, it } from 'vitest';
 import { outcome } from '../../src/lifecycle/states.js';
@@ -25,6 +26,19 @@ function freshSchema(): string {
 
 async function dropSchema(schema: string): Promise<void> {
   await pool.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+}
+
+/**
+ * Entries read so far from index `index` of `schema`, as the statistics count them. `single`
+ * is a pool of one connection that did the reads: its pending counts are flushed first.
+ */
+async function indexReads(single: pg.Pool, schema: string, index: string): Promise<number> {
+  await single.query('SELECT pg_stat_force_next_flush()');
+  const { rows } = await pool.query<{ reads: string }>(
+    'SELECT idx_tup_read AS reads FROM pg_stat_user_indexes WHERE schemaname = $1 AND indexrelname = $2',
+    [schema, index],
+  );
+  return Number(rows[0]!.reads);
 }
 
 const schemas = new WeakMap<Storage, string>();
@@ -370,15 +384,7 @@ dbDescribe('PostgresStorage', () => {
           },
         );
 
-      /** Index entries read from the queued-message index so far (flushed by this pool's one backend). */
-      const queuedIndexReads = async (): Promise<number> => {
-        await single.query('SELECT pg_stat_force_next_flush()');
-        const { rows } = await pool.query<{ reads: string }>(
-          `SELECT idx_tup_read AS reads FROM pg_stat_user_indexes WHERE schemaname = $1 AND indexrelname = 'messages_queued_idx'`,
-          [schema],
-        );
-        return Number(rows[0]!.reads);
-      };
+      const queuedIndexReads = () => indexReads(single, schema, 'messages_queued_idx');
       const before = await queuedIndexReads();
       const claimed = await storage.claimMessages({ owner: 'w', limit: 64, leaseMs: 60_000, now: 100_000 });
       expect(claimed.map((message) => message.ref)).toEqual(backlog.slice(0, 64).map((message) => message.ref));
@@ -411,14 +417,7 @@ dbDescribe('PostgresStorage', () => {
           submitted.slice(i, i + 1_000).map((message, k) => storage.recordSubmission(message.ref, 0, `c-${i + k}`, 10_000 + i + k)),
         );
       }
-      const overdueIndexReads = async (): Promise<number> => {
-        await single.query('SELECT pg_stat_force_next_flush()');
-        const { rows } = await pool.query<{ reads: string }>(
-          `SELECT idx_tup_read AS reads FROM pg_stat_user_indexes WHERE schemaname = $1 AND indexrelname = 'messages_overdue'`,
-          [schema],
-        );
-        return Number(rows[0]!.reads);
-      };
+      const overdueIndexReads = () => indexReads(single, schema, 'messages_overdue');
       const before = await overdueIndexReads();
       const ended = await storage.expireOverdue(1e12, 100, outcome('expired', 'expired'), 2e12);
       expect(ended.map((transition) => transition.message.ref)).toEqual(submitted.slice(0, 100).map((message) => message.ref));
