@@ -110,6 +110,13 @@ END
 }
 
 /**
+ * The planner settings of a function that takes the oldest rows of a partial index (see
+ * {@link dueSelection}): with bitmap and sequential scans off, it reads the index in order
+ * and stops at its `LIMIT`, whatever the statistics say.
+ */
+const IN_INDEX_ORDER = 'SET enable_bitmapscan = off SET enable_seqscan = off';
+
+/**
  * A function returning the keys of the oldest `p_limit` due, unleased rows of `table` in
  * `state`, in the order of the partial index on that state, locked (`FOR UPDATE SKIP
  * LOCKED`: rows another instance is claiming are passed over).
@@ -133,13 +140,6 @@ END
  * at one row a claim stays far below the JIT thresholds; the plan (a primary-key lookup per
  * claimed ref) is the right one for any `p_limit` the worker asks for.
  */
-/**
- * The planner settings of a function that takes the oldest rows of a partial index (see
- * {@link dueSelection}): with bitmap and sequential scans off, it reads the index in order
- * and stops at its `LIMIT`, whatever the statistics say.
- */
-const IN_INDEX_ORDER = 'SET enable_bitmapscan = off SET enable_seqscan = off';
-
 function dueSelection(
   name: string,
   qualified: string,

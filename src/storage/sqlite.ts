@@ -138,7 +138,6 @@ export const MIGRATIONS: readonly string[] = [
   `,
 ];
 
-
 interface MessageRow {
   id: number;
   ref: string;
