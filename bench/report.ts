@@ -3,7 +3,7 @@
  * baseline and a met / not met verdict per target, printed and written to BENCHMARKS.md.
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import type { Spread } from './stats.js';
+import { pairedRatio, spread, type Spread } from './stats.js';
 
 /** The figures of one case over its runs; a skipped case has only `skipped`. */
 export interface CaseResult {
@@ -31,6 +31,12 @@ export interface CaseResult {
   coreBusy?: Spread | null;
   /** Peak RSS of the server during the measured part of a run, MiB. */
   peakRssMb?: Spread | null;
+  /**
+   * HTTP cases: this case's figures in each round of the interleaved runs (index 0 is the
+   * first round; `null` where it has no run), so that two cases are compared round by
+   * round ({@link caseRatio}).
+   */
+  rounds?: ({ requestsPerSec: number; p99Ms: number } | null)[];
   /** The baseline case this one is compared with. */
   baseline?: string;
   /** Free-form observations (errors, partial completion, what a figure means). */
@@ -80,10 +86,22 @@ export function formatSpread(value: Spread | null | undefined, format: (n: numbe
   return `${format(value.median)} [${format(value.min)}-${format(value.max)}]`;
 }
 
-/** `median(case) / median(baseline)` as `0.93x`, or `-`. */
-function ratio(value: Spread | null | undefined, base: Spread | null | undefined): string {
-  if (!value || !base || base.median === 0) return '-';
-  return `${(value.median / base.median).toFixed(2)}x`;
+/** A ratio as `0.93x`. */
+export const times = (n: number) => `${n.toFixed(2)}x`;
+
+/**
+ * `c`'s figure `key` over `base`'s: round by round (median [min-max] of the rounds' ratios,
+ * see `pairedRatio`) when both ran in rounds, else the ratio of their medians as a
+ * one-value spread; `null` when either has no figure.
+ */
+export function caseRatio(c: CaseResult | undefined, base: CaseResult | undefined, key: 'requestsPerSec' | 'p99Ms'): Spread | null {
+  if (c === undefined || base === undefined) return null;
+  if (c.rounds !== undefined && base.rounds !== undefined) {
+    return pairedRatio(c.rounds.map((r) => r?.[key] ?? null), base.rounds.map((r) => r?.[key] ?? null));
+  }
+  const value = c[key]?.median;
+  const baseValue = base[key]?.median;
+  return value === undefined || baseValue === undefined || baseValue === 0 ? null : spread([value / baseValue]);
 }
 
 /** The Markdown of the results table. */
@@ -103,7 +121,7 @@ export function resultsTable(cases: readonly CaseResult[]): string {
       `| ${c.name} | ${formatSpread(c.requestsPerSec, int)} | ${formatSpread(c.messagesPerSec, int)} | ${formatSpread(c.finishedPerSec, int)} | ` +
         `${formatSpread(c.p50Ms, ms)} | ${formatSpread(c.p99Ms, ms)} | ${formatSpread(c.cpuSec, secs)} | ` +
         `${formatSpread(c.coreBusy, pct)} | ${formatSpread(c.peakRssMb, mb)} | ` +
-        `${ratio(c.requestsPerSec, base?.requestsPerSec)} | ${ratio(c.p99Ms, base?.p99Ms)} |`,
+        `${formatSpread(caseRatio(c, base, 'requestsPerSec'), times)} | ${formatSpread(caseRatio(c, base, 'p99Ms'), times)} |`,
     );
   }
   return rows.join('\n');
@@ -123,7 +141,8 @@ export function renderReport(run: RunReport): string {
     '# Benchmarks',
     '',
     `Produced by \`${run.command}\` on ${run.startedAt} in ${Math.round(run.totalSec)} s. Figures are`,
-    'median [min-max] over the runs; every ratio is to a baseline measured in the same run.',
+    'median [min-max] over the runs. Every ratio is to a baseline measured in the same run, round',
+    'by round: the median [min-max] of the ratios of the two runs of each round.',
     '',
     '## Results',
     '',

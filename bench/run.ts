@@ -26,8 +26,8 @@ import { createInterface } from 'node:readline';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { runLoad, type LoadResult } from './load.js';
-import { cpuSeconds, resetPeakRss, rss, spread } from './stats.js';
-import { publish, type CaseResult, type RunReport, type TargetVerdict } from './report.js';
+import { cpuSeconds, resetPeakRss, rss, spread, type Spread } from './stats.js';
+import { caseRatio, publish, times, type CaseResult, type RunReport, type TargetVerdict } from './report.js';
 import { BENCH_KEY, BENCH_PROFILE, type ServerEvent } from './servers/host.js';
 import type { CountSmsBenchResult } from './count-sms.js';
 
@@ -530,6 +530,8 @@ function meanSd(values: readonly number[]): { mean: number; sd: number } {
  */
 async function httpCases(): Promise<CaseResult[]> {
   const runs = new Map<string, HttpRun[]>(httpSelected.map((c) => [c.name, []]));
+  // Each case's run of each round, so that a case is compared with its baseline round by round.
+  const rounds = new Map<string, NonNullable<CaseResult['rounds']>>(httpSelected.map((c) => [c.name, Array.from({ length: options.runs }, () => null)]));
   const skipped = new Map<string, string>();
   const notes = new Map<string, Set<string>>(httpSelected.map((c) => [c.name, new Set<string>()]));
   for (let run = 1; run <= options.runs; run++) {
@@ -544,6 +546,7 @@ async function httpCases(): Promise<CaseResult[]> {
         }
         if (!result.peakReset) notes.get(c.name)!.add('peak RSS includes the warm-up (clear_refs not writable)');
         runs.get(c.name)!.push(result);
+        rounds.get(c.name)![run - 1] = { requestsPerSec: result.load.requestsPerSec, p99Ms: result.load.p99Ms };
         log(
           `${c.name} run ${run}: ${Math.round(result.load.requestsPerSec)} req/s, ${Math.round(result.load.requestsPerSec * c.perRequest)} msg/s, ` +
             (result.finishedPerSec === null ? '' : `${Math.round(result.finishedPerSec)} finished/s, `) +
@@ -565,6 +568,7 @@ async function httpCases(): Promise<CaseResult[]> {
     if (reason !== undefined) base.notes.push(`later runs skipped: ${reason}`);
     return {
       ...base,
+      rounds: rounds.get(c.name)!,
       requestsPerSec: spread(r.map((x) => x.load.requestsPerSec)),
       messagesPerSec: spread(r.map((x) => x.load.requestsPerSec * c.perRequest)),
       finishedPerSec: spread(r.map((x) => x.finishedPerSec ?? NaN)),
@@ -967,18 +971,21 @@ function verdicts(cases: CaseResult[], rssOutcome: { accepted: number; rssMb: nu
   const median = (c: CaseResult | undefined, key: 'requestsPerSec' | 'messagesPerSec' | 'p99Ms') => c?.[key]?.median ?? null;
   const why = (c: CaseResult | undefined, name: string) => (c === undefined ? `${name} not run (filtered out)` : c.skipped !== undefined ? `${name} skipped: ${c.skipped}` : `${name} has no figure`);
   const list: TargetVerdict[] = [];
+  // Ratios are taken round by round (caseRatio): the verdict goes by their median, and the
+  // text gives their range and the two cases' medians beside it.
   const ratioTarget = (target: string, name: string, baseName: string, key: 'requestsPerSec' | 'p99Ms', want: (r: number) => boolean) => {
     const c = get(name);
     const b = get(baseName);
+    const r = caseRatio(c, b, key);
     const v = median(c, key);
     const bv = median(b, key);
-    if (v === null || bv === null || bv === 0) {
+    if (r === null || v === null || bv === null) {
       list.push({ target, measured: v === null ? why(c, name) : why(b, baseName), verdict: 'not measured' });
       return;
     }
-    const r = v / bv;
     const unit = key === 'p99Ms' ? 'ms p99' : 'req/s';
-    list.push({ target, measured: `${r.toFixed(2)}x (${v.toFixed(key === 'p99Ms' ? 1 : 0)} vs ${bv.toFixed(key === 'p99Ms' ? 1 : 0)} ${unit})`, verdict: want(r) ? 'met' : 'not met' });
+    const digits = key === 'p99Ms' ? 1 : 0;
+    list.push({ target, measured: `${ratioText(r)} (medians ${v.toFixed(digits)} vs ${bv.toFixed(digits)} ${unit})`, verdict: want(r.median) ? 'met' : 'not met' });
   };
   const absTarget = (target: string, name: string, min: number) => {
     const c = get(name);
@@ -993,10 +1000,13 @@ function verdicts(cases: CaseResult[], rssOutcome: { accepted: number; rssMb: nu
     const target = 'rate limiters add < 5% to quick send, 1 msg, memory (req/s with vs without)';
     const on = median(get('memory-1'), 'requestsPerSec');
     const off = median(get('memory-1-nolimits'), 'requestsPerSec');
-    if (on === null || off === null || off === 0) list.push({ target, measured: on === null ? why(get('memory-1'), 'memory-1') : why(get('memory-1-nolimits'), 'memory-1-nolimits'), verdict: 'not measured' });
+    const r = caseRatio(get('memory-1'), get('memory-1-nolimits'), 'requestsPerSec');
+    if (r === null || on === null || off === null) list.push({ target, measured: on === null ? why(get('memory-1'), 'memory-1') : why(get('memory-1-nolimits'), 'memory-1-nolimits'), verdict: 'not measured' });
     else {
-      const cost = 1 - on / off;
-      list.push({ target, measured: `${(cost * 100).toFixed(1)}% (${Math.round(on)} vs ${Math.round(off)} req/s)`, verdict: cost < 0.05 ? 'met' : 'not met' });
+      // The cost is 1 - (with / without), round by round: its median, and its range.
+      const cost = (x: number) => `${((1 - x) * 100).toFixed(1)}%`;
+      const range = r.runs > 1 ? ` [${cost(r.max)} to ${cost(r.min)} by round]` : '';
+      list.push({ target, measured: `${cost(r.median)}${range} (medians ${Math.round(on)} vs ${Math.round(off)} req/s)`, verdict: 1 - r.median < 0.05 ? 'met' : 'not met' });
     }
   }
   ratioTarget('quick send, 1 msg, SQLite: >= 0.8x baseline req/s', 'sqlite-1', 'baseline-1', 'requestsPerSec', (r) => r >= 0.8);
@@ -1027,6 +1037,11 @@ function verdicts(cases: CaseResult[], rssOutcome: { accepted: number; rssMb: nu
   }
   absTarget('countSms: >= 1,000,000 msg/s', 'count-sms', 1_000_000);
   return list;
+}
+
+/** A round-by-round ratio as `0.93x [0.85x-1.02x by round]`, or `0.93x` alone for one round. */
+function ratioText(r: Spread): string {
+  return r.runs > 1 ? `${times(r.median)} [${times(r.min)}-${times(r.max)} by round]` : times(r.median);
 }
 
 /** What limits each figure: fixed knowledge of the setup plus what this run's CPU figures show. */
@@ -1065,7 +1080,7 @@ async function main(): Promise<void> {
   await buildServers();
   setup.push(runMode);
   setup.push(
-    `HTTP cases: per run a fresh server and fresh storage, ${options.warmupSec} s warm-up, ${options.durationSec} s measured; ${options.runs} run(s) per case, cases interleaved run by run, every other run in reverse order`,
+    `HTTP cases: per run a fresh server and fresh storage, ${options.warmupSec} s warm-up, ${options.durationSec} s measured; ${options.runs} run(s) per case, cases interleaved run by run (a round runs each case once), every other round in reverse order; a ratio to a baseline is the median [min-max] of the ratios of the two cases' runs of each round, which a drift of the machine between rounds does not skew as it skews a ratio of two medians`,
     `CPU: utime+stime of the server from /proc/<pid>/stat over the measured part; peak RSS: VmHWM from /proc/<pid>/status, reset after the warm-up via /proc/<pid>/clear_refs`,
     'finished msg/s: messages that reached a terminal state (delivered, here) per second of the measured part, counted by a `message.status` listener in the router server and read by SIGUSR2 before and after it; msg/s counts messages accepted. Where finished is well below accepted, the worker fell behind and the backlog grew during the run: the accept rate is then not a rate the gateway can sustain',
     `end to end: N = ${E2E_MESSAGES.toLocaleString('en-US')} messages per run after a warm-up of ${E2E_WARMUP.toLocaleString('en-US')} through the same server (each run is a fresh process; the raw SMPP clients warm up alike)${options.quick ? '' : '; a fixed N keeps the run under 10 minutes'}; simulator latency 1-5 ms; reports to a receiver in the harness process on 127.0.0.1`,

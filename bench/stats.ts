@@ -26,6 +26,22 @@ export function spread(values: readonly number[]): Spread | null {
   return { median, min: finite[0]!, max: finite[finite.length - 1]!, runs: finite.length };
 }
 
+/**
+ * Median [min-max] of `a[i] / b[i]` over the rounds `i` where both have a figure; `null`
+ * when none has. `a` and `b` are two cases' figures per round of the interleaved HTTP runs:
+ * within a round the two ran a minute or two apart, so a slow or fast stretch of a shared
+ * machine touches both, where the ratio of two medians could take them from different
+ * stretches (on the VMs of BENCHMARKS.md the baseline alone moved 20-40% between rounds).
+ */
+export function pairedRatio(a: readonly (number | null)[], b: readonly (number | null)[]): Spread | null {
+  const ratios: number[] = [];
+  a.forEach((value, round) => {
+    const base = b[round];
+    if (value !== null && base !== null && base !== undefined && base !== 0) ratios.push(value / base);
+  });
+  return spread(ratios);
+}
+
 let clockTicks: number | null = null;
 
 /** Kernel clock ticks per second (`getconf CLK_TCK`), which /proc/<pid>/stat counts CPU in. */
