@@ -14,7 +14,10 @@
  * `--against <git-ref>` runs each selected HTTP case built from that commit and from the
  * working tree in alternation, `--paired` each selected case and its baseline; both report
  * the mean of the per-pair ratios with its standard deviation, which on a noisy machine
- * says far more than two medians taken minutes apart.
+ * says far more than two medians taken minutes apart. `--instructions` counts, with
+ * valgrind's callgrind, the instructions each selected HTTP case and its baseline execute
+ * per request (bench/instructions.ts): about 2% apart from run to run where req/s moves by
+ * tens of percent, for judging a change to the code on a noisy machine (2 runs by default).
  * Environment: `BENCH_CPU_PROF=<dir>` has every server write a V8 CPU profile there when it
  * exits (to see what limits a figure); `BENCH_RATE_LIMIT=off` runs the routers without limits.
  */
@@ -26,8 +29,9 @@ import { createInterface } from 'node:readline';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { runLoad, type LoadResult } from './load.js';
-import { cpuSeconds, resetPeakRss, rss, spread, type Spread } from './stats.js';
-import { caseRatio, publish, times, type CaseResult, type RunReport, type TargetVerdict } from './report.js';
+import { cpuSeconds, pairedRatio, resetPeakRss, rss, spread, type Spread } from './stats.js';
+import { callgrindPrefix, callgrindProblem, instructionsSoFar, startCounting } from './instructions.js';
+import { caseRatio, formatSpread, publish, times, type CaseResult, type RunReport, type TargetVerdict } from './report.js';
 import { BENCH_KEY, BENCH_PROFILE, type ServerEvent } from './servers/host.js';
 import type { CountSmsBenchResult } from './count-sms.js';
 
@@ -50,6 +54,8 @@ interface Options {
   against: string | null;
   /** `--paired`: paired runs of each HTTP case and its baseline. */
   paired: boolean;
+  /** `--instructions`: each selected HTTP case's instructions per request, under callgrind (bench/instructions.ts). */
+  instructions: boolean;
 }
 
 function parseArgs(argv: readonly string[]): Options {
@@ -61,6 +67,7 @@ function parseArgs(argv: readonly string[]): Options {
   let write: boolean | null = null;
   let against: string | null = null;
   let paired = false;
+  let instructions = false;
   const notes: string[] = [];
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
@@ -79,27 +86,29 @@ function parseArgs(argv: readonly string[]): Options {
     else if (arg === '--note') notes.push(value());
     else if (arg === '--against') against = value();
     else if (arg === '--paired') paired = true;
+    else if (arg === '--instructions') instructions = true;
     else if (arg === '--help' || arg === '-h') {
-      console.log('usage: npm run bench -- [--quick] [--case a,b] [--duration s] [--runs n] [--tsx] [--write|--no-write] [--note text] [--against <git-ref> | --paired]');
+      console.log('usage: npm run bench -- [--quick] [--case a,b] [--duration s] [--runs n] [--tsx] [--write|--no-write] [--note text] [--against <git-ref> | --paired | --instructions]');
       process.exit(0);
     } else throw new Error(`unknown option ${arg} (try --help)`);
   }
   if (duration !== null && !(duration > 0)) throw new Error('--duration must be a positive number of seconds');
   if (runs !== null && !(Number.isInteger(runs) && runs > 0)) throw new Error('--runs must be a positive integer');
-  if (against !== null && paired) throw new Error('--against and --paired are two different comparisons: pick one');
+  if ([against !== null, paired, instructions].filter(Boolean).length > 1) throw new Error('--against, --paired and --instructions are three different comparisons: pick one');
   if ((against !== null || paired) && tsx) throw new Error('--against and --paired compare bundles: drop --tsx');
-  const comparing = against !== null || paired;
+  const comparing = against !== null || paired || instructions;
   return {
     quick,
     filter,
     durationSec: duration ?? (quick ? 3 : comparing ? 5 : 8),
     warmupSec: quick ? 1 : 2,
-    runs: runs ?? (quick ? 1 : comparing ? 6 : 3),
+    runs: runs ?? (quick ? 1 : instructions ? 2 : comparing ? 6 : 3),
     tsx,
     write: !comparing && (write ?? (!quick && filter === null && duration === null && runs === null)),
     notes,
     against,
     paired,
+    instructions,
   };
 }
 
@@ -213,8 +222,11 @@ interface ServerChild {
 
 class SkipError extends Error {}
 
-/** The command and arguments that run `script` (of `variant`'s tree) pinned to the server core. */
-function pinnedCommand(script: ServerScript, variant: Variant = 'current'): [string, string[]] {
+/**
+ * The command and arguments that run `script` (of `variant`'s tree) pinned to the server
+ * core, under `wrap` (a command prefix such as callgrind's) if given.
+ */
+function pinnedCommand(script: ServerScript, variant: Variant = 'current', wrap: readonly string[] = []): [string, string[]] {
   let args: string[];
   if (options.tsx) args = ['--import', 'tsx', join(root, 'bench', 'servers', `${script}.ts`)];
   else {
@@ -224,13 +236,22 @@ function pinnedCommand(script: ServerScript, variant: Variant = 'current'): [str
     // BENCH_CPU_PROF=<dir>: each child writes a V8 CPU profile there when it exits.
     args = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`, entry.file] : [entry.file];
   }
-  const [command, ...prefix] = [...pinning.server, process.execPath];
+  const [command, ...prefix] = [...pinning.server, ...wrap, process.execPath];
   return [command!, [...prefix, ...args]];
 }
 
+/** How a server child is launched beyond its script: under a command prefix, given longer to start. */
+interface Launch {
+  /** A command prefix (callgrind's, say). */
+  wrap?: readonly string[];
+  /** How long it may take to listen; default 30 s. */
+  listenWithinMs?: number;
+}
+
 /** Starts `script` (of `variant`'s tree) pinned to the server core and resolves once it prints its port. */
-async function startServer(script: ServerScript, env: Record<string, string> = {}, variant: Variant = 'current'): Promise<ServerChild> {
-  const [command, args] = pinnedCommand(script, variant);
+async function startServer(script: ServerScript, env: Record<string, string> = {}, variant: Variant = 'current', launch: Launch = {}): Promise<ServerChild> {
+  const [command, args] = pinnedCommand(script, variant, launch.wrap);
+  const listenWithinMs = launch.listenWithinMs ?? 30_000;
   const child: ChildProcess = spawn(command, args, {
     cwd: root,
     env: { ...process.env, NODE_ENV: 'production', ...env },
@@ -245,7 +266,7 @@ async function startServer(script: ServerScript, env: Record<string, string> = {
   const events: ServerEvent[] = [];
   let onProgress: ((finished: number | null) => void) | null = null;
   const port = await new Promise<number>((done, fail) => {
-    const timer = setTimeout(() => fail(new SkipError(`${script} server did not listen within 30 s: ${errLines.slice(-3).join(' / ')}`)), 30_000);
+    const timer = setTimeout(() => fail(new SkipError(`${script} server did not listen within ${listenWithinMs / 1000} s: ${errLines.slice(-3).join(' / ')}`)), listenWithinMs);
     createInterface({ input: child.stdout! }).on('line', (line) => {
       if (!line.startsWith('{')) return;
       const event = JSON.parse(line) as ServerEvent;
@@ -513,6 +534,72 @@ async function compareHttp(): Promise<void> {
       '',
       `| case | ${aLabel} req/s | ${bLabel} req/s | req/s ratio | server CPU per request ratio |`,
       '| --- | ---: | ---: | ---: | ---: |',
+      ...rows,
+    ].join('\n'),
+  );
+}
+
+/** Requests per run of `--instructions`, for one-message and for 100-message bodies, and as many again untimed first. */
+const INSTRUCTION_REQUESTS = options.quick ? { 1: 300, 100: 20 } : { 1: 1_000, 100: 50 };
+
+/**
+ * `--instructions`: each selected HTTP case (and its baseline) under callgrind, in rounds
+ * like the throughput cases: a fresh server on fresh storage, a warm-up uncounted, then the
+ * same number of requests counted. Prints instructions per request and per message, and the
+ * ratio to the baseline by round. The count is of user-space work only (see
+ * bench/instructions.ts); it is for telling whether a change to the code costs or saves
+ * work on a machine too noisy for the throughput cases to tell.
+ */
+async function instructionCases(): Promise<void> {
+  const problem = callgrindProblem();
+  if (problem !== null) {
+    log(`--instructions: nothing measured: ${problem}`);
+    return;
+  }
+  const perRound = new Map<string, (number | null)[]>(httpSelected.map((c) => [c.name, Array.from({ length: options.runs }, () => null)]));
+  for (let run = 1; run <= options.runs; run++) {
+    for (const c of run % 2 === 1 ? httpSelected : [...httpSelected].reverse()) {
+      const amount = INSTRUCTION_REQUESTS[c.perRequest === 1 ? 1 : 100];
+      const outDir = mkdtempSync(join(scratch, 'callgrind-'));
+      let storage: Awaited<ReturnType<typeof freshStorage>> | null = null;
+      let server: ServerChild | null = null;
+      try {
+        storage = await freshStorage(c.script);
+        server = await startServer(c.script, { ...storage.env, ...c.env }, 'current', { wrap: callgrindPrefix(outDir), listenWithinMs: 180_000 });
+        const load = { port: server.port, path: PATH, body: sendBody(c.perRequest, `bench-${c.name}`), headers: HEADERS, connections: c.connections, amount, deadlineMs: 600_000 };
+        await runLoad(load);
+        startCounting(server.pid);
+        const result = await runLoad(load);
+        const instructions = instructionsSoFar(server.pid, outDir);
+        if (instructions === null || result.ok === 0) throw new SkipError(`no count read (${result.ok} requests answered 2xx)`);
+        perRound.get(c.name)![run - 1] = instructions / result.ok;
+        log(`${c.name} run ${run}: ${Math.round(instructions / result.ok).toLocaleString('en-US')} instructions per request (${result.ok} requests counted, ${result.non2xx} non-2xx)`);
+      } catch (error) {
+        log(`${c.name} run ${run}: skipped: ${error instanceof SkipError ? error.message : String(error)}`);
+      } finally {
+        await server?.stop();
+        await storage?.cleanup();
+        rmSync(outDir, { recursive: true, force: true });
+      }
+    }
+  }
+  const thousands = (n: number) => `${Math.round(n / 1000).toLocaleString('en-US')}k`;
+  const rows = httpSelected.map((c) => {
+    const counts = perRound.get(c.name)!;
+    const base = c.baseline === undefined ? null : perRound.get(c.baseline);
+    const ratio = base ? pairedRatio(counts, base) : null;
+    return (
+      `| ${c.name} | ${formatSpread(spread(counts.map((n) => n ?? NaN)), thousands)} | ` +
+      `${formatSpread(spread(counts.map((n) => (n ?? NaN) / c.perRequest)), thousands)} | ${formatSpread(ratio, times)} |`
+    );
+  });
+  console.log(
+    [
+      '',
+      `instructions counted by callgrind (user space, all threads) over ${INSTRUCTION_REQUESTS[1]} one-message or ${INSTRUCTION_REQUESTS[100]} 100-message requests after as many uncounted; median [min-max] of ${options.runs} run(s); the ratio is by round`,
+      '',
+      '| case | instructions per request | per message | vs baseline |',
+      '| --- | ---: | ---: | ---: |',
       ...rows,
     ].join('\n'),
   );
@@ -1091,6 +1178,10 @@ async function main(): Promise<void> {
   }
   if (options.against !== null || options.paired) {
     await compareHttp();
+    return;
+  }
+  if (options.instructions) {
+    await instructionCases();
     return;
   }
 
