@@ -8,6 +8,9 @@
 /** A message waits in `queued` until the carrier accepts it, then `submitted`. */
 export type PendingState = 'queued' | 'submitted';
 
+/** Every pending state, in lifecycle order. */
+export const PENDING_STATES: readonly PendingState[] = ['queued', 'submitted'];
+
 /** A state a message never leaves. */
 export type TerminalState = 'delivered' | 'undelivered' | 'expired' | 'rejected' | 'failed';
 

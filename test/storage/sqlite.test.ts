@@ -48,7 +48,7 @@ describe('SqliteStorage', () => {
     expect(full.pragma('synchronous', { simple: true })).toBe(2);
     expect(normal.pragma('synchronous', { simple: true })).toBe(1);
     expect(normal.pragma('busy_timeout', { simple: true })).toBe(1234);
-    expect(full.pragma('user_version', { simple: true })).toBe(3);
+    expect(full.pragma('user_version', { simple: true })).toBe(4);
     await a.close();
     await b.close();
     // The host's handles stay open: close() only closes what the adapter opened.
@@ -100,6 +100,43 @@ describe('SqliteStorage', () => {
     const migrated = new Database(path);
     expect(migrated.pragma('user_version', { simple: true })).toBe(MIGRATIONS.length);
     expect(migrated.prepare(`SELECT name FROM sqlite_master WHERE name = 'sms_parts'`).all()).toEqual([]);
+    migrated.close();
+  });
+
+  it('writes a message without building a temporary b-tree; a version 3 database gets the new purge index and still purges', async () => {
+    /** The opcodes SQLite would run for a write to a message row: they evaluate every partial index's predicate. */
+    const temporaryTrees = (db: Database.Database) =>
+      [
+        `INSERT INTO sms_messages (ref, principal_id, endpoint, profile_code, sender, recipient, text, message_type, req_type,
+          external_id, recipient_field, reference_field, sms_count, encoding, created_at, state, next_attempt_at, updated_at)
+          VALUES ('r', 'p', 'quick', '12345', 'S', '254700000001', 't', 1, 1, 'x', 'mobile', 'reference_number', 1, 'gsm7', 1, 'queued', 1, 1)`,
+        `UPDATE sms_messages SET state = 'delivered', updated_at = 2 WHERE id = 1`,
+        `DELETE FROM sms_messages WHERE id = 1`,
+      ].flatMap((sql) => (db.prepare(`EXPLAIN ${sql}`).all() as { opcode: string }[]).filter((op) => op.opcode === 'OpenEphemeral'));
+    const path = newPath();
+    const old = new Database(path);
+    for (const migration of MIGRATIONS.slice(0, 3)) old.exec(migration);
+    old.pragma('user_version = 3');
+    // Version 3's purge index listed the five terminal states: SQLite built a b-tree of them at every write.
+    expect(temporaryTrees(old).length).toBeGreaterThan(0);
+    const insert = old.prepare(`
+      INSERT INTO sms_messages (ref, principal_id, endpoint, profile_code, sender, recipient, text, message_type,
+        req_type, external_id, recipient_field, reference_field, sms_count, encoding, created_at, state,
+        next_attempt_at, updated_at, parts)
+      VALUES (?, 'p', 'quick', '12345', 'SENDER', '254700000001', 'hello', 1, 1, 'x', 'mobile', 'reference_number', 1,
+        'gsm7', 1000, ?, 1000, 1000, '[["c"]]')`);
+    insert.run('old-delivered', 'delivered');
+    insert.run('old-submitted', 'submitted');
+    old.close();
+
+    const storage = new SqliteStorage({ path });
+    expect(await storage.purge(5_000, 10)).toBe(1);
+    expect(await storage.getMessage('p', 'old-delivered')).toBeNull();
+    expect((await storage.getMessage('p', 'old-submitted'))?.state).toBe('submitted');
+    await storage.close();
+    const migrated = new Database(path);
+    expect(migrated.pragma('user_version', { simple: true })).toBe(4);
+    expect(temporaryTrees(migrated)).toEqual([]);
     migrated.close();
   });
 
