@@ -16,7 +16,7 @@
  * the mean of the per-pair ratios with its standard deviation, which on a noisy machine
  * says far more than two medians taken minutes apart. `--instructions` counts, with
  * valgrind's callgrind, the instructions each selected HTTP case and its baseline execute
- * per request (bench/instructions.ts): about 2% apart from run to run where req/s moves by
+ * per request (bench/instructions.ts): 3-6% apart from run to run where req/s moves by
  * tens of percent, for judging a change to the code on a noisy machine (2 runs by default).
  * Environment: `BENCH_CPU_PROF=<dir>` has every server write a V8 CPU profile there when it
  * exits (to see what limits a figure); `BENCH_RATE_LIMIT=off` runs the routers without limits.
