@@ -60,7 +60,7 @@ const TERMINAL_SQL = `(${TERMINAL_STATES.map((state) => `'${state}'`).join(', ')
  * partial index's predicate on every write to the table, and it evaluates a constant `IN`
  * list of more than two values by building a temporary b-tree of the list, at every run of
  * the statement. So every insert, update and delete of a message opened one or two
- * (a pager, a page cache, a zeroed page each), which callgrind showed as ~10% of sqlite-1's
+ * (a pager, a page cache, a zeroed page each), which callgrind showed as ~9% of sqlite-1's
  * instructions; with two values SQLite compares them in place (see BENCHMARKS.md, seventh session).
  */
 const PURGEABLE_SQL = `state NOT IN (${PENDING_STATES.map((state) => `'${state}'`).join(', ')})`;
@@ -438,7 +438,7 @@ function prepareStatements(db: Database.Database) {
     ),
     purgeable: db.prepare<[number, number], { id: number }>(`
       SELECT m.id FROM sms_messages m
-      WHERE m.${PURGEABLE_SQL} AND m.updated_at < ?
+      WHERE ${PURGEABLE_SQL} AND m.updated_at < ?
         AND NOT EXISTS (SELECT 1 FROM sms_callbacks c WHERE c.message_id = m.id AND c.state = 'pending')
       ORDER BY m.updated_at, m.id LIMIT +?`),
     deleteCarrierIds: db.prepare<[number]>('DELETE FROM sms_carrier_ids WHERE message_id = ?'),
