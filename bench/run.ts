@@ -29,7 +29,7 @@ import { createInterface } from 'node:readline';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { runLoad, type LoadResult } from './load.js';
-import { cpuSeconds, pairedRatio, resetPeakRss, rss, spread, type Spread } from './stats.js';
+import { cpuSeconds, pairedRatio, resetPeakRss, rss, spread } from './stats.js';
 import { callgrindPrefix, callgrindProblem, instructionsSoFar, startCounting } from './instructions.js';
 import { caseRatio, formatSpread, publish, times, type CaseResult, type RunReport, type TargetVerdict } from './report.js';
 import { BENCH_KEY, BENCH_PROFILE, type ServerEvent } from './servers/host.js';
@@ -539,6 +539,15 @@ async function compareHttp(): Promise<void> {
   );
 }
 
+/**
+ * The selected HTTP cases in the order round `run` (from 1) runs them: every other round
+ * backwards, so no case always follows the same neighbour (a PostgreSQL case's background
+ * writes, say) and drift falls on all alike.
+ */
+function casesOfRound(run: number): readonly HttpCase[] {
+  return run % 2 === 1 ? httpSelected : [...httpSelected].reverse();
+}
+
 /** Requests counted per run of `--instructions`, for one-message and for 100-message bodies. */
 const INSTRUCTION_REQUESTS = options.quick ? { 1: 300, 100: 20 } : { 1: 1_000, 100: 50 };
 /**
@@ -564,7 +573,7 @@ async function instructionCases(): Promise<void> {
   }
   const perRound = new Map<string, (number | null)[]>(httpSelected.map((c) => [c.name, Array.from({ length: options.runs }, () => null)]));
   for (let run = 1; run <= options.runs; run++) {
-    for (const c of run % 2 === 1 ? httpSelected : [...httpSelected].reverse()) {
+    for (const c of casesOfRound(run)) {
       const amount = INSTRUCTION_REQUESTS[c.perRequest === 1 ? 1 : 100];
       const outDir = mkdtempSync(join(scratch, 'callgrind-'));
       let storage: Awaited<ReturnType<typeof freshStorage>> | null = null;
@@ -628,9 +637,7 @@ async function httpCases(): Promise<CaseResult[]> {
   const skipped = new Map<string, string>();
   const notes = new Map<string, Set<string>>(httpSelected.map((c) => [c.name, new Set<string>()]));
   for (let run = 1; run <= options.runs; run++) {
-    // Every other run goes through the cases backwards, so no case always follows the same
-    // neighbour (a PostgreSQL case's background writes, say) and drift falls on all alike.
-    for (const c of run % 2 === 1 ? httpSelected : [...httpSelected].reverse()) {
+    for (const c of casesOfRound(run)) {
       if (skipped.has(c.name)) continue;
       try {
         const result = await runHttpOnce(c);
@@ -1078,7 +1085,7 @@ function verdicts(cases: CaseResult[], rssOutcome: { accepted: number; rssMb: nu
     }
     const unit = key === 'p99Ms' ? 'ms p99' : 'req/s';
     const digits = key === 'p99Ms' ? 1 : 0;
-    list.push({ target, measured: `${ratioText(r)} (medians ${v.toFixed(digits)} vs ${bv.toFixed(digits)} ${unit})`, verdict: want(r.median) ? 'met' : 'not met' });
+    list.push({ target, measured: `${formatSpread(r, times)}${r.runs > 1 ? ' by round' : ''} (medians ${v.toFixed(digits)} vs ${bv.toFixed(digits)} ${unit})`, verdict: want(r.median) ? 'met' : 'not met' });
   };
   const absTarget = (target: string, name: string, min: number) => {
     const c = get(name);
@@ -1130,11 +1137,6 @@ function verdicts(cases: CaseResult[], rssOutcome: { accepted: number; rssMb: nu
   }
   absTarget('countSms: >= 1,000,000 msg/s', 'count-sms', 1_000_000);
   return list;
-}
-
-/** A round-by-round ratio as `0.93x [0.85x-1.02x by round]`, or `0.93x` alone for one round. */
-function ratioText(r: Spread): string {
-  return r.runs > 1 ? `${times(r.median)} [${times(r.min)}-${times(r.max)} by round]` : times(r.median);
 }
 
 /** What limits each figure: fixed knowledge of the setup plus what this run's CPU figures show. */
