@@ -27,7 +27,11 @@ export interface LimitOptions {
 
 /** How the submission worker runs. */
 export interface WorkerOptions {
-  /** Messages submitted at once by this instance; a request whose messages all fit is handed to the worker without a claim. Default 64. */
+  /**
+   * Submissions waiting for the carrier at once, per instance. Default 64. The worker holds up
+   * to 4 times as many messages (claimed ahead, waiting for a slot, or being recorded); a
+   * request whose messages all fit in that room is handed to the worker without a claim.
+   */
   concurrency?: number;
   /** How often an idle worker looks for due work, ms. Default 250. */
   pollIntervalMs?: number;

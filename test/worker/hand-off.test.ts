@@ -6,6 +6,7 @@
 import request from 'supertest';
 import { afterEach, describe, expect, it } from 'vitest';
 import { MemoryStorage } from '../../src/index.js';
+import { HELD_PER_SLOT } from '../../src/worker/submit-worker.js';
 import { GatedDelivery } from '../helpers/gated-delivery.js';
 import { createGateway, eventually, KEY, type TestGateway } from '../helpers/gateway.js';
 
@@ -28,13 +29,17 @@ function claimRecordingStorage(): { storage: MemoryStorage; claimed: string[] } 
   return { storage, claimed };
 }
 
-async function send(app: TestGateway['app'], expectStatus = 200): Promise<string> {
-  const res = await request(app)
-    .post('/api/outbox/create')
-    .set('X-API-Key', KEY)
-    .send({ profile_code: '12345', messages: [{ recipient: '254712345678', message: 'hand-off' }] });
+/** Sends `count` messages in one request; their refs. */
+async function sendMany(app: TestGateway['app'], count: number, expectStatus = 200): Promise<string[]> {
+  const messages = Array.from({ length: count }, () => ({ recipient: '254712345678', message: 'hand-off' }));
+  const res = await request(app).post('/api/outbox/create').set('X-API-Key', KEY).send({ profile_code: '12345', messages });
   expect(res.status).toBe(expectStatus);
-  return res.status === 200 ? (res.body[0].message_ref as string) : '';
+  return res.status === 200 ? (res.body as { message_ref: string }[]).map((item) => item.message_ref) : [];
+}
+
+async function send(app: TestGateway['app'], expectStatus = 200): Promise<string> {
+  const [ref] = await sendMany(app, 1, expectStatus);
+  return ref ?? '';
 }
 
 const worker = { concurrency: 1, pollIntervalMs: 10 };
@@ -56,11 +61,12 @@ describe('the hand-off from a request to the worker', () => {
     const delivery = new GatedDelivery();
     gateway = createGateway({ storage, delivery, worker });
     await gateway.sms.ready();
-    const first = await send(gateway.app); // takes the worker's only slot, held at the carrier
+    // All the worker holds with its one slot: the first at the carrier, the rest waiting.
+    const first = await sendMany(gateway.app, HELD_PER_SLOT);
     const second = await send(gateway.app); // no room left: stored for a claim
     delivery.open();
-    await eventually(() => (delivery.submitted.length === 2 ? true : undefined));
-    expect(delivery.submitted).toEqual([first, second]);
+    await eventually(() => (delivery.submitted.length === HELD_PER_SLOT + 1 ? true : undefined));
+    expect(delivery.submitted).toEqual([...first, second]);
     expect(claimed).toEqual([second]);
   });
 

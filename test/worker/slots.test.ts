@@ -1,0 +1,116 @@
+/**
+ * The worker's slots (`worker.concurrency`) bound the submissions at the carrier, not the
+ * storage writes that record them: a slow commit does not hold up the carrier, the carrier
+ * never has more than `concurrency` submissions at once, and a storage that stops answering
+ * stops the worker once it holds `HELD_PER_SLOT` messages a slot.
+ */
+import request from 'supertest';
+import { afterEach, describe, expect, it } from 'vitest';
+import { MemoryStorage, type DeliveryAdapter, type OutgoingPart, type SubmitAck } from '../../src/index.js';
+import { HELD_PER_SLOT } from '../../src/worker/submit-worker.js';
+import { createGateway, eventually, KEY, type TestGateway } from '../helpers/gateway.js';
+
+let gateway: TestGateway | null = null;
+afterEach(async () => {
+  await gateway?.sms.close();
+  gateway = null;
+});
+
+/** What happened, in order: `submit <ref>` at the carrier, `recorded <ref>` in the storage. */
+type Log = string[];
+
+/** A carrier that answers on the next turn and notes how many submits it had at once. */
+class CountingDelivery implements DeliveryAdapter {
+  atOnce = 0;
+  mostAtOnce = 0;
+  constructor(private readonly log: Log) {}
+  async start(): Promise<void> {}
+  async submit(part: OutgoingPart): Promise<SubmitAck> {
+    this.log.push(`submit ${part.ref}`);
+    this.mostAtOnce = Math.max(this.mostAtOnce, ++this.atOnce);
+    await new Promise((resolve) => setImmediate(resolve));
+    this.atOnce--;
+    return { carrierId: `c-${part.ref}-${part.index}` };
+  }
+  async close(): Promise<void> {}
+}
+
+/** MemoryStorage whose recording of submissions waits until `open()`, as a stalled commit would. */
+function stalledRecording(log: Log): { storage: MemoryStorage; open: () => void } {
+  const storage = new MemoryStorage();
+  let open: () => void = () => {};
+  const gate = new Promise<void>((resolve) => (open = resolve));
+  const record = storage.recordSubmission.bind(storage);
+  storage.recordSubmission = async (ref, index, carrierId, now) => {
+    await gate;
+    const result = await record(ref, index, carrierId, now);
+    log.push(`recorded ${ref}`);
+    return result;
+  };
+  return { storage, open };
+}
+
+async function sendMany(app: TestGateway['app'], count: number, text = 'slots'): Promise<string[]> {
+  const messages = Array.from({ length: count }, (_, i) => ({ recipient: `2547123${String(i).padStart(5, '0')}`, message: text }));
+  const res = await request(app).post('/api/outbox/create').set('X-API-Key', KEY).send({ profile_code: '12345', messages });
+  expect(res.status).toBe(200);
+  return (res.body as { message_ref: string }[]).map((item) => item.message_ref);
+}
+
+const submits = (log: Log): number => log.filter((line) => line.startsWith('submit ')).length;
+
+describe('the worker’s slots', () => {
+  it('go back when the carrier answers, not when the storage has recorded it', async () => {
+    const log: Log = [];
+    const { storage, open } = stalledRecording(log);
+    const delivery = new CountingDelivery(log);
+    gateway = createGateway({ storage, delivery, worker: { concurrency: 2, pollIntervalMs: 10 } });
+    await gateway.sms.ready();
+    const refs = await sendMany(gateway.app, 2 * HELD_PER_SLOT);
+
+    // Every message reaches the carrier while no recording has finished...
+    await eventually(() => (submits(log) === 2 * HELD_PER_SLOT ? true : undefined));
+    expect(log.some((line) => line.startsWith('recorded '))).toBe(false);
+    // ...and the carrier never had more than the two slots' worth at once.
+    expect(delivery.mostAtOnce).toBe(2);
+
+    open();
+    for (const ref of refs) {
+      await eventually(async () => ((await storage.getMessage('acme', ref))?.state === 'submitted' ? true : undefined));
+    }
+  });
+
+  it('keep a multi-part message’s slot between its parts, so the carrier never has more than the slots', async () => {
+    const log: Log = [];
+    const { storage, open } = stalledRecording(log);
+    const delivery = new CountingDelivery(log);
+    gateway = createGateway({ storage, delivery, worker: { concurrency: 2, pollIntervalMs: 10 } });
+    await gateway.sms.ready();
+    open();
+    const refs = await sendMany(gateway.app, 6, 'x'.repeat(400)); // 3 parts each
+    for (const ref of refs) {
+      await eventually(async () => ((await storage.getMessage('acme', ref))?.state === 'submitted' ? true : undefined));
+    }
+    expect(submits(log)).toBe(18);
+    expect(delivery.mostAtOnce).toBe(2);
+  });
+
+  it(`stop taking messages while they hold ${HELD_PER_SLOT} a slot that a storage does not record`, async () => {
+    const log: Log = [];
+    const { storage, open } = stalledRecording(log);
+    const delivery = new CountingDelivery(log);
+    gateway = createGateway({ storage, delivery, worker: { concurrency: 1, pollIntervalMs: 10 } });
+    await gateway.sms.ready();
+    const refs = await sendMany(gateway.app, HELD_PER_SLOT + 4);
+    await eventually(() => (submits(log) === HELD_PER_SLOT ? true : undefined));
+
+    open();
+    for (const ref of refs) {
+      await eventually(async () => ((await storage.getMessage('acme', ref))?.state === 'submitted' ? true : undefined));
+    }
+    // Nothing more went to the carrier before the stalled recordings were answered.
+    const firstRecorded = log.findIndex((line) => line.startsWith('recorded '));
+    expect(submits(log.slice(0, firstRecorded))).toBe(HELD_PER_SLOT);
+    expect(submits(log)).toBe(HELD_PER_SLOT + 4);
+  });
+});
