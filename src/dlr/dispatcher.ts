@@ -16,13 +16,11 @@
  * `concurrency` reports are held at once, and a host whose pace is not known yet (fewer
  * than `perHostConcurrency` answers) queues at most half of that.
  */
-import http from 'node:http';
-import https from 'node:https';
 import type { Emit } from '../events.js';
 import type { CallbackAttempt, DueCallback, Storage } from '../storage/contract.js';
 import type { DlrConfig } from './options.js';
 import { buildDlrPayload } from './payload.js';
-import { postCallback, type PostResult } from './post.js';
+import { CallbackSender, type PostResult } from './post.js';
 import { nextAttemptDelay, verdictOf } from './schedule.js';
 import { signWebhook } from './sign.js';
 import { callbackUrlProblem } from './address-guard.js';
@@ -109,7 +107,7 @@ export class CallbackDispatcher {
   readonly #owner: string;
   readonly #now: () => number;
   readonly #random: () => number;
-  readonly #agents: { http: http.Agent; https: https.Agent };
+  readonly #sender: CallbackSender;
   readonly #lanes = new Map<string, HostLane>();
   readonly #inFlight = new Set<Promise<void>>();
   #active = 0;
@@ -130,8 +128,11 @@ export class CallbackDispatcher {
     this.#owner = options.owner;
     this.#now = options.now ?? Date.now;
     this.#random = options.random ?? Math.random;
-    const agentOptions = { keepAlive: true, maxSockets: this.#config.perHostConcurrency, scheduling: 'lifo' as const };
-    this.#agents = { http: new http.Agent(agentOptions), https: new https.Agent(agentOptions) };
+    this.#sender = new CallbackSender({
+      allow: this.#config.allowance,
+      resolve: this.#config.resolve,
+      connectionsPerHost: this.#config.perHostConcurrency,
+    });
   }
 
   /** Starts polling storage every `pollIntervalMs` (the timer does not keep the process alive). */
@@ -169,8 +170,7 @@ export class CallbackDispatcher {
     for (const lane of this.#lanes.values()) lane.waiting.length = 0;
     this.#waiting = 0;
     while (this.#inFlight.size > 0) await Promise.allSettled([...this.#inFlight]);
-    this.#agents.http.destroy();
-    this.#agents.https.destroy();
+    await this.#sender.close();
   }
 
   #schedule(delay: number): void {
@@ -338,16 +338,7 @@ export class CallbackDispatcher {
       }
       headers = { 'webhook-id': due.uid, 'webhook-timestamp': String(timestamp), 'webhook-signature': signature };
     }
-    const result = await postCallback({
-      url,
-      body,
-      headers,
-      allow: this.#config.allowance,
-      timeoutMs: this.#config.timeoutMs,
-      agents: this.#agents,
-      resolve: this.#config.resolve,
-      userAgent: this.#config.userAgent,
-    });
+    const result = await this.#sender.post({ url, body, headers, timeoutMs: this.#config.timeoutMs, userAgent: this.#config.userAgent });
     return { result, hopeless: false };
   }
 }

@@ -1,4 +1,6 @@
+import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { MAX_RESPONSE_BYTES, USER_AGENT, parseRetryAfter, postCallback, type HostResolver } from '../../src/dlr/post.js';
@@ -96,6 +98,25 @@ describe('postCallback', () => {
       expect(written).toBeGreaterThan(MAX_RESPONSE_BYTES);
     } finally {
       server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
+  it('verifies an HTTPS receiver’s certificate: a self-signed one gets nothing', async () => {
+    const tls = (name: string): Buffer => readFileSync(new URL(`../fixtures/tls/self-signed.${name}`, import.meta.url));
+    let requests = 0;
+    const server = createTlsServer({ key: tls('key'), cert: tls('crt') }, (req, res) => {
+      requests++;
+      res.end('ok');
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = server.address() as AddressInfo;
+      const result = await postCallback({ url: `https://127.0.0.1:${port}/dlr`, body: '{}', allow: loopback });
+      expect(result.statusCode).toBeNull();
+      expect(result.error).toMatch(/SELF_SIGNED_CERT/);
+      expect(requests).toBe(0);
+    } finally {
       await new Promise((resolve) => server.close(resolve));
     }
   });
