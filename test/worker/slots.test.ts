@@ -59,14 +59,27 @@ async function sendMany(app: TestGateway['app'], count: number, text = 'slots'):
 
 const submits = (log: Log): number => log.filter((line) => line.startsWith('submit ')).length;
 
+/** A gateway whose worker has `concurrency` slots, a counting carrier and a stalled recording. */
+async function startGateway(concurrency: number) {
+  const log: Log = [];
+  const { storage, open } = stalledRecording(log);
+  const delivery = new CountingDelivery(log);
+  gateway = createGateway({ storage, delivery, worker: { concurrency, pollIntervalMs: 10 } });
+  await gateway.sms.ready();
+  return { log, storage, delivery, open, app: gateway.app };
+}
+
+/** Waits until every message of `refs` is recorded as submitted. */
+async function allSubmitted(storage: MemoryStorage, refs: readonly string[]): Promise<void> {
+  for (const ref of refs) {
+    await eventually(async () => ((await storage.getMessage('acme', ref))?.state === 'submitted' ? true : undefined));
+  }
+}
+
 describe('the worker’s slots', () => {
   it('go back when the carrier answers, not when the storage has recorded it', async () => {
-    const log: Log = [];
-    const { storage, open } = stalledRecording(log);
-    const delivery = new CountingDelivery(log);
-    gateway = createGateway({ storage, delivery, worker: { concurrency: 2, pollIntervalMs: 10 } });
-    await gateway.sms.ready();
-    const refs = await sendMany(gateway.app, 2 * HELD_PER_SLOT);
+    const { log, storage, delivery, open, app } = await startGateway(2);
+    const refs = await sendMany(app, 2 * HELD_PER_SLOT);
 
     // Every message reaches the carrier while no recording has finished...
     await eventually(() => (submits(log) === 2 * HELD_PER_SLOT ? true : undefined));
@@ -75,39 +88,25 @@ describe('the worker’s slots', () => {
     expect(delivery.mostAtOnce).toBe(2);
 
     open();
-    for (const ref of refs) {
-      await eventually(async () => ((await storage.getMessage('acme', ref))?.state === 'submitted' ? true : undefined));
-    }
+    await allSubmitted(storage, refs);
   });
 
   it('keep a multi-part message’s slot between its parts, so the carrier never has more than the slots', async () => {
-    const log: Log = [];
-    const { storage, open } = stalledRecording(log);
-    const delivery = new CountingDelivery(log);
-    gateway = createGateway({ storage, delivery, worker: { concurrency: 2, pollIntervalMs: 10 } });
-    await gateway.sms.ready();
+    const { log, storage, delivery, open, app } = await startGateway(2);
     open();
-    const refs = await sendMany(gateway.app, 6, 'x'.repeat(400)); // 3 parts each
-    for (const ref of refs) {
-      await eventually(async () => ((await storage.getMessage('acme', ref))?.state === 'submitted' ? true : undefined));
-    }
+    const refs = await sendMany(app, 6, 'x'.repeat(400)); // 3 parts each
+    await allSubmitted(storage, refs);
     expect(submits(log)).toBe(18);
     expect(delivery.mostAtOnce).toBe(2);
   });
 
   it(`stop taking messages while they hold ${HELD_PER_SLOT} a slot that a storage does not record`, async () => {
-    const log: Log = [];
-    const { storage, open } = stalledRecording(log);
-    const delivery = new CountingDelivery(log);
-    gateway = createGateway({ storage, delivery, worker: { concurrency: 1, pollIntervalMs: 10 } });
-    await gateway.sms.ready();
-    const refs = await sendMany(gateway.app, HELD_PER_SLOT + 4);
+    const { log, storage, delivery, open, app } = await startGateway(1);
+    const refs = await sendMany(app, HELD_PER_SLOT + 4);
     await eventually(() => (submits(log) === HELD_PER_SLOT ? true : undefined));
 
     open();
-    for (const ref of refs) {
-      await eventually(async () => ((await storage.getMessage('acme', ref))?.state === 'submitted' ? true : undefined));
-    }
+    await allSubmitted(storage, refs);
     // Nothing more went to the carrier before the stalled recordings were answered.
     const firstRecorded = log.findIndex((line) => line.startsWith('recorded '));
     expect(submits(log.slice(0, firstRecorded))).toBe(HELD_PER_SLOT);
