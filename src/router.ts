@@ -40,8 +40,10 @@ export interface SmsRouter extends RequestHandler {
   ready(): Promise<void>;
   /**
    * Stops claiming work, waits for submissions and callback attempts in flight, and closes
-   * the carrier connection and the storage adapter (each closes only what it opened). After
-   * it resolves no timer or socket of the router keeps the process alive.
+   * the carrier connection and the storage adapter (each closes only what it opened). The
+   * messages the worker already holds (up to 4 times `worker.concurrency`) are submitted
+   * first, so none waits out its lease after a graceful restart. After it resolves no timer
+   * or socket of the router keeps the process alive.
    */
   close(): Promise<void>;
 }

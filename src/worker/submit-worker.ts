@@ -148,7 +148,11 @@ export class SubmitWorker {
     this.#polling = this.#poll();
   }
 
-  /** Stops claiming and waits for the submissions in flight; leaves no timer behind. */
+  /**
+   * Stops claiming and waits for the messages it holds to be submitted and recorded, those
+   * still waiting for a slot too (a graceful restart leaves none to wait out its lease);
+   * leaves no timer behind.
+   */
   async close(): Promise<void> {
     // Messages handed over this turn are submitted with the rest in flight, not left behind.
     if (this.#adopting !== null) {
