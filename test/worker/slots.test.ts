@@ -8,6 +8,7 @@ import request from 'supertest';
 import { afterEach, describe, expect, it } from 'vitest';
 import { MemoryStorage, type DeliveryAdapter, type OutgoingPart, type SubmitAck } from '../../src/index.js';
 import { HELD_PER_SLOT } from '../../src/worker/submit-worker.js';
+import { GatedDelivery } from '../helpers/gated-delivery.js';
 import { createGateway, eventually, KEY, type TestGateway } from '../helpers/gateway.js';
 
 let gateway: TestGateway | null = null;
@@ -111,5 +112,18 @@ describe('the worker’s slots', () => {
     const firstRecorded = log.findIndex((line) => line.startsWith('recorded '));
     expect(submits(log.slice(0, firstRecorded))).toBe(HELD_PER_SLOT);
     expect(submits(log)).toBe(HELD_PER_SLOT + 4);
+  });
+  it('are all used up by close(): the messages waiting for one are submitted before it resolves', async () => {
+    const delivery = new GatedDelivery('first');
+    gateway = createGateway({ delivery, worker: { concurrency: 1, pollIntervalMs: 10 } });
+    await gateway.sms.ready();
+    const refs = await sendMany(gateway.app, 3);
+    // The first holds the only slot at the carrier; the other two wait for it.
+    await eventually(() => (delivery.submitted.length === 1 ? true : undefined));
+    const closed = gateway.sms.close();
+    delivery.open();
+    await closed;
+    gateway = null;
+    expect(delivery.submitted).toEqual(refs);
   });
 });
