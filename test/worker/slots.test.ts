@@ -113,7 +113,8 @@ describe('the worker’s slots', () => {
     expect(submits(log.slice(0, firstRecorded))).toBe(HELD_PER_SLOT);
     expect(submits(log)).toBe(HELD_PER_SLOT + 4);
   });
-  it('are all used up by close(): the messages waiting for one are submitted before it resolves', async () => {
+
+  it('are waited for by close(): the messages waiting for one are submitted before it resolves', async () => {
     const delivery = new GatedDelivery('first');
     gateway = createGateway({ delivery, worker: { concurrency: 1, pollIntervalMs: 10 } });
     await gateway.sms.ready();
