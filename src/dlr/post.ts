@@ -15,7 +15,7 @@
 import { EventEmitter } from 'node:events';
 import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
 import type { LookupFunction } from 'node:net';
-import { Agent, type Dispatcher } from 'undici';
+import type { Agent, Dispatcher } from 'undici';
 import { VERSION } from '../version.js';
 import { addressProblem, callbackUrlProblem, type AddressAllowance } from './address-guard.js';
 
@@ -140,17 +140,30 @@ function describe(error: unknown): string {
  * allows. One per dispatcher; {@link CallbackSender.close} ends its connections.
  */
 export class CallbackSender {
-  readonly #allow: AddressAllowance;
-  readonly #agent: Agent;
+  readonly #options: SenderOptions;
+  #agent: Promise<Agent> | null = null;
 
   constructor(options: SenderOptions) {
-    this.#allow = options.allow;
-    this.#agent = new Agent({
-      connections: options.connectionsPerHost ?? null,
-      // undici hands these to `net.connect` / `tls.connect`: every new connection resolves
-      // its host through the guard. (A literal IP never reaches `lookup`; `post` checks it.)
-      connect: { lookup: guardedLookup(options.resolve ?? defaultResolve, options.allow) },
-    });
+    this.#options = options;
+  }
+
+  /**
+   * The connection pool, made for the first report: loading undici (its HTTP parser is
+   * WebAssembly) adds ~18 MiB to the process, which a gateway whose customers give no
+   * callback URL need not carry.
+   */
+  #pool(): Promise<Agent> {
+    const { allow, resolve, connectionsPerHost } = this.#options;
+    return (this.#agent ??= import('undici').then(
+      ({ Agent }) =>
+        new Agent({
+          connections: connectionsPerHost ?? null,
+          // undici hands these to `net.connect` / `tls.connect`: every new connection
+          // resolves its host through the guard. (A literal IP never reaches `lookup`;
+          // `post` checks it.)
+          connect: { lookup: guardedLookup(resolve ?? defaultResolve, allow) },
+        }),
+    ));
   }
 
   /**
@@ -174,7 +187,7 @@ export class CallbackSender {
         resolve({ statusCode, error, durationMs: Math.round(performance.now() - started), retryAfterMs });
       };
 
-      const problem = callbackUrlProblem(request.url, this.#allow);
+      const problem = callbackUrlProblem(request.url, this.#options.allow);
       if (problem !== null) {
         finish(null, `blocked: callback URL ${problem}`, null);
         return;
@@ -197,19 +210,24 @@ export class CallbackSender {
       }, timeoutMs);
       timer.unref();
 
-      this.#agent
-        .request({
-          origin: url.origin,
-          path: `${url.pathname}${url.search}`,
-          method: 'POST',
-          headers: { 'content-type': 'application/json', 'user-agent': request.userAgent ?? USER_AGENT, ...request.headers },
-          body: request.body,
-          signal: aborter,
-          headersTimeout: timeoutMs,
-          bodyTimeout: timeoutMs,
+      this.#pool()
+        .then((agent) => {
+          // Timed out while undici loaded: the attempt has ended, so nothing may be sent now.
+          if (settled) return null;
+          return agent.request({
+            origin: url.origin,
+            path: `${url.pathname}${url.search}`,
+            method: 'POST',
+            headers: { 'content-type': 'application/json', 'user-agent': request.userAgent ?? USER_AGENT, ...request.headers },
+            body: request.body,
+            signal: aborter,
+            headersTimeout: timeoutMs,
+            bodyTimeout: timeoutMs,
+          });
         })
         .then(
           (response) => {
+            if (response === null) return;
             const { statusCode } = response;
             const redirected = statusCode >= 300 && statusCode < 400;
             const error = redirected ? `redirect not followed (HTTP ${statusCode})` : null;
@@ -239,7 +257,7 @@ export class CallbackSender {
 
   /** Ends every connection; attempts still running fail. */
   async close(): Promise<void> {
-    await this.#agent.destroy();
+    if (this.#agent !== null) await (await this.#agent).destroy();
   }
 }
 
