@@ -82,7 +82,8 @@ export interface DeliveryAdapter {
   /**
    * Submits one part. Resolves with the carrier id when the carrier accepted it; rejects
    * with a {@link DeliveryError} (`permanent` when retrying can never help), or any other
-   * error, which counts as retryable.
+   * error, which counts as retryable. The worker calls it at most `worker.concurrency` times
+   * at once per router, and for a message's parts one after another, in order.
    */
   submit(part: OutgoingPart): Promise<SubmitAck>;
   /** Stops: no more receipts are reported after it resolves; leaves no timer or socket. */
