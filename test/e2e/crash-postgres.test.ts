@@ -7,6 +7,7 @@
 import { afterAll, describe, it } from 'vitest';
 import { PostgresStorage } from '../../src/storage/postgres.js';
 import { runCrashScenario } from './crash-scenario.js';
+import { hostApplicationName } from './host-process.js';
 import { dropSchema, freshSchema, makePool, postgresUnavailable } from './postgres-service.js';
 
 const unavailable = await postgresUnavailable('PostgreSQL crash e2e test');
@@ -31,6 +32,22 @@ afterAll(async () => {
         const storage = new PostgresStorage({ pool, schema });
         await storage.ready();
         return { storage, close: () => pool.end() };
+      },
+      settle: async (instanceId) => {
+        const pool = makePool(1);
+        try {
+          const deadline = Date.now() + 15_000;
+          for (;;) {
+            const { rows } = await pool.query<{ n: number }>('SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = $1', [
+              hostApplicationName(instanceId),
+            ]);
+            if (rows[0]!.n === 0) return;
+            if (Date.now() > deadline) throw new Error(`the killed host's ${rows[0]!.n} connections were still open after 15 s`);
+            await new Promise((resolve) => setTimeout(resolve, 20));
+          }
+        } finally {
+          await pool.end();
+        }
       },
     });
   });

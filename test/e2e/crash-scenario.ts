@@ -25,6 +25,13 @@ export interface CrashScenario {
   storage: HostStorage;
   /** Opens the same storage in the test process, to read it between the kill and the restart. */
   openStorage(): Promise<{ storage: Storage; close(): Promise<void> }>;
+  /**
+   * Waits until nothing the killed host (by instance id) had already sent can still change
+   * the storage. A database server finishes, and commits, a statement whose client died
+   * while it ran: read before that, a message would look queued and then end without the
+   * new host's help. SQLite needs no wait: its writes ran in the dead process itself.
+   */
+  settle?(instanceId: string): Promise<void>;
 }
 
 /** How a message stood when the first host died. */
@@ -47,7 +54,8 @@ export async function runCrashScenario(scenario: CrashScenario): Promise<void> {
   const hosts: { stop(): Promise<void> }[] = [];
   try {
     // 1. Load, then SIGKILL at a random moment: after a random number of acknowledged messages.
-    const first = await startHost({ storage: scenario.storage, instanceId: 'crash-gen-1', simulator: SIMULATOR });
+    const firstId = 'crash-gen-1';
+    const first = await startHost({ storage: scenario.storage, instanceId: firstId, simulator: SIMULATOR });
     hosts.push(first);
     const killAfter = 100 + Math.floor(Math.random() * 500);
     let killing: Promise<void> | null = null;
@@ -69,6 +77,7 @@ export async function runCrashScenario(scenario: CrashScenario): Promise<void> {
     expect(load.unexpected.map((e) => e.message), 'non-200 answers under load').toEqual([]);
     expect(load.acked.length, `too few acks before the kill; host stderr: ${first.stderr()}`).toBeGreaterThan(0);
     const acked = new Map<string, AckedMessage>(load.acked.map((m) => [m.ref, m]));
+    await scenario.settle?.(firstId);
 
     // 2. Between kill and restart: every acknowledged message is in storage.
     const atKill = new Map<string, AtKill>();

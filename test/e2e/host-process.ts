@@ -21,6 +21,14 @@ export const HOST_PRINCIPAL = 'e2e';
 /** The profile code {@link HOST_KEY} owns. */
 export const HOST_PROFILE = '12345';
 
+/**
+ * The PostgreSQL `application_name` of a host's connections: `pg_stat_activity` then tells
+ * when the server has finished the statements of a host that was killed.
+ */
+export function hostApplicationName(instanceId: string | undefined): string {
+  return `sms-outbox-e2e-${instanceId ?? 'host'}`;
+}
+
 /** Where the host keeps its messages. */
 export type HostStorage = { kind: 'sqlite'; path: string } | { kind: 'postgres'; schema: string };
 

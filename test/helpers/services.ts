@@ -19,9 +19,9 @@ export function postgresConfig(max = 10): pg.PoolConfig {
   };
 }
 
-/** A pool on the test database. */
-export function makePool(max = 10): pg.Pool {
-  return new pg.Pool(postgresConfig(max));
+/** A pool on the test database; its connections carry `applicationName` in `pg_stat_activity`, if given. */
+export function makePool(max = 10, applicationName?: string): pg.Pool {
+  return new pg.Pool({ ...postgresConfig(max), ...(applicationName === undefined ? {} : { application_name: applicationName }) });
 }
 
 /** Redis of the tests. */
