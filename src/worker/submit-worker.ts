@@ -56,7 +56,7 @@ export class SubmitWorker {
   /** Submissions waiting for the carrier now: at most `concurrency`. */
   #atCarrier = 0;
   /** Parts waiting for a slot, first come first served. */
-  #slotQueue: (() => void)[] = [];
+  readonly #slotQueue: (() => void)[] = [];
   #timer: NodeJS.Timeout | null = null;
   #polling: Promise<void> | null = null;
   /** Slots promised by {@link SubmitWorker.reserve} to messages being stored right now. */

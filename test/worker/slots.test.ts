@@ -92,7 +92,7 @@ describe('the worker’s slots', () => {
     await allSubmitted(storage, refs);
   });
 
-  it('keep a multi-part message’s slot between its parts, so the carrier never has more than the slots', async () => {
+  it('are taken by each part of a multi-part message in turn, so the carrier never has more than the slots', async () => {
     const { log, storage, delivery, open, app } = await startGateway(2);
     open();
     const refs = await sendMany(app, 6, 'x'.repeat(400)); // 3 parts each
