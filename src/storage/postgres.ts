@@ -234,6 +234,12 @@ interface SubmissionCall {
   now: number;
 }
 
+/** One `recordCallbackAttempt` call, as its batch carries it. */
+interface AttemptCall {
+  uid: string;
+  attempt: CallbackAttempt;
+}
+
 /** One `applyReceipt` call, with the uid its report gets if it ends a message with a URL. */
 interface ReceiptCall {
   receipt: PartReceipt;
@@ -327,9 +333,9 @@ function toRecord(row: RecordRow): MessageRecord {
  * Every method is one statement, so one round trip: the multi-statement steps
  * (`recordSubmission`, `applyReceipt`, `finish`, `expireOverdue`) are PL/pgSQL functions in
  * the schema (src/storage/postgres-functions.ts), kept current by the migration. The hot
- * ones (`insertMessages`, `recordSubmission`, `applyReceipt`) are also batched: calls made
- * while others are out go together in one statement, so under load they share commits
- * (src/util/batcher.ts). A batch holds its messages' row locks until its commit; two
+ * ones (`insertMessages`, `recordSubmission`, `applyReceipt`, `recordCallbackAttempt`) are
+ * also batched: calls made while others are out go together in one statement, so under
+ * load they share commits (src/util/batcher.ts). A batch holds its messages' row locks until its commit; two
  * batches that deadlock are rolled back by PostgreSQL and their calls run one by one.
  */
 export class PostgresStorage implements Storage {
@@ -346,6 +352,7 @@ export class PostgresStorage implements Storage {
   private readonly inserts: Batcher<InsertCall, void>;
   private readonly submissions: Batcher<SubmissionCall, SubmissionResult>;
   private readonly receipts: Batcher<ReceiptCall, ReceiptResult>;
+  private readonly attempts: Batcher<AttemptCall, void>;
 
   /** Throws a TypeError for a missing pool, a bad schema name or an unknown option. */
   constructor(options: PostgresStorageOptions) {
@@ -406,6 +413,14 @@ export class PostgresStorage implements Storage {
       ...batching,
       runOne: (call) => this.applyReceiptNow(call),
       runBatch: (calls) => this.applyReceiptsNow(calls),
+    });
+    this.attempts = new Batcher({
+      ...batching,
+      runOne: (call) => this.recordCallbackAttemptsNow([call]),
+      runBatch: async (calls) => {
+        await this.recordCallbackAttemptsNow(calls);
+        return calls.map(() => undefined);
+      },
     });
   }
 
@@ -664,17 +679,26 @@ export class PostgresStorage implements Storage {
   /** Records one attempt of report `uid` and ends its lease; ignored once it is finished. */
   async recordCallbackAttempt(uid: string, attempt: CallbackAttempt): Promise<void> {
     await this.ready();
-    const retry = attempt.result === 'retry';
+    // Batched like the message steps: one report is one attempt, so without it every report
+    // was a transaction of its own, waiting for its own WAL flush.
+    await this.attempts.call({ uid, attempt });
+  }
+
+  /** Records `calls` in one statement; a uid appears at most once in a batch (one attempt runs at a time). */
+  private async recordCallbackAttemptsNow(calls: readonly AttemptCall[]): Promise<void> {
+    const retry = calls.map(({ attempt }) => attempt.result === 'retry');
     await this.pool.query(
-      `UPDATE ${this.t.callbacks} SET attempts = attempts + 1, last_status_code = $2, last_error = $3,
-        state = $4, next_attempt_at = $5, lease_owner = NULL, lease_until = NULL
-      WHERE uid = $1 AND state = 'pending'`,
+      `UPDATE ${this.t.callbacks} c SET attempts = c.attempts + 1, last_status_code = a.status_code, last_error = a.error,
+        state = a.state, next_attempt_at = a.next_attempt_at, lease_owner = NULL, lease_until = NULL
+      FROM unnest($1::text[], $2::int[], $3::text[], $4::text[], $5::bigint[])
+        AS a(uid, status_code, error, state, next_attempt_at)
+      WHERE c.uid = a.uid AND c.state = 'pending'`,
       [
-        uid,
-        attempt.statusCode,
-        attempt.error,
-        retry ? 'pending' : attempt.result,
-        retry ? (attempt.nextAttemptAt ?? attempt.now) : null,
+        calls.map((call) => call.uid),
+        calls.map((call) => call.attempt.statusCode),
+        calls.map((call) => call.attempt.error),
+        calls.map((call, i) => (retry[i] ? 'pending' : call.attempt.result)),
+        calls.map((call, i) => (retry[i] ? (call.attempt.nextAttemptAt ?? call.attempt.now) : null)),
       ],
     );
   }

@@ -190,7 +190,7 @@ dbDescribe('PostgresStorage', () => {
     });
   });
 
-  it('records concurrent submissions and receipts in shared statements, each with its own result', async () => {
+  it('records concurrent submissions, receipts and report attempts in shared statements, each with its own result', async () => {
     await withCountedStorage(async ({ storage, queries, schema }) => {
       const messages = Array.from({ length: 60 }, (_, i) =>
         buildNewMessage({ smsCount: (i % 3) + 1, callbackUrl: i % 2 === 0 ? 'https://client.example/dlr' : null }),
@@ -230,6 +230,33 @@ dbDescribe('PostgresStorage', () => {
         ),
       );
       expect(repeated.map((r) => r.kind)).toEqual(Array(5).fill('duplicate'));
+
+      // The reports' attempts, too: each ends as its own result says.
+      const due = await storage.claimCallbacks({ owner: 'o', limit: 100, leaseMs: 1_000, now: 40 });
+      expect(due).toHaveLength(messages.filter((m) => m.callbackUrl !== null).length);
+      queries.count = 0;
+      await Promise.all(
+        due.map(({ uid }, i) =>
+          storage.recordCallbackAttempt(uid, {
+            result: i % 3 === 0 ? 'delivered' : i % 3 === 1 ? 'retry' : 'failed',
+            statusCode: i % 3 === 0 ? 200 : 503,
+            error: null,
+            nextAttemptAt: 1_000 + i,
+            now: 50,
+          }),
+        ),
+      );
+      expect(queries.count).toBeLessThanOrEqual(3);
+      for (const [i, { uid, message }] of due.entries()) {
+        const stored = await storage.getMessage(message.principalId, message.ref);
+        expect(stored?.callback).toMatchObject({
+          state: i % 3 === 0 ? 'delivered' : i % 3 === 1 ? 'pending' : 'failed',
+          attempts: 1,
+          lastStatusCode: i % 3 === 0 ? 200 : 503,
+          nextAttemptAt: i % 3 === 1 ? 1_000 + i : null,
+        });
+        expect(uid).toBeTruthy();
+      }
     });
   });
 
