@@ -415,7 +415,7 @@ const HTTP_CASES: HttpCase[] = [
   { name: 'postgres-100', title: 'quick send, 100 messages/request, PostgreSQL', script: 'postgres', perRequest: 100, connections: 8, baseline: 'baseline-100' },
 ];
 
-const OTHER_CASES = ['e2e-simulator', 'smpp-raw', 'smpp-raw-pinned', 'e2e-smpp', 'count-sms', 'rss-sqlite'] as const;
+const OTHER_CASES = ['e2e-simulator', 'e2e-sqlite', 'e2e-postgres', 'smpp-raw', 'smpp-raw-pinned', 'e2e-smpp', 'count-sms', 'rss-sqlite'] as const;
 
 function selected(name: string): boolean {
   if (options.filter === null) return true;
@@ -796,7 +796,8 @@ const E2E_DEADLINE_MS = options.quick ? 30_000 : 60_000;
 const E2E_WARMUP = options.quick ? 1_000 : 10_000;
 
 /** Runs the end-to-end case with the memory-storage router and `env`'s carrier. */
-async function endToEnd(name: string, title: string, env: Record<string, string>): Promise<CaseResult> {
+/** End to end through the router of `script` (its storage fresh for every run), with the carrier `env` selects. */
+async function endToEnd(name: string, title: string, env: Record<string, string>, script: ServerScript = 'memory'): Promise<CaseResult> {
   const receiver = new ReportReceiver();
   const url = await receiver.listen();
   const result: E2eRun[] = [];
@@ -805,7 +806,8 @@ async function endToEnd(name: string, title: string, env: Record<string, string>
   ];
   try {
     for (let run = 1; run <= options.runs; run++) {
-      const server = await startServer('memory', env);
+      const storage = await freshStorage(script);
+      const server = await startServer(script, { ...env, ...storage.env });
       try {
         // Warm-up: a batch all the way through, which also proves the pipeline works.
         receiver.expect(`warm${run}`, E2E_WARMUP);
@@ -837,6 +839,7 @@ async function endToEnd(name: string, title: string, env: Record<string, string>
         if (!complete) break;
       } finally {
         await server.stop();
+        await storage.cleanup();
       }
     }
   } catch (error) {
@@ -1148,6 +1151,7 @@ function limits(cases: CaseResult[]): string[] {
     'sqlite-*: each request is one transaction; with the default synchronous=FULL every commit waits for fsync of the WAL, so disk latency bounds req/s when the core is not saturated.',
     'postgres-*: each request is one transaction over TCP to the local PostgreSQL server, which runs unpinned and may share core 0 with the router; its commit (WAL flush) and round trips bound the figure.',
     'e2e-*: time from the first send request to the last delivery report received; bounded by the worker (64 submissions at the carrier, 256 messages held, 250 ms idle poll), the carrier round trip, and the dispatcher (64 reports in flight, 32 per receiver host in the bench router, default 8: the single local receiver is one host), all on the server core.',
+    'e2e-sqlite / e2e-postgres: the same through a durable storage, where every step of a message (insert, submission, receipt, report attempt) is committed on its way: the rate the gateway sustains with that storage; PostgreSQL runs unpinned on the same two cores.',
     'smpp-raw / smpp-raw-pinned: the `smpp` library with a window of 50 and no storage; against the quiet test SMSC (a child on core 1 that prints nothing per message; until 2026-11-26 it printed a JSON line per submit and per receipt, which the harness parsed, and that capped the raw rate at ~3,900 msg/s). smpp-raw runs the client in the harness on core 1 beside its own SMSC, so the two share that core; smpp-raw-pinned runs it on core 0 as the router runs; the SMPP ratio target uses the faster of the two.',
     'count-sms: pure CPU in a fresh child pinned to core 0 while core 1 idles; the corpus is 100,000 deterministic mixed GSM-7/UCS-2 texts of 1-5 parts. Until 2026-11-26 it ran inside the harness process after all other cases, where the same code measured 0.6-1.4M msg/s depending on the run.',
     'rss-sqlite: RSS (VmRSS) of the server read right after the last accepted request; the worker is still draining the backlog, so RSS includes its in-flight state. Its req/s is coarse: autocannon notices that a fixed count of requests is done on its one-second tick, so the duration it reports is a whole number of seconds.',
@@ -1197,6 +1201,15 @@ async function main(): Promise<void> {
   if (httpSelected.length > 0) cases.push(...(await httpCases()));
   if (otherSelected.has('e2e-simulator')) {
     cases.push(await endToEnd('e2e-simulator', 'end to end with the simulator (memory storage): HTTP accept to delivery report received', {}));
+  }
+  // The same through a durable storage: every step of a message (insert, submission,
+  // receipt, report, report attempt) is committed on its way, so this is the rate the
+  // gateway sustains, where sqlite-100 / postgres-100 measure a burst taken in.
+  for (const [name, script, what] of [
+    ['e2e-sqlite', 'sqlite', 'SQLite (temp file, synchronous=FULL)'],
+    ['e2e-postgres', 'postgres', 'PostgreSQL (fresh schema)'],
+  ] as const) {
+    if (otherSelected.has(name)) cases.push(await endToEnd(name, `end to end with the simulator, ${what}: HTTP accept to delivery report received`, {}, script));
   }
   if (otherSelected.has('smpp-raw') || otherSelected.has('e2e-smpp')) cases.push(...(await smppCases()));
   if (otherSelected.has('count-sms')) cases.push(await countSmsCase());
