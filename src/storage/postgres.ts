@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Pool, PoolClient } from 'pg';
 import { TERMINAL_STATES } from '../lifecycle/states.js';
-import { Batcher } from '../util/batcher.js';
+import { Batcher, type BatcherOptions } from '../util/batcher.js';
 import { assertKnownKeys } from '../util/known-keys.js';
 import { functionNames, storedFunctions, type FunctionNames, type StoredFunction } from './postgres-functions.js';
 import type {
@@ -234,6 +234,20 @@ interface SubmissionCall {
   now: number;
 }
 
+/**
+ * A {@link Batcher}'s two runners for a step with no per-call result, from one function that
+ * writes any number of calls in one statement.
+ */
+function runAsOneStatement<I>(write: (calls: readonly I[]) => Promise<void>): Pick<BatcherOptions<I, void>, 'runOne' | 'runBatch'> {
+  return {
+    runOne: (call) => write([call]),
+    runBatch: async (calls) => {
+      await write(calls);
+      return calls.map(() => undefined);
+    },
+  };
+}
+
 /** One `recordCallbackAttempt` call, as its batch carries it. */
 interface AttemptCall {
   uid: string;
@@ -396,14 +410,7 @@ export class PostgresStorage implements Storage {
     // PostgreSQL's other core busy while this process prepares the next; more would only
     // take connections from the host's pool.
     const batching = { maxBatch: 100, maxInFlight: 3 };
-    this.inserts = new Batcher({
-      ...batching,
-      runOne: (call) => this.insertNow([call]),
-      runBatch: async (calls) => {
-        await this.insertNow(calls);
-        return calls.map(() => undefined);
-      },
-    });
+    this.inserts = new Batcher({ ...batching, ...runAsOneStatement((calls) => this.insertNow(calls)) });
     this.submissions = new Batcher({
       ...batching,
       runOne: (call) => this.recordSubmissionNow(call),
@@ -414,14 +421,7 @@ export class PostgresStorage implements Storage {
       runOne: (call) => this.applyReceiptNow(call),
       runBatch: (calls) => this.applyReceiptsNow(calls),
     });
-    this.attempts = new Batcher({
-      ...batching,
-      runOne: (call) => this.recordCallbackAttemptsNow([call]),
-      runBatch: async (calls) => {
-        await this.recordCallbackAttemptsNow(calls);
-        return calls.map(() => undefined);
-      },
-    });
+    this.attempts = new Batcher({ ...batching, ...runAsOneStatement((calls) => this.recordCallbackAttemptsNow(calls)) });
   }
 
   /**
