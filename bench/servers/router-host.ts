@@ -23,8 +23,6 @@ export async function startRouterServer(storage: Storage, after: () => Promise<v
     verifyKey: staticKeys([{ key: BENCH_KEY, id: 'bench', profiles: [BENCH_PROFILE] }]),
     storage,
     delivery: await carrier(),
-    // BENCH_WORKER_CONCURRENCY=n measures another `worker.concurrency` than the default.
-    worker: process.env.BENCH_WORKER_CONCURRENCY ? { concurrency: Number(process.env.BENCH_WORKER_CONCURRENCY) } : {},
     // One local receiver takes every report, so it may have more than the default 8 at once.
     dlr: { allowPrivateAddresses: ['127.0.0.0/8'], perHostConcurrency: 32 },
     // The limiters stay on (their cost is part of every request) but can never trip: a

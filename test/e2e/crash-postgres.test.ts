@@ -6,6 +6,7 @@
  */
 import { afterAll, describe, it } from 'vitest';
 import { PostgresStorage } from '../../src/storage/postgres.js';
+import { eventually } from '../helpers/gateway.js';
 import { runCrashScenario } from './crash-scenario.js';
 import { hostApplicationName } from './host-process.js';
 import { dropSchema, freshSchema, makePool, postgresUnavailable } from './postgres-service.js';
@@ -35,16 +36,13 @@ afterAll(async () => {
       },
       settle: async (instanceId) => {
         const pool = makePool(1);
+        const open = async (): Promise<number> => {
+          const sql = 'SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = $1';
+          const { rows } = await pool.query<{ n: number }>(sql, [hostApplicationName(instanceId)]);
+          return rows[0]!.n;
+        };
         try {
-          const deadline = Date.now() + 15_000;
-          for (;;) {
-            const { rows } = await pool.query<{ n: number }>('SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = $1', [
-              hostApplicationName(instanceId),
-            ]);
-            if (rows[0]!.n === 0) return;
-            if (Date.now() > deadline) throw new Error(`the killed host's ${rows[0]!.n} connections were still open after 15 s`);
-            await new Promise((resolve) => setTimeout(resolve, 20));
-          }
+          await eventually(async () => ((await open()) === 0 ? true : undefined), 15_000);
         } finally {
           await pool.end();
         }
