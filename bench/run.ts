@@ -32,7 +32,7 @@ import { runLoad, type LoadResult } from './load.js';
 import { cpuSeconds, pairedRatio, resetPeakRss, rss, spread } from './stats.js';
 import { callgrindPrefix, callgrindProblem, instructionsSoFar, startCounting } from './instructions.js';
 import { caseRatio, formatSpread, publish, times, type CaseResult, type RunReport, type TargetVerdict } from './report.js';
-import { BENCH_KEY, BENCH_PROFILE, type ServerEvent } from './servers/host.js';
+import { BENCH_KEY, BENCH_PROFILE, benchItems, type ServerEvent } from './servers/host.js';
 import type { CountSmsBenchResult } from './count-sms.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -145,7 +145,7 @@ const pinning = (() => {
 // ---------------------------------------------------------------------------------------
 // Server children
 
-const SERVER_SCRIPTS = ['baseline', 'memory', 'sqlite', 'postgres', 'smpp-raw', 'count-sms'] as const;
+const SERVER_SCRIPTS = ['baseline', 'memory', 'sqlite', 'postgres', 'smpp-raw', 'count-sms', 'store-insert'] as const;
 type ServerScript = (typeof SERVER_SCRIPTS)[number];
 
 const buildDir = join(root, 'node_modules', '.cache', 'sms-outbox-bench');
@@ -313,14 +313,8 @@ async function startServer(script: ServerScript, env: Record<string, string> = {
 // ---------------------------------------------------------------------------------------
 // Bodies
 
-const TEXT = 'Your code is 4821. Pay KES 1,500 to M-PESA now. Asante!';
-
 function sendBody(count: number, prefix: string, callbackUrl?: string): string {
-  const messages = Array.from({ length: count }, (_, i) => ({
-    recipient: `2547${String(10_000_000 + i)}`,
-    message: TEXT,
-    external_id: `${prefix}-${i}`,
-  }));
+  const messages = benchItems(count, prefix);
   return JSON.stringify({ profile_code: BENCH_PROFILE, messages, ...(callbackUrl ? { dlr_callback_url: callbackUrl } : {}) });
 }
 
@@ -415,7 +409,13 @@ const HTTP_CASES: HttpCase[] = [
   { name: 'postgres-100', title: 'quick send, 100 messages/request, PostgreSQL', script: 'postgres', perRequest: 100, connections: 8, baseline: 'baseline-100' },
 ];
 
-const OTHER_CASES = ['e2e-simulator', 'e2e-sqlite', 'e2e-postgres', 'smpp-raw', 'smpp-raw-pinned', 'e2e-smpp', 'count-sms', 'rss-sqlite'] as const;
+/** The storage alone, the ceiling of each 100-message case: the case it comes with, and its storage. */
+const STORE_CASES = [
+  { name: 'store-sqlite-100', with: 'sqlite-100', script: 'sqlite', what: 'SQLite (temp file, synchronous=FULL)' },
+  { name: 'store-postgres-100', with: 'postgres-100', script: 'postgres', what: 'PostgreSQL (fresh schema, pool of 20)' },
+] as const;
+
+const OTHER_CASES = ['e2e-simulator', 'e2e-sqlite', 'e2e-postgres', 'smpp-raw', 'smpp-raw-pinned', 'e2e-smpp', 'count-sms', 'rss-sqlite', ...STORE_CASES.map((c) => c.name)] as const;
 
 function selected(name: string): boolean {
   if (options.filter === null) return true;
@@ -434,6 +434,9 @@ const otherSelected = new Set<string>(OTHER_CASES.filter((c) => selected(c)));
 if (otherSelected.has('e2e-smpp')) {
   otherSelected.add('smpp-raw');
   otherSelected.add('smpp-raw-pinned');
+}
+for (const store of STORE_CASES) {
+  if (httpSelected.some((c) => c.name === store.with)) otherSelected.add(store.name);
 }
 
 function log(line: string): void {
@@ -956,6 +959,34 @@ async function rawSmpp(port: number): Promise<{ perSec: number; receipts: number
 }
 
 // ---------------------------------------------------------------------------------------
+// The storage alone
+
+/** Runs of bench/servers/store-insert.ts: the storage adapter storing 100-message batches with nothing else in the process. */
+async function storeCase(store: (typeof STORE_CASES)[number]): Promise<CaseResult> {
+  const title = `${store.what} alone: its adapter's insertMessages, 8 callers storing 100 messages each at a time, no HTTP and no worker (bench/servers/store-insert.ts, a fresh child and storage per run, pinned to core 0)`;
+  const rates: number[] = [];
+  const cpus: number[] = [];
+  const busy: number[] = [];
+  for (let run = 1; run <= options.runs; run++) {
+    let storage: Awaited<ReturnType<typeof freshStorage>> | null = null;
+    try {
+      storage = await freshStorage(store.script);
+      const env = { ...storage.env, BENCH_STORE: store.script, BENCH_WARMUP_SEC: String(options.warmupSec), BENCH_SECONDS: String(options.durationSec) };
+      const r = await runPinnedOnce<{ messages: number; seconds: number; cpuSec: number }>('store-insert', env);
+      rates.push(r.messages / r.seconds);
+      cpus.push(r.cpuSec);
+      busy.push(r.cpuSec / r.seconds);
+      log(`${store.name} run ${run}: ${Math.round(r.messages / r.seconds)} msg/s, process core ${Math.round((100 * r.cpuSec) / r.seconds)}% busy`);
+    } catch (error) {
+      return { name: store.name, title, skipped: error instanceof SkipError ? error.message : `failed: ${(error as Error).message}`, notes: [] };
+    } finally {
+      await storage?.cleanup();
+    }
+  }
+  return { name: store.name, title, messagesPerRequest: 100, messagesPerSec: spread(rates), cpuSec: spread(cpus), coreBusy: spread(busy), notes: [] };
+}
+
+// ---------------------------------------------------------------------------------------
 // countSms and RSS
 
 async function countSmsCase(): Promise<CaseResult> {
@@ -1090,11 +1121,14 @@ function verdicts(cases: CaseResult[], rssOutcome: { accepted: number; rssMb: nu
     const digits = key === 'p99Ms' ? 1 : 0;
     list.push({ target, measured: `${formatSpread(r, times)}${r.runs > 1 ? ' by round' : ''} (medians ${v.toFixed(digits)} vs ${bv.toFixed(digits)} ${unit})`, verdict: want(r.median) ? 'met' : 'not met' });
   };
-  const absTarget = (target: string, name: string, min: number) => {
+  /** `ceiling`: a case measuring what bounds this one (the storage alone), shown beside it. */
+  const absTarget = (target: string, name: string, min: number, ceiling?: string) => {
     const c = get(name);
     const v = median(c, 'messagesPerSec');
+    const bound = ceiling === undefined ? null : median(get(ceiling), 'messagesPerSec');
+    const beside = bound === null ? '' : ` (the storage alone, ${ceiling}: ${Math.round(bound).toLocaleString('en-US')} msg/s)`;
     if (v === null) list.push({ target, measured: why(c, name), verdict: 'not measured' });
-    else list.push({ target, measured: `${Math.round(v).toLocaleString('en-US')} msg/s`, verdict: v >= min ? 'met' : 'not met' });
+    else list.push({ target, measured: `${Math.round(v).toLocaleString('en-US')} msg/s${beside}`, verdict: v >= min ? 'met' : 'not met' });
   };
   ratioTarget('quick send, 1 msg, memory: >= 0.9x baseline req/s', 'memory-1', 'baseline-1', 'requestsPerSec', (r) => r >= 0.9);
   ratioTarget('quick send, 1 msg, memory: p99 <= 1.2x baseline', 'memory-1', 'baseline-1', 'p99Ms', (r) => r <= 1.2);
@@ -1113,8 +1147,8 @@ function verdicts(cases: CaseResult[], rssOutcome: { accepted: number; rssMb: nu
     }
   }
   ratioTarget('quick send, 1 msg, SQLite: >= 0.8x baseline req/s', 'sqlite-1', 'baseline-1', 'requestsPerSec', (r) => r >= 0.8);
-  absTarget('100 msgs/request, SQLite: >= 100,000 msg/s', 'sqlite-100', 100_000);
-  absTarget('100 msgs/request, PostgreSQL: >= 50,000 msg/s', 'postgres-100', 50_000);
+  absTarget('100 msgs/request, SQLite: >= 100,000 msg/s', 'sqlite-100', 100_000, 'store-sqlite-100');
+  absTarget('100 msgs/request, PostgreSQL: >= 50,000 msg/s', 'postgres-100', 50_000, 'store-postgres-100');
   absTarget('end to end, SMPP: >= 5,000 msg/s', 'e2e-smpp', 5_000);
   {
     // Compared with the faster of the two raw figures, so the verdict is never flattered
@@ -1153,6 +1187,7 @@ function limits(cases: CaseResult[]): string[] {
     'e2e-*: time from the first send request to the last delivery report received; bounded by the worker (64 submissions at the carrier, 256 messages held, 250 ms idle poll), the carrier round trip, and the dispatcher (64 reports in flight, 32 per receiver host in the bench router, default 8: the single local receiver is one host), all on the server core.',
     'e2e-sqlite / e2e-postgres: the same through a durable storage, where every step of a message (insert, submission, receipt, report attempt) is committed on its way: the rate the gateway sustains with that storage; PostgreSQL runs unpinned on the same two cores.',
     'smpp-raw / smpp-raw-pinned: the `smpp` library with a window of 50 and no storage; against the quiet test SMSC (a child on core 1 that prints nothing per message; until 2026-11-26 it printed a JSON line per submit and per receipt, which the harness parsed, and that capped the raw rate at ~3,900 msg/s). smpp-raw runs the client in the harness on core 1 beside its own SMSC, so the two share that core; smpp-raw-pinned runs it on core 0 as the router runs; the SMPP ratio target uses the faster of the two.',
+    'store-*-100: the storage adapter alone in a child pinned to core 0, storing what sqlite-100 / postgres-100 store (100-message batches, 8 at a time) with nothing else in the process: the most those cases could accept on that storage if the request path and the worker cost nothing. SQLite\'s figure is its inserts (every message row, its ref, its reference and its claim index entries) and its commits, each waiting for fsync; PostgreSQL\'s is the server, unpinned, inserting the rows.',
     'count-sms: pure CPU in a fresh child pinned to core 0 while core 1 idles; the corpus is 100,000 deterministic mixed GSM-7/UCS-2 texts of 1-5 parts. Until 2026-11-26 it ran inside the harness process after all other cases, where the same code measured 0.6-1.4M msg/s depending on the run.',
     'rss-sqlite: RSS (VmRSS) of the server read right after the last accepted request; the worker is still draining the backlog, so RSS includes its in-flight state. Its req/s is coarse: autocannon notices that a fixed count of requests is done on its one-second tick, so the duration it reports is a whole number of seconds.',
   ];
@@ -1212,6 +1247,9 @@ async function main(): Promise<void> {
     if (otherSelected.has(name)) cases.push(await endToEnd(name, `end to end with the simulator, ${what}: HTTP accept to delivery report received`, {}, script));
   }
   if (otherSelected.has('smpp-raw') || otherSelected.has('e2e-smpp')) cases.push(...(await smppCases()));
+  for (const store of STORE_CASES) {
+    if (otherSelected.has(store.name)) cases.push(await storeCase(store));
+  }
   if (otherSelected.has('count-sms')) cases.push(await countSmsCase());
   let rssOutcome: { accepted: number; rssMb: number | null } | null = null;
   if (otherSelected.has('rss-sqlite')) {

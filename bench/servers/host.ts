@@ -11,6 +11,18 @@ export const BENCH_KEY = 'bench-key-0123456789';
 /** The one profile code the key owns. */
 export const BENCH_PROFILE = '12345';
 
+/** The text of every benchmark message: GSM-7, one part. */
+export const BENCH_TEXT = 'Your code is 4821. Pay KES 1,500 to M-PESA now. Asante!';
+
+/** The messages of one benchmark request body: `count` recipients, references `<prefix>-<i>`. */
+export function benchItems(count: number, prefix: string): { recipient: string; message: string; external_id: string }[] {
+  return Array.from({ length: count }, (_, i) => ({
+    recipient: `2547${String(10_000_000 + i)}`,
+    message: BENCH_TEXT,
+    external_id: `${prefix}-${i}`,
+  }));
+}
+
 /** One JSON line a server child prints on stdout. */
 export type ServerEvent =
   | { event: 'listening'; port: number }

@@ -1,0 +1,40 @@
+/**
+ * The durable storages the benchmark children run on, opened from the harness's
+ * environment: SQLite on the file BENCH_SQLITE_PATH (default synchronous mode), or
+ * PostgreSQL in the schema BENCH_PG_SCHEMA (the harness makes a fresh one per run and
+ * drops it after), connected with the usual PG* variables, default 127.0.0.1:5432, user
+ * postgres, database test, through a pool of 20.
+ */
+import type { Storage } from '../../src/index.js';
+
+/** A storage opened for one benchmark child, and what closes what it opened beside it. */
+export interface BenchStorage {
+  storage: Storage;
+  /** Closes the pool (PostgreSQL) after the storage is closed. */
+  after: () => Promise<void>;
+}
+
+function required(name: string): string {
+  const value = process.env[name];
+  if (value === undefined || value === '') throw new Error(`${name} is required`);
+  return value;
+}
+
+/** Opens the storage `kind` as the harness's environment describes it. */
+export async function openBenchStorage(kind: 'sqlite' | 'postgres'): Promise<BenchStorage> {
+  if (kind === 'sqlite') {
+    const { SqliteStorage } = await import('../../src/sqlite.js');
+    return { storage: new SqliteStorage({ path: required('BENCH_SQLITE_PATH') }), after: async () => undefined };
+  }
+  const schema = required('BENCH_PG_SCHEMA');
+  const { default: pg } = await import('pg');
+  const { PostgresStorage } = await import('../../src/postgres.js');
+  const pool = new pg.Pool({
+    host: process.env.PGHOST ?? '127.0.0.1',
+    port: Number(process.env.PGPORT ?? 5432),
+    user: process.env.PGUSER ?? 'postgres',
+    database: process.env.PGDATABASE ?? 'test',
+    max: 20,
+  });
+  return { storage: new PostgresStorage({ pool, schema }), after: () => pool.end() };
+}

@@ -1,0 +1,81 @@
+/**
+ * The storage alone: how many messages a second the storage adapter of BENCH_STORE
+ * (`sqlite` or `postgres`, opened as the router servers open it) stores when nothing else
+ * runs in the process: no HTTP, no validation, no worker. It is the ceiling of the
+ * 100-message cases on that storage, measured in the same run: what the router could
+ * accept on one core if everything before the insert cost nothing.
+ *
+ * BENCH_CONCURRENCY callers (default 8, as the 100-message cases' connections) each store
+ * one batch of BENCH_PER_CALL messages (default 100, the bench body's, with the
+ * router's values for them) and then the next, for BENCH_WARMUP_SEC and then
+ * BENCH_SECONDS measured. Prints one JSON line `{ event: 'done', messages, seconds,
+ * cpuSec }` and exits.
+ */
+import { countSms } from '../../src/sms/segments.js';
+import { newMessageRef } from '../../src/http/message-ref.js';
+import type { NewMessage } from '../../src/storage/contract.js';
+import { benchItems, BENCH_PROFILE, report } from './host.js';
+import { openBenchStorage } from './storages.js';
+
+const kind = process.env.BENCH_STORE;
+if (kind !== 'sqlite' && kind !== 'postgres') throw new Error('BENCH_STORE must be sqlite or postgres');
+const concurrency = Number(process.env.BENCH_CONCURRENCY ?? 8);
+const perCall = Number(process.env.BENCH_PER_CALL ?? 100);
+const warmupMs = Number(process.env.BENCH_WARMUP_SEC ?? 2) * 1000;
+const measuredMs = Number(process.env.BENCH_SECONDS ?? 8) * 1000;
+
+const items = benchItems(perCall, `bench-store-${kind}`);
+const count = countSms(items[0]!.message);
+
+/** One request's messages as the send handler makes them (src/http/send.ts). */
+function batch(): NewMessage[] {
+  const now = Date.now();
+  return items.map((item) => {
+    const ref = newMessageRef(now);
+    return {
+      ref,
+      principalId: 'bench',
+      endpoint: 'quick',
+      profileCode: BENCH_PROFILE,
+      sender: BENCH_PROFILE,
+      recipient: item.recipient,
+      text: item.message,
+      messageType: 1,
+      reqType: 1,
+      externalId: item.external_id,
+      recipientField: 'recipient',
+      referenceField: 'external_id',
+      smsCount: count.smsCount,
+      encoding: count.encoding,
+      callbackUrl: null,
+      callbackSecret: null,
+      createdAt: now,
+    };
+  });
+}
+
+const { storage, after } = await openBenchStorage(kind);
+try {
+  await storage.ready?.();
+  const startedAt = Date.now();
+  const measureFrom = startedAt + warmupMs;
+  const stopAt = measureFrom + measuredMs;
+  let stored = 0;
+  let cpuAtStart: NodeJS.CpuUsage | null = null;
+  const caller = async () => {
+    for (let now = Date.now(); now < stopAt; now = Date.now()) {
+      if (now >= measureFrom) cpuAtStart ??= process.cpuUsage();
+      await storage.insertMessages(batch());
+      if (now >= measureFrom) stored += perCall;
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, caller));
+  const cpu = process.cpuUsage(cpuAtStart ?? undefined);
+  const seconds = (Date.now() - measureFrom) / 1000;
+  process.stdout.write(`${JSON.stringify({ event: 'done', messages: stored, seconds, cpuSec: (cpu.user + cpu.system) / 1e6 })}\n`);
+} catch (error) {
+  report({ event: 'error', message: String(error) });
+} finally {
+  await storage.close?.();
+  await after();
+}
