@@ -12,7 +12,7 @@ export const BENCH_KEY = 'bench-key-0123456789';
 export const BENCH_PROFILE = '12345';
 
 /** The text of every benchmark message: GSM-7, one part. */
-export const BENCH_TEXT = 'Your code is 4821. Pay KES 1,500 to M-PESA now. Asante!';
+const BENCH_TEXT = 'Your code is 4821. Pay KES 1,500 to M-PESA now. Asante!';
 
 /** The messages of one benchmark request body: `count` recipients, references `<prefix>-<i>`. */
 export function benchItems(count: number, prefix: string): { recipient: string; message: string; external_id: string }[] {
