@@ -29,8 +29,6 @@ import { TERMINAL_STATES } from '../lifecycle/states.js';
 export interface PostgresTables {
   /** `<schema>.messages` */
   messages: string;
-  /** `<schema>.parts` */
-  parts: string;
   /** `<schema>.carrier_ids` */
   carrierIds: string;
   /** `<schema>.callbacks` */
@@ -67,22 +65,41 @@ export interface FunctionNames {
   dueCallbacks: string;
 }
 
+/**
+ * The suffix of every function's name: the schema version its code is written for.
+ *
+ * Why the names carry it: during a rolling upgrade, instances of two versions share one
+ * schema, and each one (re)creates the functions it calls when it starts. Were the names the
+ * same, an earlier instance that restarted would put back its own bodies, written for the
+ * schema before the migration, under the names the newer instances call. A version whose
+ * functions need a different schema (a new migration they rely on) bumps this suffix and
+ * drops the earlier names in that migration; a change that works on the same schema keeps
+ * it, and the body is replaced in place.
+ */
+export const FUNCTIONS_SCHEMA_VERSION = 4;
+
+/** `name` as it is stored: with the suffix of {@link FUNCTIONS_SCHEMA_VERSION}. */
+function storedName(name: string): string {
+  return `${name}_v${FUNCTIONS_SCHEMA_VERSION}`;
+}
+
 /** The quoted name of the helper the terminal moves share (not called from Node). */
 function terminateName(schema: string): string {
-  return `${schema}.terminate`;
+  return `${schema}.${storedName('terminate')}`;
 }
 
 /** The functions' names in quoted schema `schema`. */
 export function functionNames(schema: string): FunctionNames {
+  const qualified = (name: string): string => `${schema}.${storedName(name)}`;
   return {
-    recordSubmission: `${schema}.record_submission`,
-    applyReceipt: `${schema}.apply_receipt`,
-    finish: `${schema}.finish`,
-    expireOverdue: `${schema}.expire_overdue`,
-    recordSubmissions: `${schema}.record_submissions`,
-    applyReceipts: `${schema}.apply_receipts`,
-    dueMessages: `${schema}.due_messages`,
-    dueCallbacks: `${schema}.due_callbacks`,
+    recordSubmission: qualified('record_submission'),
+    applyReceipt: qualified('apply_receipt'),
+    finish: qualified('finish'),
+    expireOverdue: qualified('expire_overdue'),
+    recordSubmissions: qualified('record_submissions'),
+    applyReceipts: qualified('apply_receipts'),
+    dueMessages: qualified('due_messages'),
+    dueCallbacks: qualified('due_callbacks'),
   };
 }
 
@@ -132,9 +149,9 @@ const IN_INDEX_ORDER = 'SET enable_bitmapscan = off SET enable_seqscan = off';
  * the statistics say. (A function with `SET` options is never inlined, so they hold.)
  *
  * `ROWS 1` (the planner's guess of how many keys it returns; the default is 1,000) is for
- * the claim around it. Until the parts table is first analyzed, the planner guesses 0.5%
- * of it per message for the record query's parts (194 parts a message, 20 s into the
- * 100-message benchmark); times 1,000 claimed rows, the claim's cost passed PostgreSQL's
+ * the claim around it. Until the parts table (schema versions 1-3) was first analyzed, the
+ * planner guessed 0.5% of it per message for the record query's parts (194 parts a message,
+ * 20 s into the 100-message benchmark); times 1,000 claimed rows, the claim's cost passed PostgreSQL's
  * `jit_above_cost`, and every claim was compiled to machine code first: 300-450 ms a claim,
  * which held a draining backlog to about 200 messages a second (3,700 with JIT off). Costed
  * at one row a claim stays far below the JIT thresholds; the plan (a primary-key lookup per
@@ -153,7 +170,7 @@ LIMIT p_limit
 FOR UPDATE SKIP LOCKED
 `;
   return {
-    name,
+    name: storedName(name),
     body,
     create: `CREATE OR REPLACE FUNCTION ${qualified}(p_now bigint, p_limit bigint) RETURNS SETOF text LANGUAGE sql
       ROWS 1 ${IN_INDEX_ORDER} AS ${TAG}${body}${TAG}`,
@@ -180,7 +197,7 @@ export function storedFunctions(schema: string, t: PostgresTables, recordSql: st
 
   /** A PL/pgSQL function returning json; `settings` are `SET` clauses it runs under. */
   const define = (name: string, qualified: string, args: string, body: string, settings = ''): StoredFunction => ({
-    name,
+    name: storedName(name),
     body,
     create: `CREATE OR REPLACE FUNCTION ${qualified}(${args}) RETURNS json LANGUAGE plpgsql ${settings} AS ${TAG}${body}${TAG}`,
   });
@@ -201,24 +218,31 @@ export function storedFunctions(schema: string, t: PostgresTables, recordSql: st
 
     // Moves a locked, non-terminal message to the outcome and creates its pending report in
     // the same transaction (the contract: a crash cannot lose it). Returns the transition.
-    // The report's uid comes from Node (crypto.randomUUID), as before.
+    // The report's uid comes from Node (crypto.randomUUID). `p_parts` is the message's parts
+    // when the caller changed them (a receipt), else NULL (they stay as stored).
     define(
       'terminate',
       terminate,
-      'p_ref text, p_previous_state text, p_state text, p_reason text, p_description text, p_now bigint, p_uid text',
+      'p_ref text, p_previous_state text, p_state text, p_reason text, p_description text, p_now bigint, p_uid text, p_parts jsonb',
       `
+DECLARE
+  v_callback_url text;
 BEGIN
   UPDATE ${t.messages} SET state = p_state, status_reason = p_reason, status_description = p_description,
-    updated_at = p_now, lease_owner = NULL, lease_until = NULL
-  WHERE ref = p_ref;
-  INSERT INTO ${t.callbacks} (uid, ref, state, attempts, next_attempt_at, created_at)
-  SELECT p_uid, ref, 'pending', 0, p_now, p_now FROM ${t.messages} WHERE ref = p_ref AND callback_url IS NOT NULL;
+    parts = coalesce(p_parts, parts), updated_at = p_now, lease_owner = NULL, lease_until = NULL
+  WHERE ref = p_ref
+  RETURNING callback_url INTO v_callback_url;
+  IF v_callback_url IS NOT NULL THEN
+    INSERT INTO ${t.callbacks} (uid, ref, state, attempts, next_attempt_at, created_at)
+    VALUES (p_uid, p_ref, 'pending', 0, p_now, p_now);
+  END IF;
   RETURN json_build_object('previousState', p_previous_state, 'message', ${record('p_ref')});
 END
 `,
     ),
 
-    // Returns {kind: 'stale' | 'part'} or {kind: 'submitted', message}.
+    // Returns {kind: 'stale' | 'part'} or {kind: 'submitted', message}. The parts are the
+    // message row's parts column (storage/stored-parts.ts): element p_idx gets the carrier id.
     define(
       'record_submission',
       names.recordSubmission,
@@ -226,29 +250,30 @@ END
       `
 DECLARE
   v_state text;
+  v_parts jsonb;
 BEGIN
   -- Locking the message serialises the parts of one message recorded by concurrent
   -- calls, so exactly one of them sees the last carrier id arrive.
-  SELECT state INTO v_state FROM ${t.messages} WHERE ref = p_ref FOR UPDATE;
-  IF NOT FOUND THEN
+  SELECT state, parts INTO v_state, v_parts FROM ${t.messages} WHERE ref = p_ref FOR UPDATE;
+  IF NOT FOUND OR p_idx < 0 OR p_idx >= jsonb_array_length(v_parts) THEN
     RETURN json_build_object('kind', 'stale');
   END IF;
-  UPDATE ${t.parts} SET carrier_id = p_carrier_id WHERE ref = p_ref AND idx = p_idx;
-  IF NOT FOUND THEN
-    RETURN json_build_object('kind', 'stale');
-  END IF;
+  v_parts := jsonb_set(v_parts, ARRAY[p_idx::text, '0'], to_jsonb(p_carrier_id));
   -- Indexed whatever the state, so a receipt for a late submission is matched (and
   -- reported late) rather than unknown.
   INSERT INTO ${t.carrierIds} (carrier_id, ref, idx) VALUES (p_carrier_id, p_ref, p_idx)
   ON CONFLICT (carrier_id) DO UPDATE SET ref = EXCLUDED.ref, idx = EXCLUDED.idx;
   IF v_state <> 'queued' THEN
+    -- The message moved on: the part keeps its id, the message its time.
+    UPDATE ${t.messages} SET parts = v_parts WHERE ref = p_ref;
     RETURN json_build_object('kind', 'stale');
   END IF;
-  IF EXISTS (SELECT 1 FROM ${t.parts} WHERE ref = p_ref AND carrier_id IS NULL) THEN
-    UPDATE ${t.messages} SET updated_at = p_now WHERE ref = p_ref;
+  IF jsonb_path_exists(v_parts, '$[*] ? (@[0] == null)') THEN
+    UPDATE ${t.messages} SET parts = v_parts, updated_at = p_now WHERE ref = p_ref;
     RETURN json_build_object('kind', 'part');
   END IF;
-  UPDATE ${t.messages} SET state = 'submitted', lease_owner = NULL, lease_until = NULL, updated_at = p_now
+  UPDATE ${t.messages} SET state = 'submitted', parts = v_parts, lease_owner = NULL, lease_until = NULL,
+    updated_at = p_now
   WHERE ref = p_ref;
   RETURN json_build_object('kind', 'submitted', 'message', ${record('p_ref')});
 END
@@ -266,9 +291,9 @@ DECLARE
   v_ref text;
   v_idx integer;
   v_state text;
-  v_fold_state text;
-  v_fold_reason text;
-  v_fold_description text;
+  v_parts jsonb;
+  v_part jsonb;
+  v_decisive integer;
 BEGIN
   SELECT ref, idx INTO v_ref, v_idx FROM ${t.carrierIds} WHERE carrier_id = ANY (p_carrier_ids)
   ORDER BY array_position(p_carrier_ids, carrier_id) LIMIT 1;
@@ -277,33 +302,34 @@ BEGIN
   END IF;
   -- Receipts for two parts of one message may arrive on two instances at once; the
   -- row lock makes the second fold see the first one's outcome.
-  SELECT state INTO v_state FROM ${t.messages} WHERE ref = v_ref FOR UPDATE;
-  IF NOT FOUND THEN
+  SELECT state, parts INTO v_state, v_parts FROM ${t.messages} WHERE ref = v_ref FOR UPDATE;
+  IF NOT FOUND OR v_idx >= jsonb_array_length(v_parts) THEN
     RETURN json_build_object('kind', 'unknown');
   END IF;
-  UPDATE ${t.parts} SET outcome_state = p_state, outcome_reason = p_reason, outcome_description = p_description
-  WHERE ref = v_ref AND idx = v_idx AND outcome_state IS NULL;
-  IF NOT FOUND THEN
+  IF jsonb_array_length(v_parts -> v_idx) > 1 THEN
     RETURN json_build_object('kind', 'duplicate', 'ref', v_ref);
   END IF;
+  v_parts := jsonb_set(v_parts, ARRAY[v_idx::text],
+    jsonb_build_array(v_parts -> v_idx -> 0, p_state, p_reason, coalesce(p_description, '')));
   IF v_state IN ${TERMINAL_LIST} THEN
+    UPDATE ${t.messages} SET parts = v_parts WHERE ref = v_ref;
     RETURN json_build_object('kind', 'late', 'ref', v_ref);
   END IF;
-  -- foldParts (lifecycle/states.ts) in one query: a part still awaiting its receipt sorts
-  -- first (then the message is not terminal yet); else the first part by index that was
-  -- not delivered; else, all delivered, the last part.
-  SELECT outcome_state, outcome_reason, coalesce(outcome_description, '')
-  INTO v_fold_state, v_fold_reason, v_fold_description
-  FROM ${t.parts} WHERE ref = v_ref
-  ORDER BY outcome_state IS NOT NULL, outcome_state = 'delivered',
-    CASE WHEN outcome_state = 'delivered' THEN -idx ELSE idx END
-  LIMIT 1;
-  IF v_fold_state IS NULL THEN
-    UPDATE ${t.messages} SET updated_at = p_now WHERE ref = v_ref;
-    RETURN json_build_object('kind', 'part', 'ref', v_ref);
-  END IF;
+  -- foldParts (lifecycle/states.ts): while a part awaits its receipt the message waits;
+  -- else the first part by index that was not delivered decides; else, all delivered, the last.
+  FOR i IN 0 .. jsonb_array_length(v_parts) - 1 LOOP
+    v_part := v_parts -> i;
+    IF jsonb_array_length(v_part) = 1 THEN
+      UPDATE ${t.messages} SET parts = v_parts, updated_at = p_now WHERE ref = v_ref;
+      RETURN json_build_object('kind', 'part', 'ref', v_ref);
+    END IF;
+    IF v_decisive IS NULL AND v_part ->> 1 <> 'delivered' THEN
+      v_decisive := i;
+    END IF;
+  END LOOP;
+  v_part := v_parts -> coalesce(v_decisive, jsonb_array_length(v_parts) - 1);
   RETURN json_build_object('kind', 'terminal', 'ref', v_ref, 'transition',
-    ${terminate}(v_ref, v_state, v_fold_state, v_fold_reason, v_fold_description, p_now, p_uid));
+    ${terminate}(v_ref, v_state, v_part ->> 1, v_part ->> 2, v_part ->> 3, p_now, p_uid, v_parts));
 END
 `,
     ),
@@ -321,7 +347,7 @@ BEGIN
   IF NOT FOUND OR v_state IN ${TERMINAL_LIST} THEN
     RETURN NULL;
   END IF;
-  RETURN ${terminate}(p_ref, v_state, p_state, p_reason, p_description, p_now, p_uid);
+  RETURN ${terminate}(p_ref, v_state, p_state, p_reason, p_description, p_now, p_uid, NULL);
 END
 `,
     ),
@@ -349,7 +375,7 @@ BEGIN
   ) o;
   FOR i IN 1 .. cardinality(v_refs) LOOP
     v_out := array_append(v_out,
-      ${terminate}(v_refs[i], 'submitted', p_state, p_reason, p_description, p_now, p_uids[i]));
+      ${terminate}(v_refs[i], 'submitted', p_state, p_reason, p_description, p_now, p_uids[i], NULL));
   END LOOP;
   RETURN array_to_json(v_out);
 END

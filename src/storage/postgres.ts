@@ -8,6 +8,7 @@ import { TERMINAL_STATES } from '../lifecycle/states.js';
 import { Batcher, type BatcherOptions } from '../util/batcher.js';
 import { assertKnownKeys } from '../util/known-keys.js';
 import { functionNames, storedFunctions, type FunctionNames, type StoredFunction } from './postgres-functions.js';
+import { partsFromStored, unsubmittedPartsJson, type StoredPart } from './stored-parts.js';
 import type {
   CallbackAttempt,
   CallbackState,
@@ -21,14 +22,12 @@ import type {
   NewMessage,
   Outcome,
   PartReceipt,
-  PartRecord,
   ReceiptResult,
   RecipientField,
   ReferenceField,
   StatusReason,
   Storage,
   SubmissionResult,
-  TerminalState,
   Transition,
 } from './contract.js';
 
@@ -71,9 +70,10 @@ function lockKey(schema: string): number {
 /**
  * The schema's migrations, in order. Each one is applied once per schema, in one
  * transaction with the row that records it, so a crash mid-way leaves nothing half-made.
- * Append new versions; never edit a released one.
+ * Append new versions; never edit a released one. `s` is the quoted schema name. Exported
+ * for the tests that build a schema as an earlier version left it.
  */
-function migrations(s: string): { version: number; statements: string[] }[] {
+export function migrations(s: string): { version: number; statements: string[] }[] {
   return [
     {
       version: 1,
@@ -163,6 +163,42 @@ function migrations(s: string): { version: number; statements: string[] }[] {
         `ALTER TABLE ${s}.callbacks DROP CONSTRAINT IF EXISTS callbacks_ref_fkey`,
       ],
     },
+    {
+      // A message's parts move into its own row, as jsonb in the shape the SQLite adapter
+      // keeps (storage/stored-parts.ts): each step of a message (insert, submission, receipt,
+      // the record it returns) then writes and reads one row rather than two tables. Measured
+      // in BENCHMARKS.md, "Tenth session". The functions of this version carry the suffix
+      // `_v4` (FUNCTIONS_SCHEMA_VERSION); the earlier ones, written for the parts table, go.
+      //
+      // Rolling upgrades: an instance of an earlier version still running after this
+      // migration fails every step that touches the parts table (its inserts, claims,
+      // lookups and functions) with an error, so it stores nothing half-made and accepts
+      // nothing; its leased messages are claimed again when their leases end. Stop earlier
+      // instances before starting this version, or expect them to fail until replaced
+      // (README, "Upgrading").
+      version: 4,
+      statements: [
+        `ALTER TABLE ${s}.messages ADD COLUMN parts jsonb`,
+        `UPDATE ${s}.messages m SET parts = coalesce((
+          SELECT jsonb_agg(CASE WHEN p.outcome_state IS NULL THEN jsonb_build_array(p.carrier_id)
+            ELSE jsonb_build_array(p.carrier_id, p.outcome_state, p.outcome_reason, coalesce(p.outcome_description, ''))
+            END ORDER BY p.idx)
+          FROM ${s}.parts p WHERE p.ref = m.ref), '[]'::jsonb)`,
+        `ALTER TABLE ${s}.messages ALTER COLUMN parts SET NOT NULL`,
+        `DROP TABLE ${s}.parts`,
+        `DO $$
+        DECLARE f regprocedure;
+        BEGIN
+          FOR f IN SELECT p.oid::regprocedure FROM pg_catalog.pg_proc p
+            WHERE p.pronamespace = '${s}'::regnamespace AND p.proname IN ('terminate', 'record_submission',
+              'apply_receipt', 'finish', 'expire_overdue', 'record_submissions', 'apply_receipts', 'due_messages',
+              'due_callbacks')
+          LOOP
+            EXECUTE 'DROP FUNCTION ' || f::text;
+          END LOOP;
+        END $$`,
+      ],
+    },
   ];
 }
 
@@ -195,8 +231,8 @@ interface RecordRow {
   attempts: number;
   last_error: string | null;
   updated_at: string | number;
-  /** `[idx, carrier_id, outcome_state, outcome_reason, outcome_description]` per part. */
-  parts: [number, string | null, string | null, string | null, string | null][];
+  /** The `parts` column (storage/stored-parts.ts), parsed by pg. */
+  parts: StoredPart[];
   cb_state: string | null;
   cb_attempts: number | null;
   cb_last_status_code: number | null;
@@ -286,14 +322,7 @@ function toMs(value: string | number | null): number | null {
 }
 
 function toRecord(row: RecordRow): MessageRecord {
-  const parts: PartRecord[] = row.parts.map(([index, carrierId, state, reason, description]) => ({
-    index,
-    carrierId,
-    outcome:
-      state === null
-        ? null
-        : { state: state as TerminalState, reason: reason as StatusReason, description: description ?? '' },
-  }));
+  const parts = partsFromStored(row.parts);
   const callback: CallbackState | null =
     row.cb_state === null
       ? null
@@ -356,7 +385,7 @@ export class PostgresStorage implements Storage {
   private readonly pool: Pool;
   private readonly schema: string;
   private readonly s: string;
-  private readonly t: { messages: string; parts: string; carrierIds: string; callbacks: string; migrations: string };
+  private readonly t: { messages: string; carrierIds: string; callbacks: string; migrations: string };
   private readonly recordSql: string;
   /** The stored functions' qualified names, derived from the schema like `t`. */
   private readonly f: FunctionNames;
@@ -389,7 +418,6 @@ export class PostgresStorage implements Storage {
     this.s = quoteIdent(schema);
     this.t = {
       messages: `${this.s}.messages`,
-      parts: `${this.s}.parts`,
       carrierIds: `${this.s}.carrier_ids`,
       callbacks: `${this.s}.callbacks`,
       migrations: `${this.s}.migrations`,
@@ -398,10 +426,7 @@ export class PostgresStorage implements Storage {
     this.recordSql = `SELECT m.ref, m.principal_id, m.endpoint, m.profile_code, m.sender, m.recipient, m.text,
         m.message_type, m.req_type, m.external_id, m.recipient_field, m.reference_field, m.sms_count,
         m.encoding, m.callback_url, m.callback_secret, m.created_at, m.state, m.status_reason,
-        m.status_description, m.attempts, m.last_error, m.updated_at,
-        (SELECT coalesce(json_agg(json_build_array(p.idx, p.carrier_id, p.outcome_state, p.outcome_reason,
-            p.outcome_description) ORDER BY p.idx), '[]'::json)
-          FROM ${this.t.parts} p WHERE p.ref = m.ref) AS parts,
+        m.status_description, m.attempts, m.last_error, m.updated_at, m.parts,
         c.state AS cb_state, c.attempts AS cb_attempts, c.last_status_code AS cb_last_status_code,
         c.last_error AS cb_last_error, c.next_attempt_at AS cb_next_attempt_at`;
     this.f = functionNames(this.s);
@@ -458,39 +483,34 @@ export class PostgresStorage implements Storage {
 
   /** The insert itself: one statement for every message of every call given. */
   private async insertNow(calls: readonly InsertCall[]): Promise<void> {
-    const columns: unknown[][] = Array.from({ length: 19 }, () => []);
+    const columns: unknown[][] = Array.from({ length: 20 }, () => []);
     for (const { messages, owner, until } of calls) {
       for (const m of messages) {
         const row = [
           m.ref, m.principalId, m.endpoint, m.profileCode, m.sender, m.recipient, m.text, m.messageType, m.reqType,
           m.externalId, m.recipientField, m.referenceField, m.smsCount, m.encoding, m.callbackUrl, m.callbackSecret,
-          m.createdAt, owner, until,
+          m.createdAt, owner, until, unsubmittedPartsJson(m.smsCount),
         ];
         row.forEach((value, i) => columns[i]!.push(value));
       }
     }
-    // One statement writes both tables, so it is atomic without an explicit transaction
-    // and costs one round trip however many messages the request carried.
+    // One statement, so it is atomic without an explicit transaction and costs one round
+    // trip however many messages the request carried.
     await this.pool.query(
-      `WITH inserted AS (
-        INSERT INTO ${this.t.messages} (ref, principal_id, endpoint, profile_code, sender, recipient, text,
-          message_type, req_type, external_id, recipient_field, reference_field, sms_count, encoding,
-          callback_url, callback_secret, created_at, state, attempts, next_attempt_at, lease_owner, lease_until,
-          updated_at)
-        SELECT ref, principal_id, endpoint, profile_code, sender, recipient, text, message_type, req_type,
+      `INSERT INTO ${this.t.messages} (ref, principal_id, endpoint, profile_code, sender, recipient, text,
+        message_type, req_type, external_id, recipient_field, reference_field, sms_count, encoding,
+        callback_url, callback_secret, created_at, state, attempts, next_attempt_at, lease_owner, lease_until,
+        updated_at, parts)
+      SELECT ref, principal_id, endpoint, profile_code, sender, recipient, text, message_type, req_type,
+        external_id, recipient_field, reference_field, sms_count, encoding, callback_url, callback_secret,
+        created_at, 'queued', 0, created_at, lease_owner, lease_until, created_at, parts
+      FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
+        $8::int4[], $9::int4[], $10::text[], $11::text[], $12::text[], $13::int4[], $14::text[], $15::text[],
+        $16::text[], $17::int8[], $18::text[], $19::int8[], $20::jsonb[]) WITH ORDINALITY
+        AS t(ref, principal_id, endpoint, profile_code, sender, recipient, text, message_type, req_type,
           external_id, recipient_field, reference_field, sms_count, encoding, callback_url, callback_secret,
-          created_at, 'queued', 0, created_at, lease_owner, lease_until, created_at
-        FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
-          $8::int4[], $9::int4[], $10::text[], $11::text[], $12::text[], $13::int4[], $14::text[], $15::text[],
-          $16::text[], $17::int8[], $18::text[], $19::int8[]) WITH ORDINALITY
-          AS t(ref, principal_id, endpoint, profile_code, sender, recipient, text, message_type, req_type,
-            external_id, recipient_field, reference_field, sms_count, encoding, callback_url, callback_secret,
-            created_at, lease_owner, lease_until, ord)
-        ORDER BY ord
-        RETURNING ref, sms_count
-      )
-      INSERT INTO ${this.t.parts} (ref, idx)
-      SELECT ref, generate_series(0, sms_count - 1) FROM inserted`,
+          created_at, lease_owner, lease_until, parts, ord)
+      ORDER BY ord`,
       columns,
     );
   }
@@ -707,7 +727,7 @@ export class PostgresStorage implements Storage {
   async purge(before: number, limit: number): Promise<number> {
     await this.ready();
     if (limit <= 0) return 0;
-    // The message with its parts, carrier ids and finished report, in one statement (every
+    // The message with its carrier ids and finished report, in one statement (every
     // data-modifying part of it runs, on the same locked rows).
     const result = await this.pool.query(
       `WITH doomed AS (
@@ -719,7 +739,6 @@ export class PostgresStorage implements Storage {
         FOR UPDATE SKIP LOCKED
       ),
       carrier_ids AS (DELETE FROM ${this.t.carrierIds} WHERE ref IN (SELECT ref FROM doomed)),
-      parts AS (DELETE FROM ${this.t.parts} WHERE ref IN (SELECT ref FROM doomed)),
       callbacks AS (DELETE FROM ${this.t.callbacks} WHERE ref IN (SELECT ref FROM doomed))
       DELETE FROM ${this.t.messages} WHERE ref IN (SELECT ref FROM doomed)`,
       [TERMINAL_STATES, before, limit],
@@ -737,7 +756,18 @@ export class PostgresStorage implements Storage {
       );
       const { rows } = await db.query<{ version: number }>(`SELECT version FROM ${this.t.migrations}`);
       const applied = new Set(rows.map((row) => row.version));
-      for (const migration of migrations(this.s)) {
+      const known = migrations(this.s);
+      const newest = known[known.length - 1]!.version;
+      const ahead = rows.map((row) => row.version).filter((version) => version > newest);
+      if (ahead.length > 0) {
+        // A newer version migrated this schema: this version's SQL may no longer fit it, and
+        // its functions must not be put back over the newer ones. Refusing to start is the
+        // one safe answer during a rolling upgrade's overlap (README, "Upgrading").
+        throw new Error(
+          `PostgresStorage: schema ${this.schema} is at migration ${Math.max(...ahead)}, newer than this version of sms-outbox knows (${newest}); run the newer version`,
+        );
+      }
+      for (const migration of known) {
         if (applied.has(migration.version)) continue;
         for (const statement of migration.statements) await db.query(statement);
         await db.query(`INSERT INTO ${this.t.migrations} (version, applied_at) VALUES ($1, $2)`, [

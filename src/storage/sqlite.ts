@@ -4,9 +4,10 @@
 import { randomUUID } from 'node:crypto';
 import Database from 'better-sqlite3';
 import { foldParts, isTerminal, PENDING_STATES, TERMINAL_STATES } from '../lifecycle/states.js';
-import type { MessageState, Outcome, StatusReason, TerminalState } from '../lifecycle/states.js';
+import type { MessageState, Outcome, StatusReason } from '../lifecycle/states.js';
 import { assertKnownKeys, assertNumber } from '../util/known-keys.js';
 import { GroupCommit } from './sqlite-group-commit.js';
+import { partsFromStored, storedPartsJson, unsubmittedPartsJson, type StoredPart } from './stored-parts.js';
 import type {
   CallbackAttempt,
   CallbackState,
@@ -280,53 +281,13 @@ function insertMessage(s: Statements, m: NewMessage, lease: InsertLease | undefi
     lease?.owner ?? null,
     lease?.until ?? null,
     m.createdAt,
-    unsubmittedParts(m.smsCount),
+    unsubmittedPartsJson(m.smsCount),
   ]);
 }
 
-/**
- * One part in the `parts` column: `[carrierId]` until its receipt, then
- * `[carrierId, state, reason, description]`. Arrays, not objects: the column is rewritten
- * at each step, and a short row keeps more messages to a page, so fewer pages per commit.
- */
-type StoredPart = [string | null] | [string | null, TerminalState, StatusReason, string];
-
-/**
- * The parts of a message row, in index order, as new objects the caller may change.
- *
- * Why the parts are a JSON column of the message's row rather than rows of a table of their
- * own (as up to schema version 2): they are only ever read and written with their message,
- * never queried on their own, so each step of a message's life (insert, each submission,
- * each receipt) is now one row write rather than two or three, and one read rather than two.
- * Measured on the storage steps of one-part messages: see BENCHMARKS.md, "Sixth session".
- */
+/** The parts of a message row, in index order, as new objects the caller may change (see storage/stored-parts.ts). */
 function partsOf(row: MessageRow): PartRecord[] {
-  return (JSON.parse(row.parts) as StoredPart[]).map(
-    (part, index): PartRecord => ({
-      index,
-      carrierId: part[0],
-      outcome: part.length === 1 ? null : { state: part[1], reason: part[2], description: part[3] },
-    }),
-  );
-}
-
-/** The `parts` column of `parts` (which are in index order); {@link partsOf} reads it back. */
-function partsColumn(parts: readonly PartRecord[]): string {
-  return JSON.stringify(
-    parts.map(({ carrierId, outcome }): StoredPart =>
-      outcome === null ? [carrierId] : [carrierId, outcome.state, outcome.reason, outcome.description],
-    ),
-  );
-}
-
-/** `unsubmittedParts(n)` for each `n` asked for so far: the same few counts come again and again. */
-const unsubmittedPartsColumns: string[] = [];
-
-/** The `parts` column of a new message of `smsCount` parts: none submitted, none reported. */
-function unsubmittedParts(smsCount: number): string {
-  return (unsubmittedPartsColumns[smsCount] ??= partsColumn(
-    Array.from({ length: smsCount }, (_, index): PartRecord => ({ index, carrierId: null, outcome: null })),
-  ));
+  return partsFromStored(JSON.parse(row.parts) as StoredPart[]);
 }
 
 /** A message record from its row, its parts and its report (`null` when it has none). */
@@ -561,7 +522,7 @@ export class SqliteStorage implements Storage {
         const part = parts[index];
         if (part === undefined) return { kind: 'stale', ref };
         part.carrierId = carrierId;
-        const partsJson = partsColumn(parts);
+        const partsJson = storedPartsJson(parts);
         // Indexed and kept whatever the state, so a receipt for a late submission is matched
         // (and reported `late`) rather than `unknown`.
         s.indexCarrierId.run(carrierId, row.id, index);
@@ -626,12 +587,12 @@ export class SqliteStorage implements Storage {
         // A copy with the fields stored, as the row reads back: not the caller's object.
         part.outcome = { state: outcome.state, reason: outcome.reason, description: outcome.description };
         if (isTerminal(row.state)) {
-          s.setParts.run(partsColumn(parts), row.id);
+          s.setParts.run(storedPartsJson(parts), row.id);
           return { kind: 'late', ref: row.ref };
         }
         const folded = foldParts(parts.map((other) => other.outcome));
         if (folded === null) {
-          s.setPartsTouched.run(partsColumn(parts), receipt.now, row.id);
+          s.setPartsTouched.run(storedPartsJson(parts), receipt.now, row.id);
           return { kind: 'part', ref: row.ref };
         }
         return { kind: 'terminal', ref: row.ref, transition: this.terminate(s, row, folded, receipt.now, parts) };
@@ -739,7 +700,7 @@ export class SqliteStorage implements Storage {
    * exactly as it would read back, rather than read again.
    */
   private terminate(s: Statements, row: MessageRow, outcome: Outcome, now: number, parts: PartRecord[]): Transition {
-    const partsJson = partsColumn(parts);
+    const partsJson = storedPartsJson(parts);
     s.terminate.run(outcome.state, outcome.reason, outcome.description, partsJson, now, row.id);
     // A non-terminal message has no report yet (one is made only here), so the message's
     // report after this step is the one inserted now, or none.

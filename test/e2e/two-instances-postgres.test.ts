@@ -166,8 +166,9 @@ function partsOf(acked: readonly AckedMessage[]): string[] {
       const leased = new Set(held.rows.map((row) => row.ref));
       const victimIds = victim.submits.map((s) => normalizeCarrierId(s.carrierId));
       const strandedRows = await admin!.query<{ ref: string }>(
-        `SELECT DISTINCT p.ref FROM "${schema}".parts p JOIN "${schema}".messages m ON m.ref = p.ref
-         WHERE m.state NOT IN (${TERMINAL_SQL}) AND p.outcome_state IS NULL AND p.carrier_id = ANY($1)`,
+        // A part is `[carrierId]` until its receipt (src/storage/stored-parts.ts).
+        `SELECT DISTINCT m.ref FROM "${schema}".messages m CROSS JOIN jsonb_array_elements(m.parts) p
+         WHERE m.state NOT IN (${TERMINAL_SQL}) AND jsonb_array_length(p) = 1 AND p ->> 0 = ANY($1)`,
         [victimIds],
       );
       const stranded = new Set(strandedRows.rows.map((row) => row.ref));

@@ -3,8 +3,8 @@ import type pg from 'pg';
 import { makePool, postgresUnavailable } from '../helpers/services.js';
 import { afterAll, describe, expect, it } from 'vitest';
 import { outcome } from '../../src/lifecycle/states.js';
-import type { Storage } from '../../src/storage/contract.js';
-import { PostgresStorage } from '../../src/storage/postgres.js';
+import type { NewMessage, Storage } from '../../src/storage/contract.js';
+import { migrations, PostgresStorage } from '../../src/storage/postgres.js';
 import { PostgresStorage as FromEntry } from '../../src/postgres.js';
 import { buildNewMessage, runStorageContract } from '../../src/testing/storage-suite.js';
 
@@ -109,6 +109,48 @@ describe('PostgresStorage options', () => {
   });
 });
 
+/** Every migration's version, as a schema made by this version records them. */
+const ALL_VERSIONS = migrations('"x"').map(({ version }) => ({ version }));
+
+/** Makes `schema` as a version that knew migrations up to `version` left it. */
+async function schemaAsVersion(schema: string, version: number): Promise<void> {
+  await pool.query(`CREATE SCHEMA "${schema}"`);
+  await pool.query(`CREATE TABLE "${schema}".migrations (version integer PRIMARY KEY, applied_at bigint NOT NULL)`);
+  for (const migration of migrations(`"${schema}"`).filter((m) => m.version <= version)) {
+    for (const statement of migration.statements) await pool.query(statement);
+    await pool.query(`INSERT INTO "${schema}".migrations (version, applied_at) VALUES ($1, 0)`, [migration.version]);
+  }
+}
+
+/** A part as schema versions 1-3 kept it: its carrier id and `[state, reason, description]`. */
+interface PartRowV3 {
+  carrierId: string | null;
+  outcome: [string, string, string | null] | null;
+}
+
+/** Stores `message` in `state` as versions 1-3 did: its row, a row per part, its carrier ids. */
+async function insertAsVersion3(schema: string, m: NewMessage, parts: PartRowV3[], state = 'queued'): Promise<void> {
+  await pool.query(
+    `INSERT INTO "${schema}".messages (ref, principal_id, endpoint, profile_code, sender, recipient, text, message_type,
+      req_type, external_id, recipient_field, reference_field, sms_count, encoding, callback_url, callback_secret,
+      created_at, state, attempts, next_attempt_at, updated_at)
+    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, 0, $17, $17)`,
+    [m.ref, m.principalId, m.endpoint, m.profileCode, m.sender, m.recipient, m.text, m.messageType, m.reqType,
+      m.externalId, m.recipientField, m.referenceField, m.smsCount, m.encoding, m.callbackUrl, m.callbackSecret,
+      m.createdAt, state],
+  );
+  for (const [idx, part] of parts.entries()) {
+    await pool.query(
+      `INSERT INTO "${schema}".parts (ref, idx, carrier_id, outcome_state, outcome_reason, outcome_description)
+      VALUES ($1, $2, $3, $4, $5, $6)`,
+      [m.ref, idx, part.carrierId, part.outcome?.[0] ?? null, part.outcome?.[1] ?? null, part.outcome?.[2] ?? null],
+    );
+    if (part.carrierId !== null) {
+      await pool.query(`INSERT INTO "${schema}".carrier_ids (carrier_id, ref, idx) VALUES ($1, $2, $3)`, [part.carrierId, m.ref, idx]);
+    }
+  }
+}
+
 dbDescribe('PostgresStorage', () => {
   it('creates its tables in the schema it is given, and ready() is memoised', async () => {
     const schema = freshSchema();
@@ -121,9 +163,9 @@ dbDescribe('PostgresStorage', () => {
         'SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY table_name',
         [schema],
       );
-      expect(rows.map((row) => row.table_name)).toEqual(['callbacks', 'carrier_ids', 'messages', 'migrations', 'parts']);
+      expect(rows.map((row) => row.table_name)).toEqual(['callbacks', 'carrier_ids', 'messages', 'migrations']);
       const versions = await pool.query(`SELECT version FROM "${schema}".migrations ORDER BY version`);
-      expect(versions.rows).toEqual([{ version: 1 }, { version: 2 }, { version: 3 }]);
+      expect(versions.rows).toEqual(ALL_VERSIONS);
     } finally {
       await dropSchema(schema);
     }
@@ -153,16 +195,16 @@ dbDescribe('PostgresStorage', () => {
     }
   });
 
-  it('inserts 1,000 messages in one round trip per table at most', async () => {
+  it('inserts 1,000 messages in one round trip, each with its parts', async () => {
     await withCountedStorage(async ({ storage, queries, schema }) => {
       await storage.ready();
       const messages = Array.from({ length: 1_000 }, (_, i) => buildNewMessage({ smsCount: (i % 3) + 1 }));
       queries.count = 0;
       await storage.insertMessages(messages);
       expect(queries.count).toBeGreaterThan(0);
-      expect(queries.count).toBeLessThanOrEqual(2);
+      expect(queries.count).toBe(1);
       const { rows } = await pool.query<{ messages: string; parts: string }>(
-        `SELECT (SELECT count(*) FROM "${schema}".messages) AS messages, (SELECT count(*) FROM "${schema}".parts) AS parts`,
+        `SELECT count(*) AS messages, sum(jsonb_array_length(parts)) AS parts FROM "${schema}".messages`,
       );
       expect(rows[0]).toEqual({ messages: '1000', parts: String(messages.reduce((sum, m) => sum + m.smsCount, 0)) });
     });
@@ -260,7 +302,7 @@ dbDescribe('PostgresStorage', () => {
     });
   });
 
-  it('has no foreign keys, and purge takes a message\'s parts, carrier ids and report with it', async () => {
+  it('has no foreign keys, and purge takes a message\'s carrier ids and report with it', async () => {
     const schema = freshSchema();
     const storage = new PostgresStorage({ pool, schema });
     try {
@@ -288,13 +330,12 @@ dbDescribe('PostgresStorage', () => {
       expect(await storage.purge(1_000, 10)).toBe(1);
       const left = await pool.query<{ table: string; ref: string }>(
         `SELECT 'messages' AS table, ref FROM "${schema}".messages UNION ALL
-         SELECT 'parts', ref FROM "${schema}".parts UNION ALL
          SELECT 'carrier_ids', ref FROM "${schema}".carrier_ids UNION ALL
          SELECT 'callbacks', ref FROM "${schema}".callbacks`,
       );
       expect(left.rows.filter((row) => row.ref === gone.ref)).toEqual([]);
       expect(left.rows.filter((row) => row.ref === kept.ref).map((row) => row.table).sort()).toEqual(
-        ['callbacks', 'carrier_ids', 'carrier_ids', 'messages', 'parts', 'parts'],
+        ['callbacks', 'carrier_ids', 'carrier_ids', 'messages'],
       );
     } finally {
       await dropSchema(schema);
@@ -304,14 +345,10 @@ dbDescribe('PostgresStorage', () => {
   it('drops the foreign keys of a schema made by an earlier version, keeping its rows', async () => {
     const schema = freshSchema();
     try {
-      await new PostgresStorage({ pool, schema }).ready();
-      // As version 2 left it: the foreign keys of version 1, migration 3 not applied.
-      await pool.query(`DELETE FROM "${schema}".migrations WHERE version = 3`);
-      await pool.query(`ALTER TABLE "${schema}".parts ADD CONSTRAINT parts_ref_fkey FOREIGN KEY (ref) REFERENCES "${schema}".messages (ref) ON DELETE CASCADE`);
-      await pool.query(`ALTER TABLE "${schema}".carrier_ids ADD CONSTRAINT carrier_ids_ref_idx_fkey FOREIGN KEY (ref, idx) REFERENCES "${schema}".parts (ref, idx) ON DELETE CASCADE`);
-      await pool.query(`ALTER TABLE "${schema}".callbacks ADD CONSTRAINT callbacks_ref_fkey FOREIGN KEY (ref) REFERENCES "${schema}".messages (ref) ON DELETE CASCADE`);
+      // As version 2 left it: the foreign keys of version 1, migrations 3 and 4 not applied.
+      await schemaAsVersion(schema, 2);
       const message = buildNewMessage();
-      await new PostgresStorage({ pool, schema }).insertMessages([message]);
+      await insertAsVersion3(schema, message, [{ carrierId: null, outcome: null }]);
 
       const storage = new PostgresStorage({ pool, schema });
       await storage.ready();
@@ -320,7 +357,72 @@ dbDescribe('PostgresStorage', () => {
         [`"${schema}"`],
       );
       expect(keys.rows[0]).toEqual({ n: 0 });
-      expect((await storage.getMessage(message.principalId, message.ref))?.parts).toHaveLength(1);
+      expect((await storage.getMessage(message.principalId, message.ref))?.parts).toEqual([
+        { index: 0, carrierId: null, outcome: null },
+      ]);
+    } finally {
+      await dropSchema(schema);
+    }
+  });
+
+  it('moves the parts of a version 3 schema into their messages, and its messages carry on from where they were', async () => {
+    const schema = freshSchema();
+    try {
+      await schemaAsVersion(schema, 3);
+      // Version 3's functions, as an instance of it left them: migration 4 drops them.
+      await pool.query(`CREATE FUNCTION "${schema}".record_submission(p_ref text, p_idx integer, p_carrier_id text,
+        p_now bigint) RETURNS json LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'version 3'; END $$`);
+      const halfReported = buildNewMessage({ smsCount: 3, callbackUrl: 'https://client.example/dlr' });
+      const queued = buildNewMessage({ smsCount: 1 });
+      await insertAsVersion3(schema, halfReported, [
+        { carrierId: 'old-0', outcome: ['delivered', 'delivered_to_terminal', null] },
+        { carrierId: 'old-1', outcome: ['undelivered', 'absent_subscriber', 'no route'] },
+        { carrierId: 'old-2', outcome: null },
+      ], 'submitted');
+      await insertAsVersion3(schema, queued, [{ carrierId: null, outcome: null }]);
+
+      const storage = new PostgresStorage({ pool, schema });
+      await storage.ready();
+      expect((await storage.getMessage(halfReported.principalId, halfReported.ref))?.parts).toEqual([
+        // Version 3 read a missing description as ''.
+        { index: 0, carrierId: 'old-0', outcome: { state: 'delivered', reason: 'delivered_to_terminal', description: '' } },
+        { index: 1, carrierId: 'old-1', outcome: { state: 'undelivered', reason: 'absent_subscriber', description: 'no route' } },
+        { index: 2, carrierId: 'old-2', outcome: null },
+      ]);
+      // The last receipt ends it with the first part that was not delivered.
+      const last = await storage.applyReceipt({ carrierIds: ['old-2'], outcome: outcome('delivered', 'delivered_to_terminal'), now: 50 });
+      expect(last.kind === 'terminal' && last.transition.message).toMatchObject({
+        state: 'undelivered',
+        statusReason: 'absent_subscriber',
+        statusDescription: 'no route',
+        callback: { state: 'pending' },
+      });
+      expect((await storage.recordSubmission(queued.ref, 0, 'new-0', 60)).kind).toBe('submitted');
+
+      const tables = await pool.query(`SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY table_name`, [schema]);
+      expect(tables.rows.map((row: { table_name: string }) => row.table_name)).not.toContain('parts');
+      const names = await pool.query<{ proname: string }>(
+        `SELECT p.proname FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = $1`,
+        [schema],
+      );
+      expect(names.rows.every((row) => row.proname.endsWith('_v4'))).toBe(true);
+    } finally {
+      await dropSchema(schema);
+    }
+  });
+
+  it('refuses a schema migrated by a newer version, and leaves its functions alone', async () => {
+    const schema = freshSchema();
+    try {
+      await new PostgresStorage({ pool, schema }).ready();
+      await pool.query(`INSERT INTO "${schema}".migrations (version, applied_at) VALUES (99, 0)`);
+      await pool.query(`DROP FUNCTION "${schema}".finish_v4`);
+      await expect(new PostgresStorage({ pool, schema }).ready()).rejects.toThrow(/at migration 99, newer than this version of sms-outbox knows \(4\)/);
+      const finish = await pool.query(
+        `SELECT count(*)::int AS n FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = $1 AND p.proname = 'finish_v4'`,
+        [schema],
+      );
+      expect(finish.rows[0]).toEqual({ n: 0 });
     } finally {
       await dropSchema(schema);
     }
@@ -471,27 +573,27 @@ dbDescribe('PostgresStorage', () => {
       await new PostgresStorage({ pool, schema }).ready();
       const created = await functions();
       expect(created.map((row) => row.proname)).toEqual([
-        'apply_receipt',
-        'apply_receipts',
-        'due_callbacks',
-        'due_messages',
-        'expire_overdue',
-        'finish',
-        'record_submission',
-        'record_submissions',
-        'terminate',
+        'apply_receipt_v4',
+        'apply_receipts_v4',
+        'due_callbacks_v4',
+        'due_messages_v4',
+        'expire_overdue_v4',
+        'finish_v4',
+        'record_submission_v4',
+        'record_submissions_v4',
+        'terminate_v4',
       ]);
       // A start that finds them current writes nothing.
       await new PostgresStorage({ pool, schema }).ready();
       expect(await functions()).toEqual(created);
 
-      // As the previous version left it: tables and migrations 1 and 2, no functions; and a
-      // function from some other version of the code.
+      // As a version before the functions left it: the tables, no functions; and a function
+      // from some other version of the code on the same schema.
       for (const name of ['apply_receipt', 'apply_receipts', 'due_callbacks', 'due_messages', 'expire_overdue', 'finish', 'record_submission', 'record_submissions']) {
-        await pool.query(`DROP FUNCTION "${schema}".${name}`);
+        await pool.query(`DROP FUNCTION "${schema}".${name}_v4`);
       }
-      await pool.query(`CREATE OR REPLACE FUNCTION "${schema}".terminate(p_ref text, p_previous_state text, p_state text,
-        p_reason text, p_description text, p_now bigint, p_uid text) RETURNS json LANGUAGE plpgsql
+      await pool.query(`CREATE OR REPLACE FUNCTION "${schema}".terminate_v4(p_ref text, p_previous_state text, p_state text,
+        p_reason text, p_description text, p_now bigint, p_uid text, p_parts jsonb) RETURNS json LANGUAGE plpgsql
         AS $$ BEGIN RAISE EXCEPTION 'old version'; END $$`);
       const storage = new PostgresStorage({ pool, schema });
       const message = buildNewMessage({ callbackUrl: 'https://client.example/dlr' });
@@ -505,7 +607,7 @@ dbDescribe('PostgresStorage', () => {
       expect(result.kind === 'terminal' && result.transition.message.callback?.state).toBe('pending');
       expect((await functions()).map((row) => row.proname)).toEqual(created.map((row) => row.proname));
       const versions = await pool.query(`SELECT version FROM "${schema}".migrations ORDER BY version`);
-      expect(versions.rows).toEqual([{ version: 1 }, { version: 2 }, { version: 3 }]);
+      expect(versions.rows).toEqual(ALL_VERSIONS);
     } finally {
       await dropSchema(schema);
     }
