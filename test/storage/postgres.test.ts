@@ -3,7 +3,7 @@ import type pg from 'pg';
 import { makePool, postgresUnavailable } from '../helpers/services.js';
 import { afterAll, describe, expect, it } from 'vitest';
 import { outcome } from '../../src/lifecycle/states.js';
-import type { NewMessage, Storage } from '../../src/storage/contract.js';
+import type { NewMessage, Outcome, Storage } from '../../src/storage/contract.js';
 import { migrations, PostgresStorage } from '../../src/storage/postgres.js';
 import { PostgresStorage as FromEntry } from '../../src/postgres.js';
 import { buildNewMessage, runStorageContract } from '../../src/testing/storage-suite.js';
@@ -300,6 +300,96 @@ dbDescribe('PostgresStorage', () => {
         expect(uid).toBeTruthy();
       }
     });
+  });
+
+  it('answers each call of a batch as the call alone would, in every case a step can meet', async () => {
+    // The same messages in two schemas; one gets each step's calls at once (one batch: the
+    // first call naming each message applied by one statement, the calls naming one again
+    // after it, one by one), the other one call at a time (the single-item functions).
+    // Results and records must be the same.
+    const delivered = outcome('delivered', 'delivered_to_terminal');
+    const absent = outcome('undelivered', 'absent_subscriber');
+    const url = 'https://client.example/dlr';
+    const m = {
+      single: buildNewMessage({ callbackUrl: url, createdAt: 1 }),
+      noUrl: buildNewMessage({ createdAt: 1 }),
+      twoParts: buildNewMessage({ smsCount: 2, callbackUrl: url, createdAt: 1 }),
+      failedPart: buildNewMessage({ smsCount: 2, callbackUrl: url, createdAt: 1 }),
+      ended: buildNewMessage({ callbackUrl: url, createdAt: 1 }),
+      reported: buildNewMessage({ createdAt: 1 }),
+      spelled: buildNewMessage({ createdAt: 1 }),
+      outOfRange: buildNewMessage({ createdAt: 1 }),
+      bothParts: buildNewMessage({ smsCount: 2, callbackUrl: url, createdAt: 1 }),
+    };
+    const prepare = async (storage: Storage): Promise<void> => {
+      await storage.insertMessages(Object.values(m));
+      for (const message of [m.failedPart, m.reported, m.spelled]) {
+        for (let index = 0; index < message.smsCount; index++) {
+          await storage.recordSubmission(message.ref, index, `${message.ref}-${index}`, 5);
+        }
+      }
+      await storage.recordSubmission(m.twoParts.ref, 1, `${m.twoParts.ref}-1`, 5);
+      await storage.applyReceipt({ carrierIds: [`${m.failedPart.ref}-0`], outcome: absent, now: 6 });
+      await storage.applyReceipt({ carrierIds: [`${m.reported.ref}-0`], outcome: delivered, now: 6 });
+      await storage.finish(m.ended.ref, outcome('failed', 'rejected'), 7);
+    };
+    const submissions: [string, number, string][] = [
+      [m.single.ref, 0, 'id-single'],
+      [m.noUrl.ref, 0, 'id-no-url'],
+      [m.twoParts.ref, 0, 'id-two-parts-0'], // its last part: submitted
+      [m.ended.ref, 0, 'id-ended'], // stale, yet indexed
+      [m.outOfRange.ref, 3, 'id-out-of-range'], // stale: no such part
+      ['no-such-ref', 0, 'id-nowhere'], // stale
+      [m.bothParts.ref, 0, 'id-both-0'], // part
+      [m.bothParts.ref, 1, 'id-both-1'], // the same message again: submitted
+    ];
+    const receipts: [string[], Outcome][] = [
+      [['id-single'], delivered], // terminal, with a report
+      [['id-no-url'], absent], // terminal, no report
+      [['id-two-parts-0'], delivered], // part: part 1 still awaits its receipt
+      [[`${m.failedPart.ref}-1`], delivered], // terminal with part 0's failure
+      [['id-ended'], delivered], // late
+      [[`${m.reported.ref}-0`], absent], // duplicate
+      [['not-stored', `${m.spelled.ref}-0`], delivered], // the second spelling
+      [['id-nowhere'], delivered], // unknown
+      [['id-both-1'], absent], // part
+      [['id-both-0'], delivered], // the same message again: terminal with part 1's failure
+      [['id-single'], delivered], // the same receipt again: duplicate
+    ];
+    const [batchedSchema, aloneSchema] = [freshSchema(), freshSchema()];
+    const batched = new PostgresStorage({ pool, schema: batchedSchema });
+    const alone = new PostgresStorage({ pool, schema: aloneSchema });
+    try {
+      await prepare(batched);
+      await prepare(alone);
+      const batchedSubmissions = await Promise.all(submissions.map(([ref, index, id]) => batched.recordSubmission(ref, index, id, 10)));
+      const aloneSubmissions = [];
+      for (const [ref, index, id] of submissions) aloneSubmissions.push(await alone.recordSubmission(ref, index, id, 10));
+      expect(batchedSubmissions.map((r) => r.kind)).toEqual(['submitted', 'submitted', 'submitted', 'stale', 'stale', 'stale', 'part', 'submitted']);
+      expect(batchedSubmissions).toEqual(aloneSubmissions);
+
+      const batchedReceipts = await Promise.all(receipts.map(([carrierIds, o]) => batched.applyReceipt({ carrierIds, outcome: o, now: 20 })));
+      const aloneReceipts = [];
+      for (const [carrierIds, o] of receipts) aloneReceipts.push(await alone.applyReceipt({ carrierIds, outcome: o, now: 20 }));
+      expect(batchedReceipts.map((r) => r.kind)).toEqual([
+        'terminal', 'terminal', 'part', 'terminal', 'late', 'duplicate', 'terminal', 'unknown', 'part', 'terminal', 'duplicate',
+      ]);
+      expect(batchedReceipts).toEqual(aloneReceipts);
+      const failed = batchedReceipts[3]!;
+      expect(failed.kind === 'terminal' && failed.transition.message).toMatchObject({ state: 'undelivered', statusReason: 'absent_subscriber' });
+
+      for (const message of Object.values(m)) {
+        const record = await batched.getMessage(message.principalId, message.ref);
+        expect(record).toEqual(await alone.getMessage(message.principalId, message.ref));
+      }
+      const reports = async (schema: string): Promise<unknown[]> =>
+        (await pool.query(`SELECT ref, state, next_attempt_at FROM "${schema}".callbacks ORDER BY ref`)).rows;
+      expect(await reports(batchedSchema)).toEqual(await reports(aloneSchema));
+      expect(await reports(batchedSchema)).toHaveLength(4);
+    } finally {
+      await dropSchema(batchedSchema);
+      await dropSchema(aloneSchema);
+    }
   });
 
   it('has no foreign keys, and purge takes a message\'s carrier ids and report with it', async () => {
