@@ -707,12 +707,17 @@ export class PostgresStorage implements Storage {
   /** Records `calls` in one statement; a uid appears at most once in a batch (one attempt runs at a time). */
   private async recordCallbackAttemptsNow(calls: readonly AttemptCall[]): Promise<void> {
     const retry = calls.map(({ attempt }) => attempt.result === 'retry');
+    // The reports are found by their uids (`uid = ANY`: one primary-key probe each), and
+    // "not finished" is written as not delivered and not failed rather than `= 'pending'`,
+    // which the planner matched to the pending reports' partial index: believing few reports
+    // pending (statistics from when the table was new), it read every pending report for
+    // each batch, 11 ms a batch of 64 with 20,000 pending against 1.6 ms by the uids.
     await this.pool.query(
       `UPDATE ${this.t.callbacks} c SET attempts = c.attempts + 1, last_status_code = a.status_code, last_error = a.error,
         state = a.state, next_attempt_at = a.next_attempt_at, lease_owner = NULL, lease_until = NULL
       FROM unnest($1::text[], $2::int[], $3::text[], $4::text[], $5::bigint[])
         AS a(uid, status_code, error, state, next_attempt_at)
-      WHERE c.uid = a.uid AND c.state = 'pending'`,
+      WHERE c.uid = ANY ($1::text[]) AND c.uid = a.uid AND c.state NOT IN ('delivered', 'failed')`,
       [
         calls.map((call) => call.uid),
         calls.map((call) => call.attempt.statusCode),

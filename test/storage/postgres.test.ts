@@ -621,6 +621,36 @@ dbDescribe('PostgresStorage', () => {
     }
   });
 
+  it('records report attempts by their uids, not by reading every pending report, in a schema it has no statistics for', async () => {
+    // With `state = 'pending'` in the attempt's UPDATE, the planner, believing few reports
+    // pending, read all of them through their partial index for each batch of attempts.
+    const single = makePool(1);
+    const schema = freshSchema();
+    try {
+      const storage = new PostgresStorage({ pool: single, schema });
+      const messages = Array.from({ length: 5_000 }, (_, i) => buildNewMessage({ callbackUrl: 'https://client.example/dlr', createdAt: 1_000 + i }));
+      for (let i = 0; i < messages.length; i += 1_000) await storage.insertMessages(messages.slice(i, i + 1_000));
+      for (const message of messages) await storage.finish(message.ref, outcome('delivered', 'delivered_to_terminal'), 2_000);
+      const due = await storage.claimCallbacks({ owner: 'o', limit: 64, leaseMs: 60_000, now: 3_000 });
+      expect(due).toHaveLength(64);
+
+      const pendingIndexReads = () => indexReads(single, schema, 'callbacks_pending_idx');
+      const before = await pendingIndexReads();
+      await Promise.all(
+        due.map(({ uid }) => storage.recordCallbackAttempt(uid, { result: 'delivered', statusCode: 200, error: null, nextAttemptAt: null, now: 4_000 })),
+      );
+      expect((await pendingIndexReads()) - before).toBeLessThan(1_000);
+      for (const { message } of due.slice(0, 3)) {
+        expect((await storage.getMessage(message.principalId, message.ref))?.callback).toMatchObject({ state: 'delivered', attempts: 1 });
+      }
+      const stillPending = await single.query(`SELECT count(*)::int AS n FROM "${schema}".callbacks WHERE state = 'pending'`);
+      expect(stillPending.rows[0]).toEqual({ n: messages.length - 64 });
+    } finally {
+      await single.end();
+      await dropSchema(schema);
+    }
+  });
+
   it('ends overdue messages from a backlog it has no statistics for by reading the oldest, not every one', async () => {
     // A carrier that stops sending receipts leaves every message submitted; each sweep of
     // expireOverdue then read and sorted all of them (a bitmap scan) in a schema not yet
