@@ -9,17 +9,21 @@
  * function the whole step is one statement, so one round trip, and the row lock is held
  * only for as long as PostgreSQL itself needs.
  *
- * Each function runs exactly the statements the Node code ran, in the same order and with
- * the same row locks. The functions are VOLATILE (the default) on purpose: in READ
+ * The single-item functions take the same row locks, in the same order, as the Node code
+ * they replaced. The batch functions (`record_submissions`, `apply_receipts`) lock all of a
+ * batch's messages first, in ref order, then apply the batch in a few statements over it
+ * (see their comment). The functions are VOLATILE (the default) on purpose: in READ
  * COMMITTED every statement inside then takes a fresh snapshot, as the separate statements
  * of a transaction did, so a statement after a `FOR UPDATE` that waited sees what the
- * other transaction committed. A single statement with data-modifying CTEs could not do
- * that (its parts share one snapshot and do not see each other's writes).
+ * other transaction committed. That is why the lock is a statement of its own before the
+ * statement that reads and writes the rows: within one statement, data-modifying CTEs share
+ * one snapshot and do not see each other's writes.
  *
  * Names are schema-qualified like the tables, so every deployment's schema holds its own
- * copy. Results come back as one `json` value; the message records in them are built by
- * the same record query as every read (`row_to_json` of it), so they are what `load()`
- * returned. `bigint` columns become JSON numbers there (exact: times are far below 2^53).
+ * copy, and carry the suffix of the schema version they are written for (see
+ * {@link FUNCTIONS_SCHEMA_VERSION}). Results come back as one `json` value; the message
+ * records in them are built by the same record query's select list as every read
+ * (`row_to_json` of it), so they are what a read returns. `bigint` columns become JSON numbers there (exact: times are far below 2^53).
  *
  * @module
  */
