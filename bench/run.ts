@@ -145,7 +145,7 @@ const pinning = (() => {
 // ---------------------------------------------------------------------------------------
 // Server children
 
-const SERVER_SCRIPTS = ['baseline', 'memory', 'sqlite', 'postgres', 'smpp-raw', 'count-sms', 'store-insert'] as const;
+const SERVER_SCRIPTS = ['baseline', 'memory', 'sqlite', 'postgres', 'smpp-raw', 'count-sms', 'store-insert', 'store-life'] as const;
 type ServerScript = (typeof SERVER_SCRIPTS)[number];
 
 const buildDir = join(root, 'node_modules', '.cache', 'sms-outbox-bench');
@@ -409,10 +409,16 @@ const HTTP_CASES: HttpCase[] = [
   { name: 'postgres-100', title: 'quick send, 100 messages/request, PostgreSQL', script: 'postgres', perRequest: 100, connections: 8, baseline: 'baseline-100' },
 ];
 
-/** The storage alone, the ceiling of each 100-message case: the case it comes with, and its storage. */
+/**
+ * The storage alone, the ceiling of the case it comes with: `store-insert` children store
+ * what a 100-message case accepts, `store-life` children take messages through the storage
+ * calls of their whole lives, as an end-to-end case does.
+ */
 const STORE_CASES = [
-  { name: 'store-sqlite-100', with: 'sqlite-100', script: 'sqlite', what: 'SQLite (temp file, synchronous=FULL)' },
-  { name: 'store-postgres-100', with: 'postgres-100', script: 'postgres', what: 'PostgreSQL (fresh schema, pool of 20)' },
+  { name: 'store-sqlite-100', with: 'sqlite-100', script: 'sqlite', child: 'store-insert', what: 'SQLite (temp file, synchronous=FULL)' },
+  { name: 'store-postgres-100', with: 'postgres-100', script: 'postgres', child: 'store-insert', what: 'PostgreSQL (fresh schema, pool of 20)' },
+  { name: 'life-sqlite', with: 'e2e-sqlite', script: 'sqlite', child: 'store-life', what: 'SQLite (temp file, synchronous=FULL)' },
+  { name: 'life-postgres', with: 'e2e-postgres', script: 'postgres', child: 'store-life', what: 'PostgreSQL (fresh schema, pool of 20)' },
 ] as const;
 
 const OTHER_CASES = ['e2e-simulator', 'e2e-sqlite', 'e2e-postgres', 'smpp-raw', 'smpp-raw-pinned', 'e2e-smpp', 'count-sms', 'rss-sqlite', ...STORE_CASES.map((c) => c.name)] as const;
@@ -436,7 +442,7 @@ if (otherSelected.has('e2e-smpp')) {
   otherSelected.add('smpp-raw-pinned');
 }
 for (const store of STORE_CASES) {
-  if (httpSelected.some((c) => c.name === store.with)) otherSelected.add(store.name);
+  if (httpSelected.some((c) => c.name === store.with) || otherSelected.has(store.with)) otherSelected.add(store.name);
 }
 
 function log(line: string): void {
@@ -961,29 +967,44 @@ async function rawSmpp(port: number): Promise<{ perSec: number; receipts: number
 // ---------------------------------------------------------------------------------------
 // The storage alone
 
-/** Runs of bench/servers/store-insert.ts: the storage adapter storing 100-message batches with nothing else in the process. */
+/** What each child of the storage-alone cases does, for the report. */
+const STORE_WORK = {
+  'store-insert': "its adapter's insertMessages, 8 callers storing 100 messages each at a time, no HTTP and no worker",
+  'store-life':
+    'its adapter taking messages through the storage calls of their lives (stored leased, each submission recorded, each receipt applied, the report claimed and its attempt recorded), 8 callers with 100 messages each at a time, no HTTP, no carrier, no report sent; msg/s = lives finished',
+} as const;
+
+/** Runs of a storage-alone child (bench/servers/store-insert.ts or store-life.ts) with nothing else in the process. */
 async function storeCase(store: (typeof STORE_CASES)[number]): Promise<CaseResult> {
-  const title = `${store.what} alone: its adapter's insertMessages, 8 callers storing 100 messages each at a time, no HTTP and no worker (bench/servers/store-insert.ts, a fresh child and storage per run, pinned to core 0)`;
+  const title = `${store.what} alone: ${STORE_WORK[store.child]} (bench/servers/${store.child}.ts, a fresh child and storage per run, pinned to core 0)`;
   const rates: number[] = [];
   const cpus: number[] = [];
   const busy: number[] = [];
+  const databaseUsPerMessage: number[] = [];
   for (let run = 1; run <= options.runs; run++) {
     let storage: Awaited<ReturnType<typeof freshStorage>> | null = null;
     try {
       storage = await freshStorage(store.script);
       const env = { ...storage.env, BENCH_STORE: store.script, BENCH_WARMUP_SEC: String(options.warmupSec), BENCH_SECONDS: String(options.durationSec) };
-      const r = await runPinnedOnce<{ messages: number; seconds: number; cpuSec: number }>('store-insert', env);
+      const r = await runPinnedOnce<{ messages: number; seconds: number; cpuSec: number; databaseCpuSec?: number | null }>(store.child, env);
       rates.push(r.messages / r.seconds);
       cpus.push(r.cpuSec);
       busy.push(r.cpuSec / r.seconds);
-      log(`${store.name} run ${run}: ${Math.round(r.messages / r.seconds)} msg/s, process core ${Math.round((100 * r.cpuSec) / r.seconds)}% busy`);
+      const database = r.databaseCpuSec == null || r.messages === 0 ? null : (r.databaseCpuSec * 1e6) / r.messages;
+      if (database !== null) databaseUsPerMessage.push(database);
+      log(
+        `${store.name} run ${run}: ${Math.round(r.messages / r.seconds)} msg/s, process core ${Math.round((100 * r.cpuSec) / r.seconds)}% busy` +
+          (database === null ? '' : `, PostgreSQL ${Math.round(database)} us of CPU per message`),
+      );
     } catch (error) {
       return { name: store.name, title, skipped: error instanceof SkipError ? error.message : `failed: ${(error as Error).message}`, notes: [] };
     } finally {
       await storage?.cleanup();
     }
   }
-  return { name: store.name, title, messagesPerRequest: 100, messagesPerSec: spread(rates), cpuSec: spread(cpus), coreBusy: spread(busy), notes: [] };
+  const database = spread(databaseUsPerMessage);
+  const notes = database === null ? [] : [`PostgreSQL's CPU per message, all its processes on this machine: ${formatSpread(database, (n) => String(Math.round(n)))} us`];
+  return { name: store.name, title, messagesPerRequest: 100, messagesPerSec: spread(rates), cpuSec: spread(cpus), coreBusy: spread(busy), notes };
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1188,6 +1209,7 @@ function limits(cases: CaseResult[]): string[] {
     'e2e-sqlite / e2e-postgres: the same through a durable storage, where every step of a message (insert, submission, receipt, report attempt) is committed on its way: the rate the gateway sustains with that storage; PostgreSQL runs unpinned on the same two cores.',
     'smpp-raw / smpp-raw-pinned: the `smpp` library with a window of 50 and no storage; against the quiet test SMSC (a child on core 1 that prints nothing per message; until 2026-11-26 it printed a JSON line per submit and per receipt, which the harness parsed, and that capped the raw rate at ~3,900 msg/s). smpp-raw runs the client in the harness on core 1 beside its own SMSC, so the two share that core; smpp-raw-pinned runs it on core 0 as the router runs; the SMPP ratio target uses the faster of the two.',
     'store-*-100: the storage adapter alone in a child pinned to core 0, storing what sqlite-100 / postgres-100 store (100-message batches, 8 at a time) with nothing else in the process: the most those cases could accept on that storage if the request path and the worker cost nothing. SQLite\'s figure is its inserts (every message row, its ref, its reference and its claim index entries) and its commits, each waiting for fsync; PostgreSQL\'s is the server, unpinned, inserting the rows.',
+    'life-*: the storage adapter alone in a child pinned to core 0, taking messages through the storage calls of their lives as the router and its worker make them (stored leased to the instance, submissions, receipts, the report claimed and its attempt recorded), 100 at a time from 8 callers: the most e2e-sqlite / e2e-postgres could finish on that storage if HTTP, the carrier and the reports\' POSTs cost nothing. PostgreSQL runs unpinned; its CPU per message (all its processes, from /proc) is beside the case.',
     'count-sms: pure CPU in a fresh child pinned to core 0 while core 1 idles; the corpus is 100,000 deterministic mixed GSM-7/UCS-2 texts of 1-5 parts. Until 2026-11-26 it ran inside the harness process after all other cases, where the same code measured 0.6-1.4M msg/s depending on the run.',
     'rss-sqlite: RSS (VmRSS) of the server read right after the last accepted request; the worker is still draining the backlog, so RSS includes its in-flight state. Its req/s is coarse: autocannon notices that a fixed count of requests is done on its one-second tick, so the duration it reports is a whole number of seconds.',
   ];

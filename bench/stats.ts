@@ -3,7 +3,7 @@
  * read from /proc (CPU seconds from `stat`, peak RSS from `status` VmHWM).
  */
 import { execFileSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 
 /** Median, minimum and maximum of a set of runs. */
 export interface Spread {
@@ -71,6 +71,34 @@ export function cpuSeconds(pid: number): number | null {
   } catch {
     return null;
   }
+}
+
+/**
+ * CPU seconds the processes named `postgres*` on this machine have used so far: the
+ * PostgreSQL server's, when it runs here. `null` where /proc cannot be read or holds no
+ * such process (a server elsewhere). A process that has exited no longer counts, so read
+ * it while the connections being measured are open.
+ */
+export function postgresCpuSeconds(): number | null {
+  let pids: string[];
+  try {
+    pids = readdirSync('/proc').filter((name) => /^\d+$/.test(name));
+  } catch {
+    return null;
+  }
+  let total: number | null = null;
+  for (const pid of pids) {
+    let name: string;
+    try {
+      name = readFileSync(`/proc/${pid}/comm`, 'utf8');
+    } catch {
+      continue; // gone since the listing
+    }
+    if (!name.startsWith('postgres')) continue;
+    const seconds = cpuSeconds(Number(pid));
+    if (seconds !== null) total = (total ?? 0) + seconds;
+  }
+  return total;
 }
 
 /** Resident memory of a process, MiB: now (VmRSS) and the peak (VmHWM). */

@@ -6,6 +6,10 @@
  * postgres, database test, through a pool of 20.
  */
 import type { Storage } from '../../src/index.js';
+import { newMessageRef } from '../../src/http/message-ref.js';
+import { countSms } from '../../src/sms/segments.js';
+import type { NewMessage } from '../../src/storage/contract.js';
+import { benchItems, BENCH_PROFILE } from './host.js';
 
 /** A storage opened for one benchmark child, and what closes what it opened beside it. */
 export interface BenchStorage {
@@ -38,3 +42,39 @@ export async function openBenchStorage(kind: 'sqlite' | 'postgres'): Promise<Ben
   });
   return { storage: new PostgresStorage({ pool, schema }), after: () => pool.end() };
 }
+
+/**
+ * A maker of one request's messages as the send handler makes them (src/http/send.ts) from
+ * the bench body of `count` items (references `<prefix>-<i>`): new refs and the current
+ * time at each call, with `callbackUrl` when given.
+ */
+export function benchMessages(count: number, prefix: string, callbackUrl: string | null = null): () => NewMessage[] {
+  const items = benchItems(count, prefix);
+  const { smsCount, encoding } = countSms(items[0]!.message);
+  return () => {
+    const now = Date.now();
+    return items.map((item) => {
+      const ref = newMessageRef(now);
+      return {
+        ref,
+        principalId: 'bench',
+        endpoint: 'quick',
+        profileCode: BENCH_PROFILE,
+        sender: BENCH_PROFILE,
+        recipient: item.recipient,
+        text: item.message,
+        messageType: 1,
+        reqType: 1,
+        externalId: item.external_id,
+        recipientField: 'recipient',
+        referenceField: 'external_id',
+        smsCount,
+        encoding,
+        callbackUrl,
+        callbackSecret: callbackUrl === null ? null : 'bench-secret',
+        createdAt: now,
+      };
+    });
+  };
+}
+

@@ -11,11 +11,8 @@
  * BENCH_SECONDS measured. Prints one JSON line `{ event: 'done', messages, seconds,
  * cpuSec }` and exits.
  */
-import { countSms } from '../../src/sms/segments.js';
-import { newMessageRef } from '../../src/http/message-ref.js';
-import type { NewMessage } from '../../src/storage/contract.js';
-import { benchItems, BENCH_PROFILE, report } from './host.js';
-import { openBenchStorage } from './storages.js';
+import { report } from './host.js';
+import { benchMessages, openBenchStorage } from './storages.js';
 
 const kind = process.env.BENCH_STORE;
 if (kind !== 'sqlite' && kind !== 'postgres') throw new Error('BENCH_STORE must be sqlite or postgres');
@@ -24,35 +21,7 @@ const perCall = Number(process.env.BENCH_PER_CALL ?? 100);
 const warmupMs = Number(process.env.BENCH_WARMUP_SEC ?? 2) * 1000;
 const measuredMs = Number(process.env.BENCH_SECONDS ?? 8) * 1000;
 
-const items = benchItems(perCall, `bench-store-${kind}`);
-const count = countSms(items[0]!.message);
-
-/** One request's messages as the send handler makes them (src/http/send.ts). */
-function batch(): NewMessage[] {
-  const now = Date.now();
-  return items.map((item) => {
-    const ref = newMessageRef(now);
-    return {
-      ref,
-      principalId: 'bench',
-      endpoint: 'quick',
-      profileCode: BENCH_PROFILE,
-      sender: BENCH_PROFILE,
-      recipient: item.recipient,
-      text: item.message,
-      messageType: 1,
-      reqType: 1,
-      externalId: item.external_id,
-      recipientField: 'recipient',
-      referenceField: 'external_id',
-      smsCount: count.smsCount,
-      encoding: count.encoding,
-      callbackUrl: null,
-      callbackSecret: null,
-      createdAt: now,
-    };
-  });
-}
+const batch = benchMessages(perCall, `bench-store-${kind}`);
 
 const { storage, after } = await openBenchStorage(kind);
 try {

@@ -1,0 +1,86 @@
+/**
+ * The storage's worker steps alone: how many messages a second the storage adapter of
+ * BENCH_STORE (`sqlite` or `postgres`, opened as the router servers open it) takes through
+ * a whole life when nothing else runs in the process: no HTTP, no carrier, no report sent.
+ * It is the ceiling of the end-to-end case on that storage, measured in the same run: what
+ * the gateway could finish on one core if the request path, the carrier and the report's
+ * POST cost nothing.
+ *
+ * A message's life is the storage calls the router and its worker make for it, in their
+ * order: stored (leased to this instance, as the router stores what its worker has room
+ * for), each part's submission recorded, each part's receipt applied (the message ends
+ * and its report is created), the report claimed, its attempt recorded as delivered.
+ * BENCH_CONCURRENCY callers (default 8) each take BENCH_PER_CALL messages (default 100)
+ * through their lives at a time, each step's calls made at once as the worker makes them,
+ * for BENCH_WARMUP_SEC and then BENCH_SECONDS measured. Prints one JSON line `{ event:
+ * 'done', messages, seconds, cpuSec, databaseCpuSec }` and exits; `databaseCpuSec` is
+ * PostgreSQL's (all its processes on this machine), `null` for SQLite or a server elsewhere.
+ */
+import { outcome } from '../../src/lifecycle/states.js';
+import { postgresCpuSeconds } from '../stats.js';
+import { report } from './host.js';
+import { benchMessages, openBenchStorage } from './storages.js';
+
+const kind = process.env.BENCH_STORE;
+if (kind !== 'sqlite' && kind !== 'postgres') throw new Error('BENCH_STORE must be sqlite or postgres');
+const concurrency = Number(process.env.BENCH_CONCURRENCY ?? 8);
+const perCall = Number(process.env.BENCH_PER_CALL ?? 100);
+const warmupMs = Number(process.env.BENCH_WARMUP_SEC ?? 2) * 1000;
+const measuredMs = Number(process.env.BENCH_SECONDS ?? 8) * 1000;
+
+// Reports are created for a URL nobody calls: the life ends with the attempt recorded.
+const batch = benchMessages(perCall, `bench-life-${kind}`, 'http://127.0.0.1:9/dlr');
+const delivered = outcome('delivered', 'delivered_to_terminal');
+const databaseCpu = kind === 'postgres' ? postgresCpuSeconds : () => null;
+
+const { storage, after } = await openBenchStorage(kind);
+try {
+  await storage.ready?.();
+  const measureFrom = Date.now() + warmupMs;
+  const stopAt = measureFrom + measuredMs;
+  let finished = 0;
+  let cpuAtStart: NodeJS.CpuUsage | null = null;
+  let databaseAtStart: number | null = null;
+  let carrierIds = 0;
+  const caller = async (callerIndex: number) => {
+    const owner = `bench-life-${callerIndex}`;
+    for (let now = Date.now(); now < stopAt; now = Date.now()) {
+      if (now >= measureFrom && cpuAtStart === null) {
+        cpuAtStart = process.cpuUsage();
+        databaseAtStart = databaseCpu();
+      }
+      const messages = batch();
+      await storage.insertMessages(messages, { owner, until: now + 60_000 });
+      const parts = messages.flatMap((message) =>
+        Array.from({ length: message.smsCount }, (_, index) => ({ ref: message.ref, index, carrierId: `life-${carrierIds++}` })),
+      );
+      await Promise.all(parts.map((part) => storage.recordSubmission(part.ref, part.index, part.carrierId, Date.now())));
+      await Promise.all(parts.map((part) => storage.applyReceipt({ carrierIds: [part.carrierId], outcome: delivered, now: Date.now() })));
+      const due = await storage.claimCallbacks({ owner, limit: perCall, leaseMs: 60_000, now: Date.now() });
+      await Promise.all(
+        due.map((report) =>
+          storage.recordCallbackAttempt(report.uid, { result: 'delivered', statusCode: 200, error: null, nextAttemptAt: null, now: Date.now() }),
+        ),
+      );
+      if (now >= measureFrom) finished += due.length;
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, (_, i) => caller(i)));
+  const cpu = process.cpuUsage(cpuAtStart ?? undefined);
+  const databaseAtEnd = databaseCpu();
+  const seconds = (Date.now() - measureFrom) / 1000;
+  process.stdout.write(
+    `${JSON.stringify({
+      event: 'done',
+      messages: finished,
+      seconds,
+      cpuSec: (cpu.user + cpu.system) / 1e6,
+      databaseCpuSec: databaseAtStart === null || databaseAtEnd === null ? null : databaseAtEnd - databaseAtStart,
+    })}\n`,
+  );
+} catch (error) {
+  report({ event: 'error', message: String(error) });
+} finally {
+  await storage.close?.();
+  await after();
+}
