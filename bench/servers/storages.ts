@@ -78,3 +78,30 @@ export function benchMessages(count: number, prefix: string, callbackUrl: string
   };
 }
 
+
+/** What a storage-alone child (store-insert.ts, store-life.ts) is told by the harness. */
+export interface StoreBenchSettings {
+  /** BENCH_STORE: the storage to open. */
+  kind: 'sqlite' | 'postgres';
+  /** BENCH_CONCURRENCY (default 8): callers working at once. */
+  concurrency: number;
+  /** BENCH_PER_CALL (default 100): messages each caller takes at a time. */
+  perCall: number;
+  /** BENCH_WARMUP_SEC (default 2), in ms. */
+  warmupMs: number;
+  /** BENCH_SECONDS (default 8), measured, in ms. */
+  measuredMs: number;
+}
+
+/** The settings of a storage-alone child, from its environment. */
+export function storeBenchSettings(): StoreBenchSettings {
+  const kind = process.env.BENCH_STORE;
+  if (kind !== 'sqlite' && kind !== 'postgres') throw new Error('BENCH_STORE must be sqlite or postgres');
+  return {
+    kind,
+    concurrency: Number(process.env.BENCH_CONCURRENCY ?? 8),
+    perCall: Number(process.env.BENCH_PER_CALL ?? 100),
+    warmupMs: Number(process.env.BENCH_WARMUP_SEC ?? 2) * 1000,
+    measuredMs: Number(process.env.BENCH_SECONDS ?? 8) * 1000,
+  };
+}

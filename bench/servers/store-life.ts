@@ -19,14 +19,9 @@
 import { outcome } from '../../src/lifecycle/states.js';
 import { postgresCpuSeconds } from '../stats.js';
 import { report } from './host.js';
-import { benchMessages, openBenchStorage } from './storages.js';
+import { benchMessages, openBenchStorage, storeBenchSettings } from './storages.js';
 
-const kind = process.env.BENCH_STORE;
-if (kind !== 'sqlite' && kind !== 'postgres') throw new Error('BENCH_STORE must be sqlite or postgres');
-const concurrency = Number(process.env.BENCH_CONCURRENCY ?? 8);
-const perCall = Number(process.env.BENCH_PER_CALL ?? 100);
-const warmupMs = Number(process.env.BENCH_WARMUP_SEC ?? 2) * 1000;
-const measuredMs = Number(process.env.BENCH_SECONDS ?? 8) * 1000;
+const { kind, concurrency, perCall, warmupMs, measuredMs } = storeBenchSettings();
 
 // Reports are created for a URL nobody calls: the life ends with the attempt recorded.
 const batch = benchMessages(perCall, `bench-life-${kind}`, 'http://127.0.0.1:9/dlr');
