@@ -415,6 +415,13 @@ END
     // and in batch order, which gives what running the batch in order would. The messages
     // are locked in ref order first, so two batches sharing messages wait for each other
     // rather than deadlock.
+    //
+    // Why the single-item functions stay beside these: a lone call and each repeated item
+    // run them, and the set form run as a batch of one cost several times as much (tried:
+    // with three-part messages, 657 against 141 us of PostgreSQL's CPU a submission, 421
+    // against 225 a receipt). So each step's rules are written twice, once per item and once
+    // over a set, and the test "answers each call of a batch as the call alone would" holds
+    // the two to the same results, records and reports.
     define(
       'record_submissions',
       names.recordSubmissions,
