@@ -70,10 +70,15 @@ export function createSmsRouter(options: SmsRouterOptions): SmsRouter {
   const dispatcher = new CallbackDispatcher({ storage, emit, config: config.dlr, owner: config.instanceId, now });
   const onTransition = (transition: Transition): void => {
     emit('message.status', { message: transition.message, previousState: transition.previousState });
-    if (isTerminal(transition.message.state) && transition.message.callbackUrl !== null) dispatcher.wake();
+    // A report stored leased to this instance is sent at once; any other is claimed.
+    if (transition.leasedReport !== undefined) dispatcher.handOver(transition.leasedReport, transition.message);
+    else if (isTerminal(transition.message.state) && transition.message.callbackUrl !== null) dispatcher.wake();
   };
   const worker = new SubmitWorker({ storage, delivery, emit, config: config.worker, owner: config.instanceId, now, onTransition });
-  const receipts = new ReceiptHandler({ storage, emit, now, waitMs: config.worker.receiptWaitMs, onTransition });
+  const receipts = new ReceiptHandler({
+    storage, emit, now, waitMs: config.worker.receiptWaitMs, onTransition,
+    reportLease: (at) => dispatcher.reportLease(at),
+  });
   const retention = config.retention === false ? null : retentionSweep(storage, config.retention, now, emit);
   const receiptTimeout = receiptTimeoutSweep(storage, config.worker.receiptTimeoutMs, now, emit, onTransition);
 

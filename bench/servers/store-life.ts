@@ -9,7 +9,8 @@
  * A message's life is the storage calls the router and its worker make for it, in their
  * order: stored (leased to this instance, as the router stores what its worker has room
  * for), each part's submission recorded, each part's receipt applied (the message ends
- * and its report is created), the report claimed, its attempt recorded as delivered.
+ * and its report is created, leased to the caller as the router's receipts lease it), its
+ * attempt recorded as delivered (a report the adapter did not lease is claimed first).
  * BENCH_CONCURRENCY callers (default 8) each take BENCH_PER_CALL messages (default 100)
  * through their lives at a time, each step's calls made at once as the worker makes them,
  * for BENCH_WARMUP_SEC and then BENCH_SECONDS measured. Prints one JSON line `{ event:
@@ -50,14 +51,25 @@ try {
         Array.from({ length: message.smsCount }, (_, index) => ({ ref: message.ref, index, carrierId: `life-${carrierIds++}` })),
       );
       await Promise.all(parts.map((part) => storage.recordSubmission(part.ref, part.index, part.carrierId, Date.now())));
-      await Promise.all(parts.map((part) => storage.applyReceipt({ carrierIds: [part.carrierId], outcome: delivered, now: Date.now() })));
-      const due = await storage.claimCallbacks({ owner, limit: perCall, leaseMs: 60_000, now: Date.now() });
+      const receipts = await Promise.all(
+        parts.map((part) => {
+          const at = Date.now();
+          return storage.applyReceipt({ carrierIds: [part.carrierId], outcome: delivered, now: at, reportLease: { owner, until: at + 60_000 } });
+        }),
+      );
+      // The reports stored leased to this caller are sent without a claim, as the router
+      // sends them; an adapter that does not lease them leaves them to the claim.
+      const uids = receipts.flatMap((result) => (result.kind === 'terminal' && result.transition.leasedReport !== undefined ? [result.transition.leasedReport.uid] : []));
+      if (uids.length < messages.length) {
+        const due = await storage.claimCallbacks({ owner, limit: perCall, leaseMs: 60_000, now: Date.now() });
+        uids.push(...due.map((report) => report.uid));
+      }
       await Promise.all(
-        due.map((report) =>
-          storage.recordCallbackAttempt(report.uid, { result: 'delivered', statusCode: 200, error: null, nextAttemptAt: null, now: Date.now() }),
+        uids.map((uid) =>
+          storage.recordCallbackAttempt(uid, { result: 'delivered', statusCode: 200, error: null, nextAttemptAt: null, now: Date.now() }),
         ),
       );
-      if (now >= measureFrom) finished += due.length;
+      if (now >= measureFrom) finished += uids.length;
     }
   };
   await Promise.all(Array.from({ length: concurrency }, (_, i) => caller(i)));

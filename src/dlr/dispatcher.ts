@@ -17,7 +17,7 @@
  * than `perHostConcurrency` answers) queues at most half of that.
  */
 import type { Emit } from '../events.js';
-import type { CallbackAttempt, DueCallback, Storage } from '../storage/contract.js';
+import type { CallbackAttempt, DueCallback, InsertLease, MessageRecord, LeasedReport, Storage } from '../storage/contract.js';
 import type { DlrConfig } from './options.js';
 import { buildDlrPayload } from './payload.js';
 import { CallbackSender, type PostResult } from './post.js';
@@ -116,6 +116,8 @@ export class CallbackDispatcher {
   #polling: Promise<void> | null = null;
   #pollAgain = false;
   #wakeScheduled = false;
+  /** Reports to hand back at the end of this turn, by how long they wait (see #handBack). */
+  readonly #handingBack = new Map<number, string[]>();
   /** True when the last claim may have left due reports behind. */
   #backlog = false;
   #started = false;
@@ -155,6 +157,56 @@ export class CallbackDispatcher {
       this.#wakeScheduled = false;
       if (this.#room() < this.#refillAt()) this.#backlog = true;
       else void this.#poll();
+    });
+  }
+
+  /**
+   * A lease under which a report created now may be handed straight to this dispatcher
+   * (`PartReceipt.reportLease`), or `undefined` when it is not running or holds all it may:
+   * the report is then stored unleased and claimed as usual.
+   */
+  reportLease(now: number): InsertLease | undefined {
+    if (!this.#started || this.#closed || this.#room() <= 0) return undefined;
+    return { owner: this.#owner, until: now + this.#config.leaseMs };
+  }
+
+  /**
+   * Sends a report that was stored leased to this dispatcher ({@link reportLease}), as if
+   * claimed when its lease began: no claim reads it back. What cannot be held now (the
+   * room filled meanwhile, or its host's queue is full) is handed back, as a claim does.
+   */
+  handOver(report: LeasedReport, message: MessageRecord): void {
+    // During close: left to its lease, as close promises for claimed reports.
+    if (this.#closed) return;
+    const claimed: Claimed = { due: { uid: report.uid, attempts: 0, message }, claimedAt: report.until - this.#config.leaseMs };
+    if (this.#room() <= 0) {
+      // Due at once: the next claim, when room is free, takes it.
+      this.#backlog = true;
+      this.#handBack(report.uid, 0);
+    } else if (!this.#admit(claimed)) {
+      this.#handBack(report.uid, DEFER_MS);
+    }
+  }
+
+  /**
+   * Hands a held report back without an attempt, claimable again `afterMs` from now. The
+   * hand-backs of one turn of the event loop are one storage call per delay: when receipts
+   * outrun the receivers, every report of a burst comes back this way.
+   */
+  #handBack(uid: string, afterMs: 0 | typeof DEFER_MS): void {
+    const pending = this.#handingBack.get(afterMs);
+    if (pending !== undefined) {
+      pending.push(uid);
+      return;
+    }
+    this.#handingBack.set(afterMs, [uid]);
+    if (this.#handingBack.size > 1) return;
+    setImmediate(() => {
+      const now = this.#now();
+      for (const [delay, uids] of this.#handingBack) {
+        this.#storage.deferCallbacks(uids, now + delay).catch((error: unknown) => this.#emit('error', { error, source: 'dlr' }));
+      }
+      this.#handingBack.clear();
     });
   }
 

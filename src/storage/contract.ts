@@ -11,7 +11,8 @@
  * - States only move forward (see `lifecycle/states.ts`): once terminal, nothing changes a
  *   message's state, and a repeated receipt is reported as a duplicate.
  * - When a message becomes terminal and has a callback URL, its pending delivery report
- *   is stored in the same atomic step, so a crash cannot lose it.
+ *   is stored in the same atomic step, so a crash cannot lose it; leased at once when a
+ *   receipt carries a report lease (the instance that applied it sends it without a claim).
  *
  * What it does NOT promise: ordering between messages, exactly-once submission (a lease
  * that ends while its owner still works lets another owner submit again: delivery is
@@ -115,11 +116,11 @@ export interface MessageRecord extends NewMessage {
 }
 
 /**
- * A lease taken when messages are stored: they are `queued` and leased to `owner` until
- * `until`, exactly as if `owner` had claimed them the moment they were stored. The instance
- * that accepts a request submits its messages itself this way, without a claim (a write
- * and a scan per poll on SQL storage) in between; should it stop, the lease ends and any
- * instance claims them.
+ * A lease taken when work is stored: messages stored `queued`, or a delivery report stored
+ * pending ({@link PartReceipt.reportLease}), leased to `owner` until `until`, exactly as if
+ * `owner` had claimed them the moment they were stored. The instance that accepts a request
+ * submits its messages itself this way, without a claim (a write and a scan per poll on SQL
+ * storage) in between; should it stop, the lease ends and any instance claims them.
  */
 export interface InsertLease {
   /** The lease owner (the accepting instance's worker). */
@@ -146,6 +147,19 @@ export interface Transition {
   message: MessageRecord;
   /** Its state before the call. */
   previousState: MessageState;
+  /**
+   * The delivery report the call created leased, as its {@link PartReceipt.reportLease}
+   * asked: present only then. The lease's owner sends that report without claiming it.
+   */
+  leasedReport?: LeasedReport;
+}
+
+/** A delivery report stored already leased (see {@link PartReceipt.reportLease}). */
+export interface LeasedReport {
+  /** The report's uid. */
+  uid: string;
+  /** When its lease ends, epoch ms: the lease's `until`. */
+  until: number;
 }
 
 /** A carrier receipt for one part, as the delivery adapter reports it. */
@@ -159,6 +173,16 @@ export interface PartReceipt {
   outcome: Outcome;
   /** When it arrived, epoch ms. */
   now: number;
+  /**
+   * When the receipt ends a message that has a callback URL, its report is stored leased
+   * to `owner` until `until`, exactly as if `owner` had claimed it the moment it was
+   * stored, and the transition names it ({@link Transition.leasedReport}). The instance
+   * that applies a receipt sends the report itself this way, without a claim (a write and
+   * a read of the message per report on SQL storage) in between; should it stop, the lease
+   * ends and any instance claims the report. An adapter that cannot honour it leaves
+   * `leasedReport` out, and the report is claimed as usual.
+   */
+  reportLease?: InsertLease;
 }
 
 /**

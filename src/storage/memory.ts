@@ -296,7 +296,7 @@ export class MemoryStorage implements Storage {
       stored.updatedAt = receipt.now;
       return { kind: 'part', ref: stored.ref };
     }
-    return { kind: 'terminal', ref: stored.ref, transition: this.terminate(stored, folded, receipt.now) };
+    return { kind: 'terminal', ref: stored.ref, transition: this.terminate(stored, folded, receipt.now, receipt.reportLease) };
   }
 
   /** The principal's message `ref`, or `null`. */
@@ -415,8 +415,8 @@ export class MemoryStorage implements Storage {
     this.queued.delete(stored.ref);
   }
 
-  /** Moves a non-terminal message to `outcome`, creating its pending report with it. */
-  private terminate(record: StoredMessage, outcome: Outcome, now: number): Transition {
+  /** Moves a non-terminal message to `outcome`, creating its pending report with it (leased under `lease` if given). */
+  private terminate(record: StoredMessage, outcome: Outcome, now: number, lease?: InsertLease): Transition {
     const previousState = record.state;
     record.state = outcome.state;
     record.statusReason = outcome.reason;
@@ -429,8 +429,12 @@ export class MemoryStorage implements Storage {
       record.callback = state;
       const callback: StoredCallback = { uid, ref: record.ref, seq: this.seq++, leaseOwner: null, leaseUntil: null, state, version: 0 };
       this.callbacks.set(uid, callback);
-      this.queueCallback(callback, now);
       record.callbackUid = uid;
+      if (lease === undefined) this.queueCallback(callback, now);
+      else {
+        this.lease(callback, lease.owner, lease.until);
+        return { message: copyRecord(record), previousState, leasedReport: { uid, until: lease.until } };
+      }
     }
     return { message: copyRecord(record), previousState };
   }

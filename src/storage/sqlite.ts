@@ -366,9 +366,9 @@ function prepareStatements(db: Database.Database) {
       UPDATE sms_messages SET state = ?, status_reason = ?, status_description = ?, parts = ?, updated_at = ?,
         lease_owner = NULL, lease_until = NULL
       WHERE id = ?`),
-    insertCallback: db.prepare<[string, number, number]>(
-      `INSERT INTO sms_callbacks (uid, message_id, state, attempts, next_attempt_at) VALUES (?, ?, 'pending', 0, ?)`,
-    ),
+    insertCallback: db.prepare<[string, number, number, string | null, number | null]>(`
+      INSERT INTO sms_callbacks (uid, message_id, state, attempts, next_attempt_at, lease_owner, lease_until)
+      VALUES (?, ?, 'pending', 0, ?, ?, ?)`),
     carrierIdAddress: db.prepare<[string], { message_id: number; idx: number }>(
       'SELECT message_id, idx FROM sms_carrier_ids WHERE carrier_id = ?',
     ),
@@ -595,7 +595,7 @@ export class SqliteStorage implements Storage {
           s.setPartsTouched.run(storedPartsJson(parts), receipt.now, row.id);
           return { kind: 'part', ref: row.ref };
         }
-        return { kind: 'terminal', ref: row.ref, transition: this.terminate(s, row, folded, receipt.now, parts) };
+        return { kind: 'terminal', ref: row.ref, transition: this.terminate(s, row, folded, receipt.now, parts, receipt.reportLease) };
       });
   }
 
@@ -696,18 +696,28 @@ export class SqliteStorage implements Storage {
 
   /**
    * Moves a non-terminal message (`row`, with its current `parts`) to `outcome`, creating
-   * its pending report with it. The record returned is built from what was just written,
-   * exactly as it would read back, rather than read again.
+   * its pending report with it (leased under `lease` if given). The record returned is
+   * built from what was just written, exactly as it would read back, rather than read again.
    */
-  private terminate(s: Statements, row: MessageRow, outcome: Outcome, now: number, parts: PartRecord[]): Transition {
+  private terminate(
+    s: Statements,
+    row: MessageRow,
+    outcome: Outcome,
+    now: number,
+    parts: PartRecord[],
+    lease?: InsertLease,
+  ): Transition {
     const partsJson = storedPartsJson(parts);
     s.terminate.run(outcome.state, outcome.reason, outcome.description, partsJson, now, row.id);
     // A non-terminal message has no report yet (one is made only here), so the message's
     // report after this step is the one inserted now, or none.
     let callback: CallbackState | null = null;
+    let leasedReport: Transition['leasedReport'];
     if (row.callback_url !== null) {
-      s.insertCallback.run(randomUUID(), row.id, now);
+      const uid = randomUUID();
+      s.insertCallback.run(uid, row.id, now, lease?.owner ?? null, lease?.until ?? null);
       callback = { state: 'pending', attempts: 0, lastStatusCode: null, lastError: null, nextAttemptAt: now };
+      if (lease !== undefined) leasedReport = { uid, until: lease.until };
     }
     const updated: MessageRow = {
       ...row,
@@ -717,7 +727,9 @@ export class SqliteStorage implements Storage {
       updated_at: now,
       parts: partsJson,
     };
-    return { message: messageRecord(updated, parts, callback), previousState: row.state };
+    const transition: Transition = { message: messageRecord(updated, parts, callback), previousState: row.state };
+    if (leasedReport !== undefined) transition.leasedReport = leasedReport;
+    return transition;
   }
 
   private loadById(s: Statements, id: number): MessageRecord {

@@ -661,6 +661,69 @@ export function runStorageContract(harness: StorageSuiteHarness, options: Storag
         await storage.deferCallbacks([], T0);
       });
 
+      test('a receipt with a report lease stores the report leased to its owner until the lease ends', async (storage) => {
+        const url = 'https://client.example/dlr';
+        const [leased, plain, noUrl] = await insert(storage, buildNewMessage({ callbackUrl: url }), buildNewMessage({ callbackUrl: url }), buildNewMessage());
+        const [leasedId] = await submitAll(storage, leased!);
+        const [plainId] = await submitAll(storage, plain!);
+        const [noUrlId] = await submitAll(storage, noUrl!);
+        const lease = { owner: 'applying', until: T0 + 200 + LEASE };
+        // In the same turn, one leased and one not: adapters that write a turn's receipts
+        // together keep each lease to its own report.
+        const [fromLeased, fromPlain, fromNoUrl] = await Promise.all([
+          storage.applyReceipt({ ...receipt(leasedId!, DELIVERED, T0 + 200), reportLease: lease }),
+          storage.applyReceipt(receipt(plainId!, DELIVERED, T0 + 200)),
+          storage.applyReceipt({ ...receipt(noUrlId!, DELIVERED, T0 + 200), reportLease: lease }),
+        ]);
+        assert.ok(fromLeased.kind === 'terminal' && fromPlain.kind === 'terminal' && fromNoUrl.kind === 'terminal');
+        assert.equal(fromPlain.transition.leasedReport, undefined, 'no lease asked, none taken');
+        assert.equal(fromNoUrl.transition.leasedReport, undefined, 'no URL, no report');
+        const report = fromLeased.transition.leasedReport;
+        const during = await storage.claimCallbacks({ owner: 'other', limit: 10, leaseMs: LEASE, now: T0 + 201 });
+        if (report === undefined) {
+          // The contract lets an adapter decline the lease: its report is then claimable at once.
+          assert.deepEqual(refsOf(during.map((c) => c.message)).sort(), [leased!.ref, plain!.ref].sort());
+          return;
+        }
+        assert.equal(report.until, lease.until);
+        assert.deepEqual(fromLeased.transition.message.callback, {
+          state: 'pending',
+          attempts: 0,
+          lastStatusCode: null,
+          lastError: null,
+          nextAttemptAt: T0 + 200,
+        });
+        assert.deepEqual(refsOf(during.map((c) => c.message)), [plain!.ref]);
+        assert.deepEqual(await storage.claimCallbacks({ owner: 'other', limit: 10, leaseMs: LEASE, now: lease.until - 1 }), []);
+        // Its owner stopped: the lease ends and any instance claims the report, under its uid.
+        const after = await storage.claimCallbacks({ owner: 'other', limit: 10, leaseMs: LEASE, now: lease.until });
+        assert.deepEqual(after.map((c) => [c.uid, c.message.ref, c.attempts]), [[report.uid, leased!.ref, 0]]);
+      });
+
+      test('the owner of a report lease hands it back or records its attempt as if it had claimed it', async (storage) => {
+        const messages = [buildNewMessage({ callbackUrl: 'https://client.example/a' }), buildNewMessage({ callbackUrl: 'https://client.example/b' })];
+        await storage.insertMessages(messages);
+        const reports = [];
+        for (const message of messages) {
+          const [id] = await submitAll(storage, message);
+          const result = await storage.applyReceipt({ ...receipt(id!, DELIVERED, T0 + 200), reportLease: { owner: 'applying', until: T0 + 200 + LEASE } });
+          assert.ok(result.kind === 'terminal');
+          reports.push(result.transition.leasedReport);
+        }
+        const [sent, handedBack] = reports;
+        // An adapter that declines the lease is covered by the test above.
+        if (sent === undefined || handedBack === undefined) return;
+        await storage.recordCallbackAttempt(sent.uid, { result: 'delivered', statusCode: 204, error: null, nextAttemptAt: null, now: T0 + 300 });
+        assert.equal((await get(storage, messages[0]!)).callback?.state, 'delivered');
+        await storage.deferCallbacks([handedBack.uid], T0 + 400);
+        assert.deepEqual(await storage.claimCallbacks({ owner: 'other', limit: 10, leaseMs: LEASE, now: T0 + 399 }), []);
+        const back = await storage.claimCallbacks({ owner: 'other', limit: 10, leaseMs: LEASE, now: T0 + 400 });
+        assert.deepEqual(back.map((c) => [c.uid, c.message.ref]), [[handedBack.uid, messages[1]!.ref]]);
+        // The delivered one never comes back; the handed-back one does, once its new claim's lease ends.
+        const later = await storage.claimCallbacks({ owner: 'other', limit: 10, leaseMs: LEASE, now: T0 + 10 * LEASE });
+        assert.deepEqual(later.map((c) => c.uid), [handedBack.uid]);
+      });
+
       test('a delivered attempt ends the report', async (storage) => {
         const [message] = await endWithReports(storage, 1);
         const [due] = await storage.claimCallbacks({ owner: 'd', limit: 1, leaseMs: LEASE, now: T0 + 100 });

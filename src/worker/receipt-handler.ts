@@ -11,7 +11,7 @@
 import type { CarrierReceipt } from '../delivery/contract.js';
 import { carrierIdSpellings } from '../delivery/carrier-ids.js';
 import type { Emit } from '../events.js';
-import type { Storage, Transition } from '../storage/contract.js';
+import type { InsertLease, Storage, Transition } from '../storage/contract.js';
 
 /** What the receipt handler needs. */
 export interface ReceiptHandlerDeps {
@@ -22,6 +22,11 @@ export interface ReceiptHandlerDeps {
   waitMs: number;
   /** Called when a receipt ends a message. */
   onTransition: (transition: Transition) => void;
+  /**
+   * The lease under which a report a receipt creates is handed straight to this instance's
+   * report sender, or `undefined` for none now (`PartReceipt.reportLease`).
+   */
+  reportLease?: (now: number) => InsertLease | undefined;
 }
 
 interface Parked {
@@ -64,10 +69,13 @@ export class ReceiptHandler {
 
   async #apply(parked: Parked, retryMs: number): Promise<void> {
     const { storage, emit, now } = this.#deps;
+    const at = now();
+    const reportLease = this.#deps.reportLease?.(at);
     const result = await storage.applyReceipt({
       carrierIds: carrierIdSpellings(parked.receipt.carrierId),
       outcome: parked.receipt.outcome,
-      now: now(),
+      now: at,
+      ...(reportLease === undefined ? {} : { reportLease }),
     });
     if (result.kind === 'terminal') this.#deps.onTransition(result.transition);
     if (result.kind === 'duplicate') {
