@@ -53,7 +53,7 @@ export interface StoredFunction {
 export interface FunctionNames {
   /** `record_submission(ref, idx, carrier_id, now) -> json` */
   recordSubmission: string;
-  /** `apply_receipt(carrier_ids, state, reason, description, now, uid) -> json` */
+  /** `apply_receipt(carrier_ids, state, reason, description, now, uid, lease_owner, lease_until) -> json` */
   applyReceipt: string;
   /** `finish(ref, state, reason, description, now, uid) -> json` (SQL `NULL` when already terminal) */
   finish: string;
@@ -61,7 +61,7 @@ export interface FunctionNames {
   expireOverdue: string;
   /** `record_submissions(refs, idxs, carrier_ids, nows) -> json`: `record_submission` of each, an array */
   recordSubmissions: string;
-  /** `apply_receipts(carrier_ids (a json array of arrays), states, reasons, descriptions, nows, uids) -> json`: `apply_receipt` of each, an array */
+  /** `apply_receipts(carrier_ids (a json array of arrays), states, reasons, descriptions, nows, uids, lease_owners, lease_untils) -> json`: `apply_receipt` of each, an array */
   applyReceipts: string;
   /** `due_messages(now, limit) -> setof text`: the refs a message claim takes, locked */
   dueMessages: string;
@@ -140,6 +140,14 @@ function thenOneByOne(call: string): string {
     END IF;
   END LOOP;
   RETURN array_to_json(v_out);`;
+}
+
+/**
+ * SQL: the `leasedReport` of a transition (`{ uid, until }`), or JSON null when `leased` is
+ * false: the report was stored leased to the receipt's lease owner.
+ */
+function leasedReport(leased: string, uid: string, until: string): string {
+  return `CASE WHEN ${leased} THEN json_build_object('uid', ${uid}, 'until', ${until}) END`;
 }
 
 /**
@@ -233,13 +241,15 @@ export function storedFunctions(schema: string, t: PostgresTables, recordSql: st
     }),
 
     // Moves a locked, non-terminal message to the outcome and creates its pending report in
-    // the same transaction (the contract: a crash cannot lose it). Returns the transition.
-    // The report's uid comes from Node (crypto.randomUUID). `p_parts` is the message's parts
-    // when the caller changed them (a receipt), else NULL (they stay as stored).
+    // the same transaction (the contract: a crash cannot lose it), leased to p_lease_owner
+    // until p_lease_until when they are given (PartReceipt.reportLease). Returns the
+    // transition, with the leased report when there is one. The report's uid comes from
+    // Node (crypto.randomUUID). `p_parts` is the message's parts when the caller changed
+    // them (a receipt), else NULL (they stay as stored).
     define(
       'terminate',
       terminate,
-      'p_ref text, p_previous_state text, p_state text, p_reason text, p_description text, p_now bigint, p_uid text, p_parts jsonb',
+      'p_ref text, p_previous_state text, p_state text, p_reason text, p_description text, p_now bigint, p_uid text, p_parts jsonb, p_lease_owner text, p_lease_until bigint',
       `
 DECLARE
   v_callback_url text;
@@ -249,10 +259,11 @@ BEGIN
   WHERE ref = p_ref
   RETURNING callback_url INTO v_callback_url;
   IF v_callback_url IS NOT NULL THEN
-    INSERT INTO ${t.callbacks} (uid, ref, state, attempts, next_attempt_at, created_at)
-    VALUES (p_uid, p_ref, 'pending', 0, p_now, p_now);
+    INSERT INTO ${t.callbacks} (uid, ref, state, attempts, next_attempt_at, created_at, lease_owner, lease_until)
+    VALUES (p_uid, p_ref, 'pending', 0, p_now, p_now, p_lease_owner, p_lease_until);
   END IF;
-  RETURN json_build_object('previousState', p_previous_state, 'message', ${record('p_ref')});
+  RETURN json_build_object('previousState', p_previous_state, 'message', ${record('p_ref')},
+    'leasedReport', ${leasedReport('v_callback_url IS NOT NULL AND p_lease_owner IS NOT NULL', 'p_uid', 'p_lease_until')});
 END
 `,
     ),
@@ -303,7 +314,7 @@ END
     define(
       'apply_receipt',
       names.applyReceipt,
-      'p_carrier_ids text[], p_state text, p_reason text, p_description text, p_now bigint, p_uid text',
+      'p_carrier_ids text[], p_state text, p_reason text, p_description text, p_now bigint, p_uid text, p_lease_owner text, p_lease_until bigint',
       `
 DECLARE
   v_ref text;
@@ -347,7 +358,7 @@ BEGIN
   END LOOP;
   v_part := v_parts -> coalesce(v_decisive, jsonb_array_length(v_parts) - 1);
   RETURN json_build_object('kind', 'terminal', 'ref', v_ref, 'transition',
-    ${terminate}(v_ref, v_state, v_part ->> 1, v_part ->> 2, v_part ->> 3, p_now, p_uid, v_parts));
+    ${terminate}(v_ref, v_state, v_part ->> 1, v_part ->> 2, v_part ->> 3, p_now, p_uid, v_parts, p_lease_owner, p_lease_until));
 END
 `,
     ),
@@ -365,7 +376,7 @@ BEGIN
   IF NOT FOUND OR v_state IN ${TERMINAL_LIST} THEN
     RETURN NULL;
   END IF;
-  RETURN ${terminate}(p_ref, v_state, p_state, p_reason, p_description, p_now, p_uid, NULL);
+  RETURN ${terminate}(p_ref, v_state, p_state, p_reason, p_description, p_now, p_uid, NULL, NULL, NULL);
 END
 `,
     ),
@@ -393,7 +404,7 @@ BEGIN
   ) o;
   FOR i IN 1 .. cardinality(v_refs) LOOP
     v_out := array_append(v_out,
-      ${terminate}(v_refs[i], 'submitted', p_state, p_reason, p_description, p_now, p_uids[i], NULL));
+      ${terminate}(v_refs[i], 'submitted', p_state, p_reason, p_description, p_now, p_uids[i], NULL, NULL, NULL));
   END LOOP;
   RETURN array_to_json(v_out);
 END
@@ -475,7 +486,7 @@ END
     define(
       'apply_receipts',
       names.applyReceipts,
-      'p_carrier_ids json, p_states text[], p_reasons text[], p_descriptions text[], p_nows bigint[], p_uids text[]',
+      'p_carrier_ids json, p_states text[], p_reasons text[], p_descriptions text[], p_nows bigint[], p_uids text[], p_lease_owners text[], p_lease_untils bigint[]',
       `
 DECLARE
   v_out json[];
@@ -495,12 +506,12 @@ BEGIN
   v_at_once := ${firstOfEachKey(['v_refs'])};
   PERFORM 1 FROM ${t.messages} WHERE ref = ANY (v_refs) ORDER BY ref FOR UPDATE;
   WITH item AS (
-    SELECT i.ord, m.ref, m.state AS previous_state, i.now, i.uid,
+    SELECT i.ord, m.ref, m.state AS previous_state, i.now, i.uid, i.lease_owner, i.lease_until,
       jsonb_array_length(m.parts -> i.idx) > 1 AS reported_before,
       jsonb_set(m.parts, ARRAY[i.idx::text],
         jsonb_build_array(m.parts -> i.idx -> 0, i.state, i.reason, coalesce(i.description, ''))) AS parts
-    FROM unnest(v_refs, v_idxs, p_states, p_reasons, p_descriptions, p_nows, p_uids) WITH ORDINALITY
-      AS i(ref, idx, state, reason, description, now, uid, ord)
+    FROM unnest(v_refs, v_idxs, p_states, p_reasons, p_descriptions, p_nows, p_uids, p_lease_owners, p_lease_untils)
+      WITH ORDINALITY AS i(ref, idx, state, reason, description, now, uid, lease_owner, lease_until, ord)
     JOIN ${t.messages} m ON m.ref = i.ref
     WHERE i.ord = ANY (v_at_once) AND i.idx < jsonb_array_length(m.parts)
   ), step AS (
@@ -532,11 +543,13 @@ BEGIN
       lease_owner = CASE WHEN d.kind = 'terminal' THEN NULL ELSE m.lease_owner END,
       lease_until = CASE WHEN d.kind = 'terminal' THEN NULL ELSE m.lease_until END
     FROM decided d WHERE m.ref = d.ref AND d.kind <> 'duplicate'
-    RETURNING m.*, d.ord AS step_ord, d.kind AS step_kind, d.now AS step_now, d.uid AS step_uid
+    RETURNING m.*, d.ord AS step_ord, d.kind AS step_kind, d.now AS step_now, d.uid AS step_uid,
+      d.lease_owner AS step_lease_owner, d.lease_until AS step_lease_until
   ), reports AS (
-    -- The report of each message this batch ended, in the same transaction (the contract).
-    INSERT INTO ${t.callbacks} (uid, ref, state, attempts, next_attempt_at, created_at)
-    SELECT step_uid, ref, 'pending', 0, step_now, step_now FROM changed
+    -- The report of each message this batch ended, in the same transaction (the contract),
+    -- leased as its receipt asked.
+    INSERT INTO ${t.callbacks} (uid, ref, state, attempts, next_attempt_at, created_at, lease_owner, lease_until)
+    SELECT step_uid, ref, 'pending', 0, step_now, step_now, step_lease_owner, step_lease_until FROM changed
     WHERE step_kind = 'terminal' AND callback_url IS NOT NULL
     RETURNING *
   )
@@ -544,7 +557,8 @@ BEGIN
       WHEN NOT i.ord = ANY (v_at_once) THEN NULL
       WHEN d.ord IS NULL THEN json_build_object('kind', 'unknown')
       WHEN d.kind = 'terminal' THEN json_build_object('kind', 'terminal', 'ref', d.ref, 'transition',
-        json_build_object('previousState', d.previous_state, 'message', (SELECT row_to_json(r) FROM (${recordSql}) r)))
+        json_build_object('previousState', d.previous_state, 'message', (SELECT row_to_json(r) FROM (${recordSql}) r),
+          'leasedReport', ${leasedReport('c.lease_owner IS NOT NULL', 'c.uid', 'c.lease_until')}))
       ELSE json_build_object('kind', d.kind, 'ref', d.ref)
     END ORDER BY i.ord)
   INTO v_out
@@ -554,7 +568,7 @@ BEGIN
   LEFT JOIN reports c ON c.ref = m.ref;
   ${thenOneByOne(
     `${names.applyReceipt}(ARRAY(SELECT json_array_elements_text(p_carrier_ids -> (i - 1))),
-      p_states[i], p_reasons[i], p_descriptions[i], p_nows[i], p_uids[i])`,
+      p_states[i], p_reasons[i], p_descriptions[i], p_nows[i], p_uids[i], p_lease_owners[i], p_lease_untils[i])`,
   )}
 END
 `,

@@ -16,6 +16,7 @@ import type {
   DueCallback,
   InsertLease,
   Encoding,
+  LeasedReport,
   Endpoint,
   MessageRecord,
   MessageState,
@@ -254,6 +255,8 @@ interface RecordRow {
 interface TransitionJson {
   previousState: MessageState;
   message: RecordRow;
+  /** The report stored leased to the receipt's lease owner, else null (or absent: `finish`, `expire_overdue`). */
+  leasedReport?: LeasedReport | null;
 }
 
 /** What `record_submission` returns; the ref is the caller's. */
@@ -323,7 +326,9 @@ function toReceiptResult(json: ReceiptJson): ReceiptResult {
 }
 
 function toTransition(json: TransitionJson): Transition {
-  return { message: toRecord(json.message), previousState: json.previousState };
+  const transition: Transition = { message: toRecord(json.message), previousState: json.previousState };
+  if (json.leasedReport != null) transition.leasedReport = json.leasedReport;
+  return transition;
 }
 
 /** int8 columns come back as strings (pg keeps them exact); times fit a double. */
@@ -629,8 +634,17 @@ export class PostgresStorage implements Storage {
   private async applyReceiptNow({ receipt, uid }: ReceiptCall): Promise<ReceiptResult> {
     const { outcome } = receipt;
     const { rows } = await this.pool.query<{ result: ReceiptJson }>(
-      `SELECT ${this.f.applyReceipt}($1::text[], $2::text, $3::text, $4::text, $5::int8, $6::text) AS result`,
-      [receipt.carrierIds, outcome.state, outcome.reason, outcome.description, receipt.now, uid],
+      `SELECT ${this.f.applyReceipt}($1::text[], $2::text, $3::text, $4::text, $5::int8, $6::text, $7::text, $8::int8) AS result`,
+      [
+        receipt.carrierIds,
+        outcome.state,
+        outcome.reason,
+        outcome.description,
+        receipt.now,
+        uid,
+        receipt.reportLease?.owner ?? null,
+        receipt.reportLease?.until ?? null,
+      ],
     );
     return toReceiptResult(rows[0]!.result);
   }
@@ -638,7 +652,7 @@ export class PostgresStorage implements Storage {
   private async applyReceiptsNow(calls: readonly ReceiptCall[]): Promise<ReceiptResult[]> {
     const receipts = calls.map((call) => call.receipt);
     const { rows } = await this.pool.query<{ result: ReceiptJson[] }>(
-      `SELECT ${this.f.applyReceipts}($1::json, $2::text[], $3::text[], $4::text[], $5::int8[], $6::text[]) AS result`,
+      `SELECT ${this.f.applyReceipts}($1::json, $2::text[], $3::text[], $4::text[], $5::int8[], $6::text[], $7::text[], $8::int8[]) AS result`,
       [
         JSON.stringify(receipts.map((r) => r.carrierIds)),
         receipts.map((r) => r.outcome.state),
@@ -646,6 +660,8 @@ export class PostgresStorage implements Storage {
         receipts.map((r) => r.outcome.description),
         receipts.map((r) => r.now),
         calls.map((call) => call.uid),
+        receipts.map((r) => r.reportLease?.owner ?? null),
+        receipts.map((r) => r.reportLease?.until ?? null),
       ],
     );
     return rows[0]!.result.map(toReceiptResult);
@@ -797,8 +813,11 @@ export class PostgresStorage implements Storage {
    * not a numbered migration: a function is replaced in place when its code changes, and a
    * schema migrated before the functions existed gets them on its next start. A start that
    * finds them up to date writes nothing (no catalog churn, and a role that may not
-   * replace them can still start). Changing a function's arguments or result type needs a
-   * `DROP FUNCTION` first: `CREATE OR REPLACE` would add an overload or fail.
+   * replace them can still start). A change of a function's arguments adds an overload
+   * beside the earlier one, which instances of the earlier version, still running during a
+   * rollout, go on calling; the migration that next bumps `FUNCTIONS_SCHEMA_VERSION` drops
+   * every overload of the earlier names. A change of a result type needs a `DROP FUNCTION`
+   * first: `CREATE OR REPLACE` would fail.
    */
   private async installFunctions(db: PoolClient): Promise<void> {
     const { rows } = await db.query<{ proname: string; prosrc: string }>(

@@ -3,7 +3,7 @@ import type pg from 'pg';
 import { makePool, postgresUnavailable } from '../helpers/services.js';
 import { afterAll, describe, expect, it } from 'vitest';
 import { outcome } from '../../src/lifecycle/states.js';
-import type { NewMessage, Outcome, Storage } from '../../src/storage/contract.js';
+import type { NewMessage, Outcome, PartReceipt, ReceiptResult, Storage } from '../../src/storage/contract.js';
 import { migrations, PostgresStorage } from '../../src/storage/postgres.js';
 import { PostgresStorage as FromEntry } from '../../src/postgres.js';
 import { buildNewMessage, runStorageContract } from '../../src/testing/storage-suite.js';
@@ -368,13 +368,40 @@ dbDescribe('PostgresStorage', () => {
       expect(batchedSubmissions.map((r) => r.kind)).toEqual(['submitted', 'submitted', 'submitted', 'stale', 'stale', 'stale', 'part', 'submitted']);
       expect(batchedSubmissions).toEqual(aloneSubmissions);
 
-      const batchedReceipts = await Promise.all(receipts.map(([carrierIds, o]) => batched.applyReceipt({ carrierIds, outcome: o, now: 20 })));
+      // Reports leased as three receipts ask: one ending a message in the statement over the
+      // batch, one ending a message without a URL, and one ending a message one by one.
+      const leased = new Set([0, 1, 9]);
+      const receipt = (i: number): PartReceipt => ({
+        carrierIds: receipts[i]![0],
+        outcome: receipts[i]![1],
+        now: 20,
+        ...(leased.has(i) ? { reportLease: { owner: 'this-instance', until: 60_020 } } : {}),
+      });
+      const batchedReceipts = await Promise.all(receipts.map((_, i) => batched.applyReceipt(receipt(i))));
       const aloneReceipts = [];
-      for (const [carrierIds, o] of receipts) aloneReceipts.push(await alone.applyReceipt({ carrierIds, outcome: o, now: 20 }));
+      for (const i of receipts.keys()) aloneReceipts.push(await alone.applyReceipt(receipt(i)));
       expect(batchedReceipts.map((r) => r.kind)).toEqual([
         'terminal', 'terminal', 'part', 'terminal', 'late', 'duplicate', 'terminal', 'unknown', 'part', 'terminal', 'duplicate',
       ]);
-      expect(batchedReceipts).toEqual(aloneReceipts);
+      const leasedReports = (results: ReceiptResult[]) =>
+        results.map((r) => (r.kind === 'terminal' ? (r.transition.leasedReport ?? null) : null));
+      expect(leasedReports(batchedReceipts).map((report) => report?.until ?? null)).toEqual([
+        60_020, null, null, null, null, null, null, null, null, 60_020, null,
+      ]);
+      // The uids are made per call, so they differ between the schemas; all else is the same.
+      const withoutUids = (results: ReceiptResult[]) =>
+        results.map((r) =>
+          r.kind === 'terminal' && r.transition.leasedReport !== undefined
+            ? { ...r, transition: { ...r.transition, leasedReport: { ...r.transition.leasedReport, uid: '' } } }
+            : r,
+        );
+      expect(withoutUids(batchedReceipts)).toEqual(withoutUids(aloneReceipts));
+      const leasedUids = await pool.query<{ uid: string }>(
+        `SELECT uid FROM "${batchedSchema}".callbacks WHERE lease_owner = 'this-instance' AND lease_until = 60020 ORDER BY ref`,
+      );
+      expect(leasedUids.rows.map((row) => row.uid).sort()).toEqual(
+        leasedReports(batchedReceipts).flatMap((report) => (report === null ? [] : [report.uid])).sort(),
+      );
       const failed = batchedReceipts[3]!;
       expect(failed.kind === 'terminal' && failed.transition.message).toMatchObject({ state: 'undelivered', statusReason: 'absent_subscriber' });
 
@@ -383,7 +410,7 @@ dbDescribe('PostgresStorage', () => {
         expect(record).toEqual(await alone.getMessage(message.principalId, message.ref));
       }
       const reports = async (schema: string): Promise<unknown[]> =>
-        (await pool.query(`SELECT ref, state, next_attempt_at FROM "${schema}".callbacks ORDER BY ref`)).rows;
+        (await pool.query(`SELECT ref, state, next_attempt_at, lease_owner, lease_until FROM "${schema}".callbacks ORDER BY ref`)).rows;
       expect(await reports(batchedSchema)).toEqual(await reports(aloneSchema));
       expect(await reports(batchedSchema)).toHaveLength(4);
     } finally {
@@ -679,6 +706,33 @@ dbDescribe('PostgresStorage', () => {
     }
   });
 
+  it('adds the functions whose arguments changed beside the earlier ones, which an earlier instance still calls', async () => {
+    const schema = freshSchema();
+    try {
+      await new PostgresStorage({ pool, schema }).ready();
+      // As an instance of the version before the report lease left them (their arguments
+      // then), standing in for its bodies: each answers which one ran.
+      await pool.query(`CREATE OR REPLACE FUNCTION "${schema}".apply_receipt_v4(p_carrier_ids text[], p_state text,
+        p_reason text, p_description text, p_now bigint, p_uid text) RETURNS json LANGUAGE sql AS $$ SELECT '"earlier"'::json $$`);
+      await new PostgresStorage({ pool, schema }).ready();
+      const overloads = await pool.query<{ f: string }>(
+        `SELECT p.oid::regprocedure::text AS f FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+        WHERE n.nspname = $1 AND p.proname = 'apply_receipt_v4' ORDER BY 1`,
+        [schema],
+      );
+      expect(overloads.rows.map((row) => row.f.replace(/^.*\./, ''))).toEqual([
+        'apply_receipt_v4(text[],text,text,text,bigint,text)',
+        'apply_receipt_v4(text[],text,text,text,bigint,text,text,bigint)',
+      ]);
+      const earlier = await pool.query(`SELECT "${schema}".apply_receipt_v4(ARRAY['x'], 'delivered', 'r', 'd', 1, 'u') AS result`);
+      expect(earlier.rows[0].result).toBe('earlier');
+      const storage = new PostgresStorage({ pool, schema });
+      expect((await storage.applyReceipt({ carrierIds: ['x'], outcome: outcome('delivered', 'delivered_to_terminal'), now: 1 })).kind).toBe('unknown');
+    } finally {
+      await dropSchema(schema);
+    }
+  });
+
   it('creates its functions in a schema migrated before they existed, replaces changed ones, and leaves current ones be', async () => {
     const schema = freshSchema();
     const functions = async (): Promise<{ proname: string; xmin: string }[]> =>
@@ -713,7 +767,8 @@ dbDescribe('PostgresStorage', () => {
         await pool.query(`DROP FUNCTION "${schema}".${name}_v4`);
       }
       await pool.query(`CREATE OR REPLACE FUNCTION "${schema}".terminate_v4(p_ref text, p_previous_state text, p_state text,
-        p_reason text, p_description text, p_now bigint, p_uid text, p_parts jsonb) RETURNS json LANGUAGE plpgsql
+        p_reason text, p_description text, p_now bigint, p_uid text, p_parts jsonb, p_lease_owner text, p_lease_until bigint)
+        RETURNS json LANGUAGE plpgsql
         AS $$ BEGIN RAISE EXCEPTION 'old version'; END $$`);
       const storage = new PostgresStorage({ pool, schema });
       const message = buildNewMessage({ callbackUrl: 'https://client.example/dlr' });
