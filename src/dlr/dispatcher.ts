@@ -13,8 +13,14 @@
  * that is handed back for {@link DEFER_MS} (`Storage.deferCallbacks`), so the next claims
  * reach other hosts' reports and it is claimed again a second later. A slow host thus
  * delays its own reports, never other hosts'. At most {@link HELD_PER_SLOT} x
- * `concurrency` reports are held at once, and a host whose pace is not known yet (fewer
- * than `perHostConcurrency` answers) queues at most half of that.
+ * `concurrency` reports are held at once (plus those handed over by receipts stored while
+ * the last room was being taken), and a host whose pace is not known yet (fewer than
+ * `perHostConcurrency` answers) queues at most half of that.
+ *
+ * The hand-off: a receipt that ends a message, applied while there is room, stores its
+ * report leased to this instance ({@link CallbackDispatcher.reportLease}), and the router
+ * hands it straight over ({@link CallbackDispatcher.handOver}): no claim reads it back
+ * from storage. Without room, the report is stored unleased and claimed like any other.
  */
 import type { Emit } from '../events.js';
 import type { CallbackAttempt, DueCallback, InsertLease, MessageRecord, LeasedReport, Storage } from '../storage/contract.js';
@@ -116,8 +122,8 @@ export class CallbackDispatcher {
   #polling: Promise<void> | null = null;
   #pollAgain = false;
   #wakeScheduled = false;
-  /** Reports to hand back at the end of this turn, by how long they wait (see #handBack). */
-  readonly #handingBack = new Map<number, string[]>();
+  /** Reports to hand back at the end of this turn (see #handBack). */
+  readonly #handingBack: string[] = [];
   /** True when the last claim may have left due reports behind. */
   #backlog = false;
   #started = false;
@@ -172,41 +178,30 @@ export class CallbackDispatcher {
 
   /**
    * Sends a report that was stored leased to this dispatcher ({@link reportLease}), as if
-   * claimed when its lease began: no claim reads it back. What cannot be held now (the
-   * room filled meanwhile, or its host's queue is full) is handed back, as a claim does.
+   * claimed when its lease began: no claim reads it back. It is held even if the room
+   * filled while its receipt was being stored (so the reports held may pass their bound by
+   * the receipts stored at once, which a lease was given to): handing it back would cost a
+   * storage write now and a claim later. Only what its host's queue cannot take is handed
+   * back, as a claim does.
    */
   handOver(report: LeasedReport, message: MessageRecord): void {
     // During close: left to its lease, as close promises for claimed reports.
     if (this.#closed) return;
     const claimed: Claimed = { due: { uid: report.uid, attempts: 0, message }, claimedAt: report.until - this.#config.leaseMs };
-    if (this.#room() <= 0) {
-      // Due at once: the next claim, when room is free, takes it.
-      this.#backlog = true;
-      this.#handBack(report.uid, 0);
-    } else if (!this.#admit(claimed)) {
-      this.#handBack(report.uid, DEFER_MS);
-    }
+    if (!this.#admit(claimed)) this.#handBack(report.uid);
   }
 
   /**
-   * Hands a held report back without an attempt, claimable again `afterMs` from now. The
-   * hand-backs of one turn of the event loop are one storage call per delay: when receipts
-   * outrun the receivers, every report of a burst comes back this way.
+   * Hands a held report back without an attempt, claimable again in {@link DEFER_MS}. The
+   * hand-backs of one turn of the event loop are one storage call: when receipts outrun a
+   * receiver, many reports of a burst come back this way.
    */
-  #handBack(uid: string, afterMs: 0 | typeof DEFER_MS): void {
-    const pending = this.#handingBack.get(afterMs);
-    if (pending !== undefined) {
-      pending.push(uid);
-      return;
-    }
-    this.#handingBack.set(afterMs, [uid]);
-    if (this.#handingBack.size > 1) return;
+  #handBack(uid: string): void {
+    this.#handingBack.push(uid);
+    if (this.#handingBack.length > 1) return;
     setImmediate(() => {
-      const now = this.#now();
-      for (const [delay, uids] of this.#handingBack) {
-        this.#storage.deferCallbacks(uids, now + delay).catch((error: unknown) => this.#emit('error', { error, source: 'dlr' }));
-      }
-      this.#handingBack.clear();
+      const uids = this.#handingBack.splice(0);
+      this.#storage.deferCallbacks(uids, this.#now() + DEFER_MS).catch((error: unknown) => this.#emit('error', { error, source: 'dlr' }));
     });
   }
 
