@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Webhook } from 'standardwebhooks';
 import { CallbackDispatcher } from '../../src/dlr/dispatcher.js';
 import { resolveDlrOptions, type DlrConfig, type DlrOptions } from '../../src/dlr/options.js';
@@ -6,22 +6,12 @@ import type { HostResolver } from '../../src/dlr/post.js';
 import type { Emit, SmsEventName, SmsEvents } from '../../src/events.js';
 import { outcome } from '../../src/lifecycle/states.js';
 import { MemoryStorage } from '../../src/storage/memory.js';
-import { newMessage, startReceiver, storeTerminal, waitFor, type Receiver } from './helpers.js';
+import { cleanupAfterEach, newMessage, storeTerminal, waitFor } from './helpers.js';
 
 type Recorded = { name: SmsEventName; payload: Parameters<SmsEvents[SmsEventName]>[0] };
 
 const PRINCIPAL = 'principal-1';
-const cleanups: (() => Promise<void>)[] = [];
-
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
-
-async function receiver(...args: Parameters<typeof startReceiver>): Promise<Receiver> {
-  const started = await startReceiver(...args);
-  cleanups.push(() => started.close());
-  return started;
-}
+const { cleanups, receiver } = cleanupAfterEach();
 
 interface Harness {
   storage: MemoryStorage;

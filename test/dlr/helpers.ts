@@ -4,6 +4,7 @@
  */
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { afterEach } from 'vitest';
 import { outcome } from '../../src/lifecycle/states.js';
 import type { NewMessage, Storage } from '../../src/storage/contract.js';
 
@@ -87,6 +88,27 @@ export async function startReceiver(
   receiver.port = (server.address() as AddressInfo).port;
   receiver.origin = `http://127.0.0.1:${receiver.port}`;
   return receiver;
+}
+
+/**
+ * What a test file's tests leave to clean up: `cleanups` run after each test, the last
+ * added first, and `receiver` starts a receiver that is closed with them. Call once, at
+ * the top of the file.
+ */
+export function cleanupAfterEach(): {
+  cleanups: (() => Promise<void> | void)[];
+  receiver: (...args: Parameters<typeof startReceiver>) => Promise<Receiver>;
+} {
+  const cleanups: (() => Promise<void> | void)[] = [];
+  afterEach(async () => {
+    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+  });
+  const receiver = async (...args: Parameters<typeof startReceiver>): Promise<Receiver> => {
+    const started = await startReceiver(...args);
+    cleanups.push(() => started.close());
+    return started;
+  };
+  return { cleanups, receiver };
 }
 
 /** Polls `predicate` until it holds; fails after `timeoutMs`. */

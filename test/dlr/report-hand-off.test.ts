@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import request from 'supertest';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { CallbackDispatcher } from '../../src/dlr/dispatcher.js';
 import { resolveDlrOptions } from '../../src/dlr/options.js';
 import type { SmsEventName, SmsEvents } from '../../src/events.js';
@@ -15,18 +15,9 @@ import { MemoryStorage, type Storage } from '../../src/index.js';
 import { outcome } from '../../src/lifecycle/states.js';
 import { SqliteStorage } from '../../src/sqlite.js';
 import { createGateway, KEY, type TestGateway } from '../helpers/gateway.js';
-import { newMessage, startReceiver, waitFor, type Receiver } from './helpers.js';
+import { cleanupAfterEach, newMessage, waitFor } from './helpers.js';
 
-const cleanups: (() => Promise<void> | void)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
-
-async function receiver(...args: Parameters<typeof startReceiver>): Promise<Receiver> {
-  const started = await startReceiver(...args);
-  cleanups.push(() => started.close());
-  return started;
-}
+const { cleanups, receiver } = cleanupAfterEach();
 
 /** Wraps `storage` so that every report a claim returns is recorded, by uid. */
 function recordClaims<S extends Storage>(storage: S): { storage: S; claimed: string[] } {
