@@ -12,12 +12,12 @@
  * costs about a third of the CPU there (35-40 against 100-120 us on one core, keep-alive
  * to a local receiver), and reports are one request per message.
  */
-import { EventEmitter } from 'node:events';
 import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
 import type { LookupFunction } from 'node:net';
 import type { Agent, Dispatcher } from 'undici';
 import { VERSION } from '../version.js';
 import { addressProblem, callbackUrlProblem, type AddressAllowance } from './address-guard.js';
+import { rememberRecent } from '../util/remember-recent.js';
 
 /** The `user-agent` every report is sent with. */
 export const USER_AGENT = `sms-outbox/${VERSION}`;
@@ -135,6 +135,12 @@ function describe(error: unknown): string {
   return String(error);
 }
 
+/** The origin and path of a callback URL, remembered: a customer's one URL comes back with every report. */
+const targetOf = rememberRecent((url: string): { origin: string; path: string } => {
+  const parsed = new URL(url);
+  return { origin: parsed.origin, path: `${parsed.pathname}${parsed.search}` };
+}, 1024);
+
 /**
  * Sends delivery reports over keep-alive connections that dial only addresses its guard
  * allows. One per dispatcher; {@link CallbackSender.close} ends its connections.
@@ -192,66 +198,82 @@ export class CallbackSender {
         finish(null, `blocked: callback URL ${problem}`, null);
         return;
       }
-      const url = new URL(request.url);
+      const { origin, path } = targetOf(request.url);
       // Once the status line is in, the receiver has answered: a body that then fails or
       // dawdles past the timeout does not turn that answer into "no answer".
       let answered: { statusCode: number; error: string | null; retryAfterMs: number | null } | null = null;
-      let body: Dispatcher.ResponseData['body'] | null = null;
-      // undici takes any emitter of 'abort' as a signal: an AbortController per report
-      // measured 2% of the end-to-end benchmark's CPU.
-      const aborter = new EventEmitter();
+      const answer = (): void => finish(answered!.statusCode, answered!.error, answered!.retryAfterMs);
+      // The request's controller, once undici starts the request; a timeout before then
+      // aborts it as soon as it starts.
+      let controller: Dispatcher.DispatchController | null = null;
+      let timedOut: Error | null = null;
+      let received = 0;
 
       timer = setTimeout(() => {
         const why = `timed out after ${timeoutMs} ms`;
-        if (answered !== null) finish(answered.statusCode, answered.error, answered.retryAfterMs);
+        if (answered !== null) answer();
         else finish(null, why, null);
-        if (body !== null) body.destroy();
-        else aborter.emit('abort');
+        timedOut = new Error(why);
+        controller?.abort(timedOut);
       }, timeoutMs);
       timer.unref();
 
-      this.#pool()
-        .then((agent) => {
+      // undici's dispatch API rather than `request()`: no response stream, promise or
+      // header object per report, which cost ~15 us of each report's ~70 (BENCHMARKS.md).
+      const handler: Dispatcher.DispatchHandler = {
+        onRequestStart: (started) => {
+          controller = started;
+          if (timedOut !== null) started.abort(timedOut);
+        },
+        onResponseStart: (_started, statusCode, headers) => {
+          const redirected = statusCode >= 300 && statusCode < 400;
+          const header = headers['retry-after'];
+          answered = {
+            statusCode,
+            error: redirected ? `redirect not followed (HTTP ${statusCode})` : null,
+            retryAfterMs: parseRetryAfter(Array.isArray(header) ? header[0] : header, now()),
+          };
+        },
+        // Read (and drop) the body so the connection can serve the next report, but no
+        // more of it than MAX_RESPONSE_BYTES.
+        onResponseData: (started, chunk) => {
+          received += chunk.length;
+          if (received > MAX_RESPONSE_BYTES) {
+            answer();
+            started.abort(new Error('response body too large'));
+          }
+        },
+        onResponseEnd: () => answer(),
+        onResponseError: (_started, error) => {
+          if (answered !== null) answer();
+          else finish(null, describe(error), null);
+        },
+      };
+
+      this.#pool().then(
+        (agent) => {
           // Timed out while undici loaded: the attempt has ended, so nothing may be sent now.
-          if (settled) return null;
-          return agent.request({
-            origin: url.origin,
-            path: `${url.pathname}${url.search}`,
-            method: 'POST',
-            headers: { 'content-type': 'application/json', 'user-agent': request.userAgent ?? USER_AGENT, ...request.headers },
-            body: request.body,
-            signal: aborter,
-            headersTimeout: timeoutMs,
-            bodyTimeout: timeoutMs,
-          });
-        })
-        .then(
-          (response) => {
-            if (response === null) return;
-            const { statusCode } = response;
-            const redirected = statusCode >= 300 && statusCode < 400;
-            const error = redirected ? `redirect not followed (HTTP ${statusCode})` : null;
-            const header = response.headers['retry-after'];
-            const retryAfterMs = parseRetryAfter(Array.isArray(header) ? header[0] : header, now());
-            answered = { statusCode, error, retryAfterMs };
-            body = response.body;
-            const done = (): void => finish(statusCode, error, retryAfterMs);
-            // Read (and drop) the body so the connection can serve the next report, but no
-            // more of it than MAX_RESPONSE_BYTES.
-            let received = 0;
-            body.on('data', (chunk: Buffer) => {
-              received += chunk.length;
-              if (received > MAX_RESPONSE_BYTES) {
-                body!.destroy();
-                done();
-              }
-            });
-            body.on('end', done);
-            body.on('error', done);
-            body.on('close', done);
-          },
-          (error: unknown) => finish(null, describe(error), null),
-        );
+          if (settled) return;
+          try {
+            agent.dispatch(
+              {
+                origin,
+                path,
+                method: 'POST',
+                headers: { 'content-type': 'application/json', 'user-agent': request.userAgent ?? USER_AGENT, ...request.headers },
+                body: request.body,
+                headersTimeout: timeoutMs,
+                bodyTimeout: timeoutMs,
+              },
+              handler,
+            );
+          } catch (error) {
+            // Options undici refuses (a header value it cannot send, say): nothing was sent.
+            finish(null, describe(error), null);
+          }
+        },
+        (error: unknown) => finish(null, describe(error), null),
+      );
     });
   }
 
