@@ -8,9 +8,10 @@
  * connection (DNS rebinding) cannot get through. A reused keep-alive socket was connected
  * to a checked address too.
  *
- * The requests go through undici, Node's own HTTP client library, not `node:http`: a report
- * costs about a third of the CPU there (35-40 against 100-120 us on one core, keep-alive
- * to a local receiver), and reports are one request per message.
+ * The requests go through undici, Node's own HTTP client library (its dispatch API: see
+ * `post`), not `node:http`: a report costs about a third of the CPU there (35-40 against
+ * 100-120 us on one core, keep-alive to a local receiver), and reports are one request per
+ * message.
  */
 import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
 import type { LookupFunction } from 'node:net';
