@@ -30,7 +30,7 @@ import { CallbackSender, type PostResult } from './post.js';
 import { nextAttemptDelay, verdictOf } from './schedule.js';
 import { signWebhook } from './sign.js';
 import { callbackUrlProblem } from './address-guard.js';
-import { rememberRecent } from '../util/remember-recent.js';
+import { callbackTarget } from './callback-target.js';
 
 /** Claims per poll at most, so a backlog of one slow host cannot keep a poll busy for long. */
 const MAX_CLAIMS_PER_POLL = 16;
@@ -91,15 +91,6 @@ function unsent(error: string): PostResult {
   return { statusCode: null, error, durationMs: 0, retryAfterMs: null };
 }
 
-/** The host of a callback URL (`''` when there is none), remembered: a customer's one URL comes back with every report. */
-const hostOf = rememberRecent((url: string | null): string => {
-  if (url === null) return '';
-  try {
-    return new URL(url).hostname;
-  } catch {
-    return '';
-  }
-}, 1024);
 
 /**
  * Sends delivery reports from storage until closed. Create one per router; call
@@ -280,7 +271,8 @@ export class CallbackDispatcher {
 
   /** Starts a claimed report or queues it behind its host; `false` when its host's queue is full. */
   #admit(claimed: Claimed): boolean {
-    const host = hostOf(claimed.due.message.callbackUrl);
+    const url = claimed.due.message.callbackUrl;
+    const host = url === null ? '' : (callbackTarget(url)?.hostname ?? '');
     let lane = this.#lanes.get(host);
     if (lane === undefined) this.#lanes.set(host, (lane = { active: 0, waiting: [], averageMs: FIRST_GUESS_MS, answers: 0 }));
     if (lane.active < this.#config.perHostConcurrency) {

@@ -18,7 +18,7 @@ import type { LookupFunction } from 'node:net';
 import type { Agent, Dispatcher } from 'undici';
 import { VERSION } from '../version.js';
 import { addressProblem, callbackUrlProblem, type AddressAllowance } from './address-guard.js';
-import { rememberRecent } from '../util/remember-recent.js';
+import { callbackTarget } from './callback-target.js';
 
 /** The `user-agent` every report is sent with. */
 export const USER_AGENT = `sms-outbox/${VERSION}`;
@@ -136,12 +136,6 @@ function describe(error: unknown): string {
   return String(error);
 }
 
-/** The origin and path of a callback URL, remembered: a customer's one URL comes back with every report. */
-const targetOf = rememberRecent((url: string): { origin: string; path: string } => {
-  const parsed = new URL(url);
-  return { origin: parsed.origin, path: `${parsed.pathname}${parsed.search}` };
-}, 1024);
-
 /**
  * Sends delivery reports over keep-alive connections that dial only addresses its guard
  * allows. One per dispatcher; {@link CallbackSender.close} ends its connections.
@@ -199,7 +193,8 @@ export class CallbackSender {
         finish(null, `blocked: callback URL ${problem}`, null);
         return;
       }
-      const { origin, path } = targetOf(request.url);
+      // A URL the guard passed is an absolute URL, so it parses.
+      const { origin, path } = callbackTarget(request.url)!;
       // Once the status line is in, the receiver has answered: a body that then fails or
       // dawdles past the timeout does not turn that answer into "no answer".
       let answered: { statusCode: number; error: string | null; retryAfterMs: number | null } | null = null;
