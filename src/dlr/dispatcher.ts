@@ -3,7 +3,8 @@
  * attempt and tells the host through `dlr.*` events.
  *
  * Reports live in storage, not here: a report claimed but not finished when the process
- * stops is claimed again when its lease ends, so a restart resumes every pending report.
+ * stops is claimed again when its lease ends, so a restart resumes every pending report
+ * (a graceful `close()` hands back those not started, so they need not wait for that).
  *
  * Fairness: at most `concurrency` attempts run at once, and at most `perHostConcurrency`
  * to one host. A claimed report whose host is at its limit waits in that host's queue.
@@ -115,10 +116,13 @@ export class CallbackDispatcher {
   #wakeScheduled = false;
   /** Reports to hand back at the end of this turn (see #handBack). */
   readonly #handingBack: string[] = [];
+  /** Reports that came in during close, to hand back before it ends (see close()). */
+  #leftAtClose: string[] | null = null;
   /** True when the last claim may have left due reports behind. */
   #backlog = false;
   #started = false;
   #closed = false;
+  #closing: Promise<void> | null = null;
 
   constructor(options: CallbackDispatcherOptions) {
     this.#storage = options.storage;
@@ -176,8 +180,12 @@ export class CallbackDispatcher {
    * back, as a claim does.
    */
   handOver(report: LeasedReport, message: MessageRecord): void {
-    // During close: left to its lease, as close promises for claimed reports.
-    if (this.#closed) return;
+    if (this.#closed) {
+      // During close: handed back with the rest. After it: left to its lease (the storage
+      // may be closed by then).
+      this.#leftAtClose?.push(report.uid);
+      return;
+    }
     const claimed: Claimed = { due: { uid: report.uid, attempts: 0, message }, claimedAt: report.until - this.#config.leaseMs };
     if (!this.#admit(claimed)) this.#handBack(report.uid);
   }
@@ -197,17 +205,31 @@ export class CallbackDispatcher {
   }
 
   /**
-   * Stops polling and waits for the attempts in flight (each ends within `timeoutMs`);
-   * reports still waiting for a slot are left to their lease. Leaves no timer or socket.
+   * Stops polling and waits for the attempts in flight (each ends within `timeoutMs`).
+   * Reports held but not started (waiting for a slot, claimed or handed over meanwhile)
+   * are handed back, claimable at once: a graceful restart does not hold them for a whole
+   * lease (`leaseMs`, 35 s by default). Leaves no timer or socket.
    */
-  async close(): Promise<void> {
+  close(): Promise<void> {
+    return (this.#closing ??= this.#shutDown());
+  }
+
+  async #shutDown(): Promise<void> {
     this.#closed = true;
+    this.#leftAtClose = [];
     clearTimeout(this.#timer);
     this.#timer = undefined;
     await this.#polling;
-    for (const lane of this.#lanes.values()) lane.waiting.length = 0;
+    for (const lane of this.#lanes.values()) {
+      for (const { due } of lane.waiting.splice(0)) this.#leftAtClose.push(due.uid);
+    }
     this.#waiting = 0;
     while (this.#inFlight.size > 0) await Promise.allSettled([...this.#inFlight]);
+    const uids = this.#leftAtClose;
+    this.#leftAtClose = null;
+    if (uids.length > 0) {
+      await this.#storage.deferCallbacks(uids, this.#now()).catch((error: unknown) => this.#emit('error', { error, source: 'dlr' }));
+    }
     await this.#sender.close();
   }
 
@@ -248,8 +270,11 @@ export class CallbackDispatcher {
           now,
         });
         this.#backlog = claimed.length >= limit;
-        // Claimed during close: left to their lease, as close promises.
-        if (this.#closed) return;
+        // Claimed during close: handed back by close() with the reports it finds waiting.
+        if (this.#closed) {
+          for (const due of claimed) this.#leftAtClose?.push(due.uid);
+          return;
+        }
         const deferred = claimed.filter((due) => !this.#admit({ due, claimedAt: now })).map((due) => due.uid);
         if (deferred.length > 0) await this.#storage.deferCallbacks(deferred, now + DEFER_MS);
         if (!this.#backlog && !this.#pollAgain) return;

@@ -263,6 +263,32 @@ describe('CallbackDispatcher', () => {
     expect(new Set(r.requests.map((req) => JSON.parse(req.body).uid)).size).toBe(1);
   });
 
+  it('close() hands back the reports it held but had not started, so a restart sends them at once', async () => {
+    const r = await receiver((n) => ({ status: 200, delayMs: n === 0 ? 300 : 0 }));
+    const first = harness({ perHostConcurrency: 1 });
+    const messages = Array.from({ length: 20 }, () => newMessage(`${r.origin}/dlr`, first.clock.now));
+    await storeTerminal(first.storage, messages, first.clock.now);
+    first.dispatcher.start();
+    // One attempt runs; the other 19 wait in the host's queue, claimed for a whole lease.
+    await waitFor(() => r.requests.length === 1, 5_000, 'the first attempt');
+    await first.dispatcher.close();
+    expect(first.named('dlr.sent')).toHaveLength(1);
+
+    const events: Recorded[] = [];
+    // The same clock: none of the first instance's leases has ended.
+    const second = new CallbackDispatcher({
+      storage: first.storage,
+      emit: (name, payload) => void events.push({ name, payload }),
+      config: first.config,
+      owner: 'restarted-instance',
+      now: () => first.clock.now,
+    });
+    cleanups.push(() => second.close());
+    second.start();
+    await waitFor(() => events.filter((e) => e.name === 'dlr.sent').length === 19, 10_000, 'the 19 reports left waiting');
+    expect(new Set(r.requests.map((req) => JSON.parse(req.body).uid)).size).toBe(20);
+  });
+
   it('a slow receiver does not delay reports to a fast one', async () => {
     const slow = await receiver(() => ({ status: 200, delayMs: 2_000 }));
     const fast = await receiver();

@@ -108,6 +108,22 @@ describe('CallbackDispatcher hand-off', () => {
     expect(new Set(r.requests.map((req) => JSON.parse(req.body).uid as string))).toEqual(new Set(uids));
     expect(r.requests).toHaveLength(12);
   });
+
+  it('hands back a report handed over while it closes, claimable at once', async () => {
+    // The one attempt in flight keeps close() waiting while a receipt's report arrives.
+    const r = await receiver(() => ({ status: 200, delayMs: 300 }));
+    const { storage, dispatcher } = started();
+    dispatcher.start();
+    const [running, late] = await endByReceipts(storage, dispatcher, `${r.origin}/dlr`, 2);
+    dispatcher.handOver(running!.leasedReport!, running!.message);
+    await waitFor(() => r.requests.length === 1, 5_000, 'the first attempt');
+    const closing = dispatcher.close();
+    dispatcher.handOver(late!.leasedReport!, late!.message);
+    await closing;
+    const due = await storage.claimCallbacks({ owner: 'next-instance', limit: 10, leaseMs: 35_000, now: Date.now() });
+    expect(due.map((report) => report.uid)).toEqual([late!.leasedReport!.uid]);
+    expect(r.requests).toHaveLength(1);
+  });
 });
 
 describe('the router hands the reports its receipts create to its sender', () => {

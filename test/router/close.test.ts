@@ -1,6 +1,13 @@
 import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import request from 'supertest';
 import { describe, expect, it } from 'vitest';
+import { SqliteStorage } from '../../src/sqlite.js';
+import { cleanupAfterEach, waitFor } from '../dlr/helpers.js';
+import { createGateway, KEY } from '../helpers/gateway.js';
 
 const fixture = fileURLToPath(new URL('../fixtures/close-exits.ts', import.meta.url));
 
@@ -21,5 +28,41 @@ describe('close()', () => {
     });
     expect(output).toBe('status 200\ndelivered\nclosed\n');
     expect(exit).toBe(0);
+  });
+});
+
+describe('a graceful restart', () => {
+  const { cleanups, receiver } = cleanupAfterEach();
+
+  it('sends the delivery reports the closed router held at once, not after their lease', async () => {
+    // The receiver keeps the first report 500 ms; one report at a time goes to it, so the
+    // other 19 wait in the closing router's queue, leased to it for dlr.leaseMs (35 s).
+    const r = await receiver((n) => ({ status: 200, delayMs: n === 0 ? 500 : 0 }));
+    const dir = mkdtempSync(join(tmpdir(), 'sms-outbox-restart-'));
+    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+    const path = join(dir, 'sms.db');
+    const dlr = { allowPrivateAddresses: ['127.0.0.0/8'], perHostConcurrency: 1 };
+    const first = createGateway({ storage: new SqliteStorage({ path }), dlr });
+    cleanups.push(() => first.sms.close());
+    let ended = 0;
+    first.sms.on('message.status', (event) => {
+      if (event.message.state === 'delivered') ended++;
+    });
+    const messages = Array.from({ length: 20 }, (_, i) => ({ recipient: '254712345678', message: `report ${i}` }));
+    const res = await request(first.app)
+      .post('/api/outbox/create')
+      .set('X-API-Key', KEY)
+      .send({ profile_code: '12345', dlr_callback_url: `${r.origin}/dlr`, messages });
+    expect(res.status).toBe(200);
+    await waitFor(() => ended === 20 && r.requests.length === 1, 10_000, 'every message delivered, one report sent');
+    await first.sms.close();
+    expect(r.requests).toHaveLength(1);
+
+    const restarted = createGateway({ storage: new SqliteStorage({ path }), dlr });
+    cleanups.push(() => restarted.sms.close());
+    // Well inside the 35 s their lease would have held them.
+    await waitFor(() => r.requests.length === 20, 10_000, 'the 19 reports the first router held');
+    const refs = (res.body as { message_ref: string }[]).map((item) => item.message_ref);
+    expect(new Set(r.requests.map((req) => JSON.parse(req.body).data.message_ref as string))).toEqual(new Set(refs));
   });
 });
