@@ -54,6 +54,21 @@ function harness(options: DlrOptions, extra: { realClock?: boolean; resolve?: Ho
   };
 }
 
+/** A second, started dispatcher on `first`'s storage and options: the instance after a restart. */
+function restart(first: Harness, now: () => number): { dispatcher: CallbackDispatcher; events: Recorded[] } {
+  const events: Recorded[] = [];
+  const dispatcher = new CallbackDispatcher({
+    storage: first.storage,
+    emit: (name, payload) => void events.push({ name, payload }),
+    config: first.config,
+    owner: 'restarted-instance',
+    now,
+  });
+  cleanups.push(() => dispatcher.close());
+  dispatcher.start();
+  return { dispatcher, events };
+}
+
 describe('CallbackDispatcher', () => {
   it('retries on 500 with the same uid until a 200, on the schedule', async () => {
     const r = await receiver((n) => ({ status: n < 2 ? 500 : 200 }));
@@ -248,16 +263,7 @@ describe('CallbackDispatcher', () => {
     await waitFor(() => first.named('dlr.retrying').length === 1);
     await first.dispatcher.close();
 
-    const events: Recorded[] = [];
-    const second = new CallbackDispatcher({
-      storage: first.storage,
-      emit: (name, payload) => void events.push({ name, payload }),
-      config: first.config,
-      owner: 'restarted-instance',
-      now: () => first.clock.now + 50,
-    });
-    cleanups.push(() => second.close());
-    second.start();
+    const { events } = restart(first, () => first.clock.now + 50);
     await waitFor(() => events.some((e) => e.name === 'dlr.sent'));
     expect(events.find((e) => e.name === 'dlr.sent')!.payload).toMatchObject({ attempt: 2, statusCode: 204 });
     expect(new Set(r.requests.map((req) => JSON.parse(req.body).uid)).size).toBe(1);
@@ -274,17 +280,8 @@ describe('CallbackDispatcher', () => {
     await first.dispatcher.close();
     expect(first.named('dlr.sent')).toHaveLength(1);
 
-    const events: Recorded[] = [];
     // The same clock: none of the first instance's leases has ended.
-    const second = new CallbackDispatcher({
-      storage: first.storage,
-      emit: (name, payload) => void events.push({ name, payload }),
-      config: first.config,
-      owner: 'restarted-instance',
-      now: () => first.clock.now,
-    });
-    cleanups.push(() => second.close());
-    second.start();
+    const { events } = restart(first, () => first.clock.now);
     await waitFor(() => events.filter((e) => e.name === 'dlr.sent').length === 19, 10_000, 'the 19 reports left waiting');
     expect(new Set(r.requests.map((req) => JSON.parse(req.body).uid)).size).toBe(20);
   });
