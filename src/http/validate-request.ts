@@ -215,7 +215,11 @@ export function createValidators(
     },
     premium(body) {
       const raw = body as Record<string, unknown> | null;
-      const listForm = typeof raw === 'object' && raw !== null && !('messages' in raw) && 'to' in raw;
+      const isObject = typeof raw === 'object' && raw !== null;
+      // Both forms at once is a client's mistake: taking one would silently drop the
+      // numbers of the other, so it is refused rather than read as an unknown field.
+      if (isObject && 'messages' in raw && 'to' in raw) fail('to', 'must not be sent with messages: use one form');
+      const listForm = isObject && 'to' in raw;
       if (!listForm) {
         check(premiumMessages, body);
         return fromMessages('premium', 'mobile_number', body as RawMessagesBody);

@@ -157,6 +157,24 @@ describe('POST /api/outbox/premium', () => {
     expect(res.body[0].to).toBe('254711000001');
   });
 
+  it('refuses a body with both forms, storing nothing', async () => {
+    const stored: string[] = [];
+    gateway = createGateway();
+    gateway.sms.on('message.accepted', ({ message }) => void stored.push(message.ref));
+    const res = await request(gateway.app)
+      .post('/api/outbox/premium')
+      .set('X-API-Key', KEY)
+      .send({
+        profile_code: '22021501',
+        messages: [{ mobile_number: '254711000001', message: 'one' }],
+        to: ['254711000002'],
+        message: 'two',
+      });
+    expect(res.status).toBe(422);
+    expect(res.body).toEqual({ details: 'to: must not be sent with messages: use one form' });
+    expect(stored).toEqual([]);
+  });
+
   it('refuses a from that is not a sender of the profile', async () => {
     gateway = createGateway();
     const res = await request(gateway.app)
