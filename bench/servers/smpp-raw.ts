@@ -5,8 +5,9 @@
  * adapter's default) awaiting their response, every deliver_sm answered. First
  * BENCH_WARMUP messages (default 0) go through untimed, so the timed ones run on compiled
  * code as the router's do after its warm-up. Prints one JSON line
- * `{ event: 'done', messages, receipts, seconds }`, timed from the first timed submit to
- * its last receipt, and exits. Runs as a child pinned like the router server.
+ * `{ event: 'done', messages, receipts, seconds, cpuSec }`, timed from the first timed submit
+ * to its last receipt (`cpuSec`: the process's CPU over that time), and exits. Runs as a
+ * child pinned like the router server.
  */
 import smpp from 'smpp';
 
@@ -31,12 +32,16 @@ let sent = 0;
 let inFlight = 0;
 let receipts = 0;
 let started = 0;
+/** The process's CPU use when the timed phase began. */
+let cpuAtStart = process.cpuUsage();
 
 function finish(): void {
   // A deadline inside the warm-up leaves nothing timed.
   const timedReceipts = goal === total ? receipts : 0;
   const seconds = (performance.now() - started) / 1000;
-  process.stdout.write(`${JSON.stringify({ event: 'done', messages: total, receipts: timedReceipts, seconds })}\n`);
+  const cpu = process.cpuUsage(cpuAtStart);
+  const cpuSec = (cpu.user + cpu.system) / 1e6;
+  process.stdout.write(`${JSON.stringify({ event: 'done', messages: total, receipts: timedReceipts, seconds, cpuSec })}\n`);
   session.destroy();
   process.exit(0);
 }
@@ -47,6 +52,7 @@ function timed(): void {
   sent = 0;
   receipts = 0;
   started = performance.now();
+  cpuAtStart = process.cpuUsage();
   pump();
 }
 
