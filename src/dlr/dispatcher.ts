@@ -220,17 +220,27 @@ export class CallbackDispatcher {
     clearTimeout(this.#timer);
     this.#timer = undefined;
     await this.#polling;
+    const now = this.#now();
     for (const lane of this.#lanes.values()) {
-      for (const { due } of lane.waiting.splice(0)) this.#leftAtClose.push(due.uid);
+      // One whose lease is (nearly) over may be another instance's by now: handing it back
+      // would cut that instance's lease short, so it is left alone.
+      for (const claimed of lane.waiting.splice(0)) if (this.#canFinishInLease(claimed, now)) this.#leftAtClose.push(claimed.due.uid);
     }
     this.#waiting = 0;
+    // Handed back now, so other instances take them while the attempts in flight end;
+    // what receipts hand over meanwhile goes back after those.
+    await this.#handBackLeftAtClose();
     while (this.#inFlight.size > 0) await Promise.allSettled([...this.#inFlight]);
-    const uids = this.#leftAtClose;
+    await this.#handBackLeftAtClose();
     this.#leftAtClose = null;
-    if (uids.length > 0) {
-      await this.#storage.deferCallbacks(uids, this.#now()).catch((error: unknown) => this.#emit('error', { error, source: 'dlr' }));
-    }
     await this.#sender.close();
+  }
+
+  /** Hands back, claimable at once, the reports {@link close} has collected so far. */
+  async #handBackLeftAtClose(): Promise<void> {
+    const uids = this.#leftAtClose?.splice(0) ?? [];
+    if (uids.length === 0) return;
+    await this.#storage.deferCallbacks(uids, this.#now()).catch((error: unknown) => this.#emit('error', { error, source: 'dlr' }));
   }
 
   #schedule(delay: number): void {
@@ -342,12 +352,17 @@ export class CallbackDispatcher {
     while (!this.#closed && lane.waiting.length > 0) {
       const claimed = lane.waiting.shift()!;
       this.#waiting--;
-      if (this.#now() + this.#config.timeoutMs < claimed.claimedAt + this.#config.leaseMs) {
+      if (this.#canFinishInLease(claimed, this.#now())) {
         this.#run(host, lane, claimed);
         return;
       }
     }
     if (lane.active === 0 && lane.waiting.length === 0) this.#lanes.delete(host);
+  }
+
+  /** Whether an attempt of `claimed` started at `now` would end (within `timeoutMs`) while its lease holds. */
+  #canFinishInLease(claimed: Claimed, now: number): boolean {
+    return now + this.#config.timeoutMs < claimed.claimedAt + this.#config.leaseMs;
   }
 
   /** One attempt of one report: post, record, emit. Never rejects. */

@@ -286,6 +286,20 @@ describe('CallbackDispatcher', () => {
     expect(new Set(r.requests.map((req) => JSON.parse(req.body).uid)).size).toBe(20);
   });
 
+  it('close() leaves alone a held report whose lease is nearly over: it may be another instance’s by now', async () => {
+    const r = await receiver((n) => ({ status: 200, delayMs: n === 0 ? 300 : 0 }));
+    const h = harness({ perHostConcurrency: 1, leaseMs: 35_000, timeoutMs: 15_000 });
+    const messages = Array.from({ length: 3 }, () => newMessage(`${r.origin}/dlr`, h.clock.now));
+    await storeTerminal(h.storage, messages, h.clock.now);
+    h.dispatcher.start();
+    await waitFor(() => r.requests.length === 1, 5_000, 'the first attempt');
+    // 25 s after the claim, an attempt (up to 15 s) would outlast the 35 s lease.
+    h.clock.now += 25_000;
+    await h.dispatcher.close();
+    const due = await h.storage.claimCallbacks({ owner: 'next-instance', limit: 10, leaseMs: 35_000, now: h.clock.now });
+    expect(due).toEqual([]);
+  });
+
   it('a slow receiver does not delay reports to a fast one', async () => {
     const slow = await receiver(() => ({ status: 200, delayMs: 2_000 }));
     const fast = await receiver();
