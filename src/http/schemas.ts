@@ -9,17 +9,19 @@ export const PHONE_PATTERN = '^[1-9][0-9]{7,14}$';
 
 const phone = { type: 'string', pattern: PHONE_PATTERN } as const;
 const text = { type: 'string', minLength: 1 } as const;
-const int32 = { type: 'integer', minimum: 0, maximum: 2147483647 } as const;
+// Every optional field also takes `null`, read as absent: typed clients' JSON serializers
+// (Jackson, System.Text.Json, Newtonsoft by default) write an unset field that way.
+const int32 = { type: ['integer', 'null'], minimum: 0, maximum: 2147483647 } as const;
 /** A string reference, or a JSON integer that is echoed back as a string. */
 const reference = {
-  type: ['string', 'integer'],
+  type: ['string', 'integer', 'null'],
   maxLength: 128,
   minimum: Number.MIN_SAFE_INTEGER,
   maximum: Number.MAX_SAFE_INTEGER,
 } as const;
 /** A string; a JSON integer is accepted too, as clients of the original service send one. */
 const profileCode = { type: ['string', 'integer'], minLength: 1, maxLength: 64, minimum: 0, maximum: Number.MAX_SAFE_INTEGER } as const;
-const callbackUrl = { type: 'string', minLength: 1, maxLength: 2048 } as const;
+const callbackUrl = { type: ['string', 'null'], minLength: 1, maxLength: 2048 } as const;
 
 function messageItem(recipientField: 'recipient' | 'mobile_number') {
   return {
@@ -67,7 +69,7 @@ export function premiumListSchema(limits: Required<LimitOptions>) {
       // A single number is accepted too; the validator wraps it in an array first.
       to: { type: 'array', minItems: 1, maxItems: limits.maxMessagesPerRequest, items: phone },
       message: text,
-      from: { type: 'string', minLength: 1, maxLength: 16 },
+      from: { type: ['string', 'null'], minLength: 1, maxLength: 16 },
       message_id: reference,
       message_type: int32,
       req_type: int32,

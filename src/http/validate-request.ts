@@ -56,26 +56,26 @@ interface RawItem {
   recipient?: string;
   mobile_number?: string;
   message: string;
-  message_type?: number;
-  req_type?: number;
-  external_id?: string | number;
+  message_type?: number | null;
+  req_type?: number | null;
+  external_id?: string | number | null;
 }
 
 interface RawMessagesBody {
   profile_code: string | number;
   messages: RawItem[];
-  dlr_callback_url?: string;
+  dlr_callback_url?: string | null;
 }
 
 interface RawListBody {
   profile_code: string | number;
   to: string[];
   message: string;
-  from?: string;
-  message_id?: string | number;
-  message_type?: number;
-  req_type?: number;
-  dlr_callback_url?: string;
+  from?: string | null;
+  message_id?: string | number | null;
+  message_type?: number | null;
+  req_type?: number | null;
+  dlr_callback_url?: string | null;
 }
 
 /** `/messages/3/recipient` -> `messages[3].recipient`. */
@@ -108,7 +108,8 @@ function describe(error: ErrorObject): string {
     case 'required':
       return 'is required';
     case 'type': {
-      const types = ([] as string[]).concat(params.type as string | string[]);
+      // `null` is allowed only as "absent", so it is not offered as a thing to send.
+      const types = ([] as string[]).concat(params.type as string | string[]).filter((t) => t !== 'null');
       const names = types.map((t) => (t === 'integer' || t === 'object' || t === 'array' ? `an ${t}` : `a ${t}`));
       return `must be ${names.join(' or ')}`;
     }
@@ -162,17 +163,17 @@ function countText(field: string, text: string, limits: Required<LimitOptions>):
   return count;
 }
 
-function callbackOf(body: { dlr_callback_url?: string }, checkUrl: CallbackUrlCheck): string | null {
+function callbackOf(body: { dlr_callback_url?: string | null }, checkUrl: CallbackUrlCheck): string | null {
   const url = body.dlr_callback_url;
-  if (url === undefined) return null;
+  if (url === undefined || url === null) return null;
   checkStorable('dlr_callback_url', url);
   const problem = checkUrl(url);
   if (problem !== null) fail('dlr_callback_url', problem);
   return url;
 }
 
-function referenceOf(field: string, value: string | number | undefined): string | null {
-  if (value === undefined || value === '') return null;
+function referenceOf(field: string, value: string | number | null | undefined): string | null {
+  if (value === undefined || value === null || value === '') return null;
   if (typeof value === 'string') checkStorable(field, value);
   return String(value);
 }
@@ -230,7 +231,7 @@ export function createValidators(
       const list = normalised as unknown as RawListBody;
       const count = countText('message', list.message, limits);
       const reference = referenceOf('message_id', list.message_id);
-      if (list.from !== undefined) checkStorable('from', list.from);
+      if (list.from !== undefined && list.from !== null) checkStorable('from', list.from);
       return {
         endpoint: 'premium',
         profileCode: String(list.profile_code),

@@ -157,6 +157,47 @@ describe('POST /api/outbox/premium', () => {
     expect(res.body[0].to).toBe('254711000001');
   });
 
+  it('reads null in an optional field as absent, as typed clients serialize unset fields', async () => {
+    gateway = createGateway();
+    const accepted: { messageType: number; reqType: number; callbackUrl: string | null }[] = [];
+    gateway.sms.on('message.accepted', ({ message }) => void accepted.push(message));
+    const quick = await request(gateway.app)
+      .post('/api/outbox/create')
+      .set('X-API-Key', KEY)
+      .send({
+        profile_code: '12345',
+        dlr_callback_url: null,
+        messages: [{ recipient: '254711000001', message: 'one', message_type: null, req_type: null, external_id: null }],
+      });
+    expect(quick.status).toBe(200);
+    // A missing external_id is the message_ref, as when the field is left out.
+    expect(quick.body[0].external_id).toBe(quick.body[0].message_ref);
+    expect(accepted[0]).toMatchObject({ messageType: 1, reqType: 1, callbackUrl: null });
+    expect(await untilTerminal(gateway.app, quick.body[0].message_ref)).toMatchObject({ status: 'delivered', callback: null });
+
+    const list = await request(gateway.app)
+      .post('/api/outbox/premium')
+      .set('X-API-Key', KEY)
+      .send({ profile_code: '22021501', to: ['254711000002'], message: 'two', from: null, message_id: null, dlr_callback_url: null });
+    expect(list.status).toBe(200);
+    expect(list.body[0].message_id).toBe(list.body[0].message_ref);
+  });
+
+  it('still refuses null in a required field, naming what it must be', async () => {
+    gateway = createGateway();
+    const res = await request(gateway.app)
+      .post('/api/outbox/create')
+      .set('X-API-Key', KEY)
+      .send({ profile_code: '12345', messages: [{ recipient: '254711000001', message: null }] });
+    expect(res.status).toBe(422);
+    expect(res.body).toEqual({ details: 'messages[0].message: must be a string' });
+    const wrongType = await request(gateway.app)
+      .post('/api/outbox/create')
+      .set('X-API-Key', KEY)
+      .send({ profile_code: '12345', dlr_callback_url: 5, messages: [{ recipient: '254711000001', message: 'x' }] });
+    expect(wrongType.body).toEqual({ details: 'dlr_callback_url: must be a string' });
+  });
+
   it('refuses a body with both forms, storing nothing', async () => {
     const stored: string[] = [];
     gateway = createGateway();
