@@ -215,12 +215,13 @@ export function createValidators(
       return fromMessages('quick', 'recipient', body as RawMessagesBody);
     },
     premium(body) {
-      const raw = body as Record<string, unknown> | null;
-      const isObject = typeof raw === 'object' && raw !== null;
+      const raw = typeof body === 'object' && body !== null ? (body as Record<string, unknown>) : {};
+      // `null` is absent here too: one client class for both forms sends the other's as null.
+      const given = (field: string): boolean => raw[field] !== undefined && raw[field] !== null;
       // Both forms at once is a client's mistake: taking one would silently drop the
       // numbers of the other, so it is refused rather than read as an unknown field.
-      if (isObject && 'messages' in raw && 'to' in raw) fail('to', 'must not be sent with messages: use one form');
-      const listForm = isObject && 'to' in raw;
+      if (given('messages') && given('to')) fail('to', 'must not be sent with messages: use one form');
+      const listForm = given('to');
       if (!listForm) {
         check(premiumMessages, body);
         return fromMessages('premium', 'mobile_number', body as RawMessagesBody);

@@ -181,6 +181,16 @@ describe('POST /api/outbox/premium', () => {
       .send({ profile_code: '22021501', to: ['254711000002'], message: 'two', from: null, message_id: null, dlr_callback_url: null });
     expect(list.status).toBe(200);
     expect(list.body[0].message_id).toBe(list.body[0].message_ref);
+
+    // One client class for both premium forms sends the unused one's fields as null.
+    for (const body of [
+      { profile_code: '22021501', messages: [{ mobile_number: '254711000003', message: 'three' }], to: null, message: null },
+      { profile_code: '22021501', messages: null, to: ['254711000004'], message: 'four' },
+    ]) {
+      const res = await request(gateway.app).post('/api/outbox/premium').set('X-API-Key', KEY).send(body);
+      expect(res.status).toBe(200);
+      expect(res.body).toHaveLength(1);
+    }
   });
 
   it('still refuses null in a required field, naming what it must be', async () => {
