@@ -46,7 +46,10 @@ const MAX_RETRY_MS = 5_000;
 /** Receives receipts from the delivery adapter and records them. */
 export class ReceiptHandler {
   readonly #deps: ReceiptHandlerDeps;
-  readonly #timers = new Set<NodeJS.Timeout>();
+  /** Parked receipts, by the timer that tries each again. */
+  readonly #parked = new Map<NodeJS.Timeout, Parked>();
+  /** Tries of parked receipts under way, which close() waits for. */
+  readonly #retrying = new Set<Promise<void>>();
   #closed = false;
 
   constructor(deps: ReceiptHandlerDeps) {
@@ -60,11 +63,27 @@ export class ReceiptHandler {
     await this.#apply({ receipt, giveUpAt: now + this.#deps.waitMs, recheckDuplicateUntil }, FIRST_RETRY_MS);
   }
 
-  /** Drops parked receipts and their timers. */
-  close(): void {
+  /**
+   * Tries each parked receipt one last time and stops. The carrier was answered for them
+   * already, so dropping one would lose it; the router closes this after the worker has
+   * recorded every submission it made, so a receipt that was waiting for its own recording
+   * finds it now. One still unmatched is dropped with an `error` event, as after `waitMs`.
+   */
+  async close(): Promise<void> {
     this.#closed = true;
-    for (const timer of this.#timers) clearTimeout(timer);
-    this.#timers.clear();
+    const parked = [...this.#parked];
+    this.#parked.clear();
+    for (const [timer] of parked) clearTimeout(timer);
+    for (const [, entry] of parked) this.#retry(entry, 0);
+    while (this.#retrying.size > 0) await Promise.all([...this.#retrying]);
+  }
+
+  /** Tries a parked receipt again; never rejects (a storage failure is an `error` event). */
+  #retry(parked: Parked, retryMs: number): void {
+    const attempt = this.#apply(parked, retryMs)
+      .catch((error: unknown) => this.#deps.emit('error', { error, source: 'receipt' }))
+      .finally(() => this.#retrying.delete(attempt));
+    this.#retrying.add(attempt);
   }
 
   async #apply(parked: Parked, retryMs: number): Promise<void> {
@@ -90,12 +109,10 @@ export class ReceiptHandler {
       return;
     }
     const timer = setTimeout(() => {
-      this.#timers.delete(timer);
-      this.#apply(parked, Math.min(retryMs * 2, MAX_RETRY_MS)).catch((error: unknown) =>
-        emit('error', { error, source: 'receipt' }),
-      );
+      this.#parked.delete(timer);
+      this.#retry(parked, Math.min(retryMs * 2, MAX_RETRY_MS));
     }, retryMs);
     timer.unref();
-    this.#timers.add(timer);
+    this.#parked.set(timer, parked);
   }
 }
