@@ -35,9 +35,10 @@ describe('a graceful restart', () => {
   const { cleanups, receiver } = cleanupAfterEach();
 
   it('sends the delivery reports the closed router held at once, not after their lease', async () => {
-    // The receiver keeps the first report 500 ms; one report at a time goes to it, so the
-    // other 19 wait in the closing router's queue, leased to it for dlr.leaseMs (35 s).
-    const r = await receiver((n) => ({ status: 200, delayMs: n === 0 ? 500 : 0 }));
+    // The receiver keeps the first report 2 s (the 20 messages end within a tenth of that);
+    // one report at a time goes to it, so the other 19 wait in the closing router's queue,
+    // leased to it for dlr.leaseMs (35 s).
+    const r = await receiver((n) => ({ status: 200, delayMs: n === 0 ? 2_000 : 0 }));
     const dir = mkdtempSync(join(tmpdir(), 'sms-outbox-restart-'));
     cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
     const path = join(dir, 'sms.db');
