@@ -56,6 +56,8 @@ interface Options {
   paired: boolean;
   /** `--instructions`: each selected HTTP case's instructions per request, under callgrind (bench/instructions.ts). */
   instructions: boolean;
+  /** `--connections <n>`: autocannon's connections for every HTTP case, baselines included (`null`: each case's own). */
+  connections: number | null;
 }
 
 function parseArgs(argv: readonly string[]): Options {
@@ -68,6 +70,7 @@ function parseArgs(argv: readonly string[]): Options {
   let against: string | null = null;
   let paired = false;
   let instructions = false;
+  let connections: number | null = null;
   const notes: string[] = [];
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
@@ -87,13 +90,15 @@ function parseArgs(argv: readonly string[]): Options {
     else if (arg === '--against') against = value();
     else if (arg === '--paired') paired = true;
     else if (arg === '--instructions') instructions = true;
+    else if (arg === '--connections') connections = Number(value());
     else if (arg === '--help' || arg === '-h') {
-      console.log('usage: npm run bench -- [--quick] [--case a,b] [--duration s] [--runs n] [--tsx] [--write|--no-write] [--note text] [--against <git-ref> | --paired | --instructions]');
+      console.log('usage: npm run bench -- [--quick] [--case a,b] [--duration s] [--runs n] [--tsx] [--write|--no-write] [--note text] [--connections n] [--against <git-ref> | --paired | --instructions]');
       process.exit(0);
     } else throw new Error(`unknown option ${arg} (try --help)`);
   }
   if (duration !== null && !(duration > 0)) throw new Error('--duration must be a positive number of seconds');
   if (runs !== null && !(Number.isInteger(runs) && runs > 0)) throw new Error('--runs must be a positive integer');
+  if (connections !== null && !(Number.isInteger(connections) && connections > 0)) throw new Error('--connections must be a positive integer');
   if ([against !== null, paired, instructions].filter(Boolean).length > 1) throw new Error('--against, --paired and --instructions are three different comparisons: pick one');
   if ((against !== null || paired) && tsx) throw new Error('--against and --paired compare bundles: drop --tsx');
   const comparing = against !== null || paired || instructions;
@@ -104,11 +109,12 @@ function parseArgs(argv: readonly string[]): Options {
     warmupSec: quick ? 1 : 2,
     runs: runs ?? (quick ? 1 : instructions ? 2 : comparing ? 6 : 3),
     tsx,
-    write: !comparing && (write ?? (!quick && filter === null && duration === null && runs === null)),
+    write: !comparing && (write ?? (!quick && filter === null && duration === null && runs === null && connections === null)),
     notes,
     against,
     paired,
     instructions,
+    connections,
   };
 }
 
@@ -397,7 +403,12 @@ interface HttpCase {
   env?: Record<string, string>;
 }
 
-const HTTP_CASES: HttpCase[] = [
+/**
+ * The HTTP cases. A case and its baseline always run with the same number of connections:
+ * 16 for one-message bodies and 8 for 100-message bodies unless `--connections` sets one
+ * count for all (see README, Benchmarks, for why SQLite's ratio depends on it).
+ */
+const HTTP_CASES: HttpCase[] = ([
   { name: 'baseline-1', title: 'bare Express 5 + express.json(), one-message body, answers a one-item array', script: 'baseline', perRequest: 1, connections: 16 },
   { name: 'memory-1', title: 'quick send, 1 message/request, memory storage, simulator carrier, worker running', script: 'memory', perRequest: 1, connections: 16, baseline: 'baseline-1' },
   { name: 'memory-1-nolimits', title: 'memory-1 with `rateLimit: false`: the cost of the three limiters is 1 - memory-1 / this', script: 'memory', perRequest: 1, connections: 16, baseline: 'baseline-1', env: { BENCH_RATE_LIMIT: 'off' } },
@@ -407,7 +418,7 @@ const HTTP_CASES: HttpCase[] = [
   { name: 'memory-100', title: 'quick send, 100 messages/request, memory storage', script: 'memory', perRequest: 100, connections: 8, baseline: 'baseline-100' },
   { name: 'sqlite-100', title: 'quick send, 100 messages/request, SQLite', script: 'sqlite', perRequest: 100, connections: 8, baseline: 'baseline-100' },
   { name: 'postgres-100', title: 'quick send, 100 messages/request, PostgreSQL', script: 'postgres', perRequest: 100, connections: 8, baseline: 'baseline-100' },
-];
+] satisfies HttpCase[]).map((c) => ({ ...c, connections: options.connections ?? c.connections }));
 
 /**
  * The storage alone, the ceiling of the case it comes with: `store-insert` children store
@@ -1230,7 +1241,7 @@ function verdicts(cases: CaseResult[], rssOutcome: { accepted: number; rssMb: nu
 /** What limits each figure: fixed knowledge of the setup plus what this run's CPU figures show. */
 function limits(cases: CaseResult[]): string[] {
   const lines = [
-    'All HTTP cases: one pinned server core against one load-generator core; autocannon (16 connections for 1-message bodies, 8 for 100-message bodies, no pipelining) shares core 1 with nothing else. Where "server core busy" is near 100% the figure is the server\'s CPU; well below 100% means the server waited (disk sync, database, or the load generator).',
+    `All HTTP cases: one pinned server core against one load-generator core; autocannon (${options.connections === null ? '16 connections for 1-message bodies, 8 for 100-message bodies' : `${options.connections} connections for every case, set by --connections`}, no pipelining) shares core 1 with nothing else. Where "server core busy" is near 100% the figure is the server's CPU; well below 100% means the server waited (disk sync, database, or the load generator).`,
     'baseline-*: Express 5 routing, express.json() and res.json() on one core - the ceiling any Express middleware can reach.',
     'memory-* / sqlite-* / postgres-*: the router\'s request path (key check, body parse, ajv validation, countSms, storage insert, response) plus its worker submitting to the simulator on the same core, as in production: the worker competes with requests for the one core.',
     'sqlite-*: each request is one transaction; with the default synchronous=FULL every commit waits for fsync of the WAL, so disk latency bounds req/s when the core is not saturated.',
