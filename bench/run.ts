@@ -7,7 +7,8 @@
  * Options: `--quick` (short runs, one each, for development), `--case a,b` (run the cases
  * whose names contain a or b, or `=name` for that case alone; the baselines they are
  * compared with come along),
- * `--duration <s>` (measured seconds per HTTP run), `--runs <n>`, `--tsx` (run the servers
+ * `--duration <s>` (measured seconds per HTTP run), `--runs <n>`, `--connections <n>` (every
+ * HTTP case and its baseline with n connections), `--tsx` (run the servers
  * with `node --import tsx` instead of a build), `--write` / `--no-write` (BENCHMARKS.md is
  * written by default only by a full, unfiltered run), `--note <text>` (added to the report).
  * Comparisons (they print a table and never write BENCHMARKS.md; 6 pairs of 5 s by default):
