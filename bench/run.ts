@@ -34,7 +34,7 @@ import { cpuSeconds, pairedRatio, resetPeakRss, rss, spread } from './stats.js';
 import { callgrindPrefix, callgrindProblem, instructionsSoFar, startCounting } from './instructions.js';
 import { caseRatio, formatSpread, publish, times, type CaseResult, type RunReport, type TargetVerdict } from './report.js';
 import { BENCH_KEY, BENCH_PROFILE, benchItems, type ServerEvent } from './servers/host.js';
-import type { CountSmsBenchResult } from './count-sms.js';
+import { COUNT_SMS_WARMUPS, NAIVE_WARMUPS, type CountSmsBenchResult } from './count-sms.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const startedAt = Date.now();
@@ -1065,7 +1065,7 @@ async function countSmsCase(): Promise<CaseResult> {
     name: 'count-sms',
     title,
     messagesPerSec: counted,
-    notes: [`each run: the median of ${passes} timed passes after 3 untimed; naive counter in the same runs (the median of ${naivePasses} timed passes after 1 untimed): ${Math.round(naiveMedian).toLocaleString('en-US')} msg/s (countSms ${(counted.median / naiveMedian).toFixed(1)}x)`],
+    notes: [`each run: the median of ${passes} timed passes after ${COUNT_SMS_WARMUPS} untimed; naive counter in the same runs (the median of ${naivePasses} timed passes after ${NAIVE_WARMUPS} untimed): ${Math.round(naiveMedian).toLocaleString('en-US')} msg/s (countSms ${(counted.median / naiveMedian).toFixed(1)}x)`],
   };
 }
 
