@@ -2,8 +2,9 @@
  * The demo gateway: an Express host with the sms-outbox router, SQLite storage and the
  * simulated carrier (or a real SMSC when SMPP_URL is set). `npm start` runs it.
  *
- * Environment: PORT (default 3000), SMS_API_KEY (generated and printed when unset),
- * SMS_DB (default ./data/sms-outbox.db), SMPP_URL (smpp://user:pass@host:port),
+ * Environment: PORT (default 3000), HOST (the address to listen on, default 127.0.0.1: this
+ * machine only, because the page at `/` carries the API key), SMS_API_KEY (generated and
+ * printed when unset), SMS_DB (default ./data/sms-outbox.db), SMPP_URL (smpp://user:pass@host:port),
  * SMS_RATE_LIMIT (requests per minute per key, default 600), SMS_SIM_OUTCOMES (the
  * simulator's outcome weights, e.g. `delivered:1`; default a mix of every outcome).
  * PORT=0 picks a free port; the real one is printed.
@@ -12,7 +13,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
+import { createServer } from 'node:http';
+import { BlockList, type AddressInfo } from 'node:net';
 import { dirname } from 'node:path';
 import express from 'express';
 import * as promClient from 'prom-client';
@@ -22,6 +24,9 @@ import { attachEventLog } from './event-log.js';
 import { dashboardRoutes } from './dashboard/routes.js';
 
 const port = Number(process.env.PORT ?? 3000);
+// Loopback unless told otherwise: the dashboard page hands its API key to whoever loads it,
+// and the key opens the whole send API.
+const host = process.env.HOST === undefined || process.env.HOST === '' ? '127.0.0.1' : process.env.HOST;
 const generatedKey = process.env.SMS_API_KEY === undefined || process.env.SMS_API_KEY === '';
 const apiKey = generatedKey ? randomBytes(18).toString('base64url') : process.env.SMS_API_KEY!;
 const dbPath = process.env.SMS_DB ?? './data/sms-outbox.db';
@@ -83,12 +88,47 @@ app.post('/demo/dlr', express.json(), (req, res) => {
 });
 
 await sms.ready();
-const server = app.listen(port, () => {
-  // The real port: PORT=0 lets the system pick one (the dashboard test does).
-  const { port: listening } = server.address() as AddressInfo;
-  console.log(`sms-outbox demo gateway on http://127.0.0.1:${listening} (storage ${dbPath})`);
-  console.log(`dashboard on http://127.0.0.1:${listening}/, metrics on /metrics`);
-  console.log(generatedKey ? `SMS_API_KEY=${apiKey}   (generated; set SMS_API_KEY to choose one)` : 'SMS_API_KEY from the environment');
+
+const loopback = new BlockList();
+loopback.addSubnet('127.0.0.0', 8, 'ipv4');
+loopback.addAddress('::1', 'ipv6');
+loopback.addSubnet('::ffff:127.0.0.0', 104, 'ipv6');
+
+/** `address` as the host part of a URL (IPv6 in brackets). */
+function urlHost(address: string): string {
+  return address.includes(':') ? `[${address}]` : address;
+}
+
+const server = createServer(app);
+server.once('error', (error: NodeJS.ErrnoException) => {
+  // A HOST that is no address of this machine (EADDRNOTAVAIL), a port in use: say which.
+  console.error(`sms-outbox demo: cannot listen on ${host}:${port}: ${error.message}`);
+  process.exit(1);
+});
+server.listen(port, host, () => {
+  // The real address and port: PORT=0 lets the system pick one (the tests do), and HOST
+  // may be a name.
+  const { address, family, port: listening } = server.address() as AddressInfo;
+  const everywhere = address === '0.0.0.0' || address === '::';
+  // Where to open it from this machine: a wildcard address is not one to browse to.
+  const local = address === '0.0.0.0' ? '127.0.0.1' : address === '::' ? '::1' : address;
+  const origin = `http://${urlHost(local)}:${listening}`;
+  console.log(`sms-outbox demo gateway on ${origin} (storage ${dbPath})`);
+  console.log(`listening on ${urlHost(address)}:${listening}${everywhere ? ' (every interface)' : ''}`);
+  if (!loopback.check(address, family === 'IPv6' ? 'ipv6' : 'ipv4')) {
+    console.log(
+      `warning: HOST=${host} lets other machines reach this demo: the whole send API, and the dashboard page, ` +
+        'which carries the API key. Use it only on a network you trust.',
+    );
+  }
+  console.log(`dashboard on ${origin}/, metrics on /metrics`);
+  if (generatedKey) {
+    // The assignment alone on its line, so `export <that line>` works in a shell.
+    console.log(`SMS_API_KEY=${apiKey}`);
+    console.log('(the key above was generated; set SMS_API_KEY to choose one)');
+  } else {
+    console.log('SMS_API_KEY from the environment');
+  }
   console.log('profile codes: 12345, 22021501');
 });
 

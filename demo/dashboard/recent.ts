@@ -24,6 +24,8 @@ export interface MessageRow {
   smsCount: number;
   state: string;
   statusReason: string | null;
+  /** The reason in words (`status_description`); null until terminal. */
+  statusDescription: string | null;
   /** Retryable carrier errors so far. */
   submitRetries: number;
   callbackUrl: string | null;
@@ -47,6 +49,7 @@ function rowOf(m: NewMessage | MessageRecord): MessageRow {
     smsCount: m.smsCount,
     state: record?.state ?? 'queued',
     statusReason: record?.statusReason ?? null,
+    statusDescription: record?.statusDescription ?? null,
     submitRetries: 0,
     callbackUrl: m.callbackUrl,
     callbacks: [],
@@ -74,6 +77,7 @@ export class RecentMessages {
       this.#update(message, (row) => {
         row.state = message.state;
         row.statusReason = message.statusReason;
+        row.statusDescription = message.statusDescription;
         row.updatedAt = message.updatedAt;
       }),
     );
@@ -110,6 +114,7 @@ export class RecentMessages {
         if (stored === null) return;
         row.state = stored.state;
         row.statusReason = stored.statusReason;
+        row.statusDescription = stored.statusDescription;
         row.updatedAt = Math.max(row.updatedAt, stored.updatedAt);
       }),
     );

@@ -1,7 +1,8 @@
 /**
  * The demo's dashboard, end to end: the demo host as a child process (SQLite in a temp
  * dir, simulated carrier), its page in headless Chromium, a message sent from the page's
- * form, and its row seen reaching `delivered` with its delivery report attempt.
+ * form, and its row seen reaching `delivered` with its delivery report attempt. A second
+ * demo whose simulator expires every message shows the reason cell of `expired/expired`.
  */
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -24,14 +25,19 @@ describe.skipIf(missing !== null)('demo dashboard', () => {
   let dir: string;
   let demo: ReturnType<typeof startDemo>;
   let origin: string;
+  /** A demo whose every message ends `expired` with the reason `expired`. */
+  let expiring: ReturnType<typeof startDemo>;
+  let expiringOrigin: string;
   let browser: Browser;
   let page: Page;
 
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'sms-outbox-dashboard-'));
     demo = startDemo({ SMS_DB: join(dir, 'demo.db'), SMS_API_KEY: API_KEY });
-    [origin, browser] = await Promise.all([
+    expiring = startDemo({ SMS_DB: join(dir, 'expiring.db'), SMS_API_KEY: API_KEY, SMS_SIM_OUTCOMES: 'expired:1' });
+    [origin, expiringOrigin, browser] = await Promise.all([
       demo.origin,
+      expiring.origin,
       chromium.launch({
         executablePath: CHROMIUM,
         headless: true,
@@ -52,6 +58,7 @@ describe.skipIf(missing !== null)('demo dashboard', () => {
   afterAll(async () => {
     await browser?.close();
     if (demo) await stopDemo(demo.child);
+    if (expiring) await stopDemo(expiring.child);
     if (dir) await rm(dir, { recursive: true, force: true });
   }, 30_000);
 
@@ -70,7 +77,11 @@ describe.skipIf(missing !== null)('demo dashboard', () => {
 
     const row = page.locator(`tr[data-ref="${ref}"]`);
     await page.locator(`tr[data-ref="${ref}"][data-state="delivered"]`).waitFor({ timeout: 20_000 });
-    expect(await row.locator('.state-cell').textContent()).toBe('delivered delivered_to_terminal');
+    expect(await row.locator('.state-cell').textContent()).toBe('delivered');
+    expect(await row.locator('.reason-cell').textContent()).toBe('delivered_to_terminal');
+    expect(await row.locator('.reason-cell .reason').getAttribute('title')).toBe('Message delivered to terminal');
+    // No external_id was sent: the cell says so instead of echoing the ref.
+    expect(await row.locator('.external-id').textContent()).toBe('none sent');
     expect(await row.locator('.text').textContent()).toBe('Dashboard test \u00e9t\u00e9');
     // The form asked for a report to the demo's own receiver, which answers 204.
     const sent = row.locator('.attempt[data-result="sent"]');
@@ -93,6 +104,7 @@ describe.skipIf(missing !== null)('demo dashboard', () => {
     expect(await page.locator('#messages tr').count()).toBe(rows);
   }, 30_000);
 
+  // Before the tests below, which send more messages: its counts are of the two tests above.
   it('serves the gateway\u2019s Prometheus metrics at /metrics', async () => {
     const res = await fetch(`${origin}/metrics`);
     expect(res.status).toBe(200);
@@ -105,4 +117,71 @@ describe.skipIf(missing !== null)('demo dashboard', () => {
     // prom-client's process metrics sit beside them.
     expect(text).toContain('process_cpu_user_seconds_total');
   });
+
+  it('shows each ref by its distinctive part, the full ref copyable, and the external id', async () => {
+    await page.goto(`${origin}/`);
+    await page.locator('#live.on').waitFor({ timeout: 10_000 });
+    // Two messages in one request: accepted in the same millisecond, so their refs share
+    // their first 48 bits (the timestamp of UUIDv7).
+    const res = await fetch(`${origin}/api/outbox/create`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', 'X-API-Key': API_KEY },
+      body: JSON.stringify({
+        profile_code: '12345',
+        messages: [
+          { recipient: '254712345678', message: 'First', external_id: 'order-17' },
+          { recipient: '254712345679', message: 'Second', external_id: 'order-18' },
+        ],
+      }),
+    });
+    expect(res.status).toBe(200);
+    const answer = (await res.json()) as { external_id: string; message_ref: string }[];
+    const [first, second] = answer.map((m) => m.message_ref) as [string, string];
+    expect(first.slice(0, 8)).toBe(second.slice(0, 8));
+
+    const texts: string[] = [];
+    for (const [ref, externalId] of [[first, 'order-17'], [second, 'order-18']] as const) {
+      const row = page.locator(`tr[data-ref="${ref}"]`);
+      await row.waitFor({ timeout: 10_000 });
+      const cell = row.locator('td.ref');
+      const text = (await cell.textContent())!;
+      expect(text).toBe(`\u2026${ref.slice(-12)}`);
+      expect(await cell.getAttribute('title')).toBe(`${ref} (click to copy)`);
+      expect(await row.locator('.external-id').textContent()).toBe(externalId);
+      texts.push(text);
+    }
+    expect(texts[0]).not.toBe(texts[1]);
+
+    // A click puts the whole ref on the clipboard.
+    await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin });
+    await page.locator(`tr[data-ref="${second}"] td.ref`).click();
+    await page.locator(`tr[data-ref="${second}"] td.ref.copied`).waitFor({ timeout: 5_000 });
+    // A string, as the tests are compiled without the DOM's types.
+    expect(await page.evaluate('navigator.clipboard.readText()')).toBe(second);
+  }, 30_000);
+
+  it('does not repeat the state as its reason: expired/expired shows the description', async () => {
+    const res = await fetch(`${expiringOrigin}/api/outbox/create`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', 'X-API-Key': API_KEY },
+      body: JSON.stringify({ profile_code: '12345', messages: [{ recipient: '254712345678', message: 'Too late' }] }),
+    });
+    expect(res.status).toBe(200);
+    const [{ message_ref: ref }] = (await res.json()) as [{ message_ref: string }];
+    const expiringPage = await browser.newPage();
+    try {
+      await expiringPage.goto(`${expiringOrigin}/`);
+      const row = expiringPage.locator(`tr[data-ref="${ref}"][data-state="expired"]`);
+      await row.waitFor({ timeout: 20_000 });
+      // What the API says, so the test knows the page had something to repeat.
+      const status = (await (await fetch(`${expiringOrigin}/api/outbox/delivery-status/${ref}`, { headers: { 'X-API-Key': API_KEY } })).json()) as Record<string, unknown>;
+      expect(status).toMatchObject({ status: 'expired', status_reason: 'expired' });
+      expect(await row.locator('.state-cell').textContent()).toBe('expired');
+      const reason = await row.locator('.reason-cell').textContent();
+      expect(reason).not.toBe('expired');
+      expect(reason).toBe(status.status_description);
+    } finally {
+      await expiringPage.close();
+    }
+  }, 30_000);
 });
