@@ -19,12 +19,11 @@ import { SmsEventEmitter, emitterOf } from './events.js';
 import { attachLogger } from './logging.js';
 import { attachMetrics } from './metrics.js';
 import { serveOpenApi } from './openapi/serve.js';
-import { isTerminal } from './lifecycle/states.js';
 import { resolveOptions, type SmsRouterOptions } from './options.js';
 import { settle } from './util/settle.js';
+import { routeTransitions } from './outbox/transitions.js';
 import { retentionSweep } from './storage/retention.js';
 import { receiptTimeoutSweep } from './worker/receipt-timeout.js';
-import type { Transition } from './storage/contract.js';
 import { ReceiptHandler } from './worker/receipt-handler.js';
 import { SubmitWorker } from './worker/submit-worker.js';
 
@@ -70,12 +69,7 @@ export function createSmsRouter(options: SmsRouterOptions): SmsRouter {
   const { storage, delivery, now } = config;
 
   const dispatcher = new CallbackDispatcher({ storage, emit, config: config.dlr, owner: config.instanceId, now });
-  const onTransition = (transition: Transition): void => {
-    emit('message.status', { message: transition.message, previousState: transition.previousState });
-    // A report stored leased to this instance is sent at once; any other is claimed.
-    if (transition.leasedReport !== undefined) dispatcher.handOver(transition.leasedReport, transition.message);
-    else if (isTerminal(transition.message.state) && transition.message.callbackUrl !== null) dispatcher.wake();
-  };
+  const onTransition = routeTransitions(emit, dispatcher);
   const worker = new SubmitWorker({ storage, delivery, emit, config: config.worker, owner: config.instanceId, now, onTransition });
   const receipts = new ReceiptHandler({
     storage, emit, now, waitMs: config.worker.receiptWaitMs, onTransition,
@@ -119,24 +113,12 @@ export function createSmsRouter(options: SmsRouterOptions): SmsRouter {
   };
   start().catch(() => undefined);
 
-  // One worker wake per turn of the event loop, after every request stored in it: a wake
-  // per request meant a claim per request (a write transaction on SQL storage), and under
-  // load most of those claims found one message.
-  let wakePending = false;
-  const wakeWorker = (): void => {
-    if (wakePending) return;
-    wakePending = true;
-    setImmediate(() => {
-      wakePending = false;
-      worker.wake();
-    });
-  };
   const validators = createValidators(config.limits, (url) => callbackUrlProblem(url, config.dlr.allowance));
   const limiters = createRateLimiters(config.rateLimit, emit);
   const send = (validate: typeof validators.quick): RequestHandler =>
     sendHandler({
       validate, resolveProfile: config.resolveProfile, storage, emit, now,
-      worker, onStored: wakeWorker, chargeMessages: limiters.chargeMessages,
+      handOff: worker, chargeMessages: limiters.chargeMessages,
     });
   const body = parseJsonBody(config.limits.maxBodyBytes);
   // The admission stage of every endpoint, one Express layer: wait for the start (once it

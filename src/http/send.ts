@@ -8,7 +8,7 @@ import { SmsError } from '../errors.js';
 import { defaultSender, type Profile, type ProfileResolver } from '../auth/profiles.js';
 import type { Emit } from '../events.js';
 import type { NewMessage, Storage } from '../storage/contract.js';
-import type { SubmitWorker } from '../worker/submit-worker.js';
+import type { MessageHandOff } from '../outbox/hand-off.js';
 import { principalOf } from './authenticate.js';
 import { newMessageRef } from './message-ref.js';
 import { sendJsonText } from './respond.js';
@@ -22,13 +22,8 @@ export interface SendHandlerDeps {
   storage: Storage;
   emit: Emit;
   now: () => number;
-  /**
-   * This instance's worker: messages it has room for are stored leased to it and handed
-   * to it once stored, so it submits them without claiming them first.
-   */
-  worker: Pick<SubmitWorker, 'reserve' | 'unreserve' | 'adopt'>;
-  /** Called after messages are stored unleased (the worker had no room), so it claims them as soon as it can. */
-  onStored: () => void;
+  /** Where stored messages go next: this instance's worker, leased to it when it has room. */
+  handOff: MessageHandOff;
   /** Takes the request's messages from the caller's budget, or throws (429/422): nothing is stored then. */
   chargeMessages: ChargeMessages;
 }
@@ -98,16 +93,15 @@ export function sendHandler(deps: SendHandlerDeps): RequestHandler {
     const charging = deps.chargeMessages(res, request.items.length);
     if (charging !== undefined) await charging;
     const messages = toMessages(request, principal.id, sender, deps.now(), principal.callbackSecret ?? null);
-    const lease = deps.worker.reserve(messages.length);
+    const lease = deps.handOff.lease(messages.length);
     try {
       await deps.storage.insertMessages(messages, lease ?? undefined);
     } catch (error) {
-      if (lease !== null) deps.worker.unreserve(messages.length);
+      deps.handOff.notStored(messages.length, lease);
       throw error;
     }
     sendJsonText(res, 200, acceptedBody(messages));
     for (const message of messages) deps.emit('message.accepted', { message });
-    if (lease === null) deps.onStored();
-    else deps.worker.adopt(messages, lease);
+    deps.handOff.stored(messages, lease);
   };
 }

@@ -20,6 +20,8 @@ import { splitSms } from '../sms/segments.js';
 import type { InsertLease, MessageRecord, NewMessage, Storage, Transition } from '../storage/contract.js';
 import { QueuedRecord } from '../storage/queued-record.js';
 import { retryDelay } from './backoff.js';
+import { ClaimLoop } from '../outbox/claim-loop.js';
+import type { MessageHandOff } from '../outbox/hand-off.js';
 
 /** What the worker needs. */
 export interface SubmitWorkerDeps {
@@ -48,62 +50,69 @@ export function concatRefOf(ref: string): number {
  */
 export const HELD_PER_SLOT = 4;
 
-/** Claims and submits queued messages until closed. */
-export class SubmitWorker {
+/** Claims and submits queued messages until closed; takes messages handed over by the send endpoints. */
+export class SubmitWorker implements MessageHandOff {
   readonly #deps: SubmitWorkerDeps;
-  /** The messages this worker holds, from claim (or hand-off) until their work is recorded. */
-  readonly #inFlight = new Set<Promise<void>>();
+  readonly #loop: ClaimLoop<MessageRecord>;
   /** Submissions waiting for the carrier now: at most `concurrency`. */
   #atCarrier = 0;
   /** Parts waiting for a slot, first come first served. */
   readonly #slotQueue: (() => void)[] = [];
-  #timer: NodeJS.Timeout | null = null;
-  #polling: Promise<void> | null = null;
-  /** Slots promised by {@link SubmitWorker.reserve} to messages being stored right now. */
-  #reserved = 0;
-  /** Messages handed over by {@link SubmitWorker.adopt}, submitted at the end of the turn. */
+  /** Messages handed over by {@link SubmitWorker.stored}, submitted at the end of the turn. */
   #adopted: { message: NewMessage; leaseEnd: number }[] = [];
   #adopting: NodeJS.Immediate | null = null;
-  /** The last claim filled every free slot: more work may be waiting for room. */
-  #backlog = false;
-  #wakeRequested = false;
-  #started = false;
-  #closed = false;
 
   constructor(deps: SubmitWorkerDeps) {
     this.#deps = deps;
+    const { storage, config, owner } = deps;
+    this.#loop = new ClaimLoop<MessageRecord>({
+      capacity: config.concurrency * HELD_PER_SLOT,
+      pollIntervalMs: config.pollIntervalMs,
+      claim: (limit, now) => storage.claimMessages({ owner, limit, leaseMs: config.leaseMs, now }),
+      run: (message, claimedAt) => this.#submit(message, claimedAt + config.leaseMs),
+      onError: (error) => deps.emit('error', { error, source: 'storage' }),
+      now: deps.now,
+    });
   }
 
-  /** Starts polling. */
+  /** Starts claiming. */
   start(): void {
-    this.#started = true;
-    this.wake();
+    this.#loop.start();
+  }
+
+  /** Looks for work soon (new messages were stored). Cheap to call often. */
+  wake(): void {
+    this.#loop.wake();
   }
 
   /**
    * Takes room for `count` messages about to be stored, and the lease to store them under:
-   * stored that way, they are this worker's at once ({@link SubmitWorker.adopt}), without a
+   * stored that way, they are this worker's at once ({@link SubmitWorker.stored}), without a
    * claim. `null` when there is not room for all of them (or the worker is not running):
    * they are then stored unleased and claimed like any other.
    */
-  reserve(count: number): InsertLease | null {
-    if (!this.#started || this.#closed || this.#room() < count) return null;
-    this.#reserved += count;
+  lease(count: number): InsertLease | null {
+    if (!this.#loop.reserve(count)) return null;
     return { owner: this.#deps.owner, until: this.#deps.now() + this.#deps.config.leaseMs };
   }
 
-  /** Gives back the room of a {@link SubmitWorker.reserve} whose messages were not stored. */
-  unreserve(count: number): void {
-    this.#reserved -= count;
+  /** Gives back the room of a {@link SubmitWorker.lease} whose messages were not stored. */
+  notStored(count: number, lease: InsertLease | null): void {
+    if (lease !== null) this.#loop.release(count);
   }
 
   /**
-   * Starts submitting messages stored under a lease {@link SubmitWorker.reserve} gave, at
-   * the end of this turn of the event loop: the requests of one turn are answered first and
-   * their messages then submitted together, as a claim would have (interleaving the two,
-   * one request at a time, measured a few percent more CPU per request).
+   * Takes messages just stored. Those stored under a lease {@link SubmitWorker.lease} gave
+   * are submitted at the end of this turn of the event loop: the requests of one turn are
+   * answered first and their messages then submitted together, as a claim would have
+   * (interleaving the two, one request at a time, measured a few percent more CPU per
+   * request). Unleased ones wake the claim loop.
    */
-  adopt(messages: readonly NewMessage[], lease: InsertLease): void {
+  stored(messages: readonly NewMessage[], lease: InsertLease | null): void {
+    if (lease === null) {
+      this.#loop.wake();
+      return;
+    }
     for (const message of messages) this.#adopted.push({ message, leaseEnd: lease.until });
     this.#adopting ??= setImmediate(() => this.#submitAdopted());
   }
@@ -112,15 +121,10 @@ export class SubmitWorker {
     this.#adopting = null;
     const adopted = this.#adopted;
     this.#adopted = [];
-    this.#reserved -= adopted.length;
+    this.#loop.release(adopted.length);
     // Closed meanwhile: they stay stored, and any instance claims them once the lease ends.
-    if (this.#closed) return;
-    for (const { message, leaseEnd } of adopted) this.#track(this.#submit(new QueuedRecord(message), leaseEnd));
-  }
-
-  /** How many more messages this worker may hold. */
-  #room(): number {
-    return this.#deps.config.concurrency * HELD_PER_SLOT - this.#inFlight.size - this.#reserved;
+    if (!this.#loop.running) return;
+    for (const { message, leaseEnd } of adopted) this.#loop.hold(this.#submit(new QueuedRecord(message), leaseEnd));
   }
 
   /** Waits for a slot at the carrier. */
@@ -136,18 +140,6 @@ export class SubmitWorker {
     else this.#atCarrier--;
   }
 
-  /** Looks for work now (new messages were stored). Cheap to call often. */
-  wake(): void {
-    if (this.#closed) return;
-    if (this.#polling) {
-      this.#wakeRequested = true;
-      return;
-    }
-    if (this.#timer !== null) clearTimeout(this.#timer);
-    this.#timer = null;
-    this.#polling = this.#poll();
-  }
-
   /**
    * Stops claiming and waits for the messages it holds to be submitted and recorded, those
    * still waiting for a slot too (a graceful restart leaves none to wait out its lease);
@@ -159,53 +151,8 @@ export class SubmitWorker {
       clearImmediate(this.#adopting);
       this.#submitAdopted();
     }
-    this.#closed = true;
-    if (this.#timer !== null) clearTimeout(this.#timer);
-    this.#timer = null;
-    // A claim under way still hands its messages to #submit; wait for it, then for them.
-    await this.#polling;
-    while (this.#inFlight.size > 0) await Promise.allSettled([...this.#inFlight]);
-  }
-
-  async #poll(): Promise<void> {
-    // Yield before anything else: wake() stores this promise in #polling and the end of
-    // this method clears it. A poll with no room to claim used to end before that store,
-    // leaving #polling set for good, and the worker never claimed again.
-    await Promise.resolve();
-    const { storage, config, owner, now, emit } = this.#deps;
-    let claimedFull = false;
-    try {
-      const room = this.#room();
-      if (room > 0) {
-        const claimedAt = now();
-        const messages = await storage.claimMessages({ owner, limit: room, leaseMs: config.leaseMs, now: claimedAt });
-        claimedFull = messages.length === room;
-        this.#backlog = claimedFull;
-        for (const message of messages) this.#track(this.#submit(message, claimedAt + config.leaseMs));
-      }
-    } catch (error) {
-      emit('error', { error, source: 'storage' });
-    }
-    this.#polling = null;
-    if (this.#closed) return;
-    // A full claim means more may be waiting: go again as soon as there is room.
-    if (this.#wakeRequested || (claimedFull && this.#room() > 0)) {
-      this.#wakeRequested = false;
-      setImmediate(() => this.wake());
-    } else {
-      this.#timer = setTimeout(() => this.wake(), config.pollIntervalMs);
-      this.#timer.unref();
-    }
-  }
-
-  #track(work: Promise<void>): void {
-    this.#inFlight.add(work);
-    void work.finally(() => {
-      this.#inFlight.delete(work);
-      // A finished submission makes room: fetch more if the last claim was full. (New
-      // messages wake the worker themselves; an idle poll per submission cost a claim each.)
-      if (!this.#closed && this.#backlog) this.wake();
-    });
+    await this.#loop.stop();
+    await this.#loop.drain();
   }
 
   /** Submits the parts of `message` not yet submitted, while its lease (until `leaseEnd`) holds. */

@@ -1,0 +1,87 @@
+/**
+ * One delivery report attempt: check the address, sign, POST, record the result in storage
+ * and tell the host through a `dlr.*` event.
+ */
+import type { Emit } from '../events.js';
+import type { CallbackAttempt, DueCallback, Storage } from '../storage/contract.js';
+import { callbackUrlProblem } from './address-guard.js';
+import type { DlrConfig } from './options.js';
+import { buildDlrPayload } from './payload.js';
+import type { CallbackSender, PostResult } from './post.js';
+import { nextAttemptDelay, verdictOf } from './schedule.js';
+import { signWebhook } from './sign.js';
+
+/** What an attempt needs. */
+export interface ReportAttemptDeps {
+  storage: Storage;
+  emit: Emit;
+  config: DlrConfig;
+  sender: CallbackSender;
+  /** The clock, epoch ms; also gives the `webhook-timestamp`. */
+  now: () => number;
+  /** Random numbers in [0, 1) for the retry schedule's jitter. */
+  random: () => number;
+}
+
+/** The result of an attempt that was refused before anything was sent. */
+function unsent(error: string): PostResult {
+  return { statusCode: null, error, durationMs: 0, retryAfterMs: null };
+}
+
+/** Returns the function that makes one attempt of a due report. The attempt never rejects. */
+export function reportAttempt(deps: ReportAttemptDeps): (due: DueCallback) => Promise<void> {
+  const { storage, emit, config, sender, now, random } = deps;
+
+  /**
+   * Signs and posts one report. `hopeless` marks a failure no retry can mend: a URL wrong
+   * in itself (scheme, credentials, internal literal IP) or a secret that cannot sign.
+   */
+  const post = async (due: DueCallback, url: string): Promise<{ result: PostResult; hopeless: boolean }> => {
+    const urlProblem = callbackUrlProblem(url, config.allowance);
+    if (urlProblem !== null) return { result: unsent(`blocked: callback URL ${urlProblem}`), hopeless: true };
+    const body = JSON.stringify(buildDlrPayload(due.uid, due.message));
+    const secret = due.message.callbackSecret ?? config.secret;
+    let headers: Record<string, string> | undefined;
+    if (secret !== null) {
+      const timestamp = Math.floor(now() / 1000);
+      let signature: string;
+      try {
+        signature = signWebhook(secret, due.uid, timestamp, body);
+      } catch (error) {
+        emit('error', { error, source: 'dlr', ref: due.message.ref });
+        return { result: unsent(`cannot sign: ${(error as Error).message}`), hopeless: true };
+      }
+      headers = { 'webhook-id': due.uid, 'webhook-timestamp': String(timestamp), 'webhook-signature': signature };
+    }
+    const result = await sender.post({ url, body, headers, timeoutMs: config.timeoutMs, userAgent: config.userAgent });
+    return { result, hopeless: false };
+  };
+
+  return async (due) => {
+    const { uid, message } = due;
+    const url = message.callbackUrl ?? '';
+    const attempt = due.attempts + 1;
+    try {
+      const { result, hopeless } = await post(due, url);
+      const at = now();
+      const verdict = verdictOf(result.statusCode);
+      const delay =
+        verdict === 'retry' && !hopeless ? nextAttemptDelay(attempt, config.schedule, result.retryAfterMs, random) : null;
+      const error = result.error ?? (verdict === 'delivered' ? null : `HTTP ${result.statusCode}`);
+      const record: CallbackAttempt =
+        verdict === 'delivered'
+          ? { result: 'delivered', statusCode: result.statusCode, error: null, nextAttemptAt: null, now: at }
+          : delay === null
+            ? { result: 'failed', statusCode: result.statusCode, error, nextAttemptAt: null, now: at }
+            : { result: 'retry', statusCode: result.statusCode, error, nextAttemptAt: at + delay, now: at };
+      await storage.recordCallbackAttempt(uid, record);
+      const event = { uid, message, url, attempt, statusCode: result.statusCode, durationMs: result.durationMs };
+      if (record.result === 'delivered') emit('dlr.sent', event);
+      else if (record.result === 'failed') emit('dlr.failed', { ...event, error });
+      else emit('dlr.retrying', { ...event, error, nextAttemptAt: record.nextAttemptAt! });
+    } catch (error) {
+      // Not recorded: the lease ends and the report is tried again (at-least-once).
+      emit('error', { error, source: 'dlr', ref: message.ref });
+    }
+  };
+}

@@ -1,0 +1,20 @@
+/**
+ * Where a message's state change goes once storage has recorded it: announced to the host
+ * as `message.status`, and, when it ended a message with a callback URL, on to the report
+ * dispatcher. The worker, the receipt handler and the receipt timeout all report their
+ * transitions here, so the router only wires them.
+ */
+import type { CallbackDispatcher } from '../dlr/dispatcher.js';
+import type { Emit } from '../events.js';
+import { isTerminal } from '../lifecycle/states.js';
+import type { Transition } from '../storage/contract.js';
+
+/** Returns the function every recorded transition is passed to. */
+export function routeTransitions(emit: Emit, dispatcher: Pick<CallbackDispatcher, 'handOver' | 'wake'>): (transition: Transition) => void {
+  return (transition) => {
+    emit('message.status', { message: transition.message, previousState: transition.previousState });
+    // A report stored leased to this instance is sent at once; any other is claimed.
+    if (transition.leasedReport !== undefined) dispatcher.handOver(transition.leasedReport, transition.message);
+    else if (isTerminal(transition.message.state) && transition.message.callbackUrl !== null) dispatcher.wake();
+  };
+}
