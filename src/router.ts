@@ -16,13 +16,13 @@ import { createValidators } from './http/validate-request.js';
 import { callbackUrlProblem } from './dlr/address-guard.js';
 import { CallbackDispatcher } from './dlr/dispatcher.js';
 import { SmsEventEmitter, emitterOf } from './events.js';
-import { attachLogger } from './logging.js';
+import { attachLogger, unheardErrorWriter } from './logging.js';
 import { attachMetrics } from './metrics.js';
 import { serveOpenApi } from './openapi/serve.js';
 import { resolveOptions, type SmsRouterOptions } from './options.js';
 import { settle } from './util/settle.js';
 import { routeTransitions } from './outbox/transitions.js';
-import { retentionSweep } from './storage/retention.js';
+import { retentionSweep } from './worker/retention.js';
 import { receiptTimeoutSweep } from './worker/receipt-timeout.js';
 import { ReceiptHandler } from './worker/receipt-handler.js';
 import { SubmitWorker } from './worker/submit-worker.js';
@@ -62,7 +62,9 @@ export interface SmsRouter extends RequestHandler {
  */
 export function createSmsRouter(options: SmsRouterOptions): SmsRouter {
   const config = resolveOptions(options);
-  const events = new SmsEventEmitter();
+  // Errors nobody listens to go to stderr (rate-limited) rather than nowhere; a logger or
+  // an `error` listener, even one added after this, takes them over.
+  const events = new SmsEventEmitter({ unheardError: unheardErrorWriter({ now: config.now }) });
   const emit = emitterOf(events);
   if (config.logger) attachLogger(events, config.logger);
   if (config.metrics) attachMetrics(events, config.metrics);
@@ -86,8 +88,11 @@ export function createSmsRouter(options: SmsRouterOptions): SmsRouter {
   // Set once a start succeeded: requests then go on at once, without a promise turn each.
   let running = false;
   const start = (): Promise<void> => {
+    // Which adapter failed, for the `error` event's source.
+    let source: 'storage' | 'delivery' = 'storage';
     started ??= (async () => {
       await storage.ready?.();
+      source = 'delivery';
       carrierStarted ??= delivery
         .start({
           receipt: (receipt) => receipts.receive(receipt),
@@ -106,7 +111,7 @@ export function createSmsRouter(options: SmsRouterOptions): SmsRouter {
       running = true;
     })().catch((error: unknown) => {
       started = null;
-      emit('error', { error, source: 'storage' });
+      emit('error', { error, source });
       throw error;
     });
     return started;

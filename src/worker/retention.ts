@@ -4,8 +4,8 @@
  */
 import type { Emit } from '../events.js';
 import type { RetentionOptions } from '../options.js';
-import { drainInBatches, Periodic } from '../worker/periodic.js';
-import type { Storage } from './contract.js';
+import { drainInBatches, Periodic } from './periodic.js';
+import type { Storage } from '../storage/contract.js';
 
 /** Returns the periodic purge of `storage` (start it, close it with the router). */
 export function retentionSweep(storage: Storage, config: Required<RetentionOptions>, now: () => number, emit: Emit): Periodic {
