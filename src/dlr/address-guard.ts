@@ -6,9 +6,13 @@
  * WHATWG URL parser normalises). {@link addressProblem} runs at connect time on every
  * address a host name resolves to, which is what stops DNS rebinding: the address checked
  * is the address dialled (see `post.ts`).
+ *
+ * What counts as internal is the table in `special-purpose-ranges.ts`, written from IANA's
+ * IPv4 and IPv6 special-purpose address registries.
  */
 import { BlockList, isIPv4, isIPv6 } from 'node:net';
 import { rememberRecent } from '../util/remember-recent.js';
+import { IPV4_RANGES, IPV6_RANGES, type SpecialPurposeRange } from './special-purpose-ranges.js';
 
 /**
  * Which internal addresses the host allows anyway (development, tests).
@@ -21,46 +25,50 @@ export interface AddressAllowance {
   allowPrivate: boolean | readonly string[];
 }
 
-/** IPv4 ranges no delivery report may reach: internal, special-purpose or not unicast. */
-const BLOCKED_V4: readonly [string, number][] = [
-  ['0.0.0.0', 8], // "this network", unspecified
-  ['10.0.0.0', 8], // private
-  ['100.64.0.0', 10], // carrier-grade NAT
-  ['127.0.0.0', 8], // loopback
-  ['169.254.0.0', 16], // link-local, cloud metadata services
-  ['172.16.0.0', 12], // private
-  ['192.0.0.0', 24], // IETF protocol assignments
-  ['192.0.2.0', 24], // documentation
-  ['192.88.99.0', 24], // 6to4 relay anycast
-  ['192.168.0.0', 16], // private
-  ['198.18.0.0', 15], // benchmarking
-  ['198.51.100.0', 24], // documentation
-  ['203.0.113.0', 24], // documentation
-  ['224.0.0.0', 4], // multicast
-  ['240.0.0.0', 4], // reserved, and 255.255.255.255 broadcast
-];
+/** A row of the range tables, compiled for matching. */
+interface CompiledRange {
+  readonly prefix: number;
+  /** The network: a 32-bit value for IPv4, eight 16-bit groups for IPv6. */
+  readonly network: number | readonly number[];
+  readonly range: SpecialPurposeRange;
+}
 
-/**
- * IPv6 ranges no delivery report may reach. The forms that carry an IPv4 address
- * (mapped, translated, compatible, NAT64, 6to4, Teredo) are not listed: the IPv4 address
- * inside them is checked instead, see {@link embeddedIPv4}.
- */
-const BLOCKED_V6: readonly [string, number][] = [
-  ['::', 8], // reserved: unspecified, loopback, deprecated IPv4-compatible forms
-  ['64:ff9b:1::', 48], // local-use NAT64
-  ['100::', 64], // discard-only
-  ['2001::', 23], // IETF protocol assignments (Teredo is handled before this list)
-  ['2001:db8::', 32], // documentation
-  ['fc00::', 7], // unique local
-  ['fe80::', 10], // link-local
-  ['fec0::', 10], // site-local (deprecated)
-  ['ff00::', 8], // multicast
-];
+function compileRanges(ranges: readonly SpecialPurposeRange[], parse: (address: string) => number | readonly number[] | null): CompiledRange[] {
+  const rows = ranges.map((range) => {
+    const [address, prefixText] = range.block.split('/') as [string, string];
+    const network = parse(address);
+    if (network === null) throw new Error(`special-purpose range ${range.block} does not parse`);
+    return { prefix: Number(prefixText), network, range };
+  });
+  // Most specific first, so the first match is the registry entry that decides: 192.0.0.9/32
+  // before 192.0.0.0/24, 64:ff9b::/96 before ::/3.
+  return rows.sort((a, b) => b.prefix - a.prefix);
+}
 
-const blockedV4 = new BlockList();
-for (const [network, prefix] of BLOCKED_V4) blockedV4.addSubnet(network, prefix, 'ipv4');
-const blockedV6 = new BlockList();
-for (const [network, prefix] of BLOCKED_V6) blockedV6.addSubnet(network, prefix, 'ipv6');
+/** An IPv4 address in dotted-quad form as an unsigned 32-bit number. */
+function ipv4Value(ip: string): number {
+  const [a, b, c, d] = ip.split('.').map(Number) as [number, number, number, number];
+  return ((a << 24) | (b << 16) | (c << 8) | d) >>> 0;
+}
+
+const V4_RANGES = compileRanges(IPV4_RANGES, (address) => (isIPv4(address) ? ipv4Value(address) : null));
+const V6_RANGES = compileRanges(IPV6_RANGES, parseIPv6);
+
+function inV4(value: number, row: CompiledRange): boolean {
+  if (row.prefix === 0) return true;
+  const mask = (0xffffffff << (32 - row.prefix)) >>> 0;
+  return ((value & mask) >>> 0) === row.network;
+}
+
+function inV6(groups: readonly number[], row: CompiledRange): boolean {
+  const network = row.network as readonly number[];
+  let bits = row.prefix;
+  for (let i = 0; bits > 0; i++, bits -= 16) {
+    const mask = bits >= 16 ? 0xffff : (0xffff << (16 - bits)) & 0xffff;
+    if ((groups[i]! & mask) !== network[i]!) return false;
+  }
+  return true;
+}
 
 /** Parses an IPv6 address (zone id allowed) into its eight 16-bit groups, or `null`. */
 function parseIPv6(ip: string): number[] | null {
@@ -85,46 +93,67 @@ function parseIPv6(ip: string): number[] | null {
   return groups.length === 8 ? groups : null;
 }
 
-function dotted(high: number, low: number): string {
-  return `${high >>> 8}.${high & 0xff}.${low >>> 8}.${low & 0xff}`;
-}
-
-/**
- * The IPv4 address an IPv6 address stands for, if it is one of the forms that route to or
- * translate into IPv4: mapped `::ffff:a.b.c.d`, translated `::ffff:0:a.b.c.d`, compatible
- * `::a.b.c.d`, NAT64 `64:ff9b::a.b.c.d`, 6to4 `2002:AABB:CCDD::` and Teredo (whose client
- * address is stored inverted). Otherwise `null`.
- */
-function embeddedIPv4(g: readonly number[]): string | null {
-  const [g0, g1, g2, g3, g4, g5, g6, g7] = g as [number, number, number, number, number, number, number, number];
-  const zeroTo3 = g0 === 0 && g1 === 0 && g2 === 0 && g3 === 0;
-  if (zeroTo3 && g4 === 0 && (g5 === 0xffff || g5 === 0)) return dotted(g6, g7);
-  if (zeroTo3 && g4 === 0xffff && g5 === 0) return dotted(g6, g7);
-  if (g0 === 0x64 && g1 === 0xff9b && g2 === 0 && g3 === 0 && g4 === 0 && g5 === 0) return dotted(g6, g7);
-  if (g0 === 0x2002) return dotted(g1, g2);
-  if (g0 === 0x2001 && g1 === 0) return dotted(~g6 & 0xffff, ~g7 & 0xffff);
-  return null;
-}
-
+/** Eight groups as plain IPv6 text (no zone, no dotted tail), for `BlockList`. */
 function formatIPv6(g: readonly number[]): string {
   return g.map((group) => group.toString(16)).join(':');
 }
 
+function dotted(high: number, low: number): string {
+  return `${high >>> 8}.${high & 0xff}.${low >>> 8}.${low & 0xff}`;
+}
+
+/** The most specific IPv6 row containing `groups`, or `null` (ordinary global unicast). */
+function v6Row(groups: readonly number[]): CompiledRange | null {
+  for (const row of V6_RANGES) if (inV6(groups, row)) return row;
+  return null;
+}
+
+/**
+ * The IPv4 address that is dialled when `groups` is dialled, for the two forms whose row
+ * says `embedded-ipv4`: IPv4-mapped `::ffff:a.b.c.d` and NAT64 `64:ff9b::a.b.c.d`.
+ * Otherwise `null`. (6to4, Teredo, the deprecated IPv4-compatible `::a.b.c.d` and SIIT
+ * `::ffff:0:a.b.c.d` forms are refused outright by their rows, whatever they carry.)
+ */
+function embeddedIPv4(groups: readonly number[]): string | null {
+  const row = v6Row(groups);
+  return row !== null && row.range.handling === 'embedded-ipv4' ? dotted(groups[6]!, groups[7]!) : null;
+}
+
+/** The row that decides an IPv4 address, or `null` for an ordinary public address. */
+function v4Range(ip: string): SpecialPurposeRange | null {
+  const value = ipv4Value(ip);
+  for (const row of V4_RANGES) if (inV4(value, row)) return row.range;
+  return null;
+}
+
+/**
+ * The special-purpose range that decides `ip`, or `null` for an ordinary public address
+ * (or a string that is no IP address). For an IPv4-mapped or NAT64 address it is the
+ * range of the IPv4 address carried. See `special-purpose-ranges.ts` for the table.
+ */
+export function specialRangeOf(ip: string): SpecialPurposeRange | null {
+  if (isIPv4(ip)) return v4Range(ip);
+  const groups = parseIPv6(ip);
+  if (groups === null) return null;
+  const row = v6Row(groups);
+  if (row === null) return null;
+  if (row.range.handling === 'embedded-ipv4') return v4Range(dotted(groups[6]!, groups[7]!));
+  return row.range;
+}
+
 /**
  * True when `ip` is an address no delivery report may reach unless the host allows it:
- * private, loopback, link-local, CGNAT, unique-local, multicast, unspecified, broadcast,
- * documentation and other special-purpose ranges, and every IPv6 form that carries such
- * an IPv4 address (mapped, compatible, NAT64, 6to4, Teredo).
+ * every entry of IANA's IPv4 and IPv6 special-purpose registries that is not globally
+ * reachable (private, loopback, link-local, CGNAT, documentation, benchmarking, discard,
+ * 6to4, Teredo, SRv6 SIDs and the rest), multicast, broadcast, IPv6 outside global unicast
+ * `2000::/3`, and IPv4-mapped or NAT64 forms of any refused IPv4 address. The table, and
+ * which globally reachable entries are refused anyway, is in `special-purpose-ranges.ts`.
  *
  * Anything that is not an IP address at all counts as blocked: the guard fails closed.
  */
 export function isBlockedAddress(ip: string): boolean {
-  if (isIPv4(ip)) return blockedV4.check(ip, 'ipv4');
-  const groups = parseIPv6(ip);
-  if (groups === null) return true;
-  const v4 = embeddedIPv4(groups);
-  if (v4 !== null) return blockedV4.check(v4, 'ipv4');
-  return blockedV6.check(formatIPv6(groups), 'ipv6');
+  if (!isIPv4(ip) && parseIPv6(ip) === null) return true;
+  return specialRangeOf(ip)?.handling === 'refuse';
 }
 
 /** An allowance turned into a lookup structure; built once per allowance object. */
@@ -165,7 +194,10 @@ function compile(allow: AddressAllowance): CompiledAllowance {
   return list;
 }
 
-/** True when the allowance explicitly admits `ip` (or the IPv4 address it carries). */
+/**
+ * True when the allowance explicitly admits `ip`, or the IPv4 address it is dialled as
+ * (IPv4-mapped or NAT64 forms only, as in {@link isBlockedAddress}).
+ */
 function isAllowed(ip: string, allowance: CompiledAllowance): boolean {
   if (typeof allowance === 'boolean') return allowance;
   if (isIPv4(ip)) return allowance.check(ip, 'ipv4');
@@ -183,7 +215,11 @@ function isAllowed(ip: string, allowance: CompiledAllowance): boolean {
 export function addressProblem(ip: string, allow: AddressAllowance): string | null {
   if (!isBlockedAddress(ip)) return null;
   if (isAllowed(ip, compile(allow))) return null;
-  return `address ${ip} is private, loopback, link-local or otherwise internal`;
+  // Naming the registry entry tells the host why a public-looking address was refused
+  // (3fff::/20 and 5f00::/16 look like any other IPv6 address).
+  const range = specialRangeOf(ip);
+  const entry = range === null ? '' : ` (${range.block} ${range.name}, ${range.rfc})`;
+  return `address ${ip} is private, loopback, link-local or otherwise internal${entry}`;
 }
 
 /**

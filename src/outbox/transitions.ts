@@ -4,13 +4,20 @@
  * dispatcher. The worker, the receipt handler and the receipt timeout all report their
  * transitions here, so the router only wires them.
  */
-import type { CallbackDispatcher } from '../dlr/dispatcher.js';
 import type { Emit } from '../events.js';
 import { isTerminal } from '../lifecycle/states.js';
-import type { Transition } from '../storage/contract.js';
+import type { LeasedReport, MessageRecord, Transition } from '../storage/contract.js';
+
+/** What transitions need of the report dispatcher. */
+export interface ReportPort {
+  /** Sends at once a report stored leased to this instance. */
+  handOver(report: LeasedReport, message: MessageRecord): void;
+  /** Claims soon: a report has just become due. */
+  wake(): void;
+}
 
 /** Returns the function every recorded transition is passed to. */
-export function routeTransitions(emit: Emit, dispatcher: Pick<CallbackDispatcher, 'handOver' | 'wake'>): (transition: Transition) => void {
+export function routeTransitions(emit: Emit, dispatcher: ReportPort): (transition: Transition) => void {
   return (transition) => {
     emit('message.status', { message: transition.message, previousState: transition.previousState });
     // A report stored leased to this instance is sent at once; any other is claimed.
