@@ -20,9 +20,10 @@ export async function startMountedUnderPrefix(options: { port?: number; apiKey: 
     basePath: '/v1',
   });
   const app = express();
-  // The app's own parser may run first: the router keeps a body that is already parsed.
-  app.use(express.json());
+  // The router parses its own bodies (its size and nesting limits, its JSON errors); the
+  // app's parser goes after it, for the app's own routes.
   app.use('/sms', sms);
+  app.use(express.json());
   app.get('/sms/help', (_req, res) => {
     res.json({ docs: '/sms/v1/openapi.json' });
   });

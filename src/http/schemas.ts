@@ -12,7 +12,10 @@ const text = { type: 'string', minLength: 1 } as const;
 // Every optional field also takes `null`, read as absent: typed clients' JSON serializers
 // (Jackson, System.Text.Json, Newtonsoft by default) write an unset field that way.
 const int32 = { type: ['integer', 'null'], minimum: 0, maximum: 2147483647 } as const;
-/** A string reference, or a JSON integer that is echoed back as a string. */
+/**
+ * A string reference, or a JSON integer that is echoed back as a string. `""` is a
+ * reference too: it is kept and echoed, since clients compare the echo with what they sent.
+ */
 const reference = {
   type: ['string', 'integer', 'null'],
   maxLength: 128,
@@ -21,7 +24,9 @@ const reference = {
 } as const;
 /** A string; a JSON integer is accepted too, as clients of the original service send one. */
 const profileCode = { type: ['string', 'integer'], minLength: 1, maxLength: 64, minimum: 0, maximum: Number.MAX_SAFE_INTEGER } as const;
-const callbackUrl = { type: ['string', 'null'], minLength: 1, maxLength: 2048 } as const;
+// No `minLength`: real clients of the original service send `""` to ask for no report,
+// and the validator reads it as absent, like `null`.
+const callbackUrl = { type: ['string', 'null'], maxLength: 2048 } as const;
 
 function messageItem(recipientField: 'recipient' | 'mobile_number') {
   return {
@@ -69,7 +74,8 @@ export function premiumListSchema(limits: Required<LimitOptions>) {
       // A single number is accepted too; the validator wraps it in an array first.
       to: { type: 'array', minItems: 1, maxItems: limits.maxMessagesPerRequest, items: phone },
       message: text,
-      from: { type: ['string', 'null'], minLength: 1, maxLength: 16 },
+      // `""` is read as absent (the profile's default sender), as clients send it for "none".
+      from: { type: ['string', 'null'], maxLength: 16 },
       message_id: reference,
       message_type: int32,
       req_type: int32,

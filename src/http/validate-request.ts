@@ -24,7 +24,7 @@ export interface SendItem {
   messageType: number;
   /** `req_type`, default 1. */
   reqType: number;
-  /** The caller's reference as a string, or `null` when it sent none. */
+  /** The caller's reference as a string (`""` if it sent that), or `null` when it sent none. */
   reference: string | null;
 }
 
@@ -34,11 +34,11 @@ export interface SendRequest {
   endpoint: Endpoint;
   /** `profile_code`, as a string. */
   profileCode: string;
-  /** The premium list form's `from`, if given. */
+  /** The premium list form's `from`, if given (`""` and `null` count as not given). */
   from: string | null;
   /** The messages, in request order. */
   items: SendItem[];
-  /** `dlr_callback_url`, if given. */
+  /** `dlr_callback_url`, if given (`""` and `null` count as not given). */
   callbackUrl: string | null;
   /** Field name the caller used for recipients. */
   recipientField: RecipientField;
@@ -163,17 +163,31 @@ function countText(field: string, text: string, limits: Required<LimitOptions>):
   return count;
 }
 
+/**
+ * The optional string fields where `""` means "none", as `null` does: real clients of the
+ * original service (PHP ones among them) send the empty string when they want no report or
+ * no particular sender, and were answered 200 there.
+ */
+function givenText(value: string | null | undefined): string | null {
+  return value === undefined || value === null || value === '' ? null : value;
+}
+
 function callbackOf(body: { dlr_callback_url?: string | null }, checkUrl: CallbackUrlCheck): string | null {
-  const url = body.dlr_callback_url;
-  if (url === undefined || url === null) return null;
+  const url = givenText(body.dlr_callback_url);
+  if (url === null) return null;
   checkStorable('dlr_callback_url', url);
   const problem = checkUrl(url);
   if (problem !== null) fail('dlr_callback_url', problem);
   return url;
 }
 
+/**
+ * The caller's reference. Unlike the fields of {@link givenText}, `""` is a value here: it is
+ * stored, echoed and sent in reports as `""` (clients compare the echo with what they sent),
+ * and only a missing or `null` one is replaced by a generated reference.
+ */
 function referenceOf(field: string, value: string | number | null | undefined): string | null {
-  if (value === undefined || value === null || value === '') return null;
+  if (value === undefined || value === null) return null;
   if (typeof value === 'string') checkStorable(field, value);
   return String(value);
 }
@@ -232,11 +246,12 @@ export function createValidators(
       const list = normalised as unknown as RawListBody;
       const count = countText('message', list.message, limits);
       const reference = referenceOf('message_id', list.message_id);
-      if (list.from !== undefined && list.from !== null) checkStorable('from', list.from);
+      const from = givenText(list.from);
+      if (from !== null) checkStorable('from', from);
       return {
         endpoint: 'premium',
         profileCode: String(list.profile_code),
-        from: list.from ?? null,
+        from,
         items: list.to.map((recipient) => ({
           recipient,
           text: list.message,
