@@ -76,6 +76,7 @@ export function createSmsRouter(options: SmsRouterOptions): SmsRouter {
   const receipts = new ReceiptHandler({
     storage, emit, now, waitMs: config.worker.receiptWaitMs, onTransition,
     reportLease: (at) => dispatcher.reportLease(at),
+    submissionsRecorded: () => worker.submissionsRecorded(),
   });
   const retention = config.retention === false ? null : retentionSweep(storage, config.retention, now, emit);
   const receiptTimeout = receiptTimeoutSweep(storage, config.worker.receiptTimeoutMs, now, emit, onTransition);

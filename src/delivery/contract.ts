@@ -67,7 +67,18 @@ export interface InboundMessage {
 
 /** Callbacks the worker gives the adapter. Both may be called at any time after `start`. */
 export interface DeliveryHandlers {
-  /** A receipt arrived. Resolves once it is recorded (an adapter may ack after that). */
+  /**
+   * A receipt arrived. Resolves once it is recorded in storage (or found to repeat one
+   * recorded before, or given up on after `worker.receiptWaitMs`); only then may the
+   * adapter acknowledge it to the carrier. It may take a few seconds: a receipt that
+   * overtook the recording of its own submission is held until that recording lands.
+   *
+   * Rejects with {@link ReceiptNotYetMatched} when the receipt cannot be recorded yet (its
+   * submission is still not recorded, or the router is closing). The adapter must then
+   * answer so that the carrier sends the receipt again later (SMPP: a transient error such
+   * as `ESME_RX_T_APPN`), and need not report it: it is expected, not a failure. Any other
+   * rejection is a failure (storage down, say); answer it the same transient way.
+   */
   receipt(receipt: CarrierReceipt): Promise<void>;
   /** A mobile-originated message arrived. */
   inbound(message: InboundMessage): Promise<void>;
@@ -123,5 +134,42 @@ export class DeliveryError extends Error {
     this.permanent = options.permanent ?? false;
     this.outcome = options.outcome ?? null;
     this.retryAfterMs = options.retryAfterMs ?? null;
+  }
+}
+
+/**
+ * Marks a {@link ReceiptNotYetMatched}, across copies of this package as for
+ * {@link DeliveryError}.
+ */
+const RECEIPT_NOT_YET_MATCHED = Symbol.for('sms-outbox.ReceiptNotYetMatched');
+
+/**
+ * What {@link DeliveryHandlers.receipt} rejects with when a receipt cannot be recorded yet:
+ * no stored part has its carrier id so far (the receipt overtook the recording of its own
+ * submission by more than a few seconds), or the router is closing. Nothing was stored;
+ * the adapter must refuse the receipt transiently so that the carrier sends it again (to
+ * this instance later, or to another one), never acknowledge it.
+ */
+export class ReceiptNotYetMatched extends Error {
+  /**
+   * True for a ReceiptNotYetMatched from any copy of this package; use it instead of
+   * `instanceof`.
+   */
+  static is(error: unknown): error is ReceiptNotYetMatched {
+    return (
+      typeof error === 'object' &&
+      error !== null &&
+      (error as { [RECEIPT_NOT_YET_MATCHED]?: true })[RECEIPT_NOT_YET_MATCHED] === true
+    );
+  }
+
+  readonly [RECEIPT_NOT_YET_MATCHED] = true;
+  /** The carrier id the receipt names, as the carrier wrote it. */
+  readonly carrierId: string;
+
+  constructor(carrierId: string, message = `Receipt for carrier id "${carrierId}" cannot be recorded yet; refuse it so the carrier re-sends it`) {
+    super(message);
+    this.name = 'ReceiptNotYetMatched';
+    this.carrierId = carrierId;
   }
 }

@@ -12,6 +12,7 @@ import { outcome, type Outcome } from '../lifecycle/states.js';
 import { assertKnownKeys, assertNumber } from '../util/known-keys.js';
 import {
   DeliveryError,
+  ReceiptNotYetMatched,
   type CarrierReceipt,
   type DeliveryAdapter,
   type DeliveryHandlers,
@@ -105,6 +106,20 @@ const RECEIPT_OUTCOMES: Partial<Record<SimulatedOutcome, Outcome>> = {
   rejected: outcome('rejected', 'rejected'),
 };
 
+/**
+ * Delay before a refused receipt is sent again, ms. Short, as a demo should show a receipt
+ * that overtook its recording land soon; real carriers wait seconds to minutes.
+ */
+const RESEND_DELAY_MS = 1_000;
+
+/**
+ * Most re-sends of one refused receipt: enough to outlast the router's default
+ * `worker.receiptWaitMs` (60 s) with each delivery held up to 5 s, so the router, not the
+ * simulated carrier, decides when an unmatched receipt is given up; bounded, as a real
+ * carrier's retries are.
+ */
+const MAX_RESENDS = 20;
+
 /** Resolved options: every field present and checked. */
 interface SimulatorConfig {
   latency: readonly [number, number];
@@ -129,8 +144,10 @@ interface Waiter {
 /**
  * The simulated carrier. Implements {@link DeliveryAdapter}: call `start` once, then
  * `submit` each part; receipts come through the handlers, one per accepted part (and
- * sometimes two, with `duplicateReceipts`). Its timers never keep the process alive, and
- * after `close()` it reports nothing more and refuses submits.
+ * sometimes two, with `duplicateReceipts`). A receipt the handler refuses (rejects) is sent
+ * again a second later, up to 20 times, as a carrier re-sends an unacknowledged one. Its
+ * timers never keep the process alive, and after `close()` it reports nothing more (pending
+ * re-sends included) and refuses submits.
  */
 export class SimulatorDelivery implements DeliveryAdapter {
   /**
@@ -226,7 +243,7 @@ export class SimulatorDelivery implements DeliveryAdapter {
     await Promise.allSettled([...this.#inFlight]);
   }
 
-  /** Receipts scheduled and not yet reported (for tests and diagnostics). */
+  /** Receipts scheduled and not yet reported, re-sends of refused ones included (for tests and diagnostics). */
   get pendingReceipts(): number {
     return this.#receiptTimers.size;
   }
@@ -290,19 +307,36 @@ export class SimulatorDelivery implements DeliveryAdapter {
     this.#receiptTimers.add(timer);
   }
 
-  #report(receipt: CarrierReceipt): Promise<void> {
+  /**
+   * Reports a receipt; resolves once the handler accepted it, or once it was refused and
+   * its re-send is scheduled. Like a carrier, it sends a refused receipt again after
+   * {@link RESEND_DELAY_MS}, at most {@link MAX_RESENDS} times; a refusal that is not
+   * {@link ReceiptNotYetMatched} is also reported through `handlers.error`.
+   */
+  #report(receipt: CarrierReceipt, resends = 0): Promise<void> {
     const handlers = this.#handlers;
     if (this.#closed || !handlers) return Promise.resolve();
     const reported = (async () => {
       try {
         await handlers.receipt({ ...receipt });
       } catch (error) {
-        handlers.error(error);
+        if (!ReceiptNotYetMatched.is(error)) handlers.error(error);
+        if (resends < MAX_RESENDS) this.#resend(receipt, resends + 1);
       }
     })();
     this.#inFlight.add(reported);
     void reported.then(() => this.#inFlight.delete(reported));
     return reported;
+  }
+
+  #resend(receipt: CarrierReceipt, resends: number): void {
+    if (this.#closed) return;
+    const timer = setTimeout(() => {
+      this.#receiptTimers.delete(timer);
+      void this.#report(receipt, resends);
+    }, RESEND_DELAY_MS);
+    timer.unref();
+    this.#receiptTimers.add(timer);
   }
 }
 

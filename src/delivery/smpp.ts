@@ -6,14 +6,16 @@
  * What it promises: a part is resolved only on a `submit_sm_resp` with status 0; every
  * other ending (refusal, lost connection, timeout, close) rejects, retryably unless the
  * SMSC's status can never succeed. Every `deliver_sm` is answered, after its handler
- * resolved. What it does not promise: that a part whose response was lost was not
- * delivered (submission is at-least-once), or reassembly of concatenated MO messages
- * (each MO part is reported on its own).
+ * settled: ESME_ROK once it resolved (the receipt is stored), ESME_RX_T_APPN when it
+ * rejected (the SMSC delivers it again). What it does not promise: that a part whose
+ * response was lost was not delivered (submission is at-least-once), or reassembly of
+ * concatenated MO messages (each MO part is reported on its own).
  */
 import type smppLib from 'smpp';
 import type { PDU, Session } from 'smpp';
 import {
   DeliveryError,
+  ReceiptNotYetMatched,
   type DeliveryAdapter,
   type DeliveryHandlers,
   type OutgoingPart,
@@ -242,8 +244,12 @@ export class SmppDelivery implements DeliveryAdapter {
         // Other message types (SME acknowledgements, intermediate notifications) are acked and dropped.
       }
     } catch (error) {
+      // Refused transiently either way, so the SMSC delivers it again; a receipt that could
+      // not be recorded yet is expected (see DeliveryHandlers.receipt), not a failure.
       status = ESME_RX_T_APPN;
-      this.#report(new Error('SMPP deliver_sm handler failed; answered ESME_RX_T_APPN so the SMSC retries', { cause: error }));
+      if (!ReceiptNotYetMatched.is(error)) {
+        this.#report(new Error('SMPP deliver_sm handler failed; answered ESME_RX_T_APPN so the SMSC retries', { cause: error }));
+      }
     }
     sendAtEndOfTurn(session);
     session.send(pdu.response({ command_status: status }));

@@ -17,7 +17,7 @@ import type { Emit } from '../events.js';
 import { outcome } from '../lifecycle/states.js';
 import type { WorkerOptions } from '../options.js';
 import { splitSms } from '../sms/segments.js';
-import type { InsertLease, MessageRecord, NewMessage, Storage, Transition } from '../storage/contract.js';
+import type { InsertLease, MessageRecord, NewMessage, Storage, SubmissionResult, Transition } from '../storage/contract.js';
 import { QueuedRecord } from '../storage/queued-record.js';
 import { retryDelay } from './backoff.js';
 import { ClaimLoop } from '../outbox/claim-loop.js';
@@ -61,6 +61,8 @@ export class SubmitWorker implements MessageHandOff {
   /** Messages handed over by {@link SubmitWorker.stored}, submitted at the end of the turn. */
   #adopted: { message: NewMessage; leaseEnd: number }[] = [];
   #adopting: NodeJS.Immediate | null = null;
+  /** Parts sent to the carrier whose carrier id is not recorded yet. */
+  readonly #unrecorded = new Set<Promise<SubmissionResult>>();
 
   constructor(deps: SubmitWorkerDeps) {
     this.#deps = deps;
@@ -141,6 +143,16 @@ export class SubmitWorker implements MessageHandOff {
   }
 
   /**
+   * Resolves once every part this worker has sent to the carrier so far is recorded (or
+   * failed). A receipt can only be for a part already sent, so one that matches nothing,
+   * or only a finished part, after this is not for a submission of this instance still
+   * being recorded (see `ReceiptHandler`).
+   */
+  async submissionsRecorded(): Promise<void> {
+    if (this.#unrecorded.size > 0) await Promise.allSettled([...this.#unrecorded]);
+  }
+
+  /**
    * Stops claiming and waits for the messages it holds to be submitted and recorded, those
    * still waiting for a slot too (a graceful restart leaves none to wait out its lease);
    * leaves no timer behind.
@@ -157,7 +169,7 @@ export class SubmitWorker implements MessageHandOff {
 
   /** Submits the parts of `message` not yet submitted, while its lease (until `leaseEnd`) holds. */
   async #submit(message: MessageRecord, leaseEnd: number): Promise<void> {
-    const { storage, delivery, emit, now } = this.#deps;
+    const { emit, now } = this.#deps;
     const texts = message.smsCount === 1 ? [message.text] : splitSms(message.text);
     const concatRef = concatRefOf(message.ref);
     try {
@@ -179,16 +191,17 @@ export class SubmitWorker implements MessageHandOff {
           reqType: message.reqType,
         };
         await this.#takeSlot();
-        let ack: SubmitAck;
-        try {
-          // Past its lease the message may be another instance's now: submitting more parts
-          // would send them twice. What is left goes out with the next claim.
-          if (now() >= leaseEnd) return;
-          ack = await delivery.submit(outgoing);
-        } finally {
+        // Past its lease the message may be another instance's now: submitting more parts
+        // would send them twice. What is left goes out with the next claim.
+        if (now() >= leaseEnd) {
           this.#giveSlot();
+          return;
         }
-        const result = await storage.recordSubmission(message.ref, part.index, normalizeCarrierId(ack.carrierId), now());
+        const step = this.#submitAndRecord(message.ref, part.index, outgoing);
+        this.#unrecorded.add(step);
+        const forget = () => void this.#unrecorded.delete(step);
+        step.then(forget, forget);
+        const result = await step;
         if (result.kind === 'submitted') {
           emit('message.submitted', { message: result.transition.message });
           this.#deps.onTransition(result.transition);
@@ -200,6 +213,17 @@ export class SubmitWorker implements MessageHandOff {
         emit('error', { error: storageError, source: 'storage', ref: message.ref }),
       );
     }
+  }
+
+  /** Submits one part (its slot taken) and records its carrier id. */
+  async #submitAndRecord(ref: string, index: number, outgoing: OutgoingPart): Promise<SubmissionResult> {
+    let ack: SubmitAck;
+    try {
+      ack = await this.#deps.delivery.submit(outgoing);
+    } finally {
+      this.#giveSlot();
+    }
+    return this.#deps.storage.recordSubmission(ref, index, normalizeCarrierId(ack.carrierId), this.#deps.now());
   }
 
   async #failed(message: MessageRecord, error: unknown): Promise<void> {

@@ -1,7 +1,9 @@
 /**
- * Runs `test/fixtures/gateway-host.ts` as a child process: the router on a real HTTP port
- * with durable storage, which a test may kill with SIGKILL at any moment. The child's
- * stdout is a stream of JSON lines ({@link HostLine}); this module parses them as they come.
+ * Runs `test/fixtures/gateway-host.ts` (simulated carrier) or `test/e2e/smpp-host.ts`
+ * (`SmppDelivery` to an SMSC the test runs, when {@link HostConfig.smsc} is given) as a
+ * child process: the router on a real HTTP port with durable storage, which a test may
+ * kill with SIGKILL at any moment. The child's stdout is a stream of JSON lines
+ * ({@link HostLine}); this module parses them as they come.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { dirname, join } from 'node:path';
@@ -10,6 +12,7 @@ import type { DlrOptions, SimulatorOptions, WorkerOptions } from '../../src/inde
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const hostScript = join(root, 'test', 'fixtures', 'gateway-host.ts');
+const smppHostScript = join(root, 'test', 'e2e', 'smpp-host.ts');
 
 /** The environment variable that carries a {@link HostConfig} (as JSON) to the child. */
 export const HOST_CONFIG_ENV = 'SMS_OUTBOX_E2E_HOST';
@@ -40,8 +43,14 @@ export interface HostConfig {
   instanceId?: string;
   /** Worker options, over the host's short defaults. */
   worker?: WorkerOptions;
-  /** Simulator options, over the host's short defaults. */
+  /** Simulator options, over the host's short defaults (ignored with `smsc`). */
   simulator?: SimulatorOptions;
+  /**
+   * Use `SmppDelivery` to the SMSC on 127.0.0.1 at this port instead of the simulator. The
+   * SMSC must be the test's own child, not the host's, so that it outlives a host kill
+   * with what it still has to deliver (test/fixtures/smsc.ts, password `secret`).
+   */
+  smsc?: { port: number };
   /** Delivery report options, over the host's short defaults (loopback allowed). */
   dlr?: DlrOptions;
 }
@@ -49,7 +58,7 @@ export interface HostConfig {
 /** One JSON line the host prints on stdout. */
 export type HostLine =
   | { event: 'listening'; port: number }
-  /** The simulated carrier accepted a part (printed after its ack, before it is recorded). */
+  /** The carrier accepted a part (printed after its ack, before it is recorded). */
   | { event: 'submit'; ref: string; index: number; carrierId: string }
   /** The router emitted `error`. */
   | { event: 'error'; source: string; ref?: string; message: string }
@@ -82,7 +91,8 @@ export interface HostProcess {
  */
 export function startHost(config: HostConfig, startMs = 20_000): Promise<HostProcess> {
   // `node --import tsx` rather than `npx tsx`: one process, so SIGKILL hits the host itself.
-  const child = spawn(process.execPath, ['--import', 'tsx', hostScript], {
+  const script = config.smsc === undefined ? hostScript : smppHostScript;
+  const child = spawn(process.execPath, ['--import', 'tsx', script], {
     cwd: root,
     env: { ...process.env, [HOST_CONFIG_ENV]: JSON.stringify(config) },
     stdio: ['ignore', 'pipe', 'pipe'],
