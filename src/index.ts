@@ -22,7 +22,7 @@ export { countSms, splitSms, type SmsCount } from './sms/segments.js';
 
 export * from './lifecycle/states.js';
 export type * from './storage/contract.js';
-export { MemoryStorage } from './storage/memory.js';
+export { MemoryStorage } from './storage/memory/adapter.js';
 
 export * from './delivery/contract.js';
 export { SimulatorDelivery, type SimulatorOptions } from './delivery/simulator.js';

@@ -5,7 +5,7 @@ import { resolveDlrOptions, type DlrConfig, type DlrOptions } from '../../src/dl
 import type { HostResolver } from '../../src/dlr/post.js';
 import type { Emit, SmsEventName, SmsEvents } from '../../src/events.js';
 import { outcome } from '../../src/lifecycle/states.js';
-import { MemoryStorage } from '../../src/storage/memory.js';
+import { MemoryStorage } from '../../src/storage/memory/adapter.js';
 import { cleanupAfterEach, newMessage, storeTerminal, waitFor } from './helpers.js';
 
 type Recorded = { name: SmsEventName; payload: Parameters<SmsEvents[SmsEventName]>[0] };

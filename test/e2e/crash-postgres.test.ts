@@ -5,7 +5,7 @@
  * SMS_OUTBOX_REQUIRE_SERVICES=1.
  */
 import { afterAll, describe, it } from 'vitest';
-import { PostgresStorage } from '../../src/storage/postgres.js';
+import { PostgresStorage } from '../../src/storage/postgres/adapter.js';
 import { eventually } from '../helpers/gateway.js';
 import { runCrashScenario } from './crash-scenario.js';
 import { hostApplicationName } from './host-process.js';

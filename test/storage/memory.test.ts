@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { outcome } from '../../src/lifecycle/states.js';
-import { MemoryStorage } from '../../src/storage/memory.js';
+import { MemoryStorage } from '../../src/storage/memory/adapter.js';
 import { mulberry32 } from '../../src/util/mulberry32.js';
-import { buildNewMessage, runStorageContract } from '../../src/testing/storage-suite.js';
+import { buildNewMessage, runStorageContract } from '../../src/testing/storage-suite/index.js';
 
 runStorageContract({ describe, it }, { name: 'MemoryStorage', create: async () => new MemoryStorage() });
 

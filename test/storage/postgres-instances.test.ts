@@ -3,8 +3,9 @@ import { makePool, postgresUnavailable } from '../helpers/services.js';
 import { afterAll, describe, expect, it } from 'vitest';
 import { outcome } from '../../src/lifecycle/states.js';
 import type { MessageRecord } from '../../src/storage/contract.js';
-import { migrations, PostgresStorage } from '../../src/storage/postgres.js';
-import { buildNewMessage } from '../../src/testing/storage-suite.js';
+import { PostgresStorage } from '../../src/storage/postgres/adapter.js';
+import { migrations } from '../../src/storage/postgres/migrations.js';
+import { buildNewMessage } from '../../src/testing/storage-suite/index.js';
 
 // Several service instances share one schema, each with its own pool, as processes
 // behind a load balancer would.

@@ -4,9 +4,10 @@ import { makePool, postgresUnavailable } from '../helpers/services.js';
 import { afterAll, describe, expect, it } from 'vitest';
 import { outcome } from '../../src/lifecycle/states.js';
 import type { NewMessage, Outcome, PartReceipt, ReceiptResult, Storage } from '../../src/storage/contract.js';
-import { migrations, PostgresStorage } from '../../src/storage/postgres.js';
+import { PostgresStorage } from '../../src/storage/postgres/adapter.js';
+import { migrations } from '../../src/storage/postgres/migrations.js';
 import { PostgresStorage as FromEntry } from '../../src/postgres.js';
-import { buildNewMessage, runStorageContract } from '../../src/testing/storage-suite.js';
+import { buildNewMessage, runStorageContract } from '../../src/testing/storage-suite/index.js';
 
 
 const pool = makePool();

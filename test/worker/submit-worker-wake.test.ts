@@ -4,8 +4,8 @@
  * the e2e crash test, where queued messages were never submitted under load.
  */
 import { describe, expect, it } from 'vitest';
-import { MemoryStorage } from '../../src/storage/memory.js';
-import { buildNewMessage } from '../../src/testing/storage-suite.js';
+import { MemoryStorage } from '../../src/storage/memory/adapter.js';
+import { buildNewMessage } from '../../src/testing/storage-suite/index.js';
 import { SubmitWorker } from '../../src/worker/submit-worker.js';
 import { GatedDelivery } from '../helpers/gated-delivery.js';
 import { eventually } from '../helpers/gateway.js';

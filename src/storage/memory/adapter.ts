@@ -1,0 +1,255 @@
+/**
+ * The memory storage, `MemoryStorage`: plain Maps in this process, the default when a host
+ * names no storage. The class keeps the contract's rules (which state may move to which,
+ * when a report is made); what a claim takes is in claims.ts, the lookups by external id and
+ * carrier id in indexes.ts, and the stored shapes and their copying in records.ts.
+ *
+ * @module
+ */
+import { randomUUID } from 'node:crypto';
+import { foldParts, isTerminal } from '../../lifecycle/states.js';
+import { MessageQueue, ReportQueue } from './claims.js';
+import { CarrierIdIndex, ExternalIdIndex, LaterPart } from './indexes.js';
+import { copyRecord, SharedOutcomes, StoredMessage, type StoredCallback } from './records.js';
+import type {
+  CallbackAttempt,
+  CallbackState,
+  ClaimOptions,
+  DueCallback,
+  InsertLease,
+  MessageRecord,
+  NewMessage,
+  Outcome,
+  PartReceipt,
+  ReceiptResult,
+  Storage,
+  SubmissionResult,
+  Transition,
+} from '../contract.js';
+
+/**
+ * Storage in this process's memory: the default.
+ *
+ * Everything is lost when the process stops, so an acknowledged message that was not yet
+ * submitted is lost with it; use `sms-outbox/sqlite` or `sms-outbox/postgres` where that
+ * matters. Serves one process only: two instances (or two processes) do not share state.
+ * Records are copied in and out, so a caller cannot change stored state by mutating them.
+ */
+export class MemoryStorage implements Storage {
+  private readonly messages = new Map<string, StoredMessage>();
+  /** The `queued` messages, which a claim takes from. */
+  private readonly queue = new MessageQueue(this.messages);
+  private readonly externalIds = new ExternalIdIndex();
+  private readonly carrierIds = new CarrierIdIndex();
+  /** Receipt outcomes already stored, shared by every part that got an equal one. */
+  private readonly outcomes = new SharedOutcomes();
+  private readonly callbacks = new Map<string, StoredCallback>();
+  /** The pending reports, which a report claim takes from. */
+  private readonly reports = new ReportQueue();
+  private seq = 0;
+
+  /** Nothing to prepare; present so callers can treat every adapter alike. */
+  async ready(): Promise<void> {}
+
+  /** Nothing to release; the data stays until the instance is garbage-collected. */
+  async close(): Promise<void> {}
+
+  /** Stores every message as `queued` (leased under `lease`), or none if any ref is already taken. */
+  async insertMessages(messages: readonly NewMessage[], lease?: InsertLease): Promise<void> {
+    const refs = messages.length > 1 ? new Set<string>() : null;
+    for (const message of messages) {
+      if (this.messages.has(message.ref) || refs?.has(message.ref) === true) {
+        throw new Error(`MemoryStorage: message ref ${JSON.stringify(message.ref)} already exists`);
+      }
+      refs?.add(message.ref);
+    }
+    for (const message of messages) {
+      const stored = new StoredMessage(message, this.seq++, lease);
+      this.messages.set(message.ref, stored);
+      this.queue.add(stored);
+      this.externalIds.add(message.principalId, message.externalId, message.ref);
+    }
+  }
+
+  /** Leases up to `limit` due, unleased `queued` messages, oldest first (claims.ts). */
+  async claimMessages(options: ClaimOptions): Promise<MessageRecord[]> {
+    return this.queue.claim(options).map(copyRecord);
+  }
+
+  /** Records a part's carrier id; moves the message to `submitted` with its last part. */
+  async recordSubmission(ref: string, index: number, carrierId: string, now: number): Promise<SubmissionResult> {
+    const stored = this.messages.get(ref);
+    const part = stored?.parts[index];
+    if (stored === undefined || part === undefined) return { kind: 'stale', ref };
+    // Indexed whatever the state, so a receipt for a late submission is matched (and
+    // reported `late`) rather than `unknown`.
+    this.carrierIds.set(carrierId, stored, index);
+    if (part.carrierId !== null && part.carrierId !== carrierId) {
+      (stored.replacedCarrierIds ??= []).push(part.carrierId);
+    }
+    part.carrierId = carrierId;
+    if (stored.state !== 'queued') return { kind: 'stale', ref };
+    if (stored.parts.some((p) => p.carrierId === null)) {
+      stored.updatedAt = now;
+      return { kind: 'part', ref };
+    }
+    stored.state = 'submitted';
+    stored.updatedAt = now;
+    this.release(stored);
+    return { kind: 'submitted', transition: { message: copyRecord(stored), previousState: 'queued' } };
+  }
+
+  /** Gives a `queued` message back for another attempt at `nextAttemptAt`. */
+  async reschedule(ref: string, nextAttemptAt: number, error: string, now: number): Promise<void> {
+    const stored = this.messages.get(ref);
+    if (stored === undefined || stored.state !== 'queued') return;
+    stored.attempts += 1;
+    stored.lastError = error;
+    stored.updatedAt = now;
+    stored.nextAttemptAt = nextAttemptAt;
+    stored.leaseOwner = null;
+    stored.leaseUntil = null;
+  }
+
+  /** Ends a message that is not yet terminal; `null` if it already is (or is unknown). */
+  async finish(ref: string, outcome: Outcome, now: number): Promise<Transition | null> {
+    const stored = this.messages.get(ref);
+    if (stored === undefined || isTerminal(stored.state)) return null;
+    return this.terminate(stored, outcome, now);
+  }
+
+  /** Ends `submitted` messages unchanged since before `before`, oldest first. */
+  async expireOverdue(before: number, limit: number, outcome: Outcome, now: number): Promise<Transition[]> {
+    const overdue: StoredMessage[] = [];
+    for (const stored of this.messages.values()) {
+      if (stored.state === 'submitted' && stored.updatedAt < before) overdue.push(stored);
+    }
+    overdue.sort((a, b) => a.updatedAt - b.updatedAt || a.seq - b.seq);
+    return overdue.slice(0, Math.max(0, limit)).map((stored) => this.terminate(stored, outcome, now));
+  }
+
+  /** Applies a receipt to the first stored part one of its carrier-id spellings names. */
+  async applyReceipt(receipt: PartReceipt): Promise<ReceiptResult> {
+    const found = this.carrierIds.find(receipt.carrierIds);
+    if (found === undefined) return { kind: 'unknown' };
+    const stored = found instanceof LaterPart ? found.message : found;
+    const part = stored.parts[found instanceof LaterPart ? found.index : 0]!;
+    if (part.outcome !== null) return { kind: 'duplicate', ref: stored.ref };
+    part.outcome = this.outcomes.share(receipt.outcome);
+    if (isTerminal(stored.state)) return { kind: 'late', ref: stored.ref };
+    const folded = foldParts(stored.parts.map((p) => p.outcome));
+    if (folded === null) {
+      stored.updatedAt = receipt.now;
+      return { kind: 'part', ref: stored.ref };
+    }
+    return { kind: 'terminal', ref: stored.ref, transition: this.terminate(stored, folded, receipt.now, receipt.reportLease) };
+  }
+
+  /** The principal's message `ref`, or `null`. */
+  async getMessage(principalId: string, ref: string): Promise<MessageRecord | null> {
+    const stored = this.messages.get(ref);
+    if (stored === undefined || stored.principalId !== principalId) return null;
+    return copyRecord(stored);
+  }
+
+  /** The principal's messages with `externalId`, newest first, at most `limit`. */
+  async findByExternalId(principalId: string, externalId: string, limit: number): Promise<MessageRecord[]> {
+    const refs = this.externalIds.refs(principalId, externalId);
+    if (refs === undefined) return [];
+    const found = refs.map((ref) => this.messages.get(ref)!);
+    found.sort((a, b) => b.createdAt - a.createdAt || b.seq - a.seq);
+    return found.slice(0, Math.max(0, limit)).map(copyRecord);
+  }
+
+  /** Leases up to `limit` due pending delivery reports, oldest due first (claims.ts). */
+  async claimCallbacks(options: ClaimOptions): Promise<DueCallback[]> {
+    return this.reports.claim(options).map((callback) => ({
+      uid: callback.uid,
+      attempts: callback.state.attempts,
+      message: copyRecord(this.messages.get(callback.ref)!),
+    }));
+  }
+
+  /** Makes pending claimed reports claimable again at `until`. */
+  async deferCallbacks(uids: readonly string[], until: number): Promise<void> {
+    for (const uid of uids) {
+      const callback = this.callbacks.get(uid);
+      if (callback !== undefined && callback.state.state === 'pending') this.reports.lease(callback, callback.leaseOwner, until);
+    }
+  }
+
+  /** Records one attempt of report `uid` and ends its lease; ignored once it is finished. */
+  async recordCallbackAttempt(uid: string, attempt: CallbackAttempt): Promise<void> {
+    const callback = this.callbacks.get(uid);
+    if (callback === undefined || callback.state.state !== 'pending') return;
+    const state = callback.state;
+    state.attempts += 1;
+    state.lastStatusCode = attempt.statusCode;
+    state.lastError = attempt.error;
+    this.reports.release(callback);
+    if (attempt.result === 'retry') {
+      state.nextAttemptAt = attempt.nextAttemptAt ?? attempt.now;
+      this.reports.queue(callback, state.nextAttemptAt);
+      return;
+    }
+    state.state = attempt.result;
+    state.nextAttemptAt = null;
+  }
+
+  /** Deletes up to `limit` terminal messages changed before `before` without a pending report. */
+  async purge(before: number, limit: number): Promise<number> {
+    const doomed: StoredMessage[] = [];
+    for (const stored of this.messages.values()) {
+      if (!isTerminal(stored.state) || stored.updatedAt >= before) continue;
+      if (stored.callback !== null && stored.callback.state === 'pending') continue;
+      doomed.push(stored);
+    }
+    doomed.sort((a, b) => a.updatedAt - b.updatedAt || a.seq - b.seq);
+    const purged = doomed.slice(0, Math.max(0, limit));
+    for (const stored of purged) this.remove(stored);
+    return purged.length;
+  }
+
+  /** Ends `stored`'s lease and takes it out of the queue: it is no longer `queued`. */
+  private release(stored: StoredMessage): void {
+    stored.leaseOwner = null;
+    stored.leaseUntil = null;
+    this.queue.delete(stored.ref);
+  }
+
+  /** Moves a non-terminal message to `outcome`, creating its pending report with it (leased under `lease` if given). */
+  private terminate(record: StoredMessage, outcome: Outcome, now: number, lease?: InsertLease): Transition {
+    const previousState = record.state;
+    record.state = outcome.state;
+    record.statusReason = outcome.reason;
+    record.statusDescription = outcome.description;
+    record.updatedAt = now;
+    this.release(record);
+    if (record.callbackUrl !== null) {
+      const uid = randomUUID();
+      const state: CallbackState = { state: 'pending', attempts: 0, lastStatusCode: null, lastError: null, nextAttemptAt: now };
+      record.callback = state;
+      const callback: StoredCallback = { uid, ref: record.ref, seq: this.seq++, leaseOwner: null, leaseUntil: null, state, version: 0 };
+      this.callbacks.set(uid, callback);
+      record.callbackUid = uid;
+      if (lease === undefined) this.reports.queue(callback, now);
+      else {
+        this.reports.lease(callback, lease.owner, lease.until);
+        return { message: copyRecord(record), previousState, leasedReport: { uid, until: lease.until } };
+      }
+    }
+    return { message: copyRecord(record), previousState };
+  }
+
+  /** Forgets `record` and every index entry of it. */
+  private remove(record: StoredMessage): void {
+    this.messages.delete(record.ref);
+    this.queue.delete(record.ref);
+    this.externalIds.remove(record.principalId, record.externalId, record.ref);
+    for (const part of record.parts) if (part.carrierId !== null) this.carrierIds.drop(part.carrierId, record);
+    for (const carrierId of record.replacedCarrierIds ?? []) this.carrierIds.drop(carrierId, record);
+    // Purge takes no message with a pending report, so the report is neither leased nor due:
+    // any entry of it left in the due queue is skipped as not pending.
+    if (record.callbackUid !== null) this.callbacks.delete(record.callbackUid);
+  }
+}

@@ -1,0 +1,257 @@
+/**
+ * Schema creation and versioning for the PostgreSQL storage: the numbered migrations, and
+ * the run that applies those a schema lacks and brings its stored functions up to date. It
+ * runs once per storage, on first use, under an advisory lock, so instances of one
+ * deployment starting together apply each migration once, and an instance never runs
+ * against a schema a newer version has changed.
+ *
+ * @module
+ */
+import type { Pool, PoolClient } from 'pg';
+import type { StoredFunction } from './function-parts.js';
+import { quoteIdent, schemaTables } from './names.js';
+
+/** First key of the two-key advisory lock the migrations take: "SMSO" in ASCII. */
+const LOCK_NAMESPACE = 0x534d534f;
+
+/** FNV-1a of the schema name as a signed 32-bit int: the advisory lock's second key. */
+function lockKey(schema: string): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < schema.length; i++) {
+    hash ^= schema.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193);
+  }
+  return hash | 0;
+}
+
+/**
+ * The schema's migrations, in order. Each one is applied once per schema, in one
+ * transaction with the row that records it, so a crash mid-way leaves nothing half-made.
+ * Append new versions; never edit a released one. `s` is the quoted schema name. Exported
+ * for the tests that build a schema as an earlier version left it.
+ */
+export function migrations(s: string): { version: number; statements: string[] }[] {
+  return [
+    {
+      version: 1,
+      statements: [
+        `CREATE TABLE ${s}.messages (
+          seq bigint GENERATED ALWAYS AS IDENTITY,
+          ref text PRIMARY KEY,
+          principal_id text NOT NULL,
+          endpoint text NOT NULL,
+          profile_code text NOT NULL,
+          sender text NOT NULL,
+          recipient text NOT NULL,
+          text text NOT NULL,
+          message_type integer NOT NULL,
+          req_type integer NOT NULL,
+          external_id text NOT NULL,
+          recipient_field text NOT NULL,
+          reference_field text NOT NULL,
+          sms_count integer NOT NULL,
+          encoding text NOT NULL,
+          callback_url text,
+          callback_secret text,
+          created_at bigint NOT NULL,
+          state text NOT NULL,
+          status_reason text,
+          status_description text,
+          attempts integer NOT NULL DEFAULT 0,
+          last_error text,
+          next_attempt_at bigint NOT NULL,
+          lease_owner text,
+          lease_until bigint,
+          updated_at bigint NOT NULL
+        )`,
+        // Claims scan only queued messages, oldest first.
+        `CREATE INDEX messages_queued_idx ON ${s}.messages (created_at, seq) WHERE state = 'queued'`,
+        `CREATE INDEX messages_external_id_idx ON ${s}.messages (principal_id, external_id, created_at DESC, seq DESC)`,
+        `CREATE INDEX messages_purge_idx ON ${s}.messages (updated_at, seq) WHERE state NOT IN ('queued', 'submitted')`,
+        `CREATE TABLE ${s}.parts (
+          ref text NOT NULL REFERENCES ${s}.messages (ref) ON DELETE CASCADE,
+          idx integer NOT NULL,
+          carrier_id text,
+          outcome_state text,
+          outcome_reason text,
+          outcome_description text,
+          PRIMARY KEY (ref, idx)
+        )`,
+        // Every carrier id a part was ever given; a reused id points at its latest part.
+        `CREATE TABLE ${s}.carrier_ids (
+          carrier_id text PRIMARY KEY,
+          ref text NOT NULL,
+          idx integer NOT NULL,
+          FOREIGN KEY (ref, idx) REFERENCES ${s}.parts (ref, idx) ON DELETE CASCADE
+        )`,
+        `CREATE INDEX carrier_ids_part_idx ON ${s}.carrier_ids (ref, idx)`,
+        `CREATE TABLE ${s}.callbacks (
+          seq bigint GENERATED ALWAYS AS IDENTITY,
+          uid text PRIMARY KEY,
+          ref text NOT NULL UNIQUE REFERENCES ${s}.messages (ref) ON DELETE CASCADE,
+          state text NOT NULL,
+          attempts integer NOT NULL DEFAULT 0,
+          last_status_code integer,
+          last_error text,
+          next_attempt_at bigint,
+          lease_owner text,
+          lease_until bigint,
+          created_at bigint NOT NULL
+        )`,
+        `CREATE INDEX callbacks_pending_idx ON ${s}.callbacks (next_attempt_at, seq) WHERE state = 'pending'`,
+      ],
+    },
+    {
+      // Finding messages whose receipts never came (expireOverdue).
+      version: 2,
+      statements: [`CREATE INDEX messages_overdue ON ${s}.messages (updated_at, seq) WHERE state = 'submitted'`],
+    },
+    {
+      // No foreign keys. Each one runs a trigger per inserted row that looks the parent up
+      // and locks it (FOR KEY SHARE): per message a lookup and a lock of the message for
+      // its part, and of the part for its carrier id; without them 100-message requests
+      // insert 1.3-1.7x as fast. The adapter is the only writer of these tables and writes a
+      // parent with its children in one statement or function, and purge deletes the
+      // children itself.
+      version: 3,
+      statements: [
+        `ALTER TABLE ${s}.carrier_ids DROP CONSTRAINT IF EXISTS carrier_ids_ref_idx_fkey`,
+        `ALTER TABLE ${s}.parts DROP CONSTRAINT IF EXISTS parts_ref_fkey`,
+        `ALTER TABLE ${s}.callbacks DROP CONSTRAINT IF EXISTS callbacks_ref_fkey`,
+      ],
+    },
+    {
+      // A message's parts move into its own row, as jsonb in the shape the SQLite adapter
+      // keeps (storage/stored-parts.ts): each step of a message (insert, submission, receipt,
+      // the record it returns) then writes and reads one row rather than two tables. The
+      // functions of this version carry the suffix `_v4` (FUNCTIONS_SCHEMA_VERSION); the
+      // earlier ones, written for the parts table, go.
+      //
+      // Rolling upgrades: an instance of an earlier version still running after this
+      // migration fails every step that touches the parts table (its inserts, claims,
+      // lookups and functions) with an error, so it stores nothing half-made and accepts
+      // nothing; its leased messages are claimed again when their leases end. Stop earlier
+      // instances before starting this version, or expect them to fail until replaced
+      // (README, "Upgrading").
+      version: 4,
+      statements: [
+        `ALTER TABLE ${s}.messages ADD COLUMN parts jsonb`,
+        `UPDATE ${s}.messages m SET parts = coalesce((
+          SELECT jsonb_agg(CASE WHEN p.outcome_state IS NULL THEN jsonb_build_array(p.carrier_id)
+            ELSE jsonb_build_array(p.carrier_id, p.outcome_state, p.outcome_reason, coalesce(p.outcome_description, ''))
+            END ORDER BY p.idx)
+          FROM ${s}.parts p WHERE p.ref = m.ref), '[]'::jsonb)`,
+        `ALTER TABLE ${s}.messages ALTER COLUMN parts SET NOT NULL`,
+        `DROP TABLE ${s}.parts`,
+        `DO $$
+        DECLARE f regprocedure;
+        BEGIN
+          FOR f IN SELECT p.oid::regprocedure FROM pg_catalog.pg_proc p
+            WHERE p.pronamespace = '${s}'::regnamespace AND p.proname IN ('terminate', 'record_submission',
+              'apply_receipt', 'finish', 'expire_overdue', 'record_submissions', 'apply_receipts', 'due_messages',
+              'due_callbacks')
+          LOOP
+            EXECUTE 'DROP FUNCTION ' || f::text;
+          END LOOP;
+        END $$`,
+      ],
+    },
+  ];
+}
+
+
+/**
+ * Creates schema `schema` if missing and applies its pending migrations, then installs
+ * `functions` (see {@link installFunctions}), all in one transaction under the schema's
+ * advisory lock. Throws if a newer version has migrated the schema.
+ */
+export async function migrate(pool: Pool, schema: string, functions: readonly StoredFunction[]): Promise<void> {
+  const s = quoteIdent(schema);
+  const t = schemaTables(s);
+  await transaction(pool, async (db) => {
+    // Instances starting together queue here; each one then sees what the first applied.
+    await db.query('SELECT pg_advisory_xact_lock($1::int4, $2::int4)', [LOCK_NAMESPACE, lockKey(schema)]);
+    await db.query(`CREATE SCHEMA IF NOT EXISTS ${s}`);
+    await db.query(
+      `CREATE TABLE IF NOT EXISTS ${t.migrations} (version integer PRIMARY KEY, applied_at bigint NOT NULL)`,
+    );
+    const { rows } = await db.query<{ version: number }>(`SELECT version FROM ${t.migrations}`);
+    const applied = new Set(rows.map((row) => row.version));
+    const known = migrations(s);
+    const newest = known[known.length - 1]!.version;
+    const ahead = rows.map((row) => row.version).filter((version) => version > newest);
+    if (ahead.length > 0) {
+      // A newer version migrated this schema: this version's SQL may no longer fit it, and
+      // its functions must not be put back over the newer ones. Refusing to start is the
+      // one safe answer during a rolling upgrade's overlap (README, "Upgrading").
+      throw new Error(
+        `PostgresStorage: schema ${schema} is at migration ${Math.max(...ahead)}, newer than this version of sms-outbox knows (${newest}); run the newer version`,
+      );
+    }
+    for (const migration of known) {
+      if (applied.has(migration.version)) continue;
+      for (const statement of migration.statements) await db.query(statement);
+      await db.query(`INSERT INTO ${t.migrations} (version, applied_at) VALUES ($1, $2)`, [
+        migration.version,
+        Date.now(),
+      ]);
+    }
+    await installFunctions(db, schema, functions);
+  });
+}
+
+/**
+ * Creates the stored functions (functions.ts) that are missing or whose body differs from
+ * this version's, under the migration's advisory lock. They are not a numbered migration: a
+ * function is replaced in place when its code changes, and a schema migrated before the
+ * functions existed gets them on its next start. A start that finds them up to date writes
+ * nothing (no catalog churn, and a role that may not replace them can still start). A
+ * change of a function's arguments adds an overload beside the earlier one, which instances
+ * of the earlier version, still running during a rollout, go on calling; the migration that
+ * next bumps `FUNCTIONS_SCHEMA_VERSION` drops every overload of the earlier names. A change
+ * of a result type needs a `DROP FUNCTION` first: `CREATE OR REPLACE` would fail.
+ */
+async function installFunctions(db: PoolClient, schema: string, functions: readonly StoredFunction[]): Promise<void> {
+  const { rows } = await db.query<{ proname: string; prosrc: string }>(
+    `SELECT p.proname, p.prosrc FROM pg_catalog.pg_proc p
+        JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace
+      WHERE n.nspname = $1 AND p.proname = ANY($2::text[])`,
+    [schema, functions.map((fn) => fn.name)],
+  );
+  const stored = new Map<string, string[]>();
+  for (const row of rows) stored.set(row.proname, [...(stored.get(row.proname) ?? []), row.prosrc]);
+  for (const fn of functions) {
+    if (stored.get(fn.name)?.includes(fn.body) === true) continue;
+    await db.query(fn.create);
+  }
+}
+
+/** Runs `work` in a transaction on one client of `pool`; rolls back if it throws. */
+async function transaction<T>(pool: Pool, work: (db: PoolClient) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  let broken: Error | undefined;
+  // A connection that dies while checked out emits 'error' on the client, and the pool
+  // listens only to idle ones: without this listener the process would crash. The query
+  // in flight rejects on its own; the client is then dropped, not reused.
+  const onError = (error: Error): void => {
+    broken = error;
+  };
+  client.on('error', onError);
+  try {
+    await client.query('BEGIN');
+    const result = await work(client);
+    await client.query('COMMIT');
+    return result;
+  } catch (error) {
+    try {
+      await client.query('ROLLBACK');
+    } catch (rollbackError) {
+      // A client that cannot roll back is in an unknown state: the pool must drop it.
+      broken = rollbackError instanceof Error ? rollbackError : new Error(String(rollbackError));
+    }
+    throw error;
+  } finally {
+    client.off('error', onError);
+    client.release(broken);
+  }
+}

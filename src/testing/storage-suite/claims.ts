@@ -1,0 +1,125 @@
+/**
+ * The storage contract suite's tests of one topic. Claiming messages for the submit
+ * worker: only due, queued, unleased messages, oldest first, at most the limit, under a
+ * lease that keeps every other claimer out until it ends, including leases taken at
+ * insert. Kept as a topic of its own because a claim is where two workers (or two
+ * instances) could both take a message, so its rules are the ones a broken adapter breaks
+ * first.
+ */
+import assert from 'node:assert/strict';
+import type { SuiteContext } from './context.js';
+import { buildNewMessage, DELIVERED, FAILED, LEASE, receipt, refsOf, T0 } from './fixtures.js';
+
+/** Registers the tests of this topic (see the module comment). */
+export function claimTests({ describe, test, insert, get, submitAll }: SuiteContext): void {
+  describe('claimMessages', () => {
+    test('claims only messages that are due', async (storage) => {
+      const now = buildNewMessage({ createdAt: T0 });
+      const later = buildNewMessage({ createdAt: T0 + 1_000 });
+      await insert(storage, now, later);
+      const first = await storage.claimMessages({ owner: 'w1', limit: 10, leaseMs: LEASE, now: T0 });
+      assert.deepEqual(refsOf(first), [now.ref]);
+      const second = await storage.claimMessages({ owner: 'w1', limit: 10, leaseMs: LEASE, now: T0 + 1_000 });
+      assert.deepEqual(refsOf(second), [later.ref]);
+    });
+
+    test('claims oldest first (createdAt, then insertion order) and at most limit', async (storage) => {
+      const c = buildNewMessage({ createdAt: T0 + 30 });
+      const a1 = buildNewMessage({ createdAt: T0 + 10 });
+      const a2 = buildNewMessage({ createdAt: T0 + 10 });
+      const b = buildNewMessage({ createdAt: T0 + 20 });
+      const z = buildNewMessage({ createdAt: T0 });
+      await insert(storage, c, a1, a2);
+      await insert(storage, b);
+      await insert(storage, z);
+      const claimed = await storage.claimMessages({ owner: 'w', limit: 3, leaseMs: LEASE, now: T0 + 100 });
+      assert.deepEqual(refsOf(claimed), [z.ref, a1.ref, a2.ref]);
+      const rest = await storage.claimMessages({ owner: 'w', limit: 3, leaseMs: LEASE, now: T0 + 100 });
+      assert.deepEqual(refsOf(rest), [b.ref, c.ref]);
+      assert.deepEqual(await storage.claimMessages({ owner: 'w', limit: 3, leaseMs: LEASE, now: T0 + 100 }), []);
+    });
+
+    test('a live lease excludes another claimer; an expired one lets another owner re-claim', async (storage) => {
+      const [message] = await insert(storage, buildNewMessage());
+      const first = await storage.claimMessages({ owner: 'w1', limit: 10, leaseMs: LEASE, now: T0 });
+      assert.deepEqual(refsOf(first), [message!.ref]);
+      assert.equal(first[0]!.state, 'queued');
+      const during = await storage.claimMessages({ owner: 'w2', limit: 10, leaseMs: LEASE, now: T0 + LEASE - 1 });
+      assert.deepEqual(during, []);
+      const after = await storage.claimMessages({ owner: 'w2', limit: 10, leaseMs: LEASE, now: T0 + LEASE + 1 });
+      assert.deepEqual(refsOf(after), [message!.ref]);
+      const third = await storage.claimMessages({ owner: 'w1', limit: 10, leaseMs: LEASE, now: T0 + LEASE + 2 });
+      assert.deepEqual(third, []);
+    });
+
+    test('messages stored under a lease are claimed by no one until it ends, then like any other', async (storage) => {
+      const leased = [buildNewMessage({ createdAt: T0 }), buildNewMessage({ createdAt: T0 })];
+      const free = buildNewMessage({ createdAt: T0 + 1 });
+      // Two requests in the same turn, one leased and one not: adapters that write the
+      // inserts of a turn together keep each one's lease to its own messages.
+      await Promise.all([
+        storage.insertMessages(leased, { owner: 'accepting', until: T0 + LEASE }),
+        storage.insertMessages([free]),
+      ]);
+      const during = await storage.claimMessages({ owner: 'other', limit: 10, leaseMs: LEASE, now: T0 + 10 });
+      assert.deepEqual(refsOf(during), [free.ref]);
+      assert.equal((await get(storage, leased[0]!)).state, 'queued');
+      assert.deepEqual(await storage.claimMessages({ owner: 'other', limit: 10, leaseMs: LEASE, now: T0 + LEASE - 1 }), []);
+      const after = await storage.claimMessages({ owner: 'other', limit: 10, leaseMs: LEASE, now: T0 + LEASE });
+      assert.deepEqual(refsOf(after), refsOf(leased));
+    });
+
+    test('the owner of a lease taken at insert submits and ends the message as if it had claimed it', async (storage) => {
+      const message = buildNewMessage({ createdAt: T0 });
+      await storage.insertMessages([message], { owner: 'accepting', until: T0 + LEASE });
+      const submitted = await storage.recordSubmission(message.ref, 0, 'leased-at-insert', T0 + 5);
+      assert.equal(submitted.kind, 'submitted');
+      assert.equal(submitted.kind === 'submitted' && submitted.transition.message.parts[0]!.carrierId, 'leased-at-insert');
+      const delivered = await storage.applyReceipt(receipt('leased-at-insert', DELIVERED, T0 + 6));
+      assert.equal(delivered.kind === 'terminal' && delivered.transition.message.state, 'delivered');
+      // Submitted, the message is no longer queued: the ended lease brings no claim.
+      assert.deepEqual(await storage.claimMessages({ owner: 'other', limit: 10, leaseMs: LEASE, now: T0 + 2 * LEASE }), []);
+    });
+
+    test('claimed messages come with their parts, submitted ones included', async (storage) => {
+      const [message] = await insert(storage, buildNewMessage({ smsCount: 3 }));
+      await storage.claimMessages({ owner: 'w1', limit: 1, leaseMs: LEASE, now: T0 });
+      assert.deepEqual(await storage.recordSubmission(message!.ref, 1, 'carrier-1', T0 + 1), {
+        kind: 'part',
+        ref: message!.ref,
+      });
+      const reclaimed = await storage.claimMessages({ owner: 'w2', limit: 1, leaseMs: LEASE, now: T0 + LEASE + 1 });
+      assert.equal(reclaimed.length, 1);
+      assert.deepEqual(reclaimed[0]!.parts, [
+        { index: 0, carrierId: null, outcome: null },
+        { index: 1, carrierId: 'carrier-1', outcome: null },
+        { index: 2, carrierId: null, outcome: null },
+      ]);
+    });
+
+    test('only queued messages are claimed', async (storage) => {
+      const submitted = buildNewMessage({ createdAt: T0 });
+      const finished = buildNewMessage({ createdAt: T0 + 1 });
+      const queued = buildNewMessage({ createdAt: T0 + 2 });
+      await insert(storage, submitted, finished, queued);
+      await submitAll(storage, submitted);
+      await storage.finish(finished.ref, FAILED, T0 + 10);
+      const claimed = await storage.claimMessages({ owner: 'w', limit: 10, leaseMs: LEASE, now: T0 + 100 });
+      assert.deepEqual(refsOf(claimed), [queued.ref]);
+    });
+
+    test('two concurrent claimers get disjoint sets that cover all messages', async (storage) => {
+      const messages = Array.from({ length: 50 }, (_, i) => buildNewMessage({ createdAt: T0 + i }));
+      await storage.insertMessages(messages);
+      const [a, b] = await Promise.all([
+        storage.claimMessages({ owner: 'a', limit: 30, leaseMs: LEASE, now: T0 + 100 }),
+        storage.claimMessages({ owner: 'b', limit: 30, leaseMs: LEASE, now: T0 + 100 }),
+      ]);
+      const refsA = refsOf(a);
+      const refsB = refsOf(b);
+      const overlap = refsA.filter((ref) => refsB.includes(ref));
+      assert.deepEqual(overlap, [], 'no message may be leased to both claimers');
+      assert.deepEqual(new Set([...refsA, ...refsB]), new Set(refsOf(messages)));
+    });
+  });
+}

@@ -1,0 +1,39 @@
+/**
+ * The storage contract suite: every `Storage` adapter, the bundled ones and a host's
+ * own, runs it to show it keeps the promises of `storage/contract.ts`. Runner-agnostic:
+ * the caller passes its runner's `describe` and `it`; assertions use `node:assert/strict`.
+ * This entry registers the topics in order; each topic's tests are in a file of their own.
+ *
+ * @module
+ */
+import { callbackTests } from './callbacks.js';
+import { claimTests } from './claims.js';
+import { suiteContext, type StorageSuiteHarness, type StorageSuiteOptions } from './context.js';
+import { endingTests } from './endings.js';
+import { messageTests } from './messages.js';
+import { receiptTests } from './receipts.js';
+import { retentionTests } from './retention.js';
+import { submissionTests } from './submissions.js';
+
+export { buildNewMessage } from './fixtures.js';
+export type { StorageSuiteHarness, StorageSuiteOptions } from './context.js';
+
+/**
+ * Registers the contract tests for one adapter with the given runner.
+ *
+ * Each test gets its own storage from `options.create`, calls `ready()`, and afterwards
+ * `close()` and `options.destroy`. Times are fixed epoch-ms values passed in; the suite
+ * never waits on the clock.
+ */
+export function runStorageContract(harness: StorageSuiteHarness, options: StorageSuiteOptions): void {
+  const context = suiteContext(harness, options);
+  harness.describe(`storage contract: ${options.name}`, () => {
+    messageTests(context);
+    claimTests(context);
+    submissionTests(context);
+    endingTests(context);
+    receiptTests(context);
+    callbackTests(context);
+    retentionTests(context);
+  });
+}
