@@ -15,5 +15,7 @@ export default defineConfig({
   clean: true,
   sourcemap: true,
   target: 'node20',
+  // `import.meta.url` in the CommonJS build too (util/require-peer.ts needs its own location).
+  shims: true,
   external: ['express', 'better-sqlite3', 'pg', 'smpp'],
 });

@@ -126,6 +126,15 @@ export type Emit = <K extends SmsEventName>(name: K, payload: Parameters<SmsEven
 type Listener = (payload: never) => void;
 type ListenerOf<K extends SmsEventName> = EventEmitter.EventListener<SmsEvents, K>;
 
+/** Options of {@link SmsEventEmitter}. */
+export interface SmsEventEmitterOptions {
+  /**
+   * Called with each `error` event that no listener heard (the router writes it to stderr).
+   * Decided at each emit, so a listener added later silences it from then on.
+   */
+  unheardError?: (event: ErrorEvent) => void;
+}
+
 /**
  * The router's event emitter: eventemitter3 with every listener guarded, so a listener
  * that throws is reported through `error` (source `listener`) and the listeners after it
@@ -134,6 +143,28 @@ type ListenerOf<K extends SmsEventName> = EventEmitter.EventListener<SmsEvents, 
 export class SmsEventEmitter extends EventEmitter<SmsEvents> {
   /** Original listener -> the guarded wrappers registered for it, per event. */
   readonly #wrappers = new Map<string, Map<Listener, Listener[]>>();
+  readonly #unheardError: ((event: ErrorEvent) => void) | null;
+
+  constructor(options: SmsEventEmitterOptions = {}) {
+    super();
+    this.#unheardError = options.unheardError ?? null;
+  }
+
+  /**
+   * Emits as eventemitter3 does; an `error` event with no listener goes to the
+   * `unheardError` option, so a failure is never silent by default.
+   */
+  override emit<K extends SmsEventName>(name: K, ...args: EventEmitter.EventArgs<SmsEvents, K>): boolean {
+    const heard = super.emit(name, ...args);
+    if (!heard && name === 'error' && this.#unheardError !== null) {
+      try {
+        this.#unheardError(args[0] as ErrorEvent);
+      } catch {
+        // Reporting must never break the request or worker that failed (stderr closed, say).
+      }
+    }
+    return heard;
+  }
 
   override on<K extends SmsEventName>(name: K, listener: ListenerOf<K>, context?: unknown): this {
     return super.on(name, this.#guard(name, listener as Listener) as ListenerOf<K>, context);

@@ -2,7 +2,8 @@
  * The `logger` option: turns the router's events into log lines on a pino-style logger
  * (`logger.info(obj, msg)`), so a host gets useful logs without writing listeners.
  */
-import type { SmsEventEmitter, SmsEventName, SmsEvents } from './events.js';
+import { inspect } from 'node:util';
+import type { ErrorEvent, SmsEventEmitter, SmsEventName, SmsEvents } from './events.js';
 import { isTerminal } from './lifecycle/states.js';
 
 /** One log method: a structured object first, then the message (pino's calling convention). */
@@ -118,4 +119,71 @@ export function resolveLogger(logger: SmsLogger | undefined): SmsLogger | null {
     if (typeof method !== 'function') throw new TypeError(`createSmsRouter: \`logger.${level}\` must be a function`);
   }
   return logger;
+}
+
+/** Options of {@link unheardErrorWriter}. */
+export interface UnheardErrorWriterOptions {
+  /** Writes one line (ending in a newline). Default: `process.stderr.write`. */
+  write?: (line: string) => void;
+  /** The clock, epoch ms. Default `Date.now`. */
+  now?: () => number;
+  /** Error lines written per interval at most. Default 10. */
+  maxLines?: number;
+  /** The interval, ms. Default 60,000. */
+  intervalMs?: number;
+}
+
+/** Longest error line written; a driver's error can quote a whole statement. */
+const MAX_LINE = 1000;
+
+/** One line: error name and message, and its cause's, without newlines or stack. */
+function describeError(error: unknown): string {
+  const one = (value: unknown): string =>
+    value instanceof Error ? `${value.name}: ${value.message}` : inspect(value, { depth: 1, breakLength: Infinity });
+  let text = one(error);
+  const cause: unknown = error instanceof Error ? error.cause : undefined;
+  if (cause !== undefined) text += ` (cause: ${one(cause)})`;
+  text = text.replace(/\s*[\r\n]+\s*/g, ' ');
+  return text.length > MAX_LINE ? `${text.slice(0, MAX_LINE)}...` : text;
+}
+
+/**
+ * What the router does with an `error` event when the host neither listens to `error` nor
+ * passed a `logger`: write it to stderr, one line each (`sms-outbox error [storage]: ...`),
+ * so that a failing database is not silent. At most `maxLines` a `intervalMs`: an outage
+ * fails every request, and a line per request would flood the host's logs and cost I/O
+ * while it lasts. The first error past the limit writes one notice; the first one written
+ * after the interval is preceded by the count of those left out. No timer: nothing keeps
+ * the process alive or needs closing.
+ */
+export function unheardErrorWriter(options: UnheardErrorWriterOptions = {}): (event: ErrorEvent) => void {
+  const write = options.write ?? ((line: string) => void process.stderr.write(line));
+  const now = options.now ?? Date.now;
+  const maxLines = options.maxLines ?? 10;
+  const intervalMs = options.intervalMs ?? 60_000;
+  let windowStart = -Infinity;
+  let written = 0;
+  let skipped = 0;
+  return (event) => {
+    const at = now();
+    if (at - windowStart >= intervalMs) {
+      if (skipped > 0) write(`sms-outbox: ${skipped} more ${skipped === 1 ? 'error was' : 'errors were'} not written\n`);
+      windowStart = at;
+      written = 0;
+      skipped = 0;
+    }
+    if (written < maxLines) {
+      written += 1;
+      const ref = event.ref === undefined ? '' : ` ref=${event.ref}`;
+      write(`sms-outbox error [${event.source}]${ref}: ${describeError(event.error)}\n`);
+      return;
+    }
+    if (skipped === 0) {
+      write(
+        `sms-outbox: more than ${maxLines} errors in ${intervalMs / 1000} s; the next are counted, not written, until ${new Date(windowStart + intervalMs).toISOString()}. ` +
+          'Listen to `error` or pass a `logger` to get every one\n',
+      );
+    }
+    skipped += 1;
+  };
 }

@@ -4,9 +4,11 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { KeyVerifier } from './auth/principal.js';
-import { principalProfiles, type ProfileResolver } from './auth/profiles.js';
+import { principalProfiles, staticProfiles, type ProfileResolver } from './auth/profiles.js';
+import { staticKeys } from './auth/static-keys.js';
+import { assertAdapter, describeType, type MethodTable } from './util/adapter-check.js';
 import type { Storage } from './storage/contract.js';
-import { MemoryStorage } from './storage/memory.js';
+import { MemoryStorage } from './storage/memory/adapter.js';
 import type { DeliveryAdapter } from './delivery/contract.js';
 import { SimulatorDelivery } from './delivery/simulator.js';
 import { resolveDlrOptions, type DlrConfig, type DlrOptions } from './dlr/options.js';
@@ -72,9 +74,16 @@ export interface SmsRouterOptions {
   verifyKey: KeyVerifier;
   /** Finds a principal's profile by `profile_code`. Default: the principal's `profiles` list. */
   resolveProfile?: ProfileResolver;
-  /** Where messages live. Default: a new `MemoryStorage` (lost on restart; one process). */
+  /**
+   * Where messages live. Default: a new `MemoryStorage` (lost on restart; one process).
+   * Checked at construction: every required method of `Storage` must be there; `null` is
+   * refused (leave the option out for the default).
+   */
   storage?: Storage;
-  /** How messages reach the carrier. Default: a new `SimulatorDelivery` (a fake carrier). */
+  /**
+   * How messages reach the carrier. Default: a new `SimulatorDelivery` (a fake carrier).
+   * Checked like `storage`.
+   */
   delivery?: DeliveryAdapter;
   /**
    * Path prefix of the endpoints, relative to where the router is mounted: literal segments
@@ -158,6 +167,44 @@ const RETENTION_DEFAULTS: Required<RetentionOptions> = {
   batchSize: 1000,
 };
 
+/** The {@link Storage} contract's methods (`true`: required), checked at construction. */
+const STORAGE_METHODS = {
+  ready: false,
+  close: false,
+  insertMessages: true,
+  claimMessages: true,
+  recordSubmission: true,
+  reschedule: true,
+  finish: true,
+  expireOverdue: true,
+  applyReceipt: true,
+  getMessage: true,
+  findByExternalId: true,
+  claimCallbacks: true,
+  deferCallbacks: true,
+  recordCallbackAttempt: true,
+  purge: true,
+} as const satisfies MethodTable<Storage>;
+
+/** The {@link DeliveryAdapter} contract's methods, checked at construction. */
+const DELIVERY_METHODS = { start: true, submit: true, close: true } as const satisfies MethodTable<DeliveryAdapter>;
+
+/**
+ * An optional adapter: `undefined` means the default. `null` is refused rather than read as
+ * "the default": the defaults are an in-memory store (lost on restart) and a fake carrier
+ * (nothing reaches a phone), and a `null` here is most often a factory or a configuration
+ * lookup that failed. Falling back silently would run a production gateway on them.
+ */
+function adapter<T>(name: string, given: T | undefined, fallback: string, check: (where: string, value: unknown) => void): T | undefined {
+  const where = `createSmsRouter: \`${name}\``;
+  if (given === undefined) return undefined;
+  if (given === null) {
+    throw new TypeError(`${where} is null; leave it out to get the default (${fallback}), or pass one`);
+  }
+  check(where, given);
+  return given;
+}
+
 function section<T extends object>(where: string, given: T | undefined, defaults: Required<T>): Required<T> {
   if (given === undefined) return { ...defaults };
   if (typeof given !== 'object' || given === null) throw new TypeError(`${where} must be an object`);
@@ -170,13 +217,32 @@ function section<T extends object>(where: string, given: T | undefined, defaults
 /**
  * Checks `options` and fills every default. Throws a TypeError naming the bad option (with
  * a "did you mean" hint for a typo) so mistakes surface at start-up, not at the first request.
+ * Adapters are checked for the methods of their contract (see util/adapter-check.ts).
  */
 export function resolveOptions(options: SmsRouterOptions): SmsRouterConfig {
   if (typeof options !== 'object' || options === null) throw new TypeError('createSmsRouter: options are required');
   assertKnownKeys('createSmsRouter', options, OPTION_KEYS);
   if (typeof options.verifyKey !== 'function') {
-    throw new TypeError('createSmsRouter: `verifyKey` is required (a function, e.g. staticKeys([...]))');
+    const got = options.verifyKey === undefined ? '' : `, got ${describeType(options.verifyKey)}`;
+    throw new TypeError(`createSmsRouter: \`verifyKey\` is required (a function, e.g. staticKeys([...]))${got}`);
   }
+  // The factories are functions too, so they would pass the check above and then fail
+  // every request (called with the API key instead of their table).
+  if ((options.verifyKey as unknown) === staticKeys) {
+    throw new TypeError('createSmsRouter: `verifyKey` is the factory staticKeys itself: did you mean staticKeys([...])?');
+  }
+  const resolveProfile = adapter('resolveProfile', options.resolveProfile, "the principal's `profiles` list", (where, value) => {
+    if (typeof value !== 'function') {
+      throw new TypeError(`${where} must be a function (code, principal) => Profile | null, got ${describeType(value)}`);
+    }
+    if (value === staticProfiles) throw new TypeError(`${where} is the factory staticProfiles itself: did you mean staticProfiles([...])?`);
+  });
+  const storage = adapter('storage', options.storage, 'new MemoryStorage(), lost on restart', (where, value) =>
+    assertAdapter(where, value, STORAGE_METHODS, 'Storage'),
+  );
+  const delivery = adapter('delivery', options.delivery, 'new SimulatorDelivery(), a fake carrier', (where, value) =>
+    assertAdapter(where, value, DELIVERY_METHODS, 'DeliveryAdapter'),
+  );
   if (options.openapi !== undefined && typeof options.openapi !== 'boolean') {
     throw new TypeError('createSmsRouter: `openapi` must be true or false');
   }
@@ -191,9 +257,9 @@ export function resolveOptions(options: SmsRouterOptions): SmsRouterConfig {
   }
   return {
     verifyKey: options.verifyKey,
-    resolveProfile: options.resolveProfile ?? principalProfiles,
-    storage: options.storage ?? new MemoryStorage(),
-    delivery: options.delivery ?? new SimulatorDelivery(),
+    resolveProfile: resolveProfile ?? principalProfiles,
+    storage: storage ?? new MemoryStorage(),
+    delivery: delivery ?? new SimulatorDelivery(),
     basePath,
     limits: section('limits', options.limits, LIMIT_DEFAULTS),
     worker: section('worker', options.worker, WORKER_DEFAULTS),

@@ -2,6 +2,8 @@
  * Sender profiles: which `profile_code` values a principal may send under, and the sender
  * address each one gives the carrier.
  */
+import { assertStringList, describeType } from '../util/adapter-check.js';
+import { assertKnownKeys } from '../util/known-keys.js';
 import type { Principal } from './principal.js';
 
 /** A sender profile: an SMS product configuration. */
@@ -38,18 +40,52 @@ export interface StaticProfile extends Profile {
   owners: readonly string[];
 }
 
+const PROFILE_FIELDS = ['code', 'senders', 'owners'] as const;
+
 /**
  * A resolver over a fixed table of profiles, each listing its owners.
  *
+ * The table is checked here, once: a profile listed twice would silently lose one of its
+ * owner lists, and an `owners` string instead of an array would match every principal whose
+ * id is a substring of it (`'acme'.includes('a')`).
+ *
  * @example staticProfiles([{ code: '12345', senders: ['22021'], owners: ['acme'] }])
+ * @throws TypeError at construction, naming the entry by its index (`staticProfiles: entry 1:
+ *   code is required`): for a missing or empty `code` or one listed twice, `owners` or
+ *   `senders` that are not arrays of non-empty strings (`senders` may be left out, not empty),
+ *   or an unknown field.
  */
 export function staticProfiles(profiles: readonly StaticProfile[]): ProfileResolver {
-  const byCode = new Map(profiles.map((p) => [p.code, p] as const));
+  if (!Array.isArray(profiles)) throw new TypeError(`staticProfiles: expects an array of profiles, got ${describeType(profiles)}`);
+  const byCode = new Map<string, StaticProfile>();
+  const codeOwner = new Map<string, number>();
+  profiles.forEach((profile: unknown, index) => {
+    const where = `staticProfiles: entry ${index}`;
+    if (typeof profile !== 'object' || profile === null || Array.isArray(profile)) {
+      throw new TypeError(`${where}: must be an object { code, owners, senders? }, got ${describeType(profile)}`);
+    }
+    assertKnownKeys(where, profile, PROFILE_FIELDS);
+    const { code, owners, senders } = profile as StaticProfile;
+    if (code === undefined || code === '') throw new TypeError(`${where}: code is required (the profile_code callers send)`);
+    if (typeof code !== 'string') throw new TypeError(`${where}: code must be a non-empty string, got ${describeType(code)}`);
+    const named = `${where} ("${code}")`;
+    const twin = codeOwner.get(code);
+    if (twin !== undefined) throw new TypeError(`${named}: code "${code}" is already used by entry ${twin}; list each profile once, with all its owners`);
+    if (owners === undefined) throw new TypeError(`${named}: owners is required (the principal ids that may use it)`);
+    assertStringList(`${named}: owners`, owners);
+    if (senders !== undefined) {
+      assertStringList(`${named}: senders`, senders);
+      if (senders.length === 0) throw new TypeError(`${named}: senders is empty; leave it out to send from the code`);
+    }
+    codeOwner.set(code, index);
+    byCode.set(code, profile as StaticProfile);
+  });
   return (code, principal) => {
     const profile = byCode.get(code);
     return profile && profile.owners.includes(principal.id) ? profile : null;
   };
 }
+
 
 /** The default sender of a profile: its first sender, else its code. */
 export function defaultSender(profile: Profile): string {

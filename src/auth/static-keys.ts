@@ -3,7 +3,10 @@
  * SHA-256 digests so the host need not keep the keys themselves in its configuration.
  */
 import * as crypto from 'node:crypto';
-import type { KeyVerifier, Principal } from './principal.js';
+import { signingKey } from '../dlr/sign.js';
+import { assertStringList, describeType } from '../util/adapter-check.js';
+import { assertKnownKeys, assertNumber } from '../util/known-keys.js';
+import type { KeyVerifier, Principal, Scope } from './principal.js';
 
 /** One key of {@link staticKeys}: exactly one of `key` or `sha256`, and its principal. */
 export type StaticKey = Principal &
@@ -18,6 +21,9 @@ const sha256Hex: (text: string) => string =
     ? (text) => crypto.hash('sha256', text, 'hex')
     : (text) => crypto.createHash('sha256').update(text).digest('hex');
 
+/** The fields an entry may have: its key (or digest) and the {@link Principal} fields. */
+const ENTRY_FIELDS = ['key', 'sha256', 'id', 'scopes', 'disabled', 'profiles', 'callbackSecret', 'rateLimit'] as const;
+
 /**
  * A {@link KeyVerifier} over a fixed list of keys.
  *
@@ -26,20 +32,90 @@ const sha256Hex: (text: string) => string =
  * (finding a key for a digest is a preimage attack). So no constant-time comparison is
  * needed on top.
  *
+ * Every entry is checked here, once, because a mistake in this table is otherwise silent
+ * until it hurts: two entries without an `id` (or with the same one) are one principal, so
+ * each key reads the other's messages; a misspelt scope or field leaves a key that cannot
+ * send; a `profiles` string instead of an array matches substrings of the code.
+ *
  * @example staticKeys([{ key: process.env.SMS_API_KEY!, id: 'acme', profiles: ['12345'] }])
- * @throws TypeError at construction for an entry without a key, a malformed digest, or a
- *   key listed twice.
+ * @throws TypeError at construction, naming the entry by its index (`staticKeys: entry 1:
+ *   id is required`): for a missing or empty `id` or one already used, a missing key or a
+ *   malformed digest, both `key` and `sha256`, a key listed twice (also once as a digest and
+ *   once in plain text), an unknown field or scope, or a field of the wrong type.
  */
 export function staticKeys(keys: readonly StaticKey[]): KeyVerifier {
+  if (!Array.isArray(keys)) throw new TypeError(`staticKeys: expects an array of keys, got ${describeType(keys)}`);
   const byDigest = new Map<string, Principal>();
-  for (const entry of keys) {
-    const { key, sha256: hex, ...principal } = entry;
+  const digestOwner = new Map<string, number>();
+  const idOwner = new Map<string, number>();
+  keys.forEach((entry: unknown, index) => {
+    const where = `staticKeys: entry ${index}`;
+    if (typeof entry !== 'object' || entry === null || Array.isArray(entry)) {
+      throw new TypeError(`${where}: must be an object { key, id, ... }, got ${describeType(entry)}`);
+    }
+    assertKnownKeys(where, entry, ENTRY_FIELDS);
+    const { key, sha256: hex, ...principal } = entry as StaticKey;
+    const { id } = principal;
+    if (id === undefined || id === '') throw new TypeError(`${where}: id is required (a non-empty string naming the key's owner)`);
+    if (typeof id !== 'string') throw new TypeError(`${where}: id must be a non-empty string, got ${describeType(id)}`);
+    const named = `${where} ("${id}")`;
+    if (key !== undefined && hex !== undefined) throw new TypeError(`${named}: give \`key\` or \`sha256\`, not both`);
     let digest: string;
     if (typeof key === 'string' && key.length > 0) digest = sha256Hex(key);
     else if (typeof hex === 'string' && /^[0-9a-f]{64}$/i.test(hex)) digest = hex.toLowerCase();
-    else throw new TypeError(`staticKeys: entry "${entry.id}" needs a non-empty \`key\` or a 64-hex-digit \`sha256\``);
-    if (byDigest.has(digest)) throw new TypeError(`staticKeys: the key of "${entry.id}" is listed twice`);
+    else throw new TypeError(`${named}: needs a non-empty \`key\` or a 64-hex-digit \`sha256\``);
+    const keyTwin = digestOwner.get(digest);
+    // The key itself is never printed: it would land in the host's start-up logs.
+    if (keyTwin !== undefined) throw new TypeError(`${named}: its key is listed twice, first at entry ${keyTwin}`);
+    const idTwin = idOwner.get(id);
+    if (idTwin !== undefined) {
+      throw new TypeError(`${named}: id "${id}" is already used by entry ${idTwin}; keys with one id would read each other's messages`);
+    }
+    checkPrincipalFields(named, principal);
+    digestOwner.set(digest, index);
+    idOwner.set(id, index);
     byDigest.set(digest, Object.freeze({ ...principal }));
-  }
+  });
   return (apiKey) => byDigest.get(sha256Hex(apiKey)) ?? null;
+}
+
+const SCOPES: readonly Scope[] = ['quick', 'premium'];
+
+/** The scope `scope` was probably meant to be (`'quik'` -> `'quick'`), if any. */
+function scopeHint(scope: string): string {
+  const near = SCOPES.find((known) => known.startsWith(scope.toLowerCase().slice(0, 3)));
+  return near === undefined || scope.length === 0 ? '' : ` Did you mean '${near}'?`;
+}
+
+
+/** Checks the optional {@link Principal} fields of an entry; `where` names the entry. */
+function checkPrincipalFields(where: string, principal: Omit<Principal, 'id'>): void {
+  const { scopes, disabled, profiles, callbackSecret, rateLimit } = principal;
+  if (scopes !== undefined) {
+    if (!Array.isArray(scopes)) {
+      throw new TypeError(`${where}: scopes must be an array of 'quick' and 'premium', got ${describeType(scopes)}`);
+    }
+    for (const scope of scopes as unknown[]) {
+      if (typeof scope !== 'string' || !SCOPES.includes(scope as Scope)) {
+        const hint = typeof scope === 'string' ? scopeHint(scope) : '';
+        throw new TypeError(`${where}: unknown scope ${JSON.stringify(scope) ?? String(scope)}; the scopes are 'quick' and 'premium'.${hint}`);
+      }
+    }
+  }
+  if (disabled !== undefined && typeof disabled !== 'boolean') {
+    throw new TypeError(`${where}: disabled must be true or false, got ${describeType(disabled)}`);
+  }
+  if (profiles !== undefined) assertStringList(`${where}: profiles`, profiles);
+  if (callbackSecret !== undefined) {
+    if (typeof callbackSecret !== 'string') {
+      throw new TypeError(`${where}: callbackSecret must be a string, got ${describeType(callbackSecret)}`);
+    }
+    try {
+      signingKey(callbackSecret);
+    } catch (error) {
+      throw new TypeError(`${where}: callbackSecret: ${(error as Error).message}`);
+    }
+  }
+  // An integer >= 0, as the request limiter reads it; anything else would fail each request.
+  if (rateLimit !== undefined) assertNumber(`${where}: rateLimit`, rateLimit, 0);
 }

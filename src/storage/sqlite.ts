@@ -2,10 +2,13 @@
  * The SQLite storage: one durable file for a single process, on better-sqlite3.
  */
 import { randomUUID } from 'node:crypto';
-import Database from 'better-sqlite3';
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import type Database from 'better-sqlite3';
 import { foldParts, isTerminal, PENDING_STATES, TERMINAL_STATES } from '../lifecycle/states.js';
 import type { MessageState, Outcome, StatusReason } from '../lifecycle/states.js';
 import { assertKnownKeys, assertNumber } from '../util/known-keys.js';
+import { requirePeer } from '../util/require-peer.js';
 import { GroupCommit } from './sqlite-group-commit.js';
 import { partsFromStored, storedPartsJson, unsubmittedPartsJson, type StoredPart } from './stored-parts.js';
 import type {
@@ -30,7 +33,7 @@ import type {
 
 /** Options of {@link SqliteStorage}. Give `path` or `database`, not both. */
 export interface SqliteStorageOptions {
-  /** The database file, created if missing (its directory must exist). */
+  /** The database file, created if missing, with its folder (`':memory:'` for a database in memory). */
   path?: string;
   /**
    * An open better-sqlite3 handle the host made instead of `path`; `close()` leaves it
@@ -49,6 +52,28 @@ export interface SqliteStorageOptions {
 }
 
 const KNOWN_OPTIONS = ['path', 'database', 'synchronous', 'busyTimeoutMs'] as const;
+
+/**
+ * better-sqlite3, loaded when this module is: at `import 'sms-outbox/sqlite'`, as a static
+ * import would, but failing with `npm install better-sqlite3` rather than Node's bare
+ * ERR_MODULE_NOT_FOUND (see util/require-peer.ts).
+ */
+const BetterSqlite3 = requirePeer<typeof Database>('better-sqlite3', 'sms-outbox/sqlite');
+
+/**
+ * Creates the folder of the database file `path`, as `new SqliteStorage({ path:
+ * './data/sms.db' })` is expected to work on a fresh checkout. Not for `':memory:'`, which
+ * names no file (an empty path, SQLite's temporary database, is refused before this).
+ */
+function createFolderOf(path: string): void {
+  if (path === ':memory:') return;
+  const folder = dirname(path);
+  try {
+    mkdirSync(folder, { recursive: true });
+  } catch (error) {
+    throw new Error(`SqliteStorage: cannot create the folder ${folder} of ${path}: ${(error as Error).message}`, { cause: error });
+  }
+}
 
 /** `('delivered', ...)`: the purge index's predicate up to schema version 3 (migration 1 keeps it). */
 const TERMINAL_SQL = `(${TERMINAL_STATES.map((state) => `'${state}'`).join(', ')})`;
@@ -451,7 +476,8 @@ export class SqliteStorage implements Storage {
     this.synchronous = synchronous;
     this.busyTimeoutMs = busyTimeoutMs;
     this.ownsDatabase = database === undefined;
-    this.db = database ?? new Database(path!);
+    if (path !== undefined) createFolderOf(path);
+    this.db = database ?? new BetterSqlite3(path!);
     this.commits = new GroupCommit(this.db);
   }
 

@@ -160,14 +160,20 @@ beforeAll(async () => {
     'esm.mjs': `
       ${bareRouter(`import express from 'express';\nimport { createSmsRouter, MemoryStorage, SimulatorDelivery, staticKeys } from 'sms-outbox';`)}
       ${SMOKE}
-      let sqlite = 'loaded';
-      try { await import('sms-outbox/sqlite'); } catch (error) { sqlite = error.code + ' ' + error.message.split('\\n')[0]; }
-      console.log(JSON.stringify({ ...result, sqlite }));`,
+      const peers = {};
+      for (const sub of ['sqlite', 'postgres']) {
+        try { await import('sms-outbox/' + sub); peers[sub] = 'loaded'; } catch (error) { peers[sub] = error.code + ' ' + error.message.split('\\n')[0]; }
+      }
+      console.log(JSON.stringify({ ...result, peers }));`,
     'cjs.cjs': `
       (async () => {
         ${bareRouter(`const express = require('express');\nconst { createSmsRouter, MemoryStorage, SimulatorDelivery, staticKeys } = require('sms-outbox');`)}
         ${SMOKE}
-        console.log(JSON.stringify(result));
+        const peers = {};
+        for (const sub of ['sqlite', 'postgres']) {
+          try { require('sms-outbox/' + sub); peers[sub] = 'loaded'; } catch (error) { peers[sub] = error.code + ' ' + error.message.split('\\n')[0]; }
+        }
+        console.log(JSON.stringify({ ...result, peers }));
       })();`,
     'main.mts': `
       import express from 'express';
@@ -229,7 +235,14 @@ describe('the packed package', () => {
       expect(result.body[0]!.sms_count).toBe(1);
       expect(result.openapi).toBe('3.1.0');
     }
-    // The SQLite entry says what is missing.
-    expect((JSON.parse(esm) as { sqlite: string }).sqlite).toMatch(/^ERR_MODULE_NOT_FOUND .*better-sqlite3/);
+    // The SQLite entry says what to install, from ESM and CommonJS alike (its driver is
+    // loaded when it is imported). The PostgreSQL entry loads no driver of its own: it
+    // takes the host's pool, so it imports without pg.
+    for (const out of [esm, cjs]) {
+      expect((JSON.parse(out) as { peers: Record<string, string> }).peers).toEqual({
+        sqlite: 'MODULE_NOT_FOUND sms-outbox/sqlite needs the `better-sqlite3` package: npm install better-sqlite3',
+        postgres: 'loaded',
+      });
+    }
   }, 90_000);
 });

@@ -1,10 +1,10 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { MIGRATIONS, SqliteStorage } from '../../src/storage/sqlite.js';
-import { buildNewMessage, runStorageContract } from '../../src/testing/storage-suite.js';
+import { buildNewMessage, runStorageContract } from '../../src/testing/storage-suite/index.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'sms-outbox-sqlite-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -167,7 +167,9 @@ describe('SqliteStorage', () => {
     expect(() => new SqliteStorage({ path: newPath(), database: new Database(':memory:') })).toThrow(/exactly one/);
     expect(() => new SqliteStorage({ path: newPath(), synchronous: 'OFF' as never })).toThrow(/'FULL' or 'NORMAL'/);
     expect(() => new SqliteStorage({ path: newPath(), busyTimeoutMs: -1 })).toThrow(/busyTimeoutMs/);
-    expect(() => new SqliteStorage({ path: join(dir, 'missing-dir', 'x.sqlite') })).toThrow();
+    // A missing folder is created (test/storage/sqlite-path.test.ts); one that cannot be is an error.
+    writeFileSync(join(dir, 'a-file'), '');
+    expect(() => new SqliteStorage({ path: join(dir, 'a-file', 'x.sqlite') })).toThrow(/cannot create the folder/);
   });
 
   it('commits concurrent inserts together, in far fewer WAL frames than one commit each', async () => {

@@ -1,0 +1,97 @@
+/**
+ * `staticKeys` and `staticProfiles` refuse a table with a mistake when it is built, naming
+ * the entry by its index, instead of serving with it (issue 25, item 2): two keys without
+ * an `id` were one principal, and key B read key A's message.
+ */
+import { createHash } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { staticKeys, staticProfiles, type StaticKey, type StaticProfile } from '../../src/index.js';
+
+const digest = (key: string) => createHash('sha256').update(key).digest('hex');
+const keys = (entries: unknown[]) => () => staticKeys(entries as StaticKey[]);
+const profiles = (entries: unknown[]) => () => staticProfiles(entries as StaticProfile[]);
+
+describe('staticKeys refuses at construction', () => {
+  it('an entry without an id, or with an empty one', () => {
+    expect(keys([{ key: 'a', id: 'acme' }, { key: 'b', profiles: ['1'] }])).toThrow(
+      new TypeError("staticKeys: entry 1: id is required (a non-empty string naming the key's owner)"),
+    );
+    expect(keys([{ key: 'a', id: '' }])).toThrow(/^staticKeys: entry 0: id is required/);
+    expect(keys([{ key: 'a', id: 7 }])).toThrow('staticKeys: entry 0: id must be a non-empty string, got a number');
+  });
+
+  it('two entries with one id: their keys would read each other\'s messages', () => {
+    expect(keys([{ key: 'a', id: 'acme' }, { key: 'b', id: 'beta' }, { key: 'c', id: 'acme' }])).toThrow(
+      /^staticKeys: entry 2 \("acme"\): id "acme" is already used by entry 0/,
+    );
+  });
+
+  it('one key listed twice, also once as a digest and once in plain text, without printing it', () => {
+    expect(keys([{ key: 'secret-1', id: 'a' }, { key: 'secret-1', id: 'b' }])).toThrow(
+      'staticKeys: entry 1 ("b"): its key is listed twice, first at entry 0',
+    );
+    expect(keys([{ sha256: digest('secret-1'), id: 'a' }, { key: 'secret-1', id: 'b' }])).toThrow(
+      'staticKeys: entry 1 ("b"): its key is listed twice, first at entry 0',
+    );
+    expect(keys([{ key: 'secret-1', id: 'a' }, { key: 'secret-1', id: 'b' }])).not.toThrow(/secret-1/);
+  });
+
+  it('both `key` and `sha256` in one entry', () => {
+    expect(keys([{ key: 'a', sha256: digest('b'), id: 'x' }])).toThrow('staticKeys: entry 0 ("x"): give `key` or `sha256`, not both');
+  });
+
+  it('an unknown scope, with a hint', () => {
+    expect(keys([{ key: 'a', id: 'x', scopes: ['quik'] }])).toThrow(
+      `staticKeys: entry 0 ("x"): unknown scope "quik"; the scopes are 'quick' and 'premium'. Did you mean 'quick'?`,
+    );
+    expect(keys([{ key: 'a', id: 'x', scopes: ['quick', 'Premium'] }])).toThrow(/unknown scope "Premium".*Did you mean 'premium'\?/);
+    expect(keys([{ key: 'a', id: 'x', scopes: 'quick' }])).toThrow(/scopes must be an array of 'quick' and 'premium', got a string/);
+  });
+
+  it('a rateLimit of the wrong type', () => {
+    expect(keys([{ key: 'a', id: 'x', rateLimit: '100' }])).toThrow(
+      'staticKeys: entry 0 ("x"): rateLimit must be an integer >= 0, got 100',
+    );
+    expect(keys([{ key: 'a', id: 'x', rateLimit: 1.5 }])).toThrow(/rateLimit must be an integer >= 0/);
+  });
+
+  it('a misspelt field, with a hint, and fields of the wrong type', async () => {
+    expect(keys([{ key: 'a', id: 'x', profile: ['1'] }])).toThrow('staticKeys: entry 0: unknown option `profile`. Did you mean `profiles`?');
+    // A string would match substrings: '12345'.includes('123').
+    expect(keys([{ key: 'a', id: 'x', profiles: '12345' }])).toThrow(/entry 0 \("x"\): profiles must be an array of strings, got a string/);
+    expect(keys([{ key: 'a', id: 'x', disabled: 'no' }])).toThrow(/disabled must be true or false, got a string/);
+    expect(keys([{ key: 'a', id: 'x', callbackSecret: 'whsec_!!' }])).toThrow(/entry 0 \("x"\): callbackSecret: .*base64/);
+    expect(keys(['just-a-key'])).toThrow('staticKeys: entry 0: must be an object { key, id, ... }, got a string');
+
+    // Every field, well formed, still builds.
+    const verify = staticKeys([
+      { key: 'a', id: 'acme', scopes: ['quick'], profiles: ['1'], rateLimit: 0, disabled: false },
+      { sha256: digest('b'), id: 'beta', callbackSecret: 'whsec_dGVzdA==' },
+    ]);
+    expect(await verify('a')).toMatchObject({ id: 'acme' });
+    expect(await verify('b')).toMatchObject({ id: 'beta' });
+  });
+});
+
+describe('staticProfiles refuses at construction', () => {
+  it('a missing code, or one listed twice', () => {
+    expect(profiles([{ code: '1', owners: ['a'] }, { owners: ['b'] }])).toThrow(
+      'staticProfiles: entry 1: code is required (the profile_code callers send)',
+    );
+    expect(profiles([{ code: '1', owners: ['a'] }, { code: '1', owners: ['b'] }])).toThrow(
+      /^staticProfiles: entry 1 \("1"\): code "1" is already used by entry 0/,
+    );
+  });
+
+  it('owners that are not a list: a string would let a principal whose id is part of it in', () => {
+    expect(profiles([{ code: '1', owners: 'acme' }])).toThrow(
+      'staticProfiles: entry 0 ("1"): owners must be an array of strings, got a string',
+    );
+    expect(profiles([{ code: '1' }])).toThrow(/entry 0 \("1"\): owners is required/);
+  });
+
+  it('empty senders, and a misspelt field', () => {
+    expect(profiles([{ code: '1', owners: ['a'], senders: [] }])).toThrow(/senders is empty; leave it out to send from the code/);
+    expect(profiles([{ code: '1', owner: ['a'] }])).toThrow('staticProfiles: entry 0: unknown option `owner`. Did you mean `owners`?');
+  });
+});
