@@ -18,6 +18,7 @@ import {
   type Storage,
 } from '../../src/index.js';
 import { SqliteStorage } from '../../src/sqlite.js';
+import { PostgresStorage } from '../../src/postgres.js';
 import { createGateway, eventually, type TestGateway } from '../helpers/gateway.js';
 
 const verifyKey = staticKeys([{ key: 'k', id: 'acme', profiles: ['12345'] }]);
@@ -135,5 +136,13 @@ describe('a verifyKey that returns something other than a principal', () => {
     expect(message).toContain(expected);
     expect(message).toContain('it must return a Principal (an object with a non-empty string `id`) or null');
     expect(message).not.toMatch(/acme|hunter2|42/);
+  });
+});
+
+describe('PostgresStorage without a pool', () => {
+  it('says what to install and pass', () => {
+    for (const options of [{}, { pool: null }, { pool: 'postgres://localhost/test' }]) {
+      expect(() => new PostgresStorage(options as never)).toThrow('`pool` must be a pg.Pool (npm install pg, then new pg.Pool({ connectionString }))');
+    }
   });
 });

@@ -43,7 +43,7 @@ export function resolvePostgresOptions(options: PostgresStorageOptions): Resolve
   assertKnownKeys('PostgresStorage', options, KNOWN_OPTIONS);
   const pool = options.pool as Partial<Pool> | null | undefined;
   if (typeof pool?.query !== 'function' || typeof pool.connect !== 'function') {
-    throw new TypeError('PostgresStorage: `pool` must be a pg.Pool (new pg.Pool({...}))');
+    throw new TypeError('PostgresStorage: `pool` must be a pg.Pool (npm install pg, then new pg.Pool({ connectionString }))');
   }
   const schema = options.schema ?? 'sms_outbox';
   if (typeof schema !== 'string' || !SCHEMA_NAME.test(schema)) {
