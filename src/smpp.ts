@@ -2,7 +2,8 @@
  * `sms-outbox/smpp`: the SMPP 3.4 delivery adapter. Needs the `smpp` package installed
  * (an optional peer dependency); hosts that never import this entry never load it.
  */
-export { SmppDelivery, createSmppDelivery, type SmppDeliveryOptions } from './delivery/smpp.js';
+export { SmppDelivery, createSmppDelivery } from './delivery/smpp/adapter.js';
+export type { SmppDeliveryOptions } from './delivery/smpp/options.js';
 export {
   classifySubmitStatus,
   interpretReceipt,
@@ -15,5 +16,5 @@ export {
   type ReceiptFields,
   type ReceiptInput,
   type SubmitStatusClass,
-} from './delivery/smpp-receipt.js';
-export { parseSmppUrl, type SmppUrlFields } from './delivery/smpp-url.js';
+} from './delivery/smpp/receipt.js';
+export { parseSmppUrl, type SmppUrlFields } from './delivery/smpp/url.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { parseSmppUrl } from '../../src/delivery/smpp-url.js';
-import { SmppDelivery } from '../../src/delivery/smpp.js';
+import { parseSmppUrl } from '../../src/delivery/smpp/url.js';
+import { SmppDelivery } from '../../src/delivery/smpp/adapter.js';
 
 describe('parseSmppUrl', () => {
   it('reads user, password, host, port and system_type, percent-decoded', () => {
@@ -28,7 +28,7 @@ describe('parseSmppUrl', () => {
 
 describe('SmppDelivery options', () => {
   it('throws at construction on a typo, with a hint', () => {
-    expect(() => new SmppDelivery({ url: 'smpp://a:b@h', windw: 5 } as never)).toThrow(/did you mean "window"/);
+    expect(() => new SmppDelivery({ url: 'smpp://a:b@h', windw: 5 } as never)).toThrow('SmppDelivery: unknown option `windw`. Did you mean `window`?');
   });
 
   it('needs a host and a system id', () => {

@@ -4,7 +4,7 @@ import {
   interpretReceipt,
   outcomeOfStat,
   parseReceiptText,
-} from '../../src/delivery/smpp-receipt.js';
+} from '../../src/delivery/smpp/receipt.js';
 
 const STANDARD =
   'id:1A2B3C4D sub:001 dlvrd:001 submit date:2401011200 done date:2401011201 stat:DELIVRD err:000 text:Hello id:X';

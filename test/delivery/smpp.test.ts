@@ -3,7 +3,8 @@
  * binding, submits, receipts, throttling, drops, concatenation, MO and unbind.
  */
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { SmppDelivery, type SmppDeliveryOptions } from '../../src/delivery/smpp.js';
+import { SmppDelivery } from '../../src/delivery/smpp/adapter.js';
+import type { SmppDeliveryOptions } from '../../src/delivery/smpp/options.js';
 import {
   DeliveryError,
   type CarrierReceipt,

@@ -1,6 +1,7 @@
 /**
  * Reads an `smpp://system_id:password@host:port` URL (or `ssmpp://` for TLS) into
- * connection fields.
+ * connection fields, so an SMSC account can be configured as one string (an environment
+ * variable, a secret) and a malformed one fails when the adapter is built.
  */
 
 /** The fields an SMPP URL carries. */

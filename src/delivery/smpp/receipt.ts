@@ -5,7 +5,7 @@
  *
  * Pure functions and tables only; no network, no `smpp` package.
  */
-import { outcome, type Outcome, type StatusReason } from '../lifecycle/states.js';
+import { outcome, type Outcome, type StatusReason } from '../../lifecycle/states.js';
 
 /** The fields of a receipt text; each is `null` when the text does not carry it. */
 export interface ReceiptFields {

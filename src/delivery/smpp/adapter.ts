@@ -1,0 +1,182 @@
+/**
+ * The SMPP 3.4 delivery adapter: submits parts as `submit_sm` over a bind to a real
+ * SMSC and reports `deliver_sm` receipts and mobile-originated messages, on top of the
+ * `smpp` package (an optional peer dependency, loaded when `start` is called).
+ *
+ * What it promises: a part is resolved only on a `submit_sm_resp` with status 0; every
+ * other ending (refusal, lost connection, timeout, close) rejects, retryably unless the
+ * SMSC's status can never succeed. Every `deliver_sm` is answered, after its handler
+ * settled: ESME_ROK once it resolved (the receipt is stored), ESME_RX_T_APPN when it
+ * rejected (the SMSC delivers it again). What it does not promise: that a part whose
+ * response was lost was not delivered (submission is at-least-once), or reassembly of
+ * concatenated MO messages (each MO part is reported on its own).
+ *
+ * This file wires the parts: options resolved by options.ts, one or two binds
+ * (bind.ts) each with its submit window, `submit_sm` fields from submit-fields.ts, and
+ * received `deliver_sm` read here with receipt.ts and handed to the host's handlers.
+ */
+import type { PDU, Session } from 'smpp';
+import {
+  DeliveryError,
+  ReceiptNotYetMatched,
+  type DeliveryAdapter,
+  type DeliveryHandlers,
+  type OutgoingPart,
+  type SubmitAck,
+} from '../contract.js';
+import { SmppBind, type BindHooks, type BindMode } from './bind.js';
+import { ESME_ROK, loadSmpp, sendAtEndOfTurn } from './library.js';
+import { resolveSmppOptions, type SmppConfig, type SmppDeliveryOptions } from './options.js';
+import { interpretReceipt } from './receipt.js';
+import { buildSubmitFields } from './submit-fields.js';
+
+/** Command statuses a `deliver_sm` is answered with when it is not taken. */
+const ESME_RX_T_APPN = 0x64;
+const ESME_RX_P_APPN = 0x65;
+
+/** esm_class bits 2-5: the message type of a `deliver_sm`. */
+const ESM_TYPE_MASK = 0x3c;
+const ESM_DELIVERY_RECEIPT = 0x04;
+
+/**
+ * Delivers parts over SMPP 3.4 and reports receipts and MO messages. `start` begins
+ * connecting and resolves at once (bind failures go to `handlers.error` and are retried
+ * with backoff); `submit` waits up to `waitTimeoutMs` for the bind.
+ *
+ * Addresses: a numeric sender of at most 8 digits is a short code (TON `shortCodeTon`,
+ * NPI `shortCodeNpi`), a longer numeric one international (TON 1, NPI 1), anything else
+ * alphanumeric (TON 5, NPI 0, at most 11 ASCII characters, else a permanent
+ * `invalid_source_address`). The destination is international (TON 1, NPI 1).
+ * Encoding: GSM-7 parts go as data_coding 0 (the SMSC default alphabet, one septet per
+ * octet), UCS-2 parts as data_coding 8. Receipts are requested (registered_delivery 1).
+ */
+export class SmppDelivery implements DeliveryAdapter {
+  readonly #config: SmppConfig;
+  #binds: SmppBind[] = [];
+  #transmitter: SmppBind | null = null;
+  #handlers: DeliveryHandlers | null = null;
+  #closing = false;
+
+  /** Checks and resolves the options; throws a `TypeError` on a bad or unknown one. */
+  constructor(options: SmppDeliveryOptions) {
+    this.#config = resolveSmppOptions(options);
+  }
+
+  /** True while the bind that submits is bound. */
+  get bound(): boolean {
+    return this.#transmitter?.bound ?? false;
+  }
+
+  /** Connects (and binds) in the background; resolves once connecting has begun. */
+  async start(handlers: DeliveryHandlers): Promise<void> {
+    if (this.#handlers) throw new Error('SmppDelivery.start was called twice');
+    this.#handlers = handlers;
+    const lib = await loadSmpp();
+    if (this.#closing) return;
+    const hooks: BindHooks = {
+      deliver: (pdu, session) => void this.#onDeliver(pdu, session),
+      error: (error) => this.#report(error),
+    };
+    const modes: BindMode[] =
+      this.#config.bindMode === 'separate' ? ['transmitter', 'receiver'] : ['transceiver'];
+    this.#binds = modes.map((mode) => new SmppBind(lib, this.#config, mode, hooks));
+    this.#transmitter = this.#binds[0] ?? null;
+    for (const bind of this.#binds) bind.start();
+  }
+
+  /** Resolves once the submitting bind is bound; rejects after `timeoutMs`. */
+  waitForBind(timeoutMs = this.#config.waitTimeoutMs): Promise<void> {
+    if (!this.#transmitter) return Promise.reject(new Error('SmppDelivery is not started'));
+    return this.#transmitter.waitForBind(timeoutMs);
+  }
+
+  /** Submits one part as one `submit_sm`; see the class notes for addresses and encoding. */
+  async submit(part: OutgoingPart): Promise<SubmitAck> {
+    const transmitter = this.#transmitter;
+    if (this.#closing) throw new DeliveryError('SMPP adapter is closed');
+    if (!transmitter) throw new DeliveryError('SMPP adapter is not started');
+    const fields = buildSubmitFields(part, this.#config);
+    const carrierId = await transmitter.submit(fields);
+    return { carrierId };
+  }
+
+  /** Unbinds every bind, closes its socket and clears every timer; idempotent. */
+  async close(): Promise<void> {
+    this.#closing = true;
+    await Promise.all(this.#binds.map((bind) => bind.close()));
+  }
+
+  #report(error: unknown): void {
+    try {
+      this.#handlers?.error(error);
+    } catch {
+      // A throwing error handler must not break the connection logic.
+    }
+  }
+
+  async #onDeliver(pdu: PDU, session: Session): Promise<void> {
+    let status = ESME_ROK;
+    const handlers = this.#handlers;
+    try {
+      if (this.#closing || !handlers) {
+        // Refused transiently, so the SMSC delivers it again on the next bind.
+        status = ESME_RX_T_APPN;
+      } else {
+        const messageType = Number(pdu.esm_class ?? 0) & ESM_TYPE_MASK;
+        const text = pduText(pdu);
+        if (messageType === ESM_DELIVERY_RECEIPT) {
+          const receipt = interpretReceipt({
+            text,
+            receiptedMessageId: typeof pdu.receipted_message_id === 'string' ? pdu.receipted_message_id : null,
+            messageState: typeof pdu.message_state === 'number' ? pdu.message_state : null,
+          });
+          if (!receipt) {
+            // Retrying cannot make an unreadable receipt readable.
+            status = ESME_RX_P_APPN;
+            this.#report(new Error(`SMPP receipt not understood: ${JSON.stringify(text)}`));
+          } else if (receipt.outcome === null) {
+            this.#report(new Error(`SMPP receipt for ${receipt.carrierId} has an unknown stat "${receipt.stat}"; ignored`));
+          } else if (receipt.outcome !== 'intermediate') {
+            await handlers.receipt({ carrierId: receipt.carrierId, outcome: receipt.outcome });
+          }
+        } else if (messageType === 0) {
+          await handlers.inbound({
+            from: String(pdu.source_addr ?? ''),
+            to: String(pdu.destination_addr ?? ''),
+            text,
+            receivedAt: Date.now(),
+          });
+        }
+        // Other message types (SME acknowledgements, intermediate notifications) are acked and dropped.
+      }
+    } catch (error) {
+      // Refused transiently either way, so the SMSC delivers it again; a receipt that could
+      // not be recorded yet is expected (see DeliveryHandlers.receipt), not a failure.
+      status = ESME_RX_T_APPN;
+      if (!ReceiptNotYetMatched.is(error)) {
+        this.#report(new Error('SMPP deliver_sm handler failed; answered ESME_RX_T_APPN so the SMSC retries', { cause: error }));
+      }
+    }
+    sendAtEndOfTurn(session);
+    session.send(pdu.response({ command_status: status }));
+  }
+}
+
+/** The `sms-outbox/smpp` entry's factory: `createSmppDelivery(options)` equals `new SmppDelivery(options)`. */
+export function createSmppDelivery(options: SmppDeliveryOptions): SmppDelivery {
+  return new SmppDelivery(options);
+}
+
+/** The text of a `deliver_sm`, decoded by the library per its data_coding. */
+function pduText(pdu: PDU): string {
+  const short = messageText(pdu.short_message);
+  return short !== '' ? short : messageText(pdu.message_payload);
+}
+
+function messageText(value: unknown): string {
+  if (value === null || value === undefined) return '';
+  if (typeof value === 'string') return value;
+  if (Buffer.isBuffer(value)) return value.toString('latin1');
+  if (typeof value === 'object' && 'message' in value) return messageText((value as { message: unknown }).message);
+  return '';
+}

@@ -1,0 +1,175 @@
+/**
+ * The options of the SMPP adapter and their resolution into a complete configuration:
+ * a `url` read into its fields, defaults filled in, and every value checked. Resolving
+ * happens in the constructor so that a typo or a nonsense value fails when the host
+ * builds the adapter, not at the first connect minutes later.
+ */
+import { assertKnownKeys } from '../../util/known-keys.js';
+import { parseSmppUrl } from './url.js';
+
+/** Options of `SmppDelivery`. Give `url`, or `host` and `systemId` (or both: fields win). */
+export interface SmppDeliveryOptions {
+  /** `smpp://system_id:password@host:port` (`ssmpp://` for TLS; `?system_type=` allowed). */
+  url?: string;
+  /** SMSC host. Required unless `url` names it. */
+  host?: string;
+  /** SMSC port. Default 2775 (3550 for TLS). */
+  port?: number;
+  /** Connect with TLS. Default false (true for an `ssmpp://` url). */
+  tls?: boolean;
+  /** The bind's `system_id`. Required unless `url` names it. */
+  systemId?: string;
+  /** The bind's `password`. Default empty. */
+  password?: string;
+  /** The bind's `system_type`. Default empty. */
+  systemType?: string;
+  /** `transceiver` (one bind), or `separate` transmitter and receiver binds. Default `transceiver`. */
+  bindMode?: 'transceiver' | 'separate';
+  /** Interval of the `enquire_link` keep-alive, ms; an unanswered one drops the link. Default 30000. */
+  enquireLinkMs?: number;
+  /** First reconnect delay after a drop or a failed bind, ms; doubles per failure. Default 1000. */
+  reconnectMinMs?: number;
+  /** Ceiling of the reconnect delay, ms. Default 30000. */
+  reconnectMaxMs?: number;
+  /** Most `submit_sm` awaiting their response at once, per bind. Default 50. */
+  window?: number;
+  /** Most `submit_sm` sent per second, per bind. Default unlimited (`Infinity`). */
+  tps?: number;
+  /** How long `submit` waits for a bound session and a window slot before rejecting (retryable), ms. Default 10000. */
+  waitTimeoutMs?: number;
+  /** How long a `submit_sm` or a bind waits for its response before it is given up (retryable), ms. Default 30000. */
+  responseTimeoutMs?: number;
+  /** `retryAfterMs` of the retryable error for ESME_RTHROTTLED / ESME_RMSGQFUL. Default 1000. */
+  throttleRetryMs?: number;
+  /** How parts of a multipart message are tied together: a UDH, or SAR TLVs. Default `udh`. */
+  concatenation?: 'udh' | 'sar';
+  /** `service_type` of each `submit_sm`. Default empty (the SMSC's default). */
+  serviceType?: string;
+  /** TON of a numeric sender of at most 8 digits (a short code). Default 3 (network specific). */
+  shortCodeTon?: number;
+  /** NPI of a short-code sender. Default 0 (unknown). */
+  shortCodeNpi?: number;
+}
+
+/**
+ * {@link SmppDeliveryOptions} resolved: the url read into its fields, every default
+ * filled in and every value checked. The `url` itself is gone.
+ */
+export interface SmppConfig {
+  /** SMSC host. */
+  host: string;
+  /** SMSC port. */
+  port: number;
+  /** Connect with TLS. */
+  tls: boolean;
+  /** The bind's `system_id`. */
+  systemId: string;
+  /** The bind's `password`. */
+  password: string;
+  /** The bind's `system_type`. */
+  systemType: string;
+  /** One transceiver bind, or separate transmitter and receiver binds. */
+  bindMode: 'transceiver' | 'separate';
+  /** Interval of the `enquire_link` keep-alive, ms. */
+  enquireLinkMs: number;
+  /** First reconnect delay, ms. */
+  reconnectMinMs: number;
+  /** Ceiling of the reconnect delay, ms. */
+  reconnectMaxMs: number;
+  /** Most `submit_sm` awaiting their response at once, per bind. */
+  window: number;
+  /** Most `submit_sm` sent per second, per bind (`Infinity` for no cap). */
+  tps: number;
+  /** How long a submit waits for a bind and a window slot, ms. */
+  waitTimeoutMs: number;
+  /** How long a `submit_sm` or a bind waits for its response, ms. */
+  responseTimeoutMs: number;
+  /** `retryAfterMs` of a throttled submit, ms. */
+  throttleRetryMs: number;
+  /** UDH or SAR TLVs for multipart messages. */
+  concatenation: 'udh' | 'sar';
+  /** `service_type` of each `submit_sm`. */
+  serviceType: string;
+  /** TON of a short-code sender. */
+  shortCodeTon: number;
+  /** NPI of a short-code sender. */
+  shortCodeNpi: number;
+}
+
+const OPTION_NAMES: readonly (keyof SmppDeliveryOptions)[] = [
+  'url',
+  'host',
+  'port',
+  'tls',
+  'systemId',
+  'password',
+  'systemType',
+  'bindMode',
+  'enquireLinkMs',
+  'reconnectMinMs',
+  'reconnectMaxMs',
+  'window',
+  'tps',
+  'waitTimeoutMs',
+  'responseTimeoutMs',
+  'throttleRetryMs',
+  'concatenation',
+  'serviceType',
+  'shortCodeTon',
+  'shortCodeNpi',
+];
+
+/**
+ * Checks the options and fills in the defaults. Throws a `TypeError` on an unknown
+ * option (with a hint at the nearest known one), a missing host or system id, or a
+ * value out of range.
+ */
+export function resolveSmppOptions(options: SmppDeliveryOptions): SmppConfig {
+  assertKnownKeys('SmppDelivery', options, OPTION_NAMES);
+  const fromUrl = options.url !== undefined ? parseSmppUrl(options.url) : undefined;
+  const tls = options.tls ?? fromUrl?.tls ?? false;
+  const host = options.host ?? fromUrl?.host;
+  const systemId = options.systemId ?? fromUrl?.systemId;
+  if (!host) throw new TypeError('SmppDelivery needs `host` or a `url` (smpp://system_id:password@host:port)');
+  if (!systemId) throw new TypeError('SmppDelivery needs `systemId` or a `url` with a user part');
+  const config: SmppConfig = {
+    host,
+    port: options.port ?? fromUrl?.port ?? (tls ? 3550 : 2775),
+    tls,
+    systemId,
+    password: options.password ?? fromUrl?.password ?? '',
+    systemType: options.systemType ?? fromUrl?.systemType ?? '',
+    bindMode: options.bindMode ?? 'transceiver',
+    enquireLinkMs: options.enquireLinkMs ?? 30_000,
+    reconnectMinMs: options.reconnectMinMs ?? 1_000,
+    reconnectMaxMs: options.reconnectMaxMs ?? 30_000,
+    window: options.window ?? 50,
+    tps: options.tps ?? Number.POSITIVE_INFINITY,
+    waitTimeoutMs: options.waitTimeoutMs ?? 10_000,
+    responseTimeoutMs: options.responseTimeoutMs ?? 30_000,
+    throttleRetryMs: options.throttleRetryMs ?? 1_000,
+    concatenation: options.concatenation ?? 'udh',
+    serviceType: options.serviceType ?? '',
+    shortCodeTon: options.shortCodeTon ?? 3,
+    shortCodeNpi: options.shortCodeNpi ?? 0,
+  };
+  if (!Number.isInteger(config.port) || config.port < 1 || config.port > 65535) {
+    throw new TypeError(`SmppDelivery option "port" must be 1..65535, got ${config.port}`);
+  }
+  if (config.bindMode !== 'transceiver' && config.bindMode !== 'separate') {
+    throw new TypeError(`SmppDelivery option "bindMode" must be "transceiver" or "separate"`);
+  }
+  if (config.concatenation !== 'udh' && config.concatenation !== 'sar') {
+    throw new TypeError(`SmppDelivery option "concatenation" must be "udh" or "sar"`);
+  }
+  if (!Number.isInteger(config.window) || config.window < 1) {
+    throw new TypeError(`SmppDelivery option "window" must be a positive integer, got ${config.window}`);
+  }
+  if (!(config.tps > 0)) throw new TypeError(`SmppDelivery option "tps" must be positive, got ${config.tps}`);
+  for (const key of ['enquireLinkMs', 'reconnectMinMs', 'reconnectMaxMs', 'waitTimeoutMs', 'responseTimeoutMs', 'throttleRetryMs'] as const) {
+    if (!(config[key] > 0) || !Number.isFinite(config[key])) {
+      throw new TypeError(`SmppDelivery option "${key}" must be a positive number of ms, got ${config[key]}`);
+    }
+  }
+  return config;
+}
