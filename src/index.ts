@@ -2,8 +2,8 @@
  * sms-outbox: the public send API of an SMS gateway as one Express router.
  * This file only re-exports; each name is documented where it is defined.
  */
-export { createSmsRouter, type SmsRouter } from './router.js';
-export type { SmsRouterOptions, LimitOptions, WorkerOptions, RetentionOptions } from './options.js';
+export { createSmsRouter, type SmsRouter } from './router/create-router.js';
+export type { SmsRouterOptions, LimitOptions, WorkerOptions, RetentionOptions } from './router/options.js';
 export type { DlrOptions } from './dlr/options.js';
 export type { DlrPayload, DlrData } from './dlr/payload.js';
 
@@ -41,8 +41,8 @@ export { MemoryBudgetStore, type BudgetStore, type BudgetTake } from './http/rat
 export { MemoryRateLimitStore } from './http/rate-limit/memory-windows.js';
 export { RedisBudgetStore, type RedisBudgetStoreOptions, type SendRedisCommand } from './http/rate-limit/redis-budget-store.js';
 
-export * from './events.js';
+export * from './observe/events.js';
 export { ERRORS, SmsError, type ErrorCode } from './errors.js';
 export { buildOpenApiDocument, type OpenApiDocument, type OpenApiDocumentOptions } from './openapi/document.js';
-export type { SmsLogger, LogMethod } from './logging.js';
-export type { MetricsOptions, PromClient, PromRegistry, PromCounter, PromHistogram, PromMetricConfig } from './metrics.js';
+export type { SmsLogger, LogMethod } from './observe/logging.js';
+export type { MetricsOptions, PromClient, PromRegistry, PromCounter, PromHistogram, PromMetricConfig } from './observe/metrics.js';

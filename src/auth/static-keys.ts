@@ -5,7 +5,7 @@
 import * as crypto from 'node:crypto';
 import { signingKey } from '../dlr/sign.js';
 import { assertStringList, describeType } from '../util/adapter-check.js';
-import { assertKnownKeys, assertNumber } from '../util/known-keys.js';
+import { assertKnownKeys, assertNumber, nearest } from '../util/known-keys.js';
 import type { KeyVerifier, Principal, Scope } from './principal.js';
 
 /** One key of {@link staticKeys}: exactly one of `key` or `sha256`, and its principal. */
@@ -83,8 +83,8 @@ const SCOPES: readonly Scope[] = ['quick', 'premium'];
 
 /** The scope `scope` was probably meant to be (`'quik'` -> `'quick'`), if any. */
 function scopeHint(scope: string): string {
-  const near = SCOPES.find((known) => known.startsWith(scope.toLowerCase().slice(0, 3)));
-  return near === undefined || scope.length === 0 ? '' : ` Did you mean '${near}'?`;
+  const near = scope.length === 0 ? undefined : nearest(scope, SCOPES);
+  return near === undefined ? '' : ` Did you mean '${near}'?`;
 }
 
 

@@ -2,7 +2,7 @@
  * One delivery report attempt: check the address, sign, POST, record the result in storage
  * and tell the host through a `dlr.*` event.
  */
-import type { Emit } from '../events.js';
+import type { Emit } from '../observe/events.js';
 import type { CallbackAttempt, DueCallback, Storage } from '../storage/contract.js';
 import { callbackUrlProblem } from './address-guard.js';
 import type { DlrConfig } from './options.js';

@@ -19,7 +19,7 @@
  * hands it straight over ({@link CallbackDispatcher.handOver}): no claim reads it back
  * from storage. Without room, the report is stored unleased and claimed like any other.
  */
-import type { Emit } from '../events.js';
+import type { Emit } from '../observe/events.js';
 import { ClaimLoop } from '../outbox/claim-loop.js';
 import type { DueCallback, InsertLease, LeasedReport, MessageRecord, Storage } from '../storage/contract.js';
 import { reportAttempt } from './attempt.js';

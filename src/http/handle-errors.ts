@@ -5,7 +5,7 @@
  */
 import type { ErrorRequestHandler, Request } from 'express';
 import { SmsError } from '../errors.js';
-import type { Emit, RequestRejectedEvent } from '../events.js';
+import type { Emit, RequestRejectedEvent } from '../observe/events.js';
 import { sendDetails } from './respond.js';
 
 /**

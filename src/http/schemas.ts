@@ -2,7 +2,7 @@
  * The JSON Schemas of the request bodies (SPEC section 2). One source of truth: the
  * validators are compiled from these, and an OpenAPI document can be built from them.
  */
-import type { LimitOptions } from '../options.js';
+import type { LimitOptions } from './limits.js';
 
 /** Digits in international format: country code first, no plus sign, 8 to 15 digits. */
 export const PHONE_PATTERN = '^[1-9][0-9]{7,14}$';

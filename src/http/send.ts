@@ -6,7 +6,7 @@ import type { RequestHandler } from 'express';
 import { isPromiseLike } from '../util/settle.js';
 import { SmsError } from '../errors.js';
 import { defaultSender, type Profile, type ProfileResolver } from '../auth/profiles.js';
-import type { Emit } from '../events.js';
+import type { Emit } from '../observe/events.js';
 import type { NewMessage, Storage } from '../storage/contract.js';
 import type { MessageHandOff } from '../outbox/hand-off.js';
 import { principalOf } from './authenticate.js';

@@ -3,9 +3,9 @@
  * breaking a request or a worker.
  */
 import { EventEmitter } from 'eventemitter3';
-import type { MessageState } from './lifecycle/states.js';
-import type { Endpoint, MessageRecord, NewMessage } from './storage/contract.js';
-import type { InboundMessage } from './delivery/contract.js';
+import type { MessageState } from '../lifecycle/states.js';
+import type { Endpoint, MessageRecord, NewMessage } from '../storage/contract.js';
+import type { InboundMessage } from '../delivery/contract.js';
 
 /** Payload of `message.accepted`. */
 export interface MessageAcceptedEvent {

@@ -4,7 +4,7 @@
  */
 import { inspect } from 'node:util';
 import type { ErrorEvent, SmsEventEmitter, SmsEventName, SmsEvents } from './events.js';
-import { isTerminal } from './lifecycle/states.js';
+import { isTerminal } from '../lifecycle/states.js';
 
 /** One log method: a structured object first, then the message (pino's calling convention). */
 export type LogMethod = (obj: Record<string, unknown>, msg: string) => void;
@@ -103,23 +103,6 @@ export function attachLogger(events: SmsEventEmitter, logger: SmsLogger): () => 
   };
 }
 
-
-/**
- * Checks the `logger` option at construction: `null` when none is given, else the logger,
- * which must have `info`, `warn` and `error` methods (and `debug`, if any, a method too).
- */
-export function resolveLogger(logger: SmsLogger | undefined): SmsLogger | null {
-  if (logger === undefined) return null;
-  if (typeof logger !== 'object' || logger === null) {
-    throw new TypeError('createSmsRouter: `logger` must be an object with info, warn and error methods (pino works)');
-  }
-  for (const level of ['info', 'warn', 'error', 'debug'] as const) {
-    const method: unknown = logger[level];
-    if (method === undefined && level === 'debug') continue;
-    if (typeof method !== 'function') throw new TypeError(`createSmsRouter: \`logger.${level}\` must be a function`);
-  }
-  return logger;
-}
 
 /** Options of {@link unheardErrorWriter}. */
 export interface UnheardErrorWriterOptions {

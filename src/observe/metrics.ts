@@ -4,8 +4,7 @@
  * listeners. prom-client stays the host's: this file never imports it, not even its types.
  */
 import type { SmsEventEmitter, SmsEventName, SmsEvents } from './events.js';
-import { isTerminal } from './lifecycle/states.js';
-import { assertKnownKeys } from './util/known-keys.js';
+import { isTerminal } from '../lifecycle/states.js';
 
 /** The part of a prom-client `Registry` the router uses. */
 export interface PromRegistry {
@@ -85,31 +84,6 @@ export interface MetricsConfig {
 
 /** Upper bounds of the delivery-report duration buckets, seconds: up to the default 15 s timeout and past it. */
 const DLR_DURATION_BUCKETS = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 15, 30];
-
-/**
- * Checks the `metrics` option at construction: `null` when none is given, else the
- * resolved config. Throws a TypeError naming what is wrong (most often: passing the
- * registry alone instead of `{ client }`).
- */
-export function resolveMetrics(options: MetricsOptions | undefined): MetricsConfig | null {
-  if (options === undefined) return null;
-  if (typeof options !== 'object' || options === null) {
-    throw new TypeError("createSmsRouter: `metrics` must be an object: { client } with client from `import * as client from 'prom-client'`");
-  }
-  if (!('client' in options) && typeof (options as Partial<PromRegistry>).getSingleMetric === 'function') {
-    throw new TypeError("createSmsRouter: `metrics` takes { client, registry? }, not a registry alone: `metrics.client` must be the prom-client module (`import * as client from 'prom-client'`)");
-  }
-  assertKnownKeys('metrics', options, ['client', 'registry']);
-  const client = options.client as Partial<PromClient> | undefined;
-  if (typeof client !== 'object' || client === null || typeof client.Counter !== 'function' || typeof client.Histogram !== 'function') {
-    throw new TypeError("createSmsRouter: `metrics.client` must be the prom-client module (`import * as client from 'prom-client'`)");
-  }
-  const registry = options.registry ?? client.register;
-  if (typeof registry !== 'object' || registry === null || typeof registry.getSingleMetric !== 'function' || typeof registry.registerMetric !== 'function') {
-    throw new TypeError('createSmsRouter: `metrics.registry` must be a prom-client Registry');
-  }
-  return { client: client as PromClient, registry };
-}
 
 /**
  * Registers a metric, or returns the one of that name already in the registry: a second

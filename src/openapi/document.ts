@@ -7,7 +7,7 @@ import { ERRORS, type ErrorCode } from '../errors.js';
 import { phoneProblem } from '../http/validate-request.js';
 import { premiumListSchema, premiumMessagesSchema, quickSendSchema } from '../http/schemas.js';
 import { STATUS_DESCRIPTIONS, TERMINAL_STATES } from '../lifecycle/states.js';
-import { LIMIT_DEFAULTS, type LimitOptions } from '../options.js';
+import { LIMIT_DEFAULTS, type LimitOptions } from '../http/limits.js';
 
 /** Options of {@link buildOpenApiDocument}. All optional. */
 export interface OpenApiDocumentOptions {

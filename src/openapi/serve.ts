@@ -3,7 +3,7 @@
  * clients see them wherever the host mounted the router.
  */
 import type { RequestHandler } from 'express';
-import type { LimitOptions } from '../options.js';
+import type { LimitOptions } from '../http/limits.js';
 import { sendJsonText } from '../http/respond.js';
 import { buildOpenApiDocument } from './document.js';
 

@@ -4,7 +4,7 @@
  * dispatcher. The worker, the receipt handler and the receipt timeout all report their
  * transitions here, so the router only wires them.
  */
-import type { Emit } from '../events.js';
+import type { Emit } from '../observe/events.js';
 import { isTerminal } from '../lifecycle/states.js';
 import type { LeasedReport, MessageRecord, Transition } from '../storage/contract.js';
 

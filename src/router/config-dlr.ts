@@ -1,76 +1,13 @@
 /**
- * The public options of delivery reports and their resolution into a complete config,
- * checked once at construction so a typo fails there, not at the first report.
+ * Resolves the delivery report options (`dlr`) into a complete config, checked once at
+ * construction so a typo fails there, not at the first report.
  */
-import { compileAllowList, type AddressAllowance } from './address-guard.js';
-import { DEFAULT_TIMEOUT_MS, USER_AGENT, type HostResolver } from './post.js';
-import { DEFAULT_SCHEDULE } from './schedule.js';
-import { signingKey } from './sign.js';
-
-/** How delivery reports (DLR callbacks) are sent. Every field is optional. */
-export interface DlrOptions {
-  /**
-   * The signing secret for reports whose message has no `callbackSecret` of its own (a
-   * per-message secret wins). `whsec_<base64>` is the Standard Webhooks form; any other
-   * string is used as raw UTF-8 bytes. Default: none, reports are sent unsigned.
-   */
-  secret?: string;
-  /**
-   * Delay before each attempt, ms, counted from the end of the previous one; its length
-   * is the number of attempts. The first entry must be 0 (the first attempt is made as
-   * soon as the message is terminal). Each later delay is spread by +-10% and stretched to
-   * a longer `Retry-After`. Default: `[0, 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h]`.
-   */
-  schedule?: readonly number[];
-  /** Total time one attempt may take (connect, send, headers, body), ms. Default 15000. */
-  timeoutMs?: number;
-  /** Attempts in flight at once, over all receivers. Default 64. */
-  concurrency?: number;
-  /** Attempts in flight at once to one receiver host, so a slow one cannot take every slot. Default 8. */
-  perHostConcurrency?: number;
-  /**
-   * Whether reports may go to private, loopback, link-local or other internal addresses:
-   * `true` (all), `false` (none), or a list of IPs and CIDR ranges that are allowed, such as
-   * `['127.0.0.0/8', '::1/128']`. For development and tests. Default `false`.
-   */
-  allowPrivateAddresses?: boolean | readonly string[];
-  /** How often storage is asked for due reports, ms. Default 500. */
-  pollIntervalMs?: number;
-  /**
-   * How long a claimed report is reserved for this instance, ms; after that another
-   * instance (or this one, after a restart) may send it. Must exceed `timeoutMs`.
-   * Default `2 * timeoutMs + 5000`: one attempt waiting for its host plus its own.
-   */
-  leaseMs?: number;
-  /** At most this many reports are claimed per storage call. Default `concurrency`. */
-  batchSize?: number;
-}
-
-/** {@link DlrOptions} resolved: every field present and checked. Internal. */
-export interface DlrConfig {
-  /** Global signing secret, or `null`. */
-  secret: string | null;
-  /** Delays before each attempt, ms; `schedule[0]` is 0. */
-  schedule: readonly number[];
-  /** Total time per attempt, ms. */
-  timeoutMs: number;
-  /** Attempts in flight overall. */
-  concurrency: number;
-  /** Attempts in flight per host. */
-  perHostConcurrency: number;
-  /** Which internal addresses are allowed. */
-  allowance: AddressAllowance;
-  /** Poll interval, ms. */
-  pollIntervalMs: number;
-  /** Claim lease, ms. */
-  leaseMs: number;
-  /** Claim batch size. */
-  batchSize: number;
-  /** The `user-agent` sent. */
-  userAgent: string;
-  /** How host names are resolved; `undefined` means `dns.lookup`. Not a public option. */
-  resolve?: HostResolver;
-}
+import { compileAllowList, type AddressAllowance } from '../dlr/address-guard.js';
+import type { DlrConfig, DlrOptions } from '../dlr/options.js';
+import { DEFAULT_TIMEOUT_MS, USER_AGENT } from '../dlr/post.js';
+import { DEFAULT_SCHEDULE } from '../dlr/schedule.js';
+import { signingKey } from '../dlr/sign.js';
+import { assertKnownKeys } from '../util/known-keys.js';
 
 const KEYS = [
   'secret',
@@ -83,32 +20,6 @@ const KEYS = [
   'leaseMs',
   'batchSize',
 ] as const satisfies readonly (keyof DlrOptions)[];
-
-/** Edit distance, for "did you mean" hints. */
-function distance(a: string, b: string): number {
-  let previous = Array.from({ length: b.length + 1 }, (_, i) => i);
-  for (let i = 1; i <= a.length; i++) {
-    const current = [i];
-    for (let j = 1; j <= b.length; j++) {
-      const cost = a[i - 1]!.toLowerCase() === b[j - 1]!.toLowerCase() ? 0 : 1;
-      current.push(Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + cost));
-    }
-    previous = current;
-  }
-  return previous[b.length]!;
-}
-
-function unknownKey(key: string): TypeError {
-  let best: string | null = null;
-  let bestDistance = Infinity;
-  for (const candidate of KEYS) {
-    const d = distance(key, candidate);
-    if (d < bestDistance) [best, bestDistance] = [candidate, d];
-  }
-  const close = best !== null && bestDistance <= Math.max(2, Math.floor(key.length / 3));
-  const hint = close ? ` (did you mean \`${best}\`?)` : '';
-  return new TypeError(`dlr: unknown option \`${key}\`${hint}`);
-}
 
 function integer(name: string, value: unknown, fallback: number, min: number): number {
   if (value === undefined) return fallback;
@@ -152,9 +63,7 @@ function allowance(value: unknown): AddressAllowance {
  */
 export function resolveDlrOptions(options: DlrOptions = {}): DlrConfig {
   if (typeof options !== 'object' || options === null) throw new TypeError('dlr options must be an object');
-  for (const key of Object.keys(options)) {
-    if (!(KEYS as readonly string[]).includes(key)) throw unknownKey(key);
-  }
+  assertKnownKeys('dlr', options, KEYS);
   let secret: string | null = null;
   if (options.secret !== undefined) {
     if (typeof options.secret !== 'string') throw new TypeError('dlr.secret must be a string');

@@ -5,27 +5,28 @@
  * into one Express middleware that also carries the typed events and `close()`.
  */
 import express, { type Request, type RequestHandler } from 'express';
-import { authenticate } from './http/authenticate.js';
-import { chain } from './http/chain.js';
-import { handleErrors } from './http/handle-errors.js';
-import { parseJsonBody } from './http/parse-body.js';
-import { createRateLimiters } from './http/rate-limit/limiters.js';
-import { sendHandler } from './http/send.js';
-import { statusByExternalId, statusByRef } from './http/status.js';
-import { createValidators } from './http/validate-request.js';
-import { callbackUrlProblem } from './dlr/address-guard.js';
-import { CallbackDispatcher } from './dlr/dispatcher.js';
-import { SmsEventEmitter, emitterOf } from './events.js';
-import { attachLogger, unheardErrorWriter } from './logging.js';
-import { attachMetrics } from './metrics.js';
-import { serveOpenApi } from './openapi/serve.js';
-import { resolveOptions, type SmsRouterOptions } from './options.js';
-import { settle } from './util/settle.js';
-import { routeTransitions } from './outbox/transitions.js';
-import { retentionSweep } from './worker/retention.js';
-import { receiptTimeoutSweep } from './worker/receipt-timeout.js';
-import { ReceiptHandler } from './worker/receipt-handler.js';
-import { SubmitWorker } from './worker/submit-worker.js';
+import { authenticate } from '../http/authenticate.js';
+import { chain } from '../http/chain.js';
+import { handleErrors } from '../http/handle-errors.js';
+import { parseJsonBody } from '../http/parse-body.js';
+import { createRateLimiters } from '../http/rate-limit/limiters.js';
+import { sendHandler } from '../http/send.js';
+import { statusByExternalId, statusByRef } from '../http/status.js';
+import { createValidators } from '../http/validate-request.js';
+import { callbackUrlProblem } from '../dlr/address-guard.js';
+import { CallbackDispatcher } from '../dlr/dispatcher.js';
+import { SmsEventEmitter, emitterOf } from '../observe/events.js';
+import { attachLogger, unheardErrorWriter } from '../observe/logging.js';
+import { attachMetrics } from '../observe/metrics.js';
+import { serveOpenApi } from '../openapi/serve.js';
+import { resolveOptions } from './config.js';
+import type { SmsRouterOptions } from './options.js';
+import { settle } from '../util/settle.js';
+import { routeTransitions } from '../outbox/transitions.js';
+import { retentionSweep } from '../worker/retention.js';
+import { receiptTimeoutSweep } from '../worker/receipt-timeout.js';
+import { ReceiptHandler } from '../worker/receipt-handler.js';
+import { SubmitWorker } from '../worker/submit-worker.js';
 
 /** What {@link createSmsRouter} returns: Express middleware with typed events and a lifecycle. */
 export interface SmsRouter extends RequestHandler {

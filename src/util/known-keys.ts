@@ -17,18 +17,27 @@ function editDistance(a: string, b: string): number {
 }
 
 /**
+ * The candidate closest to `name` when it looks like a typo of it (case-insensitive, at most
+ * 3 edits), for "did you mean" hints: the one place such hints are computed.
+ */
+export function nearest(name: string, candidates: readonly string[]): string | undefined {
+  let best: string | undefined;
+  let bestDistance = 4;
+  for (const candidate of candidates) {
+    const distance = editDistance(name.toLowerCase(), candidate.toLowerCase());
+    if (distance < bestDistance) [best, bestDistance] = [candidate, distance];
+  }
+  return best;
+}
+
+/**
  * Throws a TypeError naming `where` if `options` has a key outside `known`, suggesting the
- * closest known key when one is near (case-insensitive, at most 3 edits).
+ * closest known key when one is near ({@link nearest}).
  */
 export function assertKnownKeys(where: string, options: object, known: readonly string[]): void {
   for (const key of Object.keys(options)) {
     if (known.includes(key)) continue;
-    let best: string | undefined;
-    let bestDistance = 4;
-    for (const candidate of known) {
-      const distance = editDistance(key.toLowerCase(), candidate.toLowerCase());
-      if (distance < bestDistance) [best, bestDistance] = [candidate, distance];
-    }
+    const best = nearest(key, known);
     const hint = best === undefined ? '' : ` Did you mean \`${best}\`?`;
     throw new TypeError(`${where}: unknown option \`${key}\`.${hint}`);
   }

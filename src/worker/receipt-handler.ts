@@ -20,7 +20,7 @@
  */
 import { ReceiptNotYetMatched, type CarrierReceipt } from '../delivery/contract.js';
 import { carrierIdSpellings, normalizeCarrierId } from '../delivery/carrier-ids.js';
-import type { Emit } from '../events.js';
+import type { Emit } from '../observe/events.js';
 import type { InsertLease, ReceiptResult, Storage, Transition } from '../storage/contract.js';
 
 /** What the receipt handler needs. */

@@ -4,7 +4,7 @@
  * a delivery report, instead of waiting forever. Real SMSCs give up on a message after its
  * validity period (commonly 48 hours), so a receipt later than that is not coming.
  */
-import type { Emit } from '../events.js';
+import type { Emit } from '../observe/events.js';
 import { outcome } from '../lifecycle/states.js';
 import type { Storage, Transition } from '../storage/contract.js';
 import { drainInBatches, Periodic } from './periodic.js';

@@ -2,8 +2,7 @@
  * Retention: purges terminal messages older than the configured age, in bounded batches,
  * so storage does not grow without end.
  */
-import type { Emit } from '../events.js';
-import type { RetentionOptions } from '../options.js';
+import type { Emit } from '../observe/events.js';
 import { drainInBatches, Periodic } from './periodic.js';
 import type { Storage } from '../storage/contract.js';
 
@@ -15,3 +14,20 @@ export function retentionSweep(storage: Storage, config: Required<RetentionOptio
     (error) => emit('error', { error, source: 'storage' }),
   );
 }
+
+/** How terminal messages are purged so storage does not grow without end. */
+export interface RetentionOptions {
+  /** Terminal messages last changed longer ago than this are deleted, ms. Default 30 days. */
+  maxAgeMs?: number;
+  /** How often to purge, ms. Default 1 hour. */
+  intervalMs?: number;
+  /** Most messages deleted per storage call (a purge loops until done). Default 1000. */
+  batchSize?: number;
+}
+
+/** The retention defaults. */
+export const RETENTION_DEFAULTS: Required<RetentionOptions> = {
+  maxAgeMs: 30 * 24 * 3600_000,
+  intervalMs: 3600_000,
+  batchSize: 1000,
+};

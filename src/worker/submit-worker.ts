@@ -13,9 +13,9 @@
 import type { DeliveryAdapter, OutgoingPart, SubmitAck } from '../delivery/contract.js';
 import { DeliveryError } from '../delivery/contract.js';
 import { normalizeCarrierId } from '../delivery/carrier-ids.js';
-import type { Emit } from '../events.js';
+import type { Emit } from '../observe/events.js';
 import { outcome } from '../lifecycle/states.js';
-import type { WorkerOptions } from '../options.js';
+import type { WorkerOptions } from './options.js';
 import { splitSms } from '../sms/segments.js';
 import type { InsertLease, MessageRecord, NewMessage, Storage, SubmissionResult, Transition } from '../storage/contract.js';
 import { QueuedRecord } from '../storage/queued-record.js';

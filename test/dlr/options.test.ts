@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { resolveDlrOptions, type DlrOptions } from '../../src/dlr/options.js';
+import type { DlrOptions } from '../../src/dlr/options.js';
+import { resolveDlrOptions } from '../../src/router/config-dlr.js';
 import { DEFAULT_SCHEDULE } from '../../src/dlr/schedule.js';
 
 describe('resolveDlrOptions', () => {
@@ -33,9 +34,9 @@ describe('resolveDlrOptions', () => {
   });
 
   it('suggests the option a typo meant', () => {
-    expect(() => resolveDlrOptions({ timeout: 5 } as DlrOptions)).toThrow(/unknown option `timeout`.*did you mean `timeoutMs`/);
-    expect(() => resolveDlrOptions({ allowPrivateAddress: true } as DlrOptions)).toThrow(/did you mean `allowPrivateAddresses`/);
-    expect(() => resolveDlrOptions({ zzzzzzzz: 1 } as DlrOptions)).toThrow(/unknown option `zzzzzzzz`$/);
+    expect(() => resolveDlrOptions({ timeout: 5 } as DlrOptions)).toThrow('dlr: unknown option `timeout`. Did you mean `timeoutMs`?');
+    expect(() => resolveDlrOptions({ allowPrivateAddress: true } as DlrOptions)).toThrow(/Did you mean `allowPrivateAddresses`/);
+    expect(() => resolveDlrOptions({ zzzzzzzz: 1 } as DlrOptions)).toThrow(/unknown option `zzzzzzzz`\.$/);
   });
 
   it.each<[DlrOptions, RegExp]>([

@@ -9,13 +9,14 @@ import { join } from 'node:path';
 import request from 'supertest';
 import { describe, expect, it } from 'vitest';
 import { CallbackDispatcher } from '../../src/dlr/dispatcher.js';
-import { resolveDlrOptions } from '../../src/dlr/options.js';
-import type { SmsEventName, SmsEvents } from '../../src/events.js';
+import { resolveDlrOptions } from '../../src/router/config-dlr.js';
+import type { SmsEventName, SmsEvents } from '../../src/observe/events.js';
 import { MemoryStorage, type Storage } from '../../src/index.js';
 import { outcome } from '../../src/lifecycle/states.js';
 import { SqliteStorage } from '../../src/sqlite.js';
 import { createGateway, KEY, type TestGateway } from '../helpers/gateway.js';
-import { cleanupAfterEach, newMessage, waitFor } from './helpers.js';
+import { cleanupAfterEach, newMessage } from './helpers.js';
+import { eventually } from '../helpers/poll.js';
 
 const { cleanups, receiver } = cleanupAfterEach();
 
@@ -87,7 +88,7 @@ describe('CallbackDispatcher hand-off', () => {
     const [transition] = await endByReceipts(storage, dispatcher, `${r.origin}/dlr`, 1);
     expect(transition!.leasedReport).toBeDefined();
     dispatcher.handOver(transition!.leasedReport!, transition!.message);
-    await waitFor(() => sent.length === 1, 5_000, 'the report sent');
+    await eventually(() => sent.length === 1, { what: 'the report sent' });
     expect(JSON.parse(r.requests[0]!.body).uid).toBe(transition!.leasedReport!.uid);
     expect((await storage.getMessage('principal-1', transition!.message.ref))!.callback).toMatchObject({ state: 'delivered', attempts: 1 });
     expect(claimed).toEqual([]);
@@ -101,7 +102,7 @@ describe('CallbackDispatcher hand-off', () => {
     dispatcher.start();
     const transitions = await endByReceipts(storage, dispatcher, `${r.origin}/dlr`, 12);
     for (const transition of transitions) dispatcher.handOver(transition.leasedReport!, transition.message);
-    await waitFor(() => sent.length === 12, 10_000, 'every report sent');
+    await eventually(() => sent.length === 12, { timeoutMs: 10_000, what: 'every report sent' });
     const uids = transitions.map((transition) => transition.leasedReport!.uid);
     // One running and eight queued were kept; the last three were claimed after their second.
     expect(claimed).toEqual(uids.slice(9));
@@ -116,7 +117,7 @@ describe('CallbackDispatcher hand-off', () => {
     dispatcher.start();
     const [running, late] = await endByReceipts(storage, dispatcher, `${r.origin}/dlr`, 2);
     dispatcher.handOver(running!.leasedReport!, running!.message);
-    await waitFor(() => r.requests.length === 1, 5_000, 'the first attempt');
+    await eventually(() => r.requests.length === 1, { what: 'the first attempt' });
     const closing = dispatcher.close();
     dispatcher.handOver(late!.leasedReport!, late!.message);
     await closing;
@@ -150,7 +151,7 @@ describe('the router hands the reports its receipts create to its sender', () =>
         .send({ profile_code: '12345', dlr_callback_url: `${r.origin}/dlr`, messages });
       expect(res.status).toBe(200);
       const refs = (res.body as { message_ref: string }[]).map((item) => item.message_ref);
-      await waitFor(() => r.requests.length >= 20, 10_000, 'every report');
+      await eventually(() => r.requests.length >= 20, { timeoutMs: 10_000, what: 'every report' });
       expect(new Set(r.requests.map((req) => JSON.parse(req.body).data.message_ref as string))).toEqual(new Set(refs));
       expect(claimed).toEqual([]);
     });

@@ -8,9 +8,10 @@ import { buildDlrPayload } from '../../src/dlr/payload.js';
 import { premiumListSchema, premiumMessagesSchema, quickSendSchema } from '../../src/http/schemas.js';
 import { createValidators } from '../../src/http/validate-request.js';
 import { outcome } from '../../src/lifecycle/states.js';
-import { LIMIT_DEFAULTS } from '../../src/options.js';
+import { LIMIT_DEFAULTS } from '../../src/http/limits.js';
 import { buildNewMessage } from '../../src/testing.js';
-import { createGateway, eventually, KEY, type TestGateway } from '../helpers/gateway.js';
+import { createGateway, KEY, type TestGateway } from '../helpers/gateway.js';
+import { eventually } from '../helpers/poll.js';
 
 // The document is walked by path and key; typing every level would only restate it.
 type Json = Record<string, any>;

@@ -4,7 +4,7 @@
  */
 import type { Logger, Store } from 'express-rate-limit';
 import type { RequestHandler } from 'express';
-import type { Emit } from '../../events.js';
+import type { Emit } from '../../observe/events.js';
 import { messageBudget, type ChargeMessages } from '../message-budget.js';
 import { failedAuthGuard } from './failed-auth.js';
 import { MemoryRateLimitStore } from './memory-windows.js';

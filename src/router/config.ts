@@ -1,0 +1,135 @@
+/**
+ * `resolveOptions`: checks the router's options once, at construction, and fills every
+ * default, so the rest of the code reads a complete config. Every option of the router is
+ * resolved from here (the report and rate-limit sections in their files beside this one);
+ * a mistake throws an {@link OptionError} naming the option, with a "did you mean" hint
+ * for a typo, at start-up rather than at the first request.
+ */
+import { randomUUID } from 'node:crypto';
+import { principalProfiles, staticProfiles } from '../auth/profiles.js';
+import { staticKeys } from '../auth/static-keys.js';
+import type { DeliveryAdapter } from '../delivery/contract.js';
+import { SimulatorDelivery } from '../delivery/simulator.js';
+import { LIMIT_DEFAULTS } from '../http/limits.js';
+import type { Storage } from '../storage/contract.js';
+import { MemoryStorage } from '../storage/memory/adapter.js';
+import { assertAdapter, describeType, type MethodTable } from '../util/adapter-check.js';
+import { assertKnownKeys, assertNumber } from '../util/known-keys.js';
+import { RETENTION_DEFAULTS } from '../worker/retention.js';
+import { WORKER_DEFAULTS } from '../worker/options.js';
+import { resolveDlrOptions } from './config-dlr.js';
+import { resolveLogger, resolveMetrics } from './config-observe.js';
+import { resolveRateLimitOptions } from './config-rate-limit.js';
+import type { SmsRouterConfig, SmsRouterOptions } from './options.js';
+
+const OPTION_KEYS = [
+  'verifyKey', 'resolveProfile', 'storage', 'delivery', 'basePath', 'limits',
+  'worker', 'dlr', 'retention', 'rateLimit', 'openapi', 'logger', 'metrics', 'instanceId', 'now',
+] as const;
+
+/** The {@link Storage} contract's methods (`true`: required), checked at construction. */
+const STORAGE_METHODS = {
+  ready: false,
+  close: false,
+  insertMessages: true,
+  claimMessages: true,
+  recordSubmission: true,
+  reschedule: true,
+  finish: true,
+  expireOverdue: true,
+  applyReceipt: true,
+  getMessage: true,
+  findByExternalId: true,
+  claimCallbacks: true,
+  deferCallbacks: true,
+  recordCallbackAttempt: true,
+  purge: true,
+} as const satisfies MethodTable<Storage>;
+
+/** The {@link DeliveryAdapter} contract's methods, checked at construction. */
+const DELIVERY_METHODS = { start: true, submit: true, close: true } as const satisfies MethodTable<DeliveryAdapter>;
+
+/**
+ * An optional adapter: `undefined` means the default. `null` is refused rather than read as
+ * "the default": the defaults are an in-memory store (lost on restart) and a fake carrier
+ * (nothing reaches a phone), and a `null` here is most often a factory or a configuration
+ * lookup that failed. Falling back silently would run a production gateway on them.
+ */
+function adapter<T>(name: string, given: T | undefined, fallback: string, check: (where: string, value: unknown) => void): T | undefined {
+  const where = `createSmsRouter: \`${name}\``;
+  if (given === undefined) return undefined;
+  if (given === null) {
+    throw new TypeError(`${where} is null; leave it out to get the default (${fallback}), or pass one`);
+  }
+  check(where, given);
+  return given;
+}
+
+function section<T extends object>(where: string, given: T | undefined, defaults: Required<T>): Required<T> {
+  if (given === undefined) return { ...defaults };
+  if (typeof given !== 'object' || given === null) throw new TypeError(`${where} must be an object`);
+  assertKnownKeys(where, given, Object.keys(defaults));
+  const merged = { ...defaults, ...given } as Required<T>;
+  for (const [key, value] of Object.entries(merged)) assertNumber(`${where}.${key}`, value, 1);
+  return merged;
+}
+
+/**
+ * Checks `options` and fills every default. Throws a TypeError naming the bad option (with
+ * a "did you mean" hint for a typo) so mistakes surface at start-up, not at the first request.
+ * Adapters are checked for the methods of their contract (see util/adapter-check.ts).
+ */
+export function resolveOptions(options: SmsRouterOptions): SmsRouterConfig {
+  if (typeof options !== 'object' || options === null) throw new TypeError('createSmsRouter: options are required');
+  assertKnownKeys('createSmsRouter', options, OPTION_KEYS);
+  if (typeof options.verifyKey !== 'function') {
+    const got = options.verifyKey === undefined ? '' : `, got ${describeType(options.verifyKey)}`;
+    throw new TypeError(`createSmsRouter: \`verifyKey\` is required (a function, e.g. staticKeys([...]))${got}`);
+  }
+  // The factories are functions too, so they would pass the check above and then fail
+  // every request (called with the API key instead of their table).
+  if ((options.verifyKey as unknown) === staticKeys) {
+    throw new TypeError('createSmsRouter: `verifyKey` is the factory staticKeys itself: did you mean staticKeys([...])?');
+  }
+  const resolveProfile = adapter('resolveProfile', options.resolveProfile, "the principal's `profiles` list", (where, value) => {
+    if (typeof value !== 'function') {
+      throw new TypeError(`${where} must be a function (code, principal) => Profile | null, got ${describeType(value)}`);
+    }
+    if (value === staticProfiles) throw new TypeError(`${where} is the factory staticProfiles itself: did you mean staticProfiles([...])?`);
+  });
+  const storage = adapter('storage', options.storage, 'new MemoryStorage(), lost on restart', (where, value) =>
+    assertAdapter(where, value, STORAGE_METHODS, 'Storage'),
+  );
+  const delivery = adapter('delivery', options.delivery, 'new SimulatorDelivery(), a fake carrier', (where, value) =>
+    assertAdapter(where, value, DELIVERY_METHODS, 'DeliveryAdapter'),
+  );
+  if (options.openapi !== undefined && typeof options.openapi !== 'boolean') {
+    throw new TypeError('createSmsRouter: `openapi` must be true or false');
+  }
+  const basePath = (options.basePath ?? '/api/outbox').replace(/\/+$/, '');
+  if (basePath !== '' && !basePath.startsWith('/')) {
+    throw new TypeError(`createSmsRouter: \`basePath\` must start with "/", got "${basePath}"`);
+  }
+  // Written into Express route patterns, where `:`, `*`, `{` and the like mean parameters:
+  // a base path is literal segments of URL-safe characters.
+  if (!/^(\/[A-Za-z0-9._~-]+)*$/.test(basePath)) {
+    throw new TypeError(`createSmsRouter: \`basePath\` must be "/"-separated segments of letters, digits and . _ ~ -, got "${basePath}"`);
+  }
+  return {
+    verifyKey: options.verifyKey,
+    resolveProfile: resolveProfile ?? principalProfiles,
+    storage: storage ?? new MemoryStorage(),
+    delivery: delivery ?? new SimulatorDelivery(),
+    basePath,
+    limits: section('limits', options.limits, LIMIT_DEFAULTS),
+    worker: section('worker', options.worker, WORKER_DEFAULTS),
+    dlr: resolveDlrOptions(options.dlr),
+    retention: options.retention === false ? false : section('retention', options.retention, RETENTION_DEFAULTS),
+    rateLimit: resolveRateLimitOptions(options.rateLimit),
+    openapi: options.openapi ?? true,
+    logger: resolveLogger(options.logger),
+    metrics: resolveMetrics(options.metrics),
+    instanceId: options.instanceId ?? randomUUID(),
+    now: options.now ?? Date.now,
+  };
+}
