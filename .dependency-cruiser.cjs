@@ -1,0 +1,57 @@
+/**
+ * The house's layers, checked by test/architecture/layers.test.ts: a module may import its
+ * own layer and those below it, never one above, and no import may close a circle. From
+ * the ground up, the path of a message: what everything uses; storage and the carrier;
+ * events; the claim loop; the worker and the report sender; keys; the HTTP endpoints; the
+ * router that wires them; the package's faces.
+ */
+const LAYERS = [
+  ['foundation', '^src/(util/|errors\\.ts|lifecycle/|sms/|version\\.ts)'],
+  ['adapters', '^src/(storage|delivery)/'],
+  ['observe', '^src/observe/'],
+  ['outbox', '^src/outbox/'],
+  ['work', '^src/(worker|dlr)/'],
+  ['auth', '^src/auth/'],
+  ['http', '^src/(http|openapi)/'],
+  ['router', '^src/router/'],
+  ['faces', '^src/(index|sqlite|postgres|smpp|testing)\\.ts$|^src/testing/'],
+];
+
+const forbidden = [
+  {
+    name: 'no-circular',
+    severity: 'error',
+    comment: 'Modules that import each other cannot be understood, tested or moved alone.',
+    from: {},
+    to: { circular: true },
+  },
+  {
+    name: 'no-unlayered',
+    severity: 'error',
+    comment: 'Every module under src/ belongs to a layer: add a new folder to LAYERS.',
+    from: { path: '^src/', pathNot: LAYERS.map(([, path]) => path) },
+    to: {},
+  },
+];
+LAYERS.forEach(([name, path], index) => {
+  const above = LAYERS.slice(index + 1).map(([, p]) => p);
+  if (above.length === 0) return;
+  forbidden.push({
+    name: `${name}-imports-no-layer-above`,
+    severity: 'error',
+    comment: `${name} (${path}) may import only its own layer and those below it.`,
+    from: { path },
+    to: { path: above },
+  });
+});
+
+module.exports = {
+  forbidden,
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    exclude: { path: '\\.d\\.ts$' },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    enhancedResolveOptions: { extensions: ['.ts', '.js'] },
+  },
+};
