@@ -1,8 +1,10 @@
 /**
  * The benchmark report: the figures of one run as a Markdown table with ratios to the
- * baseline and a met / not met verdict per target, printed and written to BENCHMARKS.md.
+ * baseline and a met / not met verdict per target, with the method (bench/method.md),
+ * printed and written to BENCHMARKS.md.
  */
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { pairedRatio, spread, type Spread } from './stats.js';
 
 /** The figures of one case over its runs; a skipped case has only `skipped`. */
@@ -134,15 +136,38 @@ export function targetsTable(targets: readonly TargetVerdict[]): string {
   return rows.join('\n');
 }
 
-/** The whole report as Markdown. */
-export function renderReport(run: RunReport): string {
+/** Where the hand-written part of the report lives: how it is measured, and how to compare versions. */
+export const METHOD_PATH = fileURLToPath(new URL('./method.md', import.meta.url));
+
+/** The hand-written method text ({@link METHOD_PATH}), trimmed. */
+export function readMethod(path: string = METHOD_PATH): string {
+  return readFileSync(path, 'utf8').trim();
+}
+
+/** The value of the machine line starting with `prefix` (`CPU: `), if there is one. */
+function machineLine(machine: readonly string[], prefix: string): string | undefined {
+  const line = machine.find((l) => l.startsWith(prefix));
+  return line?.slice(prefix.length);
+}
+
+/**
+ * The whole report as Markdown, in this order: a header naming the run and its machine,
+ * the results, the targets with their verdicts, the cases, what bounds each figure, the
+ * method (`method`, hand-written in bench/method.md), and how this run was set up. The
+ * file holds the current run only: earlier runs are in git.
+ */
+export function renderReport(run: RunReport, method: string = readMethod()): string {
   const caseLines = run.cases.map((c) => `- **${c.name}**: ${c.title}${c.notes.length > 0 ? ` (${c.notes.join('; ')})` : ''}`);
+  const cpu = machineLine(run.machine, 'CPU: ');
+  const node = run.machine.find((l) => l.startsWith('Node '))?.split(',')[0];
+  const on = [cpu, node].filter((part) => part !== undefined).join(', ');
   return [
     '# Benchmarks',
     '',
-    `Produced by \`${run.command}\` on ${run.startedAt} in ${Math.round(run.totalSec)} s. Figures are`,
-    'median [min-max] over the runs. Every ratio is to a baseline measured in the same run, round',
-    'by round: the median [min-max] of the ratios of the two runs of each round.',
+    `Written by \`${run.command}\`${on === '' ? '' : ` on ${on}`}, started ${run.startedAt}, ${Math.round(run.totalSec)} s.`,
+    'Figures are median [min-max] over the runs. Every ratio is to a baseline measured in the same',
+    'run, round by round: the median [min-max] of the ratios of the two runs of each round. Read',
+    'the ratios rather than the absolute figures: those move with the machine (see Method).',
     '',
     '## Results',
     '',
@@ -156,35 +181,29 @@ export function renderReport(run: RunReport): string {
     '',
     ...caseLines,
     '',
-    '## Machine',
-    '',
-    ...run.machine.map((line) => `- ${line}`),
-    '',
-    '## How it ran',
-    '',
-    ...run.setup.map((line) => `- ${line}`),
-    '',
-    '## What limits each figure',
+    '## What bounds each figure',
     '',
     ...run.limits.map((line) => `- ${line}`),
+    '',
+    method,
+    '',
+    '## This run',
+    '',
+    ...run.machine.map((line) => `- ${line}`),
+    ...run.setup.map((line) => `- ${line}`),
     '',
   ].join('\n');
 }
 
-/** Where the hand-written analysis starts in BENCHMARKS.md; a new run keeps it. */
-export const HAND_WRITTEN_HEADING = '## Changes since the first figures';
-
 /**
- * Prints the report to stdout and, when `path` is given, writes it there, keeping the
- * hand-written analysis of the file (from {@link HAND_WRITTEN_HEADING} on) below it.
+ * Prints the report to stdout and, when `path` is given, writes it there, replacing the
+ * file: it holds the current run and the method, nothing of earlier runs.
  */
 export function publish(run: RunReport, path: string | null): void {
   const markdown = renderReport(run);
   process.stdout.write(`\n${markdown}\n`);
   if (path !== null) {
-    const previous = existsSync(path) ? readFileSync(path, 'utf8') : '';
-    const at = previous.indexOf(HAND_WRITTEN_HEADING);
-    writeFileSync(path, at === -1 ? markdown : `${markdown}\n${previous.slice(at)}`);
+    writeFileSync(path, markdown);
     process.stdout.write(`written to ${path}\n`);
   }
 }

@@ -33,7 +33,7 @@ describe('caseRatio', () => {
 
   it('pairs each round\'s run with the baseline\'s run of that round', () => {
     expect(caseRatio(steady, baseline, 'requestsPerSec')).toEqual({ median: 0.9, min: 0.9, max: 0.9, runs: 3 });
-    // memory-1 and baseline-1 of a full run on a noisy machine (2026-11-26, 16:25 UTC).
+    // memory-1 and baseline-1 of a full run on a noisy machine.
     // Its medians give 0.85x; the rounds give 1.06x, 0.83x and 0.96x, and the report shows all three.
     const measured = caseRatio(httpCase('memory-1', [3_080, 2_252, 2_291], 'baseline-1'), httpCase('baseline-1', [2_898, 2_709, 2_395]), 'requestsPerSec')!;
     expect(measured.median).toBeCloseTo(0.957, 3);
