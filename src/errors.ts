@@ -43,3 +43,73 @@ export class SmsError extends Error {
     this.details = details ?? entry.details;
   }
 }
+
+/**
+ * The codes of the errors thrown when the router (or an adapter) is built with a bad
+ * option: every such error is an {@link OptionError}, a `TypeError` with one of these.
+ */
+export const OPTION_ERRORS = {
+  UNKNOWN_OPTION: 'an option name that does not exist; the message suggests the nearest one',
+  INVALID_OPTION: 'an option of the wrong type or out of range',
+  INVALID_ADAPTER: 'an adapter (storage, delivery, resolveProfile) that is null, a class, a promise or lacks methods of its contract',
+} as const;
+
+/** A stable option error code. */
+export type OptionErrorCode = keyof typeof OPTION_ERRORS;
+
+/** A bad option, thrown at construction. A `TypeError`, with a stable `code` to match. */
+export class OptionError extends TypeError {
+  /** The stable code. */
+  readonly code: OptionErrorCode;
+
+  constructor(message: string, code: OptionErrorCode = 'INVALID_OPTION') {
+    super(message);
+    this.name = 'OptionError';
+    this.code = code;
+  }
+}
+
+/**
+ * The codes of `error` events (`ErrorEvent.code`). An event carries the code of an error
+ * the router raised itself, or else its source's code; the error stays as it was thrown
+ * (a storage driver's error keeps its own class and fields).
+ */
+export const EVENT_ERRORS = {
+  STORAGE_FAILED: 'a storage call failed (source `storage`)',
+  CARRIER_FAILED: 'the carrier connection or a submission failed outside a message (source `delivery`)',
+  RECEIPT_FAILED: 'a carrier receipt could not be applied (source `receipt`)',
+  RECEIPT_DROPPED: 'a receipt still matched no submission after `worker.receiptWaitMs`, and was dropped',
+  RECEIPT_UNREADABLE: 'a receipt from the carrier could not be read, or had an unknown status',
+  REPORT_FAILED: 'a delivery report could not be sent or recorded (source `dlr`)',
+  REQUEST_FAILED: 'a request failed with a 500 (source `request`)',
+  VERIFY_KEY_RESULT: '`verifyKey` returned something that is not a principal; the request got a 500',
+  RATE_LIMIT_SETUP: 'a rate-limit store or setting is unsafe or failing (e.g. `trust proxy` true)',
+  LISTENER_FAILED: 'an event listener threw (source `listener`)',
+} as const;
+
+/** A stable `error` event code. */
+export type EventErrorCode = keyof typeof EVENT_ERRORS;
+
+/** An error the router raises itself and reports through the `error` event, with a stable `code`. */
+export class EventError extends Error {
+  /** The stable code. */
+  readonly code: EventErrorCode;
+
+  constructor(code: EventErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'EventError';
+    this.code = code;
+  }
+}
+
+/**
+ * The code of `error` when it is an {@link EventError}. Checked by shape, not `instanceof`:
+ * the package's entries (`sms-outbox`, `sms-outbox/smpp`, ...) are bundled apart, each with
+ * its own copy of the class.
+ */
+export function eventErrorCode(error: unknown): EventErrorCode | undefined {
+  if (!(error instanceof Error) || error.name !== 'EventError') return undefined;
+  const code = (error as { code?: unknown }).code;
+  return typeof code === 'string' && Object.hasOwn(EVENT_ERRORS, code) ? (code as EventErrorCode) : undefined;
+}
+

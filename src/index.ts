@@ -42,7 +42,17 @@ export { MemoryRateLimitStore } from './http/rate-limit/memory-windows.js';
 export { RedisBudgetStore, type RedisBudgetStoreOptions, type SendRedisCommand } from './http/rate-limit/redis-budget-store.js';
 
 export * from './observe/events.js';
-export { ERRORS, SmsError, type ErrorCode } from './errors.js';
+export {
+  ERRORS,
+  EVENT_ERRORS,
+  EventError,
+  OPTION_ERRORS,
+  OptionError,
+  SmsError,
+  type ErrorCode,
+  type EventErrorCode,
+  type OptionErrorCode,
+} from './errors.js';
 export { buildOpenApiDocument, type OpenApiDocument, type OpenApiDocumentOptions } from './openapi/document.js';
 export type { SmsLogger, LogMethod } from './observe/logging.js';
 export type { MetricsOptions, PromClient, PromRegistry, PromCounter, PromHistogram, PromMetricConfig } from './observe/metrics.js';

@@ -2,7 +2,8 @@ import { pino } from 'pino';
 import request from 'supertest';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { SmsLogger } from '../src/index.js';
-import { createGateway, eventually, KEY, type TestGateway } from './helpers/gateway.js';
+import { createGateway, KEY, type TestGateway } from './helpers/gateway.js';
+import { eventually } from './helpers/poll.js';
 import { startReceiver, type Receiver } from './dlr/helpers.js';
 
 type Line = { level: string; obj: Record<string, unknown>; msg: string };
@@ -51,7 +52,7 @@ describe('logger option', () => {
     const logger = fakeLogger();
     gateway = createGateway({ logger });
     const ref = await sendOne(gateway.app);
-    await eventually(() => (logger.lines.some((l) => l.obj.event === 'message.status' && l.level === 'info') ? true : undefined));
+    await eventually(() => logger.lines.some((l) => l.obj.event === 'message.status' && l.level === 'info'));
     expect(events(logger.lines, 'debug')).toEqual(['message.accepted', 'message.submitted', 'message.status']);
     const terminal = logger.lines.find((l) => l.level === 'info')!;
     expect(terminal.obj).toMatchObject({ event: 'message.status', ref, state: 'delivered', previousState: 'submitted', externalId: 'e-1' });
@@ -65,7 +66,7 @@ describe('logger option', () => {
     const logger = fakeLogger(false);
     gateway = createGateway({ logger });
     await sendOne(gateway.app);
-    await eventually(() => (logger.lines.length > 0 ? true : undefined));
+    await eventually(() => logger.lines.length > 0);
     expect(events(logger.lines)).toEqual(['message.status']);
   });
 
@@ -96,7 +97,7 @@ describe('logger option', () => {
     const logger = fakeLogger();
     gateway = createGateway({ logger, dlr: { schedule: [0, 1], allowPrivateAddresses: true, pollIntervalMs: 20 } });
     await sendOne(gateway.app, { dlr_callback_url: `${receiver.origin}/dlr?token=hush` });
-    await eventually(() => (logger.lines.some((l) => l.obj.event === 'dlr.failed') ? true : undefined));
+    await eventually(() => logger.lines.some((l) => l.obj.event === 'dlr.failed'));
     const warned = logger.lines.filter((l) => l.level === 'warn');
     expect(warned.map((l) => l.obj.event)).toEqual(['dlr.retrying', 'dlr.failed']);
     expect(warned[1]!.obj).toMatchObject({ attempt: 2, statusCode: 500, url: `${receiver.origin}/dlr` });
@@ -111,7 +112,7 @@ describe('logger option', () => {
     gateway.sms.on('message.status', ({ message }) => statuses.push(message.state));
     await request(gateway.app).post('/api/outbox/create').set('X-API-Key', 'wrong').send({});
     await sendOne(gateway.app);
-    await eventually(() => (statuses.includes('delivered') ? true : undefined));
+    await eventually(() => statuses.includes('delivered'));
     for (const spy of spies) expect(spy).not.toHaveBeenCalled();
     expect(write).not.toHaveBeenCalled();
   });
@@ -129,7 +130,7 @@ describe('logger option', () => {
       throw new Error('pino boom');
     });
     await sendOne(gateway.app);
-    await eventually(() => (out.some((l) => l.event === 'message.status' && l.level === 30) ? true : undefined));
+    await eventually(() => out.some((l) => l.event === 'message.status' && l.level === 30));
     expect(out.find((l) => l.event === 'message.accepted')).toMatchObject({ level: 20, msg: 'sms accepted' });
     const error = out.find((l) => l.event === 'error') as { level: number; err: { message: string; stack: string } };
     expect(error.level).toBe(50);

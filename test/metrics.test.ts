@@ -2,7 +2,8 @@ import * as client from 'prom-client';
 import request from 'supertest';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SimulatorDelivery, type PromClient, type SmsRouterOptions } from '../src/index.js';
-import { createGateway, eventually, KEY, type TestGateway } from './helpers/gateway.js';
+import { createGateway, KEY, type TestGateway } from './helpers/gateway.js';
+import { eventually } from './helpers/poll.js';
 import { startReceiver, type Receiver } from './dlr/helpers.js';
 
 // Compile-time: the real prom-client module fits the structural type the option takes.
@@ -39,7 +40,7 @@ async function value(registry: client.Registry, name: string, labels: Record<str
 
 /** Waits until `name{labels}` reaches `expected`. */
 async function reaches(registry: client.Registry, name: string, labels: Record<string, string>, expected: number): Promise<void> {
-  await eventually(async () => ((await value(registry, name, labels)) >= expected ? true : undefined));
+  await eventually(async () => (await value(registry, name, labels)) >= expected);
 }
 
 let gateways: TestGateway[] = [];

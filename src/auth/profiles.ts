@@ -5,6 +5,7 @@
 import { assertStringList, describeType } from '../util/adapter-check.js';
 import { assertKnownKeys } from '../util/known-keys.js';
 import type { Principal } from './principal.js';
+import { OptionError } from '../errors.js';
 
 /** A sender profile: an SMS product configuration. */
 export interface Profile {
@@ -56,26 +57,26 @@ const PROFILE_FIELDS = ['code', 'senders', 'owners'] as const;
  *   or an unknown field.
  */
 export function staticProfiles(profiles: readonly StaticProfile[]): ProfileResolver {
-  if (!Array.isArray(profiles)) throw new TypeError(`staticProfiles: expects an array of profiles, got ${describeType(profiles)}`);
+  if (!Array.isArray(profiles)) throw new OptionError(`staticProfiles: expects an array of profiles, got ${describeType(profiles)}`);
   const byCode = new Map<string, StaticProfile>();
   const codeOwner = new Map<string, number>();
   profiles.forEach((profile: unknown, index) => {
     const where = `staticProfiles: entry ${index}`;
     if (typeof profile !== 'object' || profile === null || Array.isArray(profile)) {
-      throw new TypeError(`${where}: must be an object { code, owners, senders? }, got ${describeType(profile)}`);
+      throw new OptionError(`${where}: must be an object { code, owners, senders? }, got ${describeType(profile)}`);
     }
     assertKnownKeys(where, profile, PROFILE_FIELDS);
     const { code, owners, senders } = profile as StaticProfile;
-    if (code === undefined || code === '') throw new TypeError(`${where}: code is required (the profile_code callers send)`);
-    if (typeof code !== 'string') throw new TypeError(`${where}: code must be a non-empty string, got ${describeType(code)}`);
+    if (code === undefined || code === '') throw new OptionError(`${where}: code is required (the profile_code callers send)`);
+    if (typeof code !== 'string') throw new OptionError(`${where}: code must be a non-empty string, got ${describeType(code)}`);
     const named = `${where} ("${code}")`;
     const twin = codeOwner.get(code);
-    if (twin !== undefined) throw new TypeError(`${named}: code "${code}" is already used by entry ${twin}; list each profile once, with all its owners`);
-    if (owners === undefined) throw new TypeError(`${named}: owners is required (the principal ids that may use it)`);
+    if (twin !== undefined) throw new OptionError(`${named}: code "${code}" is already used by entry ${twin}; list each profile once, with all its owners`);
+    if (owners === undefined) throw new OptionError(`${named}: owners is required (the principal ids that may use it)`);
     assertStringList(`${named}: owners`, owners);
     if (senders !== undefined) {
       assertStringList(`${named}: senders`, senders);
-      if (senders.length === 0) throw new TypeError(`${named}: senders is empty; leave it out to send from the code`);
+      if (senders.length === 0) throw new OptionError(`${named}: senders is empty; leave it out to send from the code`);
     }
     codeOwner.set(code, index);
     byCode.set(code, profile as StaticProfile);

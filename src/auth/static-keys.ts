@@ -7,6 +7,7 @@ import { signingKey } from '../dlr/sign.js';
 import { assertStringList, describeType } from '../util/adapter-check.js';
 import { assertKnownKeys, assertNumber, nearest } from '../util/known-keys.js';
 import type { KeyVerifier, Principal, Scope } from './principal.js';
+import { OptionError } from '../errors.js';
 
 /** One key of {@link staticKeys}: exactly one of `key` or `sha256`, and its principal. */
 export type StaticKey = Principal &
@@ -44,32 +45,32 @@ const ENTRY_FIELDS = ['key', 'sha256', 'id', 'scopes', 'disabled', 'profiles', '
  *   once in plain text), an unknown field or scope, or a field of the wrong type.
  */
 export function staticKeys(keys: readonly StaticKey[]): KeyVerifier {
-  if (!Array.isArray(keys)) throw new TypeError(`staticKeys: expects an array of keys, got ${describeType(keys)}`);
+  if (!Array.isArray(keys)) throw new OptionError(`staticKeys: expects an array of keys, got ${describeType(keys)}`);
   const byDigest = new Map<string, Principal>();
   const digestOwner = new Map<string, number>();
   const idOwner = new Map<string, number>();
   keys.forEach((entry: unknown, index) => {
     const where = `staticKeys: entry ${index}`;
     if (typeof entry !== 'object' || entry === null || Array.isArray(entry)) {
-      throw new TypeError(`${where}: must be an object { key, id, ... }, got ${describeType(entry)}`);
+      throw new OptionError(`${where}: must be an object { key, id, ... }, got ${describeType(entry)}`);
     }
     assertKnownKeys(where, entry, ENTRY_FIELDS);
     const { key, sha256: hex, ...principal } = entry as StaticKey;
     const { id } = principal;
-    if (id === undefined || id === '') throw new TypeError(`${where}: id is required (a non-empty string naming the key's owner)`);
-    if (typeof id !== 'string') throw new TypeError(`${where}: id must be a non-empty string, got ${describeType(id)}`);
+    if (id === undefined || id === '') throw new OptionError(`${where}: id is required (a non-empty string naming the key's owner)`);
+    if (typeof id !== 'string') throw new OptionError(`${where}: id must be a non-empty string, got ${describeType(id)}`);
     const named = `${where} ("${id}")`;
-    if (key !== undefined && hex !== undefined) throw new TypeError(`${named}: give \`key\` or \`sha256\`, not both`);
+    if (key !== undefined && hex !== undefined) throw new OptionError(`${named}: give \`key\` or \`sha256\`, not both`);
     let digest: string;
     if (typeof key === 'string' && key.length > 0) digest = sha256Hex(key);
     else if (typeof hex === 'string' && /^[0-9a-f]{64}$/i.test(hex)) digest = hex.toLowerCase();
-    else throw new TypeError(`${named}: needs a non-empty \`key\` or a 64-hex-digit \`sha256\``);
+    else throw new OptionError(`${named}: needs a non-empty \`key\` or a 64-hex-digit \`sha256\``);
     const keyTwin = digestOwner.get(digest);
     // The key itself is never printed: it would land in the host's start-up logs.
-    if (keyTwin !== undefined) throw new TypeError(`${named}: its key is listed twice, first at entry ${keyTwin}`);
+    if (keyTwin !== undefined) throw new OptionError(`${named}: its key is listed twice, first at entry ${keyTwin}`);
     const idTwin = idOwner.get(id);
     if (idTwin !== undefined) {
-      throw new TypeError(`${named}: id "${id}" is already used by entry ${idTwin}; keys with one id would read each other's messages`);
+      throw new OptionError(`${named}: id "${id}" is already used by entry ${idTwin}; keys with one id would read each other's messages`);
     }
     checkPrincipalFields(named, principal);
     digestOwner.set(digest, index);
@@ -93,27 +94,27 @@ function checkPrincipalFields(where: string, principal: Omit<Principal, 'id'>): 
   const { scopes, disabled, profiles, callbackSecret, rateLimit } = principal;
   if (scopes !== undefined) {
     if (!Array.isArray(scopes)) {
-      throw new TypeError(`${where}: scopes must be an array of 'quick' and 'premium', got ${describeType(scopes)}`);
+      throw new OptionError(`${where}: scopes must be an array of 'quick' and 'premium', got ${describeType(scopes)}`);
     }
     for (const scope of scopes as unknown[]) {
       if (typeof scope !== 'string' || !SCOPES.includes(scope as Scope)) {
         const hint = typeof scope === 'string' ? scopeHint(scope) : '';
-        throw new TypeError(`${where}: unknown scope ${JSON.stringify(scope) ?? String(scope)}; the scopes are 'quick' and 'premium'.${hint}`);
+        throw new OptionError(`${where}: unknown scope ${JSON.stringify(scope) ?? String(scope)}; the scopes are 'quick' and 'premium'.${hint}`);
       }
     }
   }
   if (disabled !== undefined && typeof disabled !== 'boolean') {
-    throw new TypeError(`${where}: disabled must be true or false, got ${describeType(disabled)}`);
+    throw new OptionError(`${where}: disabled must be true or false, got ${describeType(disabled)}`);
   }
   if (profiles !== undefined) assertStringList(`${where}: profiles`, profiles);
   if (callbackSecret !== undefined) {
     if (typeof callbackSecret !== 'string') {
-      throw new TypeError(`${where}: callbackSecret must be a string, got ${describeType(callbackSecret)}`);
+      throw new OptionError(`${where}: callbackSecret must be a string, got ${describeType(callbackSecret)}`);
     }
     try {
       signingKey(callbackSecret);
     } catch (error) {
-      throw new TypeError(`${where}: callbackSecret: ${(error as Error).message}`);
+      throw new OptionError(`${where}: callbackSecret: ${(error as Error).message}`);
     }
   }
   // An integer >= 0, as the request limiter reads it; anything else would fail each request.

@@ -1,7 +1,7 @@
 /**
- * Carrier-id spellings (SPEC section 3): SMPP carriers write the same message id in hex in
- * one place (`submit_sm_resp`) and in decimal in another (the receipt's `id:` field), with
- * or without leading zeros, in either letter case. Storage keeps one canonical spelling;
+ * Carrier-id spellings (docs/lifecycle.md#receipts): SMPP carriers write the same message
+ * id in hex in one place (`submit_sm_resp`) and in decimal in another (the receipt's `id:`
+ * field), with or without leading zeros, in either letter case. Storage keeps one canonical spelling;
  * a receipt is matched by trying each spelling it could stand for.
  */
 

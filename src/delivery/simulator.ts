@@ -20,6 +20,7 @@ import {
   type SubmitAck,
 } from './contract.js';
 import { mulberry32 } from '../util/mulberry32.js';
+import { OptionError } from '../errors.js';
 
 /** What the simulated carrier may do with a part. */
 export type SimulatedOutcome =
@@ -356,7 +357,7 @@ function resolveOptions(options: SimulatorOptions): SimulatorConfig {
     totalWeight += weight;
     return totalWeight;
   });
-  if (totalWeight === 0) throw new TypeError(`${where}: outcomes must give at least one outcome a weight above 0`);
+  if (totalWeight === 0) throw new OptionError(`${where}: outcomes must give at least one outcome a weight above 0`);
 
   const tps = options.tps ?? Infinity;
   if (tps !== Infinity) assertNumber(`${where}: tps`, tps, Number.MIN_VALUE, false);
@@ -364,9 +365,9 @@ function resolveOptions(options: SimulatorOptions): SimulatorConfig {
   assertNumber(`${where}: seed`, seed, -Infinity, true);
   const duplicateReceipts = options.duplicateReceipts ?? 0;
   assertNumber(`${where}: duplicateReceipts`, duplicateReceipts, 0, false);
-  if (duplicateReceipts > 1) throw new TypeError(`${where}: duplicateReceipts is a probability, 0 to 1; got ${duplicateReceipts}`);
+  if (duplicateReceipts > 1) throw new OptionError(`${where}: duplicateReceipts is a probability, 0 to 1; got ${duplicateReceipts}`);
   const decimalReceiptIds = options.decimalReceiptIds ?? false;
-  if (typeof decimalReceiptIds !== 'boolean') throw new TypeError(`${where}: decimalReceiptIds must be a boolean`);
+  if (typeof decimalReceiptIds !== 'boolean') throw new OptionError(`${where}: decimalReceiptIds must be a boolean`);
   const retryAfterMs = options.retryAfterMs ?? 1000;
   assertNumber(`${where}: retryAfterMs`, retryAfterMs, 0, false);
   const keepSubmitted = options.keepSubmitted ?? 1000;
@@ -391,7 +392,7 @@ function resolveDelay(where: string, delay: SimulatedDelay): readonly [number, n
     assertNumber(where, delay, 0, false);
     return [delay, delay];
   }
-  if (!Array.isArray(delay) || delay.length !== 2) throw new TypeError(`${where} must be a number or [min, max]`);
+  if (!Array.isArray(delay) || delay.length !== 2) throw new OptionError(`${where} must be a number or [min, max]`);
   const [min, max] = delay as readonly [number, number];
   assertNumber(`${where}[0]`, min, 0, false);
   assertNumber(`${where}[1]`, max, min, false);

@@ -1,5 +1,6 @@
 /**
- * Which addresses a delivery report may be sent to: the SSRF guard of SPEC section 4.
+ * Which addresses a delivery report may be sent to: the SSRF guard
+ * (docs/delivery-reports.md#ssrf-guard).
  *
  * Two checks use it. {@link callbackUrlProblem} runs at request time and refuses what is
  * wrong in the URL itself (scheme, credentials, a literal internal IP in any spelling the
@@ -13,6 +14,7 @@
 import { BlockList, isIPv4, isIPv6 } from 'node:net';
 import { rememberRecent } from '../util/remember-recent.js';
 import { IPV4_RANGES, IPV6_RANGES, type SpecialPurposeRange } from './special-purpose-ranges.js';
+import { OptionError } from '../errors.js';
 
 /**
  * Which internal addresses the host allows anyway (development, tests).
@@ -168,18 +170,18 @@ const compiled = new WeakMap<object, CompiledAllowance>();
 export function compileAllowList(entries: readonly string[]): BlockList {
   const list = new BlockList();
   for (const entry of entries) {
-    if (typeof entry !== 'string') throw new TypeError(`allowPrivateAddresses: ${String(entry)} is not a string`);
+    if (typeof entry !== 'string') throw new OptionError(`allowPrivateAddresses: ${String(entry)} is not a string`);
     const slash = entry.indexOf('/');
     const address = slash === -1 ? entry : entry.slice(0, slash);
     const family = isIPv4(address) ? 'ipv4' : isIPv6(address) ? 'ipv6' : null;
     if (family === null) {
-      throw new TypeError(`allowPrivateAddresses: ${JSON.stringify(entry)} is not an IP address or CIDR range`);
+      throw new OptionError(`allowPrivateAddresses: ${JSON.stringify(entry)} is not an IP address or CIDR range`);
     }
     const max = family === 'ipv4' ? 32 : 128;
     const prefixText = slash === -1 ? String(max) : entry.slice(slash + 1);
     const prefix = /^\d{1,3}$/.test(prefixText) ? Number(prefixText) : NaN;
     if (!(prefix >= 0 && prefix <= max)) {
-      throw new TypeError(`allowPrivateAddresses: ${JSON.stringify(entry)} has a prefix length outside 0..${max}`);
+      throw new OptionError(`allowPrivateAddresses: ${JSON.stringify(entry)} has a prefix length outside 0..${max}`);
     }
     list.addSubnet(address, prefix, family);
   }
@@ -234,7 +236,7 @@ export function addressProblem(ip: string, allow: AddressAllowance): string | nu
 export function callbackUrlProblem(url: string, allow: AddressAllowance): string | null {
   // Remembered per allowance: a host's few callback URLs are checked for every report
   // (and again just before it is sent), and Node's BlockList builds a SocketAddress object
-  // per check, which showed in profiles of the report path.
+  // per check, which shows in profiles of the report path.
   let check = checkers.get(allow);
   if (check === undefined) checkers.set(allow, (check = rememberRecent((checked: string) => urlProblem(checked, allow), 1024)));
   return check(url);

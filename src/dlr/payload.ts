@@ -1,5 +1,6 @@
 /**
- * The delivery report body: the provider's published webhook shape (SPEC section 4).
+ * The delivery report body: the provider's published webhook shape
+ * (docs/delivery-reports.md#payload).
  */
 import type { MessageState, StatusReason } from '../lifecycle/states.js';
 import type { MessageRecord } from '../storage/contract.js';

@@ -215,7 +215,7 @@ export class CallbackSender {
       timer.unref();
 
       // undici's dispatch API rather than `request()`: no response stream, promise or
-      // header object per report, which cost ~15 us of each report's ~70 (BENCHMARKS.md).
+      // header object per report, which together cost about a fifth of a report's CPU.
       const handler: Dispatcher.DispatchHandler = {
         onRequestStart: (started) => {
           controller = started;

@@ -11,8 +11,8 @@
  * Why our own table and not `ipaddr.js`'s `range()`: the copy installed with Express
  * (1.9.1, through proxy-addr) lacks entries this guard must refuse: 198.18.0.0/15
  * (benchmarking), 100::/64, 100:0:0:1::/64, 64:ff9b:1::/48, 2001::/23 beyond Teredo,
- * 2001:2::/48, 2001:10::/28, 3fff::/20 and 5f00::/16, the very gap of issue 25, and it
- * records no "Globally Reachable" value, so it cannot tell 192.0.0.9/32 from 192.0.0.8/32.
+ * 2001:2::/48, 2001:10::/28, 3fff::/20 and 5f00::/16, and it records no "Globally
+ * Reachable" value, so it cannot tell 192.0.0.9/32 from 192.0.0.8/32.
  * Its names are coarse too (`reserved` mixes documentation, 192.0.0.0/24 and 240.0.0.0/4).
  * Taking a newer major instead would put a second copy beside the one Express uses, and its
  * table is a hand-kept subset of the registries all the same; so this file is the source.
@@ -151,8 +151,8 @@ export const IPV6_RANGES: readonly SpecialPurposeRange[] = [
   { block: 'fc00::/7', name: 'Unique-Local', rfc: 'RFC 4193, RFC 8190', registry: 'iana-ipv6-special-registry', globallyReachable: false, handling: 'refuse' },
   { block: 'fe80::/10', name: 'Link-Local Unicast', rfc: 'RFC 4291', registry: 'iana-ipv6-special-registry', globallyReachable: false, handling: 'refuse' },
   // The IPv6 Address Space registry allocates only 2000::/3 as global unicast; the rest is
-  // reserved by the IETF, unique-local, link-local or multicast. Refusing all of it is what
-  // would have caught 5f00::/16 before this table named it, and it takes in the deprecated
+  // reserved by the IETF, unique-local, link-local or multicast. Refusing all of it also
+  // catches a block the registries add there before this table names it, and the deprecated
   // IPv4-compatible (::a.b.c.d) and SIIT (::ffff:0:a.b.c.d) forms, which no host dials as
   // IPv4. The two forms that do carry a dialled IPv4 address have /96 rows above, which
   // win as the more specific match.

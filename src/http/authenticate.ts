@@ -2,7 +2,7 @@
  * Authentication: `X-API-Key` -> principal, before anything else is read from the request.
  */
 import type { RequestHandler } from 'express';
-import { SmsError } from '../errors.js';
+import { EventError, SmsError } from '../errors.js';
 import { settle } from '../util/settle.js';
 import { hasScope, type KeyVerifier, type Principal, type Scope } from '../auth/principal.js';
 import { describeType } from '../util/adapter-check.js';
@@ -53,8 +53,8 @@ function isPrincipal(value: unknown): value is Principal {
 /**
  * The error for a verifier that returned neither a principal nor `null`. It is the host's
  * bug, not the caller's: answered 500 (the error handler reports it through the `error`
- * event), where the string or id-less object used to pass as a principal and end in a
- * misleading 422 "Invalid Profile Code". The message names the type of what came back,
+ * event), rather than letting a string or an id-less object pass as a principal and end in
+ * a misleading 422 "Invalid Profile Code". The message names the type of what came back,
  * never its value, which may hold the key or a secret.
  */
 function notAPrincipal(value: unknown): Error {
@@ -63,7 +63,8 @@ function notAPrincipal(value: unknown): Error {
     const id = (value as { id?: unknown }).id;
     what += id === undefined ? ' without an `id`' : ` whose \`id\` is ${id === '' ? 'empty' : describeType(id)}`;
   }
-  return new TypeError(
+  return new EventError(
+    'VERIFY_KEY_RESULT',
     `verifyKey returned ${what}; it must return a Principal (an object with a non-empty string \`id\`) or null`,
   );
 }

@@ -1,6 +1,7 @@
 /**
- * The JSON Schemas of the request bodies (SPEC section 2). One source of truth: the
- * validators are compiled from these, and an OpenAPI document can be built from them.
+ * The JSON Schemas of the request bodies (docs/endpoints.md#request-bodies). One source of
+ * truth: the validators are compiled from these, and an OpenAPI document can be built from
+ * them.
  */
 import type { LimitOptions } from './limits.js';
 

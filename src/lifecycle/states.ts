@@ -1,5 +1,5 @@
 /**
- * The message lifecycle of SPEC section 3: the states, the reasons a terminal state
+ * The message lifecycle (docs/lifecycle.md): the states, the reasons a terminal state
  * carries, and the rule that folds the receipts of a multipart message into one state.
  *
  * Pure functions and constants only, so every storage adapter applies the same rules.

@@ -1,11 +1,12 @@
 /**
- * The typed events of SPEC section 5, and the emitter that keeps a throwing listener from
+ * The typed events (README.md#events), and the emitter that keeps a throwing listener from
  * breaking a request or a worker.
  */
 import { EventEmitter } from 'eventemitter3';
 import type { MessageState } from '../lifecycle/states.js';
 import type { Endpoint, MessageRecord, NewMessage } from '../storage/contract.js';
 import type { InboundMessage } from '../delivery/contract.js';
+import { eventErrorCode, type EventErrorCode } from '../errors.js';
 
 /** Payload of `message.accepted`. */
 export interface MessageAcceptedEvent {
@@ -83,14 +84,42 @@ export interface RequestRejectedEvent {
   ip: string | undefined;
 }
 
+/** Where an `error` happened. */
+export type ErrorSource = 'request' | 'worker' | 'receipt' | 'dlr' | 'listener' | 'delivery' | 'storage';
+
 /** Payload of `error`: something failed that no caller was told the details of. */
 export interface ErrorEvent {
-  /** The error. */
+  /** The error, as thrown (a storage driver's error keeps its class and fields). */
   error: unknown;
-  /** Where it happened: `request`, `worker`, `receipt`, `dlr`, `listener`, `delivery`. */
-  source: 'request' | 'worker' | 'receipt' | 'dlr' | 'listener' | 'delivery' | 'storage';
+  /** Where it happened: `request`, `worker`, `receipt`, `dlr`, `listener`, `delivery`, `storage`. */
+  source: ErrorSource;
+  /**
+   * A stable code to match (the `EVENT_ERRORS` registry): the code of an error the router
+   * raised itself (`EventError`), or else its source's.
+   */
+  code: EventErrorCode;
   /** The message concerned, if one. */
   ref?: string;
+}
+
+/** What the router's parts pass to emit an `error`: the code is filled in from the error or the source. */
+export type ErrorEventInput = Omit<ErrorEvent, 'code'> & { code?: EventErrorCode };
+
+/** The code of an `error` event whose error carries none of ours. */
+const SOURCE_CODES: Record<ErrorSource, EventErrorCode> = {
+  request: 'REQUEST_FAILED',
+  worker: 'STORAGE_FAILED',
+  receipt: 'RECEIPT_FAILED',
+  dlr: 'REPORT_FAILED',
+  listener: 'LISTENER_FAILED',
+  delivery: 'CARRIER_FAILED',
+  storage: 'STORAGE_FAILED',
+};
+
+/** The `ErrorEvent` of `input`, its code filled in. */
+function withCode(input: ErrorEventInput): ErrorEvent {
+  if (input.code !== undefined) return input as ErrorEvent;
+  return { ...input, code: eventErrorCode(input.error) ?? SOURCE_CODES[input.source] };
 }
 
 /** Every event the router emits, with its payload. */
@@ -121,7 +150,7 @@ export interface SmsEvents {
 export type SmsEventName = keyof SmsEvents;
 
 /** Emits one event; what the router's parts are given instead of the emitter itself. */
-export type Emit = <K extends SmsEventName>(name: K, payload: Parameters<SmsEvents[K]>[0]) => void;
+export type Emit = <K extends SmsEventName>(name: K, payload: K extends 'error' ? ErrorEventInput : Parameters<SmsEvents[K]>[0]) => void;
 
 type Listener = (payload: never) => void;
 type ListenerOf<K extends SmsEventName> = EventEmitter.EventListener<SmsEvents, K>;
@@ -155,6 +184,7 @@ export class SmsEventEmitter extends EventEmitter<SmsEvents> {
    * `unheardError` option, so a failure is never silent by default.
    */
   override emit<K extends SmsEventName>(name: K, ...args: EventEmitter.EventArgs<SmsEvents, K>): boolean {
+    if (name === 'error') args[0] = withCode(args[0] as ErrorEventInput) as never;
     const heard = super.emit(name, ...args);
     if (!heard && name === 'error' && this.#unheardError !== null) {
       try {
@@ -210,7 +240,7 @@ export class SmsEventEmitter extends EventEmitter<SmsEvents> {
         listener(payload);
       } catch (error) {
         // An `error` listener that throws has nowhere left to report to.
-        if (name !== 'error') this.emit('error', { error, source: 'listener' });
+        if (name !== 'error') this.emit('error', withCode({ error, source: 'listener' }));
       }
     };
     let byListener = this.#wrappers.get(name);

@@ -5,6 +5,7 @@
  */
 import type { SmsEventEmitter, SmsEventName, SmsEvents } from './events.js';
 import { isTerminal } from '../lifecycle/states.js';
+import { OptionError } from '../errors.js';
 
 /** The part of a prom-client `Registry` the router uses. */
 export interface PromRegistry {
@@ -102,7 +103,7 @@ function metric<M extends PromCounter | PromHistogram>(
     return made;
   }
   if (!(existing instanceof kind)) {
-    throw new TypeError(`metrics: \`${config.name}\` is already registered as another kind of metric`);
+    throw new OptionError(`metrics: \`${config.name}\` is already registered as another kind of metric`);
   }
   return existing;
 }

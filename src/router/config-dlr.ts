@@ -8,6 +8,7 @@ import { DEFAULT_TIMEOUT_MS, USER_AGENT } from '../dlr/post.js';
 import { DEFAULT_SCHEDULE } from '../dlr/schedule.js';
 import { signingKey } from '../dlr/sign.js';
 import { assertKnownKeys } from '../util/known-keys.js';
+import { OptionError } from '../errors.js';
 
 const KEYS = [
   'secret',
@@ -24,7 +25,7 @@ const KEYS = [
 function integer(name: string, value: unknown, fallback: number, min: number): number {
   if (value === undefined) return fallback;
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min) {
-    throw new TypeError(`dlr.${name} must be an integer of at least ${min}, got ${String(value)}`);
+    throw new OptionError(`dlr.${name} must be an integer of at least ${min}, got ${String(value)}`);
   }
   return value;
 }
@@ -32,15 +33,15 @@ function integer(name: string, value: unknown, fallback: number, min: number): n
 function schedule(value: unknown): readonly number[] {
   if (value === undefined) return DEFAULT_SCHEDULE;
   if (!Array.isArray(value) || value.length === 0) {
-    throw new TypeError('dlr.schedule must be a non-empty array of delays in ms');
+    throw new OptionError('dlr.schedule must be a non-empty array of delays in ms');
   }
   value.forEach((delay: unknown, i) => {
     if (typeof delay !== 'number' || !Number.isFinite(delay) || delay < 0) {
-      throw new TypeError(`dlr.schedule[${i}] must be a delay in ms (a number of at least 0), got ${String(delay)}`);
+      throw new OptionError(`dlr.schedule[${i}] must be a delay in ms (a number of at least 0), got ${String(delay)}`);
     }
   });
   if (value[0] !== 0) {
-    throw new TypeError('dlr.schedule[0] must be 0: the first attempt is made as soon as the message is terminal');
+    throw new OptionError('dlr.schedule[0] must be 0: the first attempt is made as soon as the message is terminal');
   }
   return Object.freeze([...(value as number[])]);
 }
@@ -49,7 +50,7 @@ function allowance(value: unknown): AddressAllowance {
   if (value === undefined) return { allowPrivate: false };
   if (typeof value === 'boolean') return { allowPrivate: value };
   if (!Array.isArray(value)) {
-    throw new TypeError('dlr.allowPrivateAddresses must be true, false or a list of IPs and CIDR ranges');
+    throw new OptionError('dlr.allowPrivateAddresses must be true, false or a list of IPs and CIDR ranges');
   }
   const list = Object.freeze([...(value as string[])]);
   compileAllowList(list);
@@ -62,15 +63,15 @@ function allowance(value: unknown): AddressAllowance {
  * value of the wrong type or range, a bad secret, or a lease not longer than the timeout.
  */
 export function resolveDlrOptions(options: DlrOptions = {}): DlrConfig {
-  if (typeof options !== 'object' || options === null) throw new TypeError('dlr options must be an object');
+  if (typeof options !== 'object' || options === null) throw new OptionError('dlr options must be an object');
   assertKnownKeys('dlr', options, KEYS);
   let secret: string | null = null;
   if (options.secret !== undefined) {
-    if (typeof options.secret !== 'string') throw new TypeError('dlr.secret must be a string');
+    if (typeof options.secret !== 'string') throw new OptionError('dlr.secret must be a string');
     try {
       signingKey(options.secret);
     } catch (error) {
-      throw new TypeError(`dlr.secret: ${(error as Error).message}`);
+      throw new OptionError(`dlr.secret: ${(error as Error).message}`);
     }
     secret = options.secret;
   }
@@ -79,7 +80,7 @@ export function resolveDlrOptions(options: DlrOptions = {}): DlrConfig {
   const perHostConcurrency = integer('perHostConcurrency', options.perHostConcurrency, 8, 1);
   const leaseMs = integer('leaseMs', options.leaseMs, 2 * timeoutMs + 5_000, 1);
   if (leaseMs <= timeoutMs) {
-    throw new TypeError(`dlr.leaseMs (${leaseMs}) must be longer than dlr.timeoutMs (${timeoutMs})`);
+    throw new OptionError(`dlr.leaseMs (${leaseMs}) must be longer than dlr.timeoutMs (${timeoutMs})`);
   }
   return {
     secret,

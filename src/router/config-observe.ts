@@ -5,6 +5,7 @@
 import type { SmsLogger } from '../observe/logging.js';
 import type { MetricsConfig, MetricsOptions, PromClient, PromRegistry } from '../observe/metrics.js';
 import { assertKnownKeys } from '../util/known-keys.js';
+import { OptionError } from '../errors.js';
 
 /**
  * Checks the `logger` option at construction: `null` when none is given, else the logger,
@@ -13,12 +14,12 @@ import { assertKnownKeys } from '../util/known-keys.js';
 export function resolveLogger(logger: SmsLogger | undefined): SmsLogger | null {
   if (logger === undefined) return null;
   if (typeof logger !== 'object' || logger === null) {
-    throw new TypeError('createSmsRouter: `logger` must be an object with info, warn and error methods (pino works)');
+    throw new OptionError('createSmsRouter: `logger` must be an object with info, warn and error methods (pino works)');
   }
   for (const level of ['info', 'warn', 'error', 'debug'] as const) {
     const method: unknown = logger[level];
     if (method === undefined && level === 'debug') continue;
-    if (typeof method !== 'function') throw new TypeError(`createSmsRouter: \`logger.${level}\` must be a function`);
+    if (typeof method !== 'function') throw new OptionError(`createSmsRouter: \`logger.${level}\` must be a function`);
   }
   return logger;
 }
@@ -31,19 +32,19 @@ export function resolveLogger(logger: SmsLogger | undefined): SmsLogger | null {
 export function resolveMetrics(options: MetricsOptions | undefined): MetricsConfig | null {
   if (options === undefined) return null;
   if (typeof options !== 'object' || options === null) {
-    throw new TypeError("createSmsRouter: `metrics` must be an object: { client } with client from `import * as client from 'prom-client'`");
+    throw new OptionError("createSmsRouter: `metrics` must be an object: { client } with client from `import * as client from 'prom-client'`");
   }
   if (!('client' in options) && typeof (options as Partial<PromRegistry>).getSingleMetric === 'function') {
-    throw new TypeError("createSmsRouter: `metrics` takes { client, registry? }, not a registry alone: `metrics.client` must be the prom-client module (`import * as client from 'prom-client'`)");
+    throw new OptionError("createSmsRouter: `metrics` takes { client, registry? }, not a registry alone: `metrics.client` must be the prom-client module (`import * as client from 'prom-client'`)");
   }
   assertKnownKeys('metrics', options, ['client', 'registry']);
   const client = options.client as Partial<PromClient> | undefined;
   if (typeof client !== 'object' || client === null || typeof client.Counter !== 'function' || typeof client.Histogram !== 'function') {
-    throw new TypeError("createSmsRouter: `metrics.client` must be the prom-client module (`import * as client from 'prom-client'`)");
+    throw new OptionError("createSmsRouter: `metrics.client` must be the prom-client module (`import * as client from 'prom-client'`)");
   }
   const registry = options.registry ?? client.register;
   if (typeof registry !== 'object' || registry === null || typeof registry.getSingleMetric !== 'function' || typeof registry.registerMetric !== 'function') {
-    throw new TypeError('createSmsRouter: `metrics.registry` must be a prom-client Registry');
+    throw new OptionError('createSmsRouter: `metrics.registry` must be a prom-client Registry');
   }
   return { client: client as PromClient, registry };
 }

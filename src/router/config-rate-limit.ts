@@ -11,6 +11,7 @@ import type {
   RequestLimitConfig,
 } from '../http/rate-limit/options.js';
 import { assertKnownKeys, assertNumber } from '../util/known-keys.js';
+import { OptionError } from '../errors.js';
 
 /** Longest window: Node timers (and express-rate-limit's MemoryStore) take at most 2^31-1 ms. */
 const MAX_WINDOW_MS = 2 ** 31 - 1;
@@ -22,7 +23,7 @@ const OPTION_KEYS = ['requests', 'messages', 'failedAuth', 'headers', 'store', '
 
 function assertWindow(where: string, value: unknown): void {
   assertNumber(where, value, 1);
-  if (value > MAX_WINDOW_MS) throw new TypeError(`${where} must be at most ${MAX_WINDOW_MS} ms, got ${value}`);
+  if (value > MAX_WINDOW_MS) throw new OptionError(`${where} must be at most ${MAX_WINDOW_MS} ms, got ${value}`);
 }
 
 function assertPerKeyLimit(where: string, value: unknown): void {
@@ -32,7 +33,7 @@ function assertPerKeyLimit(where: string, value: unknown): void {
 function sectionOf<T extends object>(where: string, given: T | false | undefined, defaults: Required<T>): Required<T> | false {
   if (given === false) return false;
   if (given === undefined) return { ...defaults };
-  if (typeof given !== 'object' || given === null) throw new TypeError(`${where} must be an object or false`);
+  if (typeof given !== 'object' || given === null) throw new OptionError(`${where} must be an object or false`);
   assertKnownKeys(where, given, Object.keys(defaults));
   // An explicit `undefined` means "the default", as everywhere else in the options.
   const defined = Object.fromEntries(Object.entries(given).filter(([, value]) => value !== undefined));
@@ -47,7 +48,7 @@ function sectionOf<T extends object>(where: string, given: T | false | undefined
 export function resolveRateLimitOptions(options: RateLimitOptions | false | undefined): RateLimitConfig | false {
   if (options === false) return false;
   const given = options ?? {};
-  if (typeof given !== 'object' || given === null) throw new TypeError('rateLimit must be an object or false');
+  if (typeof given !== 'object' || given === null) throw new OptionError('rateLimit must be an object or false');
   assertKnownKeys('rateLimit', given, OPTION_KEYS);
 
   const requests = sectionOf('rateLimit.requests', given.requests, REQUEST_DEFAULTS);
@@ -67,20 +68,20 @@ export function resolveRateLimitOptions(options: RateLimitOptions | false | unde
     if (failedAuth.ipv6Subnet !== false) {
       assertNumber('rateLimit.failedAuth.ipv6Subnet', failedAuth.ipv6Subnet, 32);
       if (failedAuth.ipv6Subnet > 64) {
-        throw new TypeError(`rateLimit.failedAuth.ipv6Subnet must be at most 64 (or false), got ${failedAuth.ipv6Subnet}`);
+        throw new OptionError(`rateLimit.failedAuth.ipv6Subnet must be at most 64 (or false), got ${failedAuth.ipv6Subnet}`);
       }
     }
   }
   if (given.store !== undefined && typeof given.store !== 'function') {
-    throw new TypeError('rateLimit.store must be a function (limiter name) => a new express-rate-limit Store');
+    throw new OptionError('rateLimit.store must be a function (limiter name) => a new express-rate-limit Store');
   }
   const budgetStore = given.budgetStore ?? new MemoryBudgetStore();
   if (typeof budgetStore !== 'object' || budgetStore === null || typeof budgetStore.take !== 'function') {
-    throw new TypeError('rateLimit.budgetStore must be a BudgetStore (an object with a `take` method)');
+    throw new OptionError('rateLimit.budgetStore must be a BudgetStore (an object with a `take` method)');
   }
   const headers = given.headers ?? 'refused';
   if (headers !== 'refused' && headers !== 'always') {
-    throw new TypeError(`rateLimit.headers must be 'refused' or 'always', got ${JSON.stringify(headers)}`);
+    throw new OptionError(`rateLimit.headers must be 'refused' or 'always', got ${JSON.stringify(headers)}`);
   }
   return { requests, messages, failedAuth, headers, store: given.store ?? null, budgetStore };
 }

@@ -21,6 +21,7 @@ import { resolveDlrOptions } from './config-dlr.js';
 import { resolveLogger, resolveMetrics } from './config-observe.js';
 import { resolveRateLimitOptions } from './config-rate-limit.js';
 import type { SmsRouterConfig, SmsRouterOptions } from './options.js';
+import { OptionError } from '../errors.js';
 
 const OPTION_KEYS = [
   'verifyKey', 'resolveProfile', 'storage', 'delivery', 'basePath', 'limits',
@@ -59,7 +60,7 @@ function adapter<T>(name: string, given: T | undefined, fallback: string, check:
   const where = `createSmsRouter: \`${name}\``;
   if (given === undefined) return undefined;
   if (given === null) {
-    throw new TypeError(`${where} is null; leave it out to get the default (${fallback}), or pass one`);
+    throw new OptionError(`${where} is null; leave it out to get the default (${fallback}), or pass one`, 'INVALID_ADAPTER');
   }
   check(where, given);
   return given;
@@ -67,7 +68,7 @@ function adapter<T>(name: string, given: T | undefined, fallback: string, check:
 
 function section<T extends object>(where: string, given: T | undefined, defaults: Required<T>): Required<T> {
   if (given === undefined) return { ...defaults };
-  if (typeof given !== 'object' || given === null) throw new TypeError(`${where} must be an object`);
+  if (typeof given !== 'object' || given === null) throw new OptionError(`${where} must be an object`);
   assertKnownKeys(where, given, Object.keys(defaults));
   const merged = { ...defaults, ...given } as Required<T>;
   for (const [key, value] of Object.entries(merged)) assertNumber(`${where}.${key}`, value, 1);
@@ -80,22 +81,22 @@ function section<T extends object>(where: string, given: T | undefined, defaults
  * Adapters are checked for the methods of their contract (see util/adapter-check.ts).
  */
 export function resolveOptions(options: SmsRouterOptions): SmsRouterConfig {
-  if (typeof options !== 'object' || options === null) throw new TypeError('createSmsRouter: options are required');
+  if (typeof options !== 'object' || options === null) throw new OptionError('createSmsRouter: options are required');
   assertKnownKeys('createSmsRouter', options, OPTION_KEYS);
   if (typeof options.verifyKey !== 'function') {
     const got = options.verifyKey === undefined ? '' : `, got ${describeType(options.verifyKey)}`;
-    throw new TypeError(`createSmsRouter: \`verifyKey\` is required (a function, e.g. staticKeys([...]))${got}`);
+    throw new OptionError(`createSmsRouter: \`verifyKey\` is required (a function, e.g. staticKeys([...]))${got}`, 'INVALID_ADAPTER');
   }
   // The factories are functions too, so they would pass the check above and then fail
   // every request (called with the API key instead of their table).
   if ((options.verifyKey as unknown) === staticKeys) {
-    throw new TypeError('createSmsRouter: `verifyKey` is the factory staticKeys itself: did you mean staticKeys([...])?');
+    throw new OptionError('createSmsRouter: `verifyKey` is the factory staticKeys itself: did you mean staticKeys([...])?', 'INVALID_ADAPTER');
   }
   const resolveProfile = adapter('resolveProfile', options.resolveProfile, "the principal's `profiles` list", (where, value) => {
     if (typeof value !== 'function') {
-      throw new TypeError(`${where} must be a function (code, principal) => Profile | null, got ${describeType(value)}`);
+      throw new OptionError(`${where} must be a function (code, principal) => Profile | null, got ${describeType(value)}`, 'INVALID_ADAPTER');
     }
-    if (value === staticProfiles) throw new TypeError(`${where} is the factory staticProfiles itself: did you mean staticProfiles([...])?`);
+    if (value === staticProfiles) throw new OptionError(`${where} is the factory staticProfiles itself: did you mean staticProfiles([...])?`, 'INVALID_ADAPTER');
   });
   const storage = adapter('storage', options.storage, 'new MemoryStorage(), lost on restart', (where, value) =>
     assertAdapter(where, value, STORAGE_METHODS, 'Storage'),
@@ -104,16 +105,16 @@ export function resolveOptions(options: SmsRouterOptions): SmsRouterConfig {
     assertAdapter(where, value, DELIVERY_METHODS, 'DeliveryAdapter'),
   );
   if (options.openapi !== undefined && typeof options.openapi !== 'boolean') {
-    throw new TypeError('createSmsRouter: `openapi` must be true or false');
+    throw new OptionError('createSmsRouter: `openapi` must be true or false');
   }
   const basePath = (options.basePath ?? '/api/outbox').replace(/\/+$/, '');
   if (basePath !== '' && !basePath.startsWith('/')) {
-    throw new TypeError(`createSmsRouter: \`basePath\` must start with "/", got "${basePath}"`);
+    throw new OptionError(`createSmsRouter: \`basePath\` must start with "/", got "${basePath}"`);
   }
   // Written into Express route patterns, where `:`, `*`, `{` and the like mean parameters:
   // a base path is literal segments of URL-safe characters.
   if (!/^(\/[A-Za-z0-9._~-]+)*$/.test(basePath)) {
-    throw new TypeError(`createSmsRouter: \`basePath\` must be "/"-separated segments of letters, digits and . _ ~ -, got "${basePath}"`);
+    throw new OptionError(`createSmsRouter: \`basePath\` must be "/"-separated segments of letters, digits and . _ ~ -, got "${basePath}"`);
   }
   return {
     verifyKey: options.verifyKey,

@@ -1,5 +1,5 @@
 /**
- * SMS segment counting and splitting (SPEC section 2, `sms_count`), by GSM 03.38: how many
+ * SMS segment counting and splitting (docs/endpoints.md#sms_count), by GSM 03.38: how many
  * SMS units a text needs, in which encoding, and which slice of it goes in each part.
  *
  * `countSms` runs on every message of every request, so it is table-driven, allocates

@@ -8,7 +8,7 @@ import type { MessageRecord, NewMessage, PartRecord } from './contract.js';
 // The class and the interface merge: a QueuedRecord has every MessageRecord field, set by
 // the constructor. A class rather than a function returning a literal so that a storage can
 // extend it with fields of its own and still keep one compact object per message (the
-// memory storage does; a spread of the record into a bigger literal took twice the memory).
+// memory storage does; a spread of the record into a bigger literal takes twice the memory).
 // eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging
 export interface QueuedRecord extends MessageRecord {}
 

@@ -9,7 +9,7 @@
  * message's life (insert, each submission, each receipt) is one row write rather than two or
  * three, and one read rather than two. Arrays rather than objects: the column is rewritten
  * at each step, and a short row keeps more messages to a page, so fewer pages per commit.
- * Measured in BENCHMARKS.md ("Sixth session" for SQLite, "Tenth session" for PostgreSQL).
+ * On PostgreSQL this makes a submission or a receipt about a third cheaper in database CPU.
  *
  * @module
  */

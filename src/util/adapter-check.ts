@@ -7,6 +7,7 @@
  * `... is not a function`, far from the option that caused it, so each is checked once,
  * when the router is built, and the error says what was passed instead.
  */
+import { OptionError } from '../errors.js';
 
 /**
  * Every method of a contract `T`: `true` when required, `false` when optional. A table typed
@@ -51,33 +52,33 @@ export function assertAdapter(where: string, value: unknown, methods: Readonly<R
     const name = value.name;
     if (isConstructorOf(value, names)) {
       const args = value.length === 0 ? '' : '...';
-      throw new TypeError(
+      throw adapterError(
         name
           ? `${where} is the class ${name}, not an instance: did you mean new ${name}(${args})?`
           : `${where} is a class, not an instance: pass one made with \`new\``,
       );
     }
-    throw new TypeError(
+    throw adapterError(
       `${where} is ${describeType(value)}, not a ${contract}: pass what it returns${name ? `, e.g. ${name}(...)` : ''}`,
     );
   }
   if (typeof value !== 'object' || value === null) {
-    throw new TypeError(`${where} must be a ${contract} object, got ${describeType(value)}`);
+    throw adapterError(`${where} must be a ${contract} object, got ${describeType(value)}`);
   }
   if (typeof (value as { then?: unknown }).then === 'function') {
-    throw new TypeError(`${where} is a Promise, not a ${contract}: await it before passing it`);
+    throw adapterError(`${where} is a Promise, not a ${contract}: await it before passing it`);
   }
   const adapter = value as Record<string, unknown>;
   const missing = names.filter((name) => methods[name] && typeof adapter[name] !== 'function');
   if (missing.length > 0) {
     const list = missing.map((name) => `${name}()`).join(', ');
-    throw new TypeError(
+    throw adapterError(
       `${where} is not a ${contract}: ${describeType(value)} without ${missing.length === 1 ? 'the method' : 'the methods'} ${list}`,
     );
   }
   for (const name of names) {
     if (!methods[name] && adapter[name] !== undefined && typeof adapter[name] !== 'function') {
-      throw new TypeError(`${where}.${name} must be a method (or absent), got ${describeType(adapter[name])}`);
+      throw adapterError(`${where}.${name} must be a method (or absent), got ${describeType(adapter[name])}`);
     }
   }
 }
@@ -88,10 +89,15 @@ export function assertAdapter(where: string, value: unknown, methods: Readonly<R
  * would match every substring of it.
  */
 export function assertStringList(where: string, value: unknown): asserts value is readonly string[] {
-  if (!Array.isArray(value)) throw new TypeError(`${where} must be an array of strings, got ${describeType(value)}`);
+  if (!Array.isArray(value)) throw new OptionError(`${where} must be an array of strings, got ${describeType(value)}`);
   value.forEach((item: unknown, i) => {
     if (typeof item !== 'string' || item === '') {
-      throw new TypeError(`${where}[${i}] must be a non-empty string, got ${describeType(item)}`);
+      throw new OptionError(`${where}[${i}] must be a non-empty string, got ${describeType(item)}`);
     }
   });
+}
+
+/** An adapter that cannot serve as one. */
+function adapterError(message: string): OptionError {
+  return new OptionError(message, 'INVALID_ADAPTER');
 }

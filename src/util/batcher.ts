@@ -2,8 +2,8 @@
  * `Batcher`: coalesces concurrent calls of one step into batches, so a burst of calls pays
  * for one round trip and one commit instead of one each (group commit, as a database does
  * for its own log). Used by the PostgreSQL storage, whose every call is a transaction that
- * waits for its WAL to reach the disk: twenty requests and sixty worker steps in flight
- * were twenty-eight commits, each waiting its turn at the flush.
+ * waits for its WAL to reach the disk: without it, every request and worker step in flight
+ * is a commit of its own, each waiting its turn at the flush.
  *
  * How a batch forms: a call queues its item. While fewer than `maxInFlight` batches are
  * out, what has queued in the current turn of the event loop goes out at the end of the

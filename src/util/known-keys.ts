@@ -2,6 +2,7 @@
  * Option typos must fail at construction, not pass silently: `assertKnownKeys` throws with
  * a "did you mean" hint for a key that is not an option.
  */
+import { OptionError } from '../errors.js';
 
 function editDistance(a: string, b: string): number {
   let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
@@ -39,13 +40,13 @@ export function assertKnownKeys(where: string, options: object, known: readonly 
     if (known.includes(key)) continue;
     const best = nearest(key, known);
     const hint = best === undefined ? '' : ` Did you mean \`${best}\`?`;
-    throw new TypeError(`${where}: unknown option \`${key}\`.${hint}`);
+    throw new OptionError(`${where}: unknown option \`${key}\`.${hint}`, 'UNKNOWN_OPTION');
   }
 }
 
 /** Throws a TypeError unless `value` is a finite number >= `min` (and an integer if asked). */
 export function assertNumber(where: string, value: unknown, min: number, integer = true): asserts value is number {
   if (typeof value !== 'number' || !Number.isFinite(value) || value < min || (integer && !Number.isInteger(value))) {
-    throw new TypeError(`${where} must be ${integer ? 'an integer' : 'a number'} >= ${min}, got ${String(value)}`);
+    throw new OptionError(`${where} must be ${integer ? 'an integer' : 'a number'} >= ${min}, got ${String(value)}`);
   }
 }

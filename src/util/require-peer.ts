@@ -6,7 +6,7 @@
  * is resolved before any code of the importing graph runs, so a missing package fails with
  * Node's raw `ERR_MODULE_NOT_FOUND` and no chance to explain. A synchronous `require`
  * (the adapters' constructors are synchronous, and better-sqlite3 is CommonJS) can be
- * caught. It resolves from this file's own location, as the static import did, so it finds
+ * caught. It resolves from this file's own location, as a static import would, so it finds
  * the package wherever the host installed it for sms-outbox. (The CommonJS build gets
  * `import.meta.url` from tsup's shims.)
  */

@@ -22,6 +22,7 @@ import { ReceiptNotYetMatched, type CarrierReceipt } from '../delivery/contract.
 import { carrierIdSpellings, normalizeCarrierId } from '../delivery/carrier-ids.js';
 import type { Emit } from '../observe/events.js';
 import type { InsertLease, ReceiptResult, Storage, Transition } from '../storage/contract.js';
+import { EventError } from '../errors.js';
 
 /** What the receipt handler needs. */
 export interface ReceiptHandlerDeps {
@@ -192,7 +193,7 @@ export class ReceiptHandler {
         if (at >= giveUpAt) {
           this.#refused.forget(id);
           emit('error', {
-            error: new Error(`Receipt for unknown carrier id "${receipt.carrierId}" dropped: unmatched for ${waitMs} ms since it was first seen`),
+            error: new EventError('RECEIPT_DROPPED', `Receipt for unknown carrier id "${receipt.carrierId}" dropped: unmatched for ${waitMs} ms since it was first seen`),
             source: 'receipt',
           });
           return;

@@ -7,8 +7,8 @@
  * the carrier. The worker holds up to {@link HELD_PER_SLOT} times as many messages: claimed
  * ahead, waiting for a slot, or having their submission recorded. A claim and a recording
  * each wait for a storage commit, which under a flood of requests takes tens of
- * milliseconds; when the slots covered those waits too, the commits, not the carrier, bounded
- * how fast messages went out (SQLite, 100-message requests: 1,900 finished a second).
+ * milliseconds; were the slots to cover those waits too, the commits, not the carrier, would
+ * bound how fast messages go out (SQLite, 100-message requests: 1,900 finished a second).
  */
 import type { DeliveryAdapter, OutgoingPart, SubmitAck } from '../delivery/contract.js';
 import { DeliveryError } from '../delivery/contract.js';
@@ -107,7 +107,7 @@ export class SubmitWorker implements MessageHandOff {
    * Takes messages just stored. Those stored under a lease {@link SubmitWorker.lease} gave
    * are submitted at the end of this turn of the event loop: the requests of one turn are
    * answered first and their messages then submitted together, as a claim would have
-   * (interleaving the two, one request at a time, measured a few percent more CPU per
+   * (interleaving the two, one request at a time, costs a few percent more CPU per
    * request). Unleased ones wake the claim loop.
    */
   stored(messages: readonly NewMessage[], lease: InsertLease | null): void {

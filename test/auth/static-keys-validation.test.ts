@@ -5,7 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { staticKeys, staticProfiles, type StaticKey, type StaticProfile } from '../../src/index.js';
+import { OptionError, staticKeys, staticProfiles, type StaticKey, type StaticProfile } from '../../src/index.js';
 
 const digest = (key: string) => createHash('sha256').update(key).digest('hex');
 const keys = (entries: unknown[]) => () => staticKeys(entries as StaticKey[]);
@@ -14,7 +14,7 @@ const profiles = (entries: unknown[]) => () => staticProfiles(entries as StaticP
 describe('staticKeys refuses at construction', () => {
   it('an entry without an id, or with an empty one', () => {
     expect(keys([{ key: 'a', id: 'acme' }, { key: 'b', profiles: ['1'] }])).toThrow(
-      new TypeError("staticKeys: entry 1: id is required (a non-empty string naming the key's owner)"),
+      new OptionError("staticKeys: entry 1: id is required (a non-empty string naming the key's owner)"),
     );
     expect(keys([{ key: 'a', id: '' }])).toThrow(/^staticKeys: entry 0: id is required/);
     expect(keys([{ key: 'a', id: 7 }])).toThrow('staticKeys: entry 0: id must be a non-empty string, got a number');

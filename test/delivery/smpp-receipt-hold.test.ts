@@ -11,7 +11,8 @@ import { afterEach, beforeAll, afterAll, describe, expect, it } from 'vitest';
 import { SmppDelivery } from '../../src/smpp.js';
 import { MemoryStorage, type ErrorEvent, type PartReceipt, type ReceiptResult, type SubmissionResult } from '../../src/index.js';
 import { startSmsc, type SmscEvent, type SmscHandle } from '../fixtures/smsc.js';
-import { createGateway, eventually, KEY, type TestGateway } from '../helpers/gateway.js';
+import { createGateway, KEY, type TestGateway } from '../helpers/gateway.js';
+import { eventually } from '../helpers/poll.js';
 
 const ESME_RX_T_APPN = 0x64;
 
@@ -143,10 +144,10 @@ describe('SmppDelivery and the router: a receipt that overtakes its recording', 
     };
     const ref = await sendOne(g, '254711000001');
     const carrierId = await issuedId('254711000001', from);
-    await eventually(() => (storage.unknownTries(carrierId) > 0 ? true : undefined), 5_000);
+    await eventually(() => storage.unknownTries(carrierId) > 0, { timeoutMs: 5_000 });
     storage.allowRecording(carrierId);
 
-    await eventually(async () => ((await statusOf(g, ref)) === 'delivered' ? true : undefined), 5_000);
+    await eventually(async () => (await statusOf(g, ref)) === 'delivered', { timeoutMs: 5_000 });
     const answer = await smsc.waitFor((e): e is DeliverResp => e.event === 'deliver_resp', 5_000, from);
     expect(answer.status).toBe(0);
     expect(markedAt).toBeGreaterThanOrEqual(from);
@@ -173,7 +174,7 @@ describe('SmppDelivery and the router: a receipt that overtakes its recording', 
     storage.allowRecording(carrierId);
     const redelivered = await smsc.waitFor((e): e is Redeliver => e.event === 'redeliver' && e.id === carrierId, 5_000, from);
     expect(redelivered).toMatchObject({ id: carrierId, delivery: 2, reason: 'refused', status: ESME_RX_T_APPN });
-    await eventually(async () => ((await statusOf(g, ref)) === 'delivered' ? true : undefined), 5_000);
+    await eventually(async () => (await statusOf(g, ref)) === 'delivered', { timeoutMs: 5_000 });
     await smsc.send({ cmd: 'set' });
     const answers = smsc.events.slice(from).filter((e): e is DeliverResp => e.event === 'deliver_resp');
     expect(answers.map((a) => a.status)).toEqual([ESME_RX_T_APPN, 0]);

@@ -13,6 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDemo, stopDemo } from '../helpers/demo.js';
+import { eventually } from '../helpers/poll.js';
 
 const run = promisify(execFile);
 const REPO = fileURLToPath(new URL('../..', import.meta.url));
@@ -112,9 +113,12 @@ async function stopNpmStart(started: NpmStart): Promise<void> {
   };
   if (!alive()) return;
   process.kill(-group, 'SIGTERM');
-  const deadline = Date.now() + 10_000;
-  while (alive() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
-  if (alive()) process.kill(-group, 'SIGKILL');
+  // No event says the whole group is gone (only the direct child's exit does): poll.
+  try {
+    await eventually(() => !alive(), { timeoutMs: 10_000, intervalMs: 20, what: 'the process group to exit' });
+  } catch {
+    if (alive()) process.kill(-group, 'SIGKILL');
+  }
 }
 
 let dir: string;

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventually } from '../helpers/gateway.js';
+import { eventually } from '../helpers/poll.js';
 import { startDemo, stopDemo, type RunningDemo } from '../helpers/demo.js';
 
 const run = promisify(execFile);
@@ -84,7 +84,7 @@ describe('the README quick start', () => {
       const [answer] = (await runCommands([commands[5]!])) as [Record<string, unknown>[]];
       const callback = answer[0]?.callback as { state?: string } | null;
       return answer[0]?.status === 'delivered' && callback?.state === 'delivered' ? answer[0] : undefined;
-    }, 15_000);
+    }, { timeoutMs: 15_000 });
     expect(delivered).toMatchObject({
       status_reason: 'delivered_to_terminal',
       callback: { url: `http://127.0.0.1:${port}/demo/dlr`, state: 'delivered', attempts: 1, last_status_code: 204 },

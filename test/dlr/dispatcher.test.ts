@@ -1,14 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import { Webhook } from 'standardwebhooks';
 import { CallbackDispatcher } from '../../src/dlr/dispatcher.js';
-import { resolveDlrOptions, type DlrConfig, type DlrOptions } from '../../src/dlr/options.js';
+import type { DlrConfig, DlrOptions } from '../../src/dlr/options.js';
+import { resolveDlrOptions } from '../../src/router/config-dlr.js';
 import type { HostResolver } from '../../src/dlr/post.js';
-import type { Emit, SmsEventName, SmsEvents } from '../../src/events.js';
+import type { Emit, SmsEventName, SmsEvents } from '../../src/observe/events.js';
 import { outcome } from '../../src/lifecycle/states.js';
 import { MemoryStorage } from '../../src/storage/memory/adapter.js';
-import { cleanupAfterEach, newMessage, storeTerminal, waitFor } from './helpers.js';
+import { cleanupAfterEach, newMessage, storeTerminal } from './helpers.js';
+import { eventually } from '../helpers/poll.js';
 
-type Recorded = { name: SmsEventName; payload: Parameters<SmsEvents[SmsEventName]>[0] };
+type Recorded = { name: SmsEventName; payload: Parameters<Emit>[1] };
 
 const PRINCIPAL = 'principal-1';
 const { cleanups, receiver } = cleanupAfterEach();
@@ -78,7 +80,7 @@ describe('CallbackDispatcher', () => {
     h.dispatcher.start();
 
     for (const [attempt, delay] of [[1, 50], [2, 100]] as const) {
-      await waitFor(() => h.named('dlr.retrying').length === attempt, 5_000, `retry ${attempt}`);
+      await eventually(() => h.named('dlr.retrying').length === attempt, { what: `retry ${attempt}` });
       const retrying = h.named('dlr.retrying')[attempt - 1]!;
       expect(retrying).toMatchObject({ attempt, statusCode: 500, error: 'HTTP 500' });
       expect(retrying.nextAttemptAt - h.clock.now).toBe(delay);
@@ -91,7 +93,7 @@ describe('CallbackDispatcher', () => {
       h.clock.now = retrying.nextAttemptAt;
       h.dispatcher.wake();
     }
-    await waitFor(() => h.named('dlr.sent').length === 1, 5_000, 'dlr.sent');
+    await eventually(() => h.named('dlr.sent').length === 1, { what: 'dlr.sent' });
     expect(h.named('dlr.sent')[0]).toMatchObject({ attempt: 3, statusCode: 200, url: `${r.origin}/dlr` });
     expect(r.requests).toHaveLength(3);
     const uids = r.requests.map((req) => JSON.parse(req.body).uid as string);
@@ -115,7 +117,7 @@ describe('CallbackDispatcher', () => {
       return claim(options);
     };
     h.dispatcher.start();
-    await waitFor(() => claims === 1, 5_000, 'the first poll');
+    await eventually(() => claims === 1, { what: 'the first poll' });
     const messages = Array.from({ length: 40 }, () => newMessage(`${r.origin}/dlr`, Date.now()));
     await h.storage.insertMessages(messages);
     claims = 0;
@@ -125,7 +127,7 @@ describe('CallbackDispatcher', () => {
       await h.storage.finish(message.ref, outcome('delivered', 'delivered_to_terminal'), Date.now());
       h.dispatcher.wake();
     }
-    await waitFor(() => h.named('dlr.sent').length === 40, 10_000, 'every report sent');
+    await eventually(() => h.named('dlr.sent').length === 40, { timeoutMs: 10_000, what: 'every report sent' });
     expect(r.requests).toHaveLength(40);
     expect(claims).toBeLessThanOrEqual(2);
   });
@@ -136,10 +138,10 @@ describe('CallbackDispatcher', () => {
     const message = newMessage(r.origin, h.clock.now);
     await storeTerminal(h.storage, [message], h.clock.now);
     h.dispatcher.start();
-    await waitFor(() => h.named('dlr.retrying').length === 1);
+    await eventually(() => h.named('dlr.retrying').length === 1);
     h.clock.now += 20;
     h.dispatcher.wake();
-    await waitFor(() => h.named('dlr.failed').length === 1);
+    await eventually(() => h.named('dlr.failed').length === 1);
     expect(h.named('dlr.failed')[0]).toMatchObject({ attempt: 2, statusCode: 503 });
     expect((await h.storage.getMessage(PRINCIPAL, message.ref))!.callback).toMatchObject({ state: 'failed', attempts: 2 });
   });
@@ -150,7 +152,7 @@ describe('CallbackDispatcher', () => {
     const message = newMessage(r.origin, h.clock.now);
     await storeTerminal(h.storage, [message], h.clock.now);
     h.dispatcher.start();
-    await waitFor(() => h.named('dlr.failed').length === 1);
+    await eventually(() => h.named('dlr.failed').length === 1);
     expect(h.named('dlr.failed')[0]).toMatchObject({ attempt: 1, statusCode: 410 });
     expect(h.named('dlr.retrying')).toHaveLength(0);
     expect((await h.storage.getMessage(PRINCIPAL, message.ref))!.callback).toMatchObject({ state: 'failed', attempts: 1 });
@@ -163,7 +165,7 @@ describe('CallbackDispatcher', () => {
     const h = harness({ schedule: [0, 50] });
     await storeTerminal(h.storage, [newMessage(r.origin, h.clock.now)], h.clock.now);
     h.dispatcher.start();
-    await waitFor(() => h.named('dlr.retrying').length === 1);
+    await eventually(() => h.named('dlr.retrying').length === 1);
     expect(h.named('dlr.retrying')[0]).toMatchObject({ statusCode: 302, error: expect.stringMatching(/redirect not followed/) });
     expect(target.requests).toHaveLength(0);
   });
@@ -174,7 +176,7 @@ describe('CallbackDispatcher', () => {
     const message = newMessage(r.origin, h.clock.now);
     await storeTerminal(h.storage, [message], h.clock.now);
     h.dispatcher.start();
-    await waitFor(() => h.named('dlr.retrying').length === 1);
+    await eventually(() => h.named('dlr.retrying').length === 1);
     const retrying = h.named('dlr.retrying')[0]!;
     expect(retrying.nextAttemptAt - h.clock.now).toBe(3_000);
     expect((await h.storage.getMessage(PRINCIPAL, message.ref))!.callback!.nextAttemptAt).toBe(retrying.nextAttemptAt);
@@ -182,7 +184,7 @@ describe('CallbackDispatcher', () => {
     h.dispatcher.wake();
     h.clock.now += 1_000;
     h.dispatcher.wake();
-    await waitFor(() => h.named('dlr.sent').length === 1);
+    await eventually(() => h.named('dlr.sent').length === 1);
     expect(r.requests).toHaveLength(2);
   });
 
@@ -195,7 +197,7 @@ describe('CallbackDispatcher', () => {
     const own = newMessage(`${r.origin}/b`, Date.now(), { callbackSecret: ownSecret, referenceField: 'message_id' });
     await storeTerminal(h.storage, [plain, own], Date.now());
     h.dispatcher.start();
-    await waitFor(() => h.named('dlr.sent').length === 2);
+    await eventually(() => h.named('dlr.sent').length === 2);
     for (const request of r.requests) {
       const secret = request.url === '/a' ? globalSecret : ownSecret;
       const body = new Webhook(secret).verify(request.body, request.headers as Record<string, string>) as { uid: string; data: Record<string, unknown> };
@@ -211,7 +213,7 @@ describe('CallbackDispatcher', () => {
     const h = harness({});
     await storeTerminal(h.storage, [newMessage(r.origin, h.clock.now)], h.clock.now);
     h.dispatcher.start();
-    await waitFor(() => h.named('dlr.sent').length === 1);
+    await eventually(() => h.named('dlr.sent').length === 1);
     expect(r.requests[0]!.headers['webhook-signature']).toBeUndefined();
   });
 
@@ -220,7 +222,7 @@ describe('CallbackDispatcher', () => {
     const h = harness({ allowPrivateAddresses: false, schedule: [0, 50] });
     await storeTerminal(h.storage, [newMessage(`http://127.1:${r.port}/dlr`, h.clock.now)], h.clock.now);
     h.dispatcher.start();
-    await waitFor(() => h.named('dlr.failed').length === 1);
+    await eventually(() => h.named('dlr.failed').length === 1);
     expect(h.named('dlr.failed')[0]).toMatchObject({ attempt: 1, statusCode: null, error: expect.stringMatching(/^blocked/) });
     expect(r.requests).toHaveLength(0);
   });
@@ -231,7 +233,7 @@ describe('CallbackDispatcher', () => {
     const h = harness({ allowPrivateAddresses: false, schedule: [0, 50] }, { resolve: toLoopback });
     await storeTerminal(h.storage, [newMessage(`http://client.example:${r.port}/dlr`, h.clock.now)], h.clock.now);
     h.dispatcher.start();
-    await waitFor(() => h.named('dlr.retrying').length === 1);
+    await eventually(() => h.named('dlr.retrying').length === 1);
     expect(h.named('dlr.retrying')[0]!.error).toMatch(/^blocked: client\.example resolves to address 127\.0\.0\.1/);
     expect(r.requests).toHaveLength(0);
   });
@@ -249,7 +251,7 @@ describe('CallbackDispatcher', () => {
     expect(r.requests).toHaveLength(0);
     h.clock.now += 40_001;
     h.dispatcher.wake();
-    await waitFor(() => h.named('dlr.sent').length === 1);
+    await eventually(() => h.named('dlr.sent').length === 1);
     expect(h.named('dlr.sent')[0]!.uid).toBe(lost!.uid);
     expect(JSON.parse(r.requests[0]!.body).uid).toBe(lost!.uid);
   });
@@ -260,11 +262,11 @@ describe('CallbackDispatcher', () => {
     const message = newMessage(r.origin, first.clock.now);
     await storeTerminal(first.storage, [message], first.clock.now);
     first.dispatcher.start();
-    await waitFor(() => first.named('dlr.retrying').length === 1);
+    await eventually(() => first.named('dlr.retrying').length === 1);
     await first.dispatcher.close();
 
     const { events } = restart(first, () => first.clock.now + 50);
-    await waitFor(() => events.some((e) => e.name === 'dlr.sent'));
+    await eventually(() => events.some((e) => e.name === 'dlr.sent'));
     expect(events.find((e) => e.name === 'dlr.sent')!.payload).toMatchObject({ attempt: 2, statusCode: 204 });
     expect(new Set(r.requests.map((req) => JSON.parse(req.body).uid)).size).toBe(1);
   });
@@ -276,13 +278,13 @@ describe('CallbackDispatcher', () => {
     await storeTerminal(first.storage, messages, first.clock.now);
     first.dispatcher.start();
     // One attempt runs; the other 19 wait in the host's queue, claimed for a whole lease.
-    await waitFor(() => r.requests.length === 1, 5_000, 'the first attempt');
+    await eventually(() => r.requests.length === 1, { what: 'the first attempt' });
     await first.dispatcher.close();
     expect(first.named('dlr.sent')).toHaveLength(1);
 
     // The same clock: none of the first instance's leases has ended.
     const { events } = restart(first, () => first.clock.now);
-    await waitFor(() => events.filter((e) => e.name === 'dlr.sent').length === 19, 10_000, 'the 19 reports left waiting');
+    await eventually(() => events.filter((e) => e.name === 'dlr.sent').length === 19, { timeoutMs: 10_000, what: 'the 19 reports left waiting' });
     expect(new Set(r.requests.map((req) => JSON.parse(req.body).uid)).size).toBe(20);
   });
 
@@ -292,7 +294,7 @@ describe('CallbackDispatcher', () => {
     const messages = Array.from({ length: 3 }, () => newMessage(`${r.origin}/dlr`, h.clock.now));
     await storeTerminal(h.storage, messages, h.clock.now);
     h.dispatcher.start();
-    await waitFor(() => r.requests.length === 1, 5_000, 'the first attempt');
+    await eventually(() => r.requests.length === 1, { what: 'the first attempt' });
     // 25 s after the claim, an attempt (up to 15 s) would outlast the 35 s lease.
     h.clock.now += 25_000;
     await h.dispatcher.close();
@@ -315,7 +317,7 @@ describe('CallbackDispatcher', () => {
     const fastRefs = new Set(fastOnes.map((m) => m.ref));
     const started = Date.now();
     h.dispatcher.start();
-    await waitFor(() => h.named('dlr.sent').filter((e) => fastRefs.has(e.message.ref)).length === 10, 10_000, 'fast reports');
+    await eventually(() => h.named('dlr.sent').filter((e) => fastRefs.has(e.message.ref)).length === 10, { timeoutMs: 10_000, what: 'fast reports' });
     const elapsed = Date.now() - started;
     expect(elapsed).toBeLessThan(1_500);
     expect(slow.maxConcurrent).toBeLessThanOrEqual(8);
@@ -331,7 +333,7 @@ describe('CallbackDispatcher', () => {
     await storeTerminal(h.storage, messages, now);
     const started = Date.now();
     h.dispatcher.start();
-    await waitFor(() => h.named('dlr.sent').length === 2_000, 10_000, 'all 2,000 reports');
+    await eventually(() => h.named('dlr.sent').length === 2_000, { timeoutMs: 10_000, what: 'all 2,000 reports' });
     // A report left to its lease would take leaseMs (35 s by default) to go out.
     expect(Date.now() - started).toBeLessThan(5_000);
     expect(fast.requests.length).toBe(2_000);
@@ -342,12 +344,12 @@ describe('CallbackDispatcher', () => {
     const h = harness({}, { realClock: true });
     await storeTerminal(h.storage, [newMessage(r.origin, Date.now())], Date.now());
     h.dispatcher.start();
-    await waitFor(() => r.requests.length === 1);
+    await eventually(() => r.requests.length === 1);
     await h.dispatcher.close();
     expect(h.named('dlr.sent')).toHaveLength(1);
     // The receiver sees the sender's keep-alive connection end (it would idle for 5 s).
     expect(r.openConnections).toBe(1);
-    await waitFor(() => r.openConnections === 0, 1_000, 'the connection to close');
+    await eventually(() => r.openConnections === 0, { timeoutMs: 1_000, what: 'the connection to close' });
   });
 
   it('reports a storage failure as an error event and keeps polling', async () => {
@@ -361,7 +363,7 @@ describe('CallbackDispatcher', () => {
       return realClaim(options);
     };
     h.dispatcher.start();
-    await waitFor(() => h.named('dlr.sent').length === 1);
+    await eventually(() => h.named('dlr.sent').length === 1);
     expect(h.named('error')[0]).toMatchObject({ source: 'dlr', error: expect.objectContaining({ message: 'database is down' }) });
   });
 });

@@ -1,6 +1,6 @@
 /**
- * Shared parts of the DLR tests: a real HTTP receiver on 127.0.0.1, stored terminal
- * messages with a callback, and waiting with a deadline.
+ * Shared parts of the DLR tests: a real HTTP receiver on 127.0.0.1, and stored terminal
+ * messages with a callback.
  */
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -109,15 +109,6 @@ export function cleanupAfterEach(): {
     return started;
   };
   return { cleanups, receiver };
-}
-
-/** Polls `predicate` until it holds; fails after `timeoutMs`. */
-export async function waitFor(predicate: () => boolean, timeoutMs = 5_000, what = 'condition'): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!predicate()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
 }
 
 let counter = 0;

@@ -2,6 +2,8 @@
  * The API client side of the e2e tests: concurrent senders of quick-send requests that
  * keep what was acknowledged (a 200 whose body was read in full), and status lookups.
  */
+import { isTerminal } from '../../src/lifecycle/states.js';
+import { eventually, PollTimeout } from '../helpers/poll.js';
 import { HOST_KEY, HOST_PROFILE } from './host-process.js';
 
 /** A message acknowledged with 200. */
@@ -148,4 +150,27 @@ export async function forEachLimited<T>(items: readonly T[], width: number, task
     while (next < items.length) await task(items[next++]!);
   };
   await Promise.all(Array.from({ length: Math.min(width, items.length) }, lane));
+}
+
+/**
+ * Reads every message's status (one lookup per external id, 8 at a time) until each is
+ * terminal or `ms` have passed, and returns the last status seen of each. Running out of
+ * time is not an error here: the caller's checks name each message that did not end.
+ */
+export async function statusesOnceEnded(base: string, messages: readonly AckedMessage[], ms: number): Promise<Map<string, StatusItem>> {
+  const statuses = new Map<string, StatusItem>();
+  const externalIds = [...new Set(messages.map((m) => m.externalId))];
+  let open = externalIds;
+  const countOpen = async (): Promise<number> => {
+    await forEachLimited(open, 8, async (externalId) => {
+      for (const item of await lookup(base, externalId)) statuses.set(item.message_ref, item);
+    });
+    const openIds = new Set(messages.filter((m) => !isTerminal(statuses.get(m.ref)?.status ?? 'queued')).map((m) => m.externalId));
+    open = externalIds.filter((id) => openIds.has(id));
+    return open.length;
+  };
+  await eventually(countOpen, { until: (n) => n === 0, timeoutMs: ms, intervalMs: 200, what: 'every message to end' }).catch((error: unknown) => {
+    if (!(error instanceof PollTimeout)) throw error;
+  });
+  return statuses;
 }

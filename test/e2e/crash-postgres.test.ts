@@ -6,7 +6,7 @@
  */
 import { afterAll, describe, it } from 'vitest';
 import { PostgresStorage } from '../../src/storage/postgres/adapter.js';
-import { eventually } from '../helpers/gateway.js';
+import { eventually } from '../helpers/poll.js';
 import { runCrashScenario } from './crash-scenario.js';
 import { hostApplicationName } from './host-process.js';
 import { dropSchema, freshSchema, makePool, postgresUnavailable } from './postgres-service.js';
@@ -42,7 +42,7 @@ afterAll(async () => {
           return rows[0]!.n;
         };
         try {
-          await eventually(async () => ((await open()) === 0 ? true : undefined), 15_000);
+          await eventually(async () => (await open()) === 0, { timeoutMs: 15_000 });
         } finally {
           await pool.end();
         }

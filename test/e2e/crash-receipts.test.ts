@@ -15,8 +15,8 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { isTerminal } from '../../src/lifecycle/states.js';
 import { startSmsc, type SmscEvent, type SmscHandle } from '../fixtures/smsc.js';
-import { eventually } from '../helpers/gateway.js';
-import { forEachLimited, lookup, runSenders, type AckedMessage, type StatusItem } from './client.js';
+import { eventually } from '../helpers/poll.js';
+import { runSenders, statusesOnceEnded, type AckedMessage } from './client.js';
 import { hostApplicationName, startHost, type HostProcess, type HostStorage } from './host-process.js';
 import { dropSchema, freshSchema, makePool, postgresUnavailable } from './postgres-service.js';
 
@@ -48,27 +48,9 @@ async function postgresSettled(instanceId: string): Promise<void> {
     return rows[0]!.n;
   };
   try {
-    await eventually(async () => ((await open()) === 0 ? true : undefined), 15_000);
+    await eventually(async () => (await open()) === 0, { timeoutMs: 15_000 });
   } finally {
     await pool.end();
-  }
-}
-
-/** Reads each message's status until all are terminal or `ms` passed; the last status of each. */
-async function pollUntilEnded(base: string, messages: readonly AckedMessage[], ms: number): Promise<Map<string, StatusItem>> {
-  const statuses = new Map<string, StatusItem>();
-  const externalIds = [...new Set(messages.map((m) => m.externalId))];
-  const deadline = Date.now() + ms;
-  let open = externalIds;
-  for (;;) {
-    await forEachLimited(open, 8, async (externalId) => {
-      for (const item of await lookup(base, externalId)) statuses.set(item.message_ref, item);
-    });
-    const ended = (ref: string) => isTerminal(statuses.get(ref)?.status ?? 'queued');
-    const openIds = new Set(messages.filter((m) => !ended(m.ref)).map((m) => m.externalId));
-    open = externalIds.filter((id) => openIds.has(id));
-    if (open.length === 0 || Date.now() > deadline) return statuses;
-    await new Promise((resolve) => setTimeout(resolve, 200));
   }
 }
 
@@ -107,7 +89,7 @@ async function runReceiptCrashLoop(name: string, storage: HostStorage, settle?: 
 
     const last = await startHost({ storage, instanceId: `crash-receipts-${name}-last`, smsc: { port: smsc.port } });
     hosts.push(last);
-    const statuses = await pollUntilEnded(last.base, [...acked.values()], DRAIN_MS);
+    const statuses = await statusesOnceEnded(last.base, [...acked.values()], DRAIN_MS);
 
     const counts = new Map<string, number>();
     const problems: string[] = [];

@@ -14,7 +14,7 @@ import { expect } from 'vitest';
 import { isTerminal } from '../../src/lifecycle/states.js';
 import type { MessageRecord, Storage } from '../../src/storage/contract.js';
 import { startDlrReceiver } from '../fixtures/dlr-receiver.js';
-import { forEachLimited, lookup, runSenders, type AckedMessage, type StatusItem } from './client.js';
+import { runSenders, statusesOnceEnded, type AckedMessage } from './client.js';
 import { HOST_PRINCIPAL, startHost, type HostStorage } from './host-process.js';
 
 /** One storage under the crash test. */
@@ -122,7 +122,7 @@ export async function runCrashScenario(scenario: CrashScenario): Promise<void> {
       )
       .catch((error: unknown) => console.warn(`[crash ${scenario.name}] ${String(error)}`));
     phases.push(`reports ${secondsSince(started)}`);
-    const statuses = await pollUntilEnded(second.base, [...acked.values()], 15_000);
+    const statuses = await statusesOnceEnded(second.base, [...acked.values()], 15_000);
     phases.push(`ended ${secondsSince(started)}`);
 
     // 4. What the public router says now.
@@ -197,29 +197,3 @@ const SIMULATOR = {
   duplicateReceipts: 0.05,
 };
 
-/**
- * Reads every message's status through `GET /delivery-status?external_id=` (one lookup per
- * request) until each one is terminal, or the deadline passes; returns the last status
- * seen of each.
- */
-async function pollUntilEnded(
-  base: string,
-  messages: readonly AckedMessage[],
-  ms: number,
-): Promise<Map<string, StatusItem>> {
-  const statuses = new Map<string, StatusItem>();
-  const refsOf = new Map<string, string[]>();
-  for (const m of messages) refsOf.set(m.externalId, [...(refsOf.get(m.externalId) ?? []), m.ref]);
-  const deadline = Date.now() + ms;
-  let open = [...refsOf.keys()];
-  for (;;) {
-    await forEachLimited(open, 8, async (externalId) => {
-      for (const item of await lookup(base, externalId)) statuses.set(item.message_ref, item);
-    });
-    open = open.filter((externalId) =>
-      refsOf.get(externalId)!.some((ref) => !isTerminal(statuses.get(ref)?.status ?? 'queued')),
-    );
-    if (open.length === 0 || Date.now() > deadline) return statuses;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}

@@ -4,7 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SmppDelivery } from '../../src/smpp.js';
 import type { InboundMessage } from '../../src/index.js';
 import { startSmsc, type SmscEvent, type SmscHandle } from '../fixtures/smsc.js';
-import { createGateway, eventually, KEY, type TestGateway } from '../helpers/gateway.js';
+import { createGateway, KEY, type TestGateway } from '../helpers/gateway.js';
+import { eventually } from '../helpers/poll.js';
 
 // The whole path through a real SMSC: HTTP accept -> submit_sm parts -> deliver_sm
 // receipts -> one delivery report per message at a real HTTP receiver.
@@ -62,7 +63,7 @@ describe('the router with SmppDelivery against a real SMSC', () => {
     expect(res.body.map((m: { sms_count: number }) => m.sms_count)).toEqual([3, 3]);
     const refs: string[] = res.body.map((m: { message_ref: string }) => m.message_ref);
 
-    await eventually(() => (reports.length >= 2 ? true : undefined), 15_000);
+    await eventually(() => reports.length >= 2, { timeoutMs: 15_000 });
     const byDestination = (d: string) => submits().filter((s) => s.destinationAddr === d);
     const gsmParts = byDestination('254712345678');
     const ucsParts = byDestination('254712345679');
@@ -86,7 +87,7 @@ describe('the router with SmppDelivery against a real SMSC', () => {
     const inbound: InboundMessage[] = [];
     gateway.sms.on('message.inbound', (m) => inbound.push(m));
     await smsc.send({ cmd: 'mo', from: '254700000001', to: '22021501', text: 'STOP' });
-    const message = await eventually(() => inbound[0], 5_000);
+    const message = await eventually(() => inbound[0], { timeoutMs: 5_000 });
     expect(message).toMatchObject({ from: '254700000001', to: '22021501', text: 'STOP' });
   });
 });

@@ -9,6 +9,7 @@ import type pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { normalizeCarrierId } from '../../src/delivery/carrier-ids.js';
 import { TERMINAL_STATES } from '../../src/lifecycle/states.js';
+import { eventually } from '../helpers/poll.js';
 import { forEachLimited, lookup, quickBody, send, type AckedMessage } from './client.js';
 import { startHost, type HostConfig, type HostProcess, type SubmitLine } from './host-process.js';
 import { dropSchema, freshSchema, makePool, postgresUnavailable } from './postgres-service.js';
@@ -54,15 +55,6 @@ async function countOpen(pool: pg.Pool, schema: string, except: readonly string[
   return rows[0]!.n;
 }
 
-/** Polls `probe` every 250 ms until it is true; fails after `ms` with `what`. */
-async function until(probe: () => Promise<boolean> | boolean, ms: number, what: () => string): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await probe())) {
-    if (Date.now() > deadline) throw new Error(`not within ${ms} ms: ${what()}`);
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-}
-
 /** Submissions per part (`ref#index`), per host. */
 function countParts(submits: readonly SubmitLine[]): Map<string, number> {
   const counts = new Map<string, number>();
@@ -93,18 +85,16 @@ function partsOf(acked: readonly AckedMessage[]): string[] {
       expect(acked).toHaveLength(10_000);
       const sentSec = (Date.now() - started) / 1000;
       // The pace depends on the machine; what must not happen is that the work stops.
-      let open = 10_000;
-      let lastOpen = open;
+      let lastOpen = 10_000;
       let progressAt = Date.now();
-      await until(
+      await eventually(
         async () => {
-          open = await countOpen(admin!, schema);
+          const open = await countOpen(admin!, schema);
           if (open < lastOpen) [lastOpen, progressAt] = [open, Date.now()];
           if (Date.now() - progressAt > 20_000) throw new Error(`no message ended for 20 s; ${open} not terminal`);
-          return open === 0;
+          return open;
         },
-        95_000,
-        () => `${open} messages not terminal`,
+        { until: (open) => open === 0, timeoutMs: 95_000, intervalMs: 250, what: 'the count of messages not terminal to reach 0' },
       );
       const endedSec = (Date.now() - started) / 1000;
 
@@ -153,7 +143,12 @@ function partsOf(acked: readonly AckedMessage[]): string[] {
       expect(acked).toHaveLength(2_000);
       // Mid-run: the victim is busy submitting, with a backlog still queued.
       const from = victim.submits.length;
-      await until(() => victim.submits.length >= from + 100, 20_000, () => `victim submitted ${victim.submits.length - from} parts`);
+      await eventually(() => victim.submits.length - from, {
+        until: (parts) => parts >= 100,
+        timeoutMs: 20_000,
+        intervalMs: 250,
+        what: 'the victim to submit 100 parts',
+      });
       await victim.kill();
       const killedAt = Date.now();
 
@@ -174,12 +169,12 @@ function partsOf(acked: readonly AckedMessage[]): string[] {
       const stranded = new Set(strandedRows.rows.map((row) => row.ref));
       expect(leased.size, 'the victim held no lease when it was killed').toBeGreaterThan(0);
 
-      let open = 0;
-      await until(
-        async () => (open = await countOpen(admin!, schema, [...stranded])) === 0,
-        45_000,
-        () => `${open} messages (not stranded) not terminal`,
-      );
+      await eventually(() => countOpen(admin!, schema, [...stranded]), {
+        until: (open) => open === 0,
+        timeoutMs: 45_000,
+        intervalMs: 250,
+        what: 'the count of messages not terminal, stranded ones aside, to reach 0',
+      });
 
       const s = countParts(survivor.submits);
       const v = countParts(victim.submits);

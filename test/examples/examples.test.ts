@@ -13,7 +13,7 @@ import { startMountedUnderPrefix } from '../../examples/mount-under-prefix.js';
 import { startTwoInstances } from '../../examples/two-instances.js';
 import { createSmsRouter, MemoryStorage, SimulatorDelivery, staticKeys, type DlrPayload } from '../../src/index.js';
 import { runStorageContract } from '../../src/testing.js';
-import { eventually } from '../helpers/gateway.js';
+import { eventually } from '../helpers/poll.js';
 import { makePool, postgresConfig, postgresUnavailable, REDIS_URL, redisUnavailable } from '../helpers/services.js';
 
 const KEY = 'example-test-key';
@@ -67,7 +67,7 @@ describe('examples/custom-storage', () => {
     const running = await startWithCustomStorage({ apiKey: KEY, log: (call) => calls.push(call) });
     stops.push(running.stop);
     expect((await post(`${running.url}/api/outbox/create`, quick())).status).toBe(200);
-    await eventually(() => (calls.some((c) => c.method === 'applyReceipt') ? true : undefined));
+    await eventually(() => calls.some((c) => c.method === 'applyReceipt'));
     expect(calls.map((c) => c.method)).toEqual(expect.arrayContaining(['ready', 'insertMessages', 'claimMessages', 'recordSubmission']));
     expect(calls.every((c) => !c.failed && c.ms >= 0)).toBe(true);
   });
@@ -83,7 +83,7 @@ describe('examples/billing', () => {
     stops.push(billing.stop);
     const sent = await post(`${billing.url}/api/outbox/create`, quick('254712345678', 'x'.repeat(200)));
     expect(sent.body[0]!.sms_count).toBe(2);
-    await eventually(() => (billing.ledger.length === 2 ? true : undefined));
+    await eventually(() => billing.ledger.length === 2);
     expect(billing.ledger.map((e) => e.units)).toEqual([2, -2]);
     expect(billing.balance('acme')).toBe(0);
   });
@@ -92,7 +92,7 @@ describe('examples/billing', () => {
     const billing = await startBilling({ apiKey: KEY, delivery: new SimulatorDelivery({ seed: 1, latencyMs: 1 }) });
     stops.push(billing.stop);
     await post(`${billing.url}/api/outbox/create`, quick());
-    await eventually(() => (billing.balance('acme') === 1 ? true : undefined));
+    await eventually(() => billing.balance('acme') === 1);
     expect(billing.ledger).toEqual([{ customerId: 'acme', messageRef: expect.any(String), units: 1 }]);
   });
 });
@@ -116,7 +116,7 @@ describe('examples/dlr-receiver', () => {
     const gateway = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
 
     const sent = await post(`${gateway}/api/outbox/create`, { ...quick(), dlr_callback_url: `${receiver.url}/dlr` });
-    await eventually(() => (reports.length === 1 ? true : undefined));
+    await eventually(() => reports.length === 1);
     expect(reports[0]!.data).toMatchObject({ message_ref: sent.body[0]!.message_ref, status: 'delivered' });
 
     const body = JSON.stringify(reports[0]);

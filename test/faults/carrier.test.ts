@@ -5,7 +5,8 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { outcome, type OutgoingPart } from '../../src/index.js';
-import { eventually, KEY } from '../helpers/gateway.js';
+import { KEY } from '../helpers/gateway.js';
+import { eventually } from '../helpers/poll.js';
 import { ScriptedDelivery } from '../helpers/scripted-delivery.js';
 import { startFuzzGateway, type FuzzGateway } from '../fuzz/harness.js';
 
@@ -56,7 +57,7 @@ describe('carrier unreachable', () => {
     expect(accepted.status).toBe(200);
 
     // Several rounds of refusals: every message still queued, its attempts counted.
-    await eventually(() => (retrying.filter((a) => a >= 3).length >= 2 ? true : undefined));
+    await eventually(() => retrying.filter((a) => a >= 3).length >= 2);
     const during = await statusOf(g, 'outage');
     expect(during.map((m) => m.status)).toEqual(['queued', 'queued']);
     for (const m of during) expect(m.submit_attempts).toBeGreaterThanOrEqual(3);
@@ -73,7 +74,7 @@ describe('carrier unreachable', () => {
     expect(refused.length).toBeGreaterThan(0);
 
     for (const part of carrier.submitted) await carrier.receipt({ carrierId: part.carrierId, outcome: outcome('delivered', 'delivered_to_terminal') });
-    await eventually(async () => ((await statusOf(g, 'outage')).every((m) => m.status === 'delivered') ? true : undefined));
+    await eventually(async () => (await statusOf(g, 'outage')).every((m) => m.status === 'delivered'));
     expect(submitted.map((m) => m.message_ref).sort()).toEqual([...new Set(carrier.submitted.map((p) => p.ref))].sort());
   });
 

@@ -18,7 +18,8 @@ import {
   type SubmissionResult,
 } from '../../src/index.js';
 import { startSmsc, type SmscEvent, type SmscHandle } from '../fixtures/smsc.js';
-import { createGateway, eventually, KEY, type TestGateway } from '../helpers/gateway.js';
+import { createGateway, KEY, type TestGateway } from '../helpers/gateway.js';
+import { eventually } from '../helpers/poll.js';
 
 /** smpp.errors.ESME_RTHROTTLED, written out so the test does not load the library itself. */
 const ESME_RTHROTTLED = 0x58;
@@ -186,13 +187,13 @@ describe('SMPP carrier unreachable (real SMSC)', () => {
     // 1. The SMSC is up: a message goes out and is delivered.
     const [warmup] = await send(h, 'warmup', [{ recipient: '254712345678', message: 'before the outage' }]);
     if (!warmup) throw new Error('no message accepted');
-    await eventually(() => (h.states.get(warmup.ref) === 'delivered' ? true : undefined), 5_000);
+    await eventually(() => h.states.get(warmup.ref) === 'delivered', { timeoutMs: 5_000 });
     await settle(first);
     expect(accepted(first).map(partKey)).toEqual(['254712345678/1/1']);
 
     // 2. The SMSC dies. The adapter reports the lost bind; requests are still accepted.
     await first.stop();
-    await eventually(() => (!h.delivery.bound && h.errors.some((e) => e.source === 'delivery') ? true : undefined), 5_000);
+    await eventually(() => !h.delivery.bound && h.errors.some((e) => e.source === 'delivery'), { timeoutMs: 5_000 });
 
     const batch = outageBatch();
     const sent = (
@@ -202,14 +203,14 @@ describe('SMPP carrier unreachable (real SMSC)', () => {
     expect(sent.map((m) => m.smsCount)).toEqual(Array.from({ length: 20 }, (_, i) => [1, 2, 3, 2][i % 4]));
 
     // Every message is tried and rescheduled; then each is tried again, its attempts counted.
-    await eventually(() => (sent.every((m) => retriesOf(h, m.ref) >= 1) ? true : undefined), 10_000);
+    await eventually(() => sent.every((m) => retriesOf(h, m.ref) >= 1), { timeoutMs: 10_000 });
     const before = await statusOf(h, 'outage');
     expect([...before.values()].map((v) => v.status)).toEqual(Array.from({ length: 20 }, () => 'queued'));
     for (const m of sent) expect(before.get(m.ref)?.submit_attempts).toBeGreaterThanOrEqual(1);
 
     await eventually(
-      () => (sent.every((m) => retriesOf(h, m.ref) > (before.get(m.ref)?.submit_attempts ?? 0)) ? true : undefined),
-      10_000,
+      () => sent.every((m) => retriesOf(h, m.ref) > (before.get(m.ref)?.submit_attempts ?? 0)),
+      { timeoutMs: 10_000 },
     );
     const later = await statusOf(h, 'outage');
     for (const m of sent) {
@@ -225,7 +226,7 @@ describe('SMPP carrier unreachable (real SMSC)', () => {
     // 3. A new SMSC on the same port: the adapter rebinds and everything goes out once.
     // Its ids do not repeat the first run's (see the last test for one whose ids do).
     const second = await startSmscWithReceipts({ port, firstId: 0xb0000000 });
-    await eventually(() => (sent.every((m) => h.states.get(m.ref) === 'delivered') ? true : undefined), 15_000);
+    await eventually(() => sent.every((m) => h.states.get(m.ref) === 'delivered'), { timeoutMs: 15_000 });
     await settle(second);
     const after = await statusOf(h, 'outage');
     expect([...after.values()].map((v) => v.status)).toEqual(Array.from({ length: 20 }, () => 'delivered'));
@@ -246,7 +247,7 @@ describe('SMPP carrier unreachable (real SMSC)', () => {
     for (const { recipient } of batch) await smsc.send({ cmd: 'status', destination: recipient, status: ESME_RTHROTTLED });
 
     const sent = await send(h, 'throttled', batch);
-    await eventually(() => (sent.every((m) => retriesOf(h, m.ref) >= 2) ? true : undefined), 10_000);
+    await eventually(() => sent.every((m) => retriesOf(h, m.ref) >= 2), { timeoutMs: 10_000 });
     const during = await statusOf(h, 'throttled');
     for (const m of sent) {
       expect(during.get(m.ref)?.status).toBe('queued');
@@ -264,7 +265,7 @@ describe('SMPP carrier unreachable (real SMSC)', () => {
     expect(h.delivery.bound).toBe(true);
 
     for (const { recipient } of batch) await smsc.send({ cmd: 'status', destination: recipient, status: 0 });
-    await eventually(() => (sent.every((m) => h.states.get(m.ref) === 'delivered') ? true : undefined), 15_000);
+    await eventually(() => sent.every((m) => h.states.get(m.ref) === 'delivered'), { timeoutMs: 15_000 });
     await settle(smsc);
     const after = await statusOf(h, 'throttled');
     expect([...after.values()].map((v) => v.status)).toEqual(Array.from({ length: 8 }, () => 'delivered'));
@@ -287,7 +288,7 @@ describe('SMPP carrier unreachable (real SMSC)', () => {
     const [old] = await send(h, 'before-restart', [{ recipient: '254712345678', message: 'old' }]);
     if (!old) throw new Error('no message accepted');
     // A receipt that overtakes a fresh id is parked and applied: this part works.
-    await eventually(() => (h.states.get(old.ref) === 'delivered' ? true : undefined), 5_000);
+    await eventually(() => h.states.get(old.ref) === 'delivered', { timeoutMs: 5_000 });
 
     await first.stop();
     const second = await startSmscWithReceipts({ port });
@@ -299,7 +300,7 @@ describe('SMPP carrier unreachable (real SMSC)', () => {
     expect(accepted(second).map((s) => s.id)).toEqual(accepted(first).map((s) => s.id));
 
     // A parked receipt is retried within a second; three leave room for a slow machine.
-    await eventually(() => (h.states.get(fresh.ref) === 'delivered' ? true : undefined), 3_000);
+    await eventually(() => h.states.get(fresh.ref) === 'delivered', { timeoutMs: 3_000 });
   });
 });
 

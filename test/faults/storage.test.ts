@@ -8,7 +8,8 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import pg from 'pg';
 import { PostgresStorage } from '../../src/postgres.js';
 import { dropSchema, freshSchema, makePool, postgresUnavailable } from '../e2e/postgres-service.js';
-import { eventually, KEY } from '../helpers/gateway.js';
+import { KEY } from '../helpers/gateway.js';
+import { eventually } from '../helpers/poll.js';
 import { assertNoLeak } from '../helpers/no-leak.js';
 import { startFuzzGateway, type FuzzGateway } from '../fuzz/harness.js';
 import { TcpProxy } from './tcp-proxy.js';
@@ -90,7 +91,7 @@ describe.skipIf(unavailable !== null)('PostgreSQL unreachable', () => {
     const after = await eventually(async () => {
       const answer = await send(g, messages('after', 2));
       return answer.status === 200 ? answer : undefined;
-    }, 10_000);
+    }, { timeoutMs: 10_000 });
     expect(JSON.parse(after.text)).toHaveLength(2);
     expect(await storedCount(schema, 'after')).toBe(2);
     const found = await g.send({ method: 'GET', path: '/api/outbox/delivery-status?external_id=before', headers: { 'x-api-key': KEY } });
@@ -108,7 +109,7 @@ describe.skipIf(unavailable !== null)('PostgreSQL unreachable', () => {
     // request is stored (and will be sent), never a part of it.
     expect([0, 5]).toContain(await storedCount(schema, 'in-flight'));
     p.restore();
-    await eventually(async () => ((await send(g, messages('later', 1))).status === 200 ? true : undefined), 10_000);
+    await eventually(async () => (await send(g, messages('later', 1))).status === 200, { timeoutMs: 10_000 });
   });
 
   it('terminated backends (pg_terminate_backend) cost the requests in flight a 500, not the router', async () => {
@@ -125,7 +126,7 @@ describe.skipIf(unavailable !== null)('PostgreSQL unreachable', () => {
       if (answer.status === 500) assertNoLeak(answer.text);
     }
     for (const i of [1, 2, 3]) expect([0, 2]).toContain(await storedCount(schema, `post-kill-${i}`));
-    await eventually(async () => ((await send(g, messages('recovered', 1))).status === 200 ? true : undefined), 10_000);
+    await eventually(async () => (await send(g, messages('recovered', 1))).status === 200, { timeoutMs: 10_000 });
   });
 });
 
@@ -143,7 +144,7 @@ describe.skipIf(unavailable !== null)('PostgreSQL unreachable when the router st
     const down = await send(g, messages('down', 1));
     expect([down.status, down.text]).toEqual([500, JSON.stringify({ details: '500 server-error' })]);
     proxy.restore();
-    await eventually(async () => ((await send(g, messages('up', 1))).status === 200 ? true : undefined), 3_000);
+    await eventually(async () => (await send(g, messages('up', 1))).status === 200, { timeoutMs: 3_000 });
     expect(await storedCount(schema, 'down')).toBe(0);
     expect(await storedCount(schema, 'up')).toBeGreaterThan(0);
   });

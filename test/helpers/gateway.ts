@@ -69,14 +69,3 @@ const guardErrorBodies: RequestHandler = (req, res, next) => {
   }) as typeof res.end;
   next();
 };
-
-/** Polls `probe` until it returns a value other than undefined, or fails after `ms`. */
-export async function eventually<T>(probe: () => Promise<T | undefined> | T | undefined, ms = 5000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`condition not met within ${ms} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}

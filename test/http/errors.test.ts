@@ -29,7 +29,7 @@ function expectDetails(res: request.Response, status: number, details: string | 
   else expect(res.body.details).toMatch(details);
 }
 
-describe('the error table of SPEC section 2', () => {
+describe('the error table of README.md#errors', () => {
   it('400 for a body that is not valid JSON', async () => {
     gateway = createGateway();
     expectDetails(await post('create', KEY, '{"profile_code": '), 400, 'Body is not valid JSON');

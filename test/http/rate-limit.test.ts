@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { MemoryStore } from 'express-rate-limit';
 import { MemoryStorage, staticKeys, type NewMessage, type SmsRouterOptions } from '../../src/index.js';
 import { MemoryBudgetStore } from '../../src/http/rate-limit/budget-store.js';
-import { MemoryRateLimitStore } from '../../src/index.js';
+import { MemoryRateLimitStore, OptionError } from '../../src/index.js';
 import { createGateway, DISABLED_KEY, KEY, OTHER_KEY, testKeys, type TestGateway } from '../helpers/gateway.js';
 
 let gateway: TestGateway | undefined;
@@ -361,8 +361,8 @@ describe('rateLimit options', () => {
 
   it('throws at construction for an unknown or bad option, with a hint', () => {
     const make = (rateLimit: unknown) => () => createGateway({ rateLimit: rateLimit as SmsRouterOptions['rateLimit'] });
-    expect(make({ request: {} })).toThrow(new TypeError('rateLimit: unknown option `request`. Did you mean `requests`?'));
-    expect(make({ requests: { limt: 5 } })).toThrow(new TypeError('rateLimit.requests: unknown option `limt`. Did you mean `limit`?'));
+    expect(make({ request: {} })).toThrow(new OptionError('rateLimit: unknown option `request`. Did you mean `requests`?'));
+    expect(make({ requests: { limt: 5 } })).toThrow(new OptionError('rateLimit.requests: unknown option `limt`. Did you mean `limit`?'));
     expect(make({ failedAuth: { windowMS: 5 } })).toThrow(/Did you mean `windowMs`\?/);
     expect(make({ requests: { limit: -1 } })).toThrow(/rateLimit\.requests\.limit must be an integer >= 0/);
     expect(make({ messages: { windowMs: 0 } })).toThrow(/rateLimit\.messages\.windowMs must be an integer >= 1/);

@@ -4,8 +4,9 @@
  */
 import request from 'supertest';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createGateway, eventually, KEY, type TestGateway } from '../helpers/gateway.js';
-import { cleanupAfterEach, waitFor } from '../dlr/helpers.js';
+import { createGateway, KEY, type TestGateway } from '../helpers/gateway.js';
+import { eventually } from '../helpers/poll.js';
+import { cleanupAfterEach } from '../dlr/helpers.js';
 
 const { receiver } = cleanupAfterEach();
 
@@ -23,11 +24,12 @@ interface Accepted {
 
 /** Waits until the message is terminal, and returns its status view. */
 async function terminalStatus(app: TestGateway['app'], ref: string): Promise<Record<string, unknown>> {
-  return eventually(async () => {
+  const statusOf = async () => {
     const res = await request(app).get(`/api/outbox/delivery-status/${ref}`).set('X-API-Key', KEY);
     expect(res.status).toBe(200);
-    return ['queued', 'submitted'].includes(res.body.status as string) ? undefined : (res.body as Record<string, unknown>);
-  });
+    return res.body as Record<string, unknown>;
+  };
+  return eventually(statusOf, { until: (s) => !['queued', 'submitted'].includes(s.status as string), what: `${ref} to end` });
 }
 
 describe('empty strings from real clients', () => {
@@ -102,7 +104,7 @@ describe('empty strings from real clients', () => {
       .send({ profile_code: '22021501', dlr_callback_url: `${r.origin}/list`, to: ['254712345678'], message: 'Hi', from: '', message_id: '' });
     expect(list.status).toBe(200);
 
-    await waitFor(() => r.requests.length >= 2, 10_000, 'both delivery reports');
+    await eventually(() => r.requests.length >= 2, { timeoutMs: 10_000, what: 'both delivery reports' });
     const reportTo = (url: string) => JSON.parse(r.requests.find((req) => req.url === url)!.body) as { data: Record<string, unknown> };
     const quickReport = reportTo('/quick');
     expect(quickReport.data.message_ref).toBe((quick.body as Accepted[])[0]!.message_ref);

@@ -1,6 +1,7 @@
 import request from 'supertest';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createGateway, eventually, KEY, type TestGateway } from '../helpers/gateway.js';
+import { createGateway, KEY, type TestGateway } from '../helpers/gateway.js';
+import { eventually } from '../helpers/poll.js';
 
 let gateway: TestGateway;
 afterEach(async () => {
@@ -17,11 +18,9 @@ async function statusOf(app: TestGateway['app'], ref: string) {
   return res.body as { status: string; status_reason: string | null; sms_count: number };
 }
 
-async function untilTerminal(app: TestGateway['app'], ref: string) {
-  return eventually(async () => {
-    const status = await statusOf(app, ref);
-    return ['queued', 'submitted'].includes(status.status) ? undefined : status;
-  });
+/** The message's status once it has ended. */
+function terminalStatus(app: TestGateway['app'], ref: string) {
+  return eventually(() => statusOf(app, ref), { until: (s) => !['queued', 'submitted'].includes(s.status), what: `${ref} to end` });
 }
 
 describe('POST /api/outbox/create (quick send)', () => {
@@ -57,7 +56,7 @@ describe('POST /api/outbox/create (quick send)', () => {
     const refs = res.body.map((item: { message_ref: string }) => item.message_ref);
     expect(new Set(refs).size).toBe(3);
     for (const ref of refs) {
-      const status = await untilTerminal(gateway.app, ref);
+      const status = await terminalStatus(gateway.app, ref);
       expect(status.status).toBe('delivered');
       expect(status.status_reason).toBe('delivered_to_terminal');
     }
@@ -82,7 +81,7 @@ describe('POST /api/outbox/create (quick send)', () => {
     expect(first.status).toBe(200);
     expect(second.status).toBe(200);
     expect(first.body[0].message_ref).not.toBe(second.body[0].message_ref);
-    for (const res of [first, second]) expect((await untilTerminal(gateway.app, res.body[0].message_ref)).status).toBe('delivered');
+    for (const res of [first, second]) expect((await terminalStatus(gateway.app, res.body[0].message_ref)).status).toBe('delivered');
     const both = await request(gateway.app).get('/api/outbox/delivery-status').query({ external_id: 'dup' }).set('X-API-Key', KEY);
     expect(both.status).toBe(200);
     expect(both.body).toHaveLength(2);
@@ -124,7 +123,7 @@ describe('POST /api/outbox/premium', () => {
       sms_count: 1,
       message_ref: expect.any(String),
     })));
-    for (const item of res.body) expect((await untilTerminal(gateway.app, item.message_ref)).status).toBe('delivered');
+    for (const item of res.body) expect((await terminalStatus(gateway.app, item.message_ref)).status).toBe('delivered');
   });
 
   it('takes the published parameter-list form (to, from, message_id) and answers in its names', async () => {
@@ -141,7 +140,7 @@ describe('POST /api/outbox/premium', () => {
       message_ref: expect.any(String),
     })));
     for (const item of res.body) {
-      const status = await untilTerminal(gateway.app, item.message_ref);
+      const status = await terminalStatus(gateway.app, item.message_ref);
       expect(status).toMatchObject({ status: 'delivered', message_id: 'm-9', to: item.to, sms_count: 2 });
     }
   });
@@ -173,7 +172,7 @@ describe('POST /api/outbox/premium', () => {
     // A missing external_id is the message_ref, as when the field is left out.
     expect(quick.body[0].external_id).toBe(quick.body[0].message_ref);
     expect(accepted[0]).toMatchObject({ messageType: 1, reqType: 1, callbackUrl: null });
-    expect(await untilTerminal(gateway.app, quick.body[0].message_ref)).toMatchObject({ status: 'delivered', callback: null });
+    expect(await terminalStatus(gateway.app, quick.body[0].message_ref)).toMatchObject({ status: 'delivered', callback: null });
 
     const list = await request(gateway.app)
       .post('/api/outbox/premium')

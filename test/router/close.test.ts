@@ -6,7 +6,8 @@ import { fileURLToPath } from 'node:url';
 import request from 'supertest';
 import { describe, expect, it } from 'vitest';
 import { SqliteStorage } from '../../src/sqlite.js';
-import { cleanupAfterEach, waitFor } from '../dlr/helpers.js';
+import { cleanupAfterEach } from '../dlr/helpers.js';
+import { eventually } from '../helpers/poll.js';
 import { createGateway, KEY } from '../helpers/gateway.js';
 
 const fixture = fileURLToPath(new URL('../fixtures/close-exits.ts', import.meta.url));
@@ -55,14 +56,14 @@ describe('a graceful restart', () => {
       .set('X-API-Key', KEY)
       .send({ profile_code: '12345', dlr_callback_url: `${r.origin}/dlr`, messages });
     expect(res.status).toBe(200);
-    await waitFor(() => ended === 20 && r.requests.length === 1, 10_000, 'every message delivered, one report sent');
+    await eventually(() => ended === 20 && r.requests.length === 1, { timeoutMs: 10_000, what: 'every message delivered, one report sent' });
     await first.sms.close();
     expect(r.requests).toHaveLength(1);
 
     const restarted = createGateway({ storage: new SqliteStorage({ path }), dlr });
     cleanups.push(() => restarted.sms.close());
     // Well inside the 35 s their lease would have held them.
-    await waitFor(() => r.requests.length === 20, 10_000, 'the 19 reports the first router held');
+    await eventually(() => r.requests.length === 20, { timeoutMs: 10_000, what: 'the 19 reports the first router held' });
     const refs = (res.body as { message_ref: string }[]).map((item) => item.message_ref);
     expect(new Set(r.requests.map((req) => JSON.parse(req.body).data.message_ref as string))).toEqual(new Set(refs));
   });

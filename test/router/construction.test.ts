@@ -8,6 +8,7 @@ import request from 'supertest';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   createSmsRouter,
+  OptionError,
   MemoryStorage,
   SimulatorDelivery,
   staticKeys,
@@ -19,7 +20,8 @@ import {
 } from '../../src/index.js';
 import { SqliteStorage } from '../../src/sqlite.js';
 import { PostgresStorage } from '../../src/postgres.js';
-import { createGateway, eventually, type TestGateway } from '../helpers/gateway.js';
+import { createGateway, type TestGateway } from '../helpers/gateway.js';
+import { eventually } from '../helpers/poll.js';
 
 const verifyKey = staticKeys([{ key: 'k', id: 'acme', profiles: ['12345'] }]);
 const build = (options: Record<string, unknown>) => () => createSmsRouter({ verifyKey, ...options } as SmsRouterOptions);
@@ -34,7 +36,7 @@ function storageWithout(...drop: string[]): Storage {
 describe('createSmsRouter checks its adapters', () => {
   it('refuses a storage without its methods, naming the missing ones', () => {
     expect(build({ storage: {} })).toThrow(
-      new TypeError(
+      new OptionError(
         'createSmsRouter: `storage` is not a Storage: an object without the methods insertMessages(), claimMessages(), ' +
           'recordSubmission(), reschedule(), finish(), expireOverdue(), applyReceipt(), getMessage(), findByExternalId(), ' +
           'claimCallbacks(), deferCallbacks(), recordCallbackAttempt(), purge()',

@@ -1,12 +1,14 @@
 import request from 'supertest';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { DeliveryError, MemoryStorage, outcome, type MessageStatusEvent } from '../../src/index.js';
-import { createGateway, eventually, KEY, type TestGateway } from '../helpers/gateway.js';
+import { createGateway, KEY, type TestGateway } from '../helpers/gateway.js';
+import { eventually } from '../helpers/poll.js';
 import { ScriptedDelivery } from '../helpers/scripted-delivery.js';
 
 let gateway: TestGateway;
 afterEach(async () => {
   await gateway?.sms.close();
+  vi.useRealTimers();
 });
 
 async function send(message: string) {
@@ -22,6 +24,11 @@ async function status(ref: string) {
   return (await request(gateway.app).get(`/api/outbox/delivery-status/${ref}`).set('X-API-Key', KEY)).body;
 }
 
+/** The message's status view once its state is `state`. */
+function statusOnce(ref: string, state: string) {
+  return eventually(() => status(ref), { until: (s) => s.status === state, what: `${ref} to be ${state}` });
+}
+
 describe('the message lifecycle', () => {
   it('folds per-part receipts of a long message into one terminal state; duplicate and late receipts change nothing', async () => {
     const carrier = new ScriptedDelivery();
@@ -29,10 +36,10 @@ describe('the message lifecycle', () => {
     const transitions: MessageStatusEvent[] = [];
     gateway.sms.on('message.status', (e) => transitions.push(e));
     const ref = await send('x'.repeat(400)); // 3 GSM-7 parts
-    await eventually(() => (carrier.submitted.length === 3 ? true : undefined));
+    await eventually(() => carrier.submitted.length === 3);
     expect(carrier.submitted.map((p) => [p.index, p.count, p.partText.length])).toEqual([[0, 3, 153], [1, 3, 153], [2, 3, 94]]);
     expect(new Set(carrier.submitted.map((p) => p.concatRef)).size).toBe(1);
-    await eventually(async () => ((await status(ref)).status === 'submitted' ? true : undefined));
+    await statusOnce(ref, 'submitted');
 
     const [p0, p1, p2] = carrier.submitted;
     const delivered = outcome('delivered', 'delivered_to_terminal');
@@ -55,7 +62,7 @@ describe('the message lifecycle', () => {
     const carrier = new ScriptedDelivery();
     gateway = createGateway({ delivery: carrier });
     const ref = await send('y'.repeat(200));
-    await eventually(async () => ((await status(ref)).status === 'submitted' ? true : undefined));
+    await statusOnce(ref, 'submitted');
     await carrier.receipt({ carrierId: carrier.submitted[0]!.carrierId, outcome: outcome('delivered', 'delivered_to_terminal') });
     await carrier.receipt({ carrierId: carrier.submitted[1]!.carrierId, outcome: outcome('undelivered', 'absent_subscriber') });
     expect(await status(ref)).toMatchObject({ status: 'undelivered', status_reason: 'absent_subscriber' });
@@ -78,10 +85,10 @@ describe('the message lifecycle', () => {
       .set('X-API-Key', KEY)
       .send({ profile_code: '12345', messages: [{ recipient: '254700000001', message: 'a' }, { recipient: '254700000002', message: 'b' }] });
     const [retried, rejected] = res.body.map((m: { message_ref: string }) => m.message_ref);
-    await eventually(async () => ((await status(retried)).status === 'submitted' ? true : undefined));
+    await statusOnce(retried, 'submitted');
     expect(retrying).toEqual([1, 2]);
     expect((await status(retried)).submit_attempts).toBe(2);
-    await eventually(async () => ((await status(rejected)).status === 'rejected' ? true : undefined));
+    await statusOnce(rejected, 'rejected');
     expect(await status(rejected)).toMatchObject({ status_reason: 'invalid_source_address' });
   });
 
@@ -98,24 +105,28 @@ describe('the message lifecycle', () => {
     };
     gateway = createGateway({ delivery: carrier });
     const ref = await send('to nowhere');
-    const final = await eventually(async () => {
-      const s = await status(ref);
-      return s.status === 'rejected' ? s : undefined;
-    });
+    const final = await statusOnce(ref, 'rejected');
     expect(final).toMatchObject({ status_reason: 'delivery_impossible', submit_attempts: 0 });
   });
 
   it('ends a message whose receipts never come as expired after worker.receiptTimeoutMs', async () => {
+    // Fake: the clock (before the router is made: it takes Date.now as its clock) and the
+    // timeout sweep's interval, every 100 ms here. The request and the submission run on
+    // real sockets, timeouts and immediates.
+    vi.useFakeTimers({ toFake: ['Date', 'setInterval', 'clearInterval'] });
     const carrier = new ScriptedDelivery();
     gateway = createGateway({ delivery: carrier, worker: { pollIntervalMs: 10, receiptTimeoutMs: 300 } });
     const transitions: string[] = [];
     gateway.sms.on('message.status', (e) => transitions.push(`${e.previousState}->${e.message.state}`));
+    await gateway.sms.ready();
     const ref = await send('silence');
-    const final = await eventually(async () => {
-      const s = await status(ref);
-      return s.status === 'expired' ? s : undefined;
-    });
-    expect(final).toMatchObject({ status_reason: 'unknown', status_description: 'No delivery receipt from the carrier within 300 ms' });
+    await statusOnce(ref, 'submitted');
+    await vi.advanceTimersByTimeAsync(299);
+    expect((await status(ref)).status).toBe('submitted');
+    // The first sweep after the timeout ends it.
+    await vi.advanceTimersByTimeAsync(101);
+    const final = await status(ref);
+    expect(final).toMatchObject({ status: 'expired', status_reason: 'unknown', status_description: 'No delivery receipt from the carrier within 300 ms' });
     expect(transitions).toEqual(['queued->submitted', 'submitted->expired']);
     // The receipt that finally comes is late and changes nothing.
     await carrier.receipt({ carrierId: carrier.submitted[0]!.carrierId, outcome: outcome('delivered', 'delivered_to_terminal') });
@@ -139,7 +150,7 @@ describe('the message lifecycle', () => {
     };
     gateway = createGateway({ storage, delivery: carrier, now: () => clock, worker: { pollIntervalMs: 10, leaseMs: 1_000 } });
     const ref = await send('z'.repeat(400)); // 3 parts
-    await eventually(async () => ((await status(ref)).status === 'submitted' ? true : undefined));
+    await statusOnce(ref, 'submitted');
     expect(carrier.submitted.map((p) => p.index)).toEqual([0, 1, 2]);
     // The first pass came with the request (stored leased to this worker), not from a
     // claim. Part 2 would have gone out past that lease: it waited for a claim of its own.
@@ -153,10 +164,7 @@ describe('the message lifecycle', () => {
     };
     gateway = createGateway({ delivery: carrier, worker: { pollIntervalMs: 10, retryBaseMs: 1, retryMaxMs: 2, maxAttempts: 3 } });
     const ref = await send('never');
-    const final = await eventually(async () => {
-      const s = await status(ref);
-      return s.status === 'failed' ? s : undefined;
-    });
+    const final = await statusOnce(ref, 'failed');
     expect(final.status_description).toMatch(/Gave up after 3 attempts: connection refused/);
   });
 });

@@ -8,7 +8,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { MemoryStorage } from '../../src/index.js';
 import { HELD_PER_SLOT } from '../../src/worker/submit-worker.js';
 import { GatedDelivery } from '../helpers/gated-delivery.js';
-import { createGateway, eventually, KEY, type TestGateway } from '../helpers/gateway.js';
+import { createGateway, KEY, type TestGateway } from '../helpers/gateway.js';
+import { eventually } from '../helpers/poll.js';
 
 let gateway: TestGateway | null = null;
 afterEach(async () => {
@@ -52,7 +53,7 @@ describe('the hand-off from a request to the worker', () => {
     gateway = createGateway({ storage, delivery, worker });
     await gateway.sms.ready();
     const ref = await send(gateway.app);
-    await eventually(() => (delivery.submitted.includes(ref) ? true : undefined));
+    await eventually(() => delivery.submitted.includes(ref));
     expect(claimed).toEqual([]);
   });
 
@@ -65,7 +66,7 @@ describe('the hand-off from a request to the worker', () => {
     const first = await sendMany(gateway.app, HELD_PER_SLOT);
     const second = await send(gateway.app); // no room left: stored for a claim
     delivery.open();
-    await eventually(() => (delivery.submitted.length === HELD_PER_SLOT + 1 ? true : undefined));
+    await eventually(() => delivery.submitted.length === HELD_PER_SLOT + 1);
     expect(delivery.submitted).toEqual([...first, second]);
     expect(claimed).toEqual([second]);
   });
@@ -88,7 +89,7 @@ describe('the hand-off from a request to the worker', () => {
     await gateway.sms.ready();
     await send(gateway.app, 500);
     const ref = await send(gateway.app);
-    await eventually(() => (delivery.submitted.includes(ref) ? true : undefined));
+    await eventually(() => delivery.submitted.includes(ref));
     expect(claimed).toEqual([]);
   });
 });

@@ -7,7 +7,7 @@
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ReceiptNotYetMatched } from '../../src/delivery/contract.js';
-import type { SmsEventName } from '../../src/events.js';
+import type { SmsEventName } from '../../src/observe/events.js';
 import { outcome } from '../../src/lifecycle/states.js';
 import { MemoryStorage, type Transition } from '../../src/index.js';
 import { buildNewMessage } from '../../src/testing.js';
@@ -54,22 +54,24 @@ function track(promise: Promise<void>): { state: 'pending' | 'resolved' | 'rejec
 
 describe('ReceiptHandler.receive', () => {
   it('resolves a receipt that overtook its submission only after the submission is recorded (100 ms later) and applied', async () => {
+    vi.useFakeTimers();
     const storage = new MemoryStorage();
     const { handler, transitions, errors } = handlerOn(storage);
     const message = await storedMessage(storage);
-    let recordedAt = 0;
-    const recording = new Promise<void>((resolve) => setTimeout(resolve, 100)).then(async () => {
-      await storage.recordSubmission(message.ref, 0, 'carrier-1', Date.now());
-      recordedAt = Date.now();
-    });
     const started = Date.now();
     let stateWhenAnswered: string | undefined;
-    await handler.receive({ carrierId: 'carrier-1', outcome: DELIVERED }).then(async () => {
-      stateWhenAnswered = (await storage.getMessage(message.principalId, message.ref))!.state;
-    });
-    await recording;
-    expect(recordedAt).toBeGreaterThan(0);
-    expect(Date.now() - started).toBeGreaterThanOrEqual(100);
+    const answer = track(
+      handler.receive({ carrierId: 'carrier-1', outcome: DELIVERED }).then(async () => {
+        stateWhenAnswered = (await storage.getMessage(message.principalId, message.ref))!.state;
+      }),
+    );
+    await vi.advanceTimersByTimeAsync(100);
+    expect(answer.state).toBe('pending');
+    await storage.recordSubmission(message.ref, 0, 'carrier-1', Date.now());
+    // The next retry of the held receipt finds it (retries start at 50 ms and double).
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(answer.state).toBe('resolved');
+    expect(answer.at! - started).toBeGreaterThanOrEqual(100);
     // Answered with the receipt stored: the carrier may forget it now.
     expect(stateWhenAnswered).toBe('delivered');
     expect(transitions.map((t) => t.message.state)).toEqual(['delivered']);

@@ -9,7 +9,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { MemoryStorage, type DeliveryAdapter, type OutgoingPart, type SubmitAck } from '../../src/index.js';
 import { HELD_PER_SLOT } from '../../src/worker/submit-worker.js';
 import { GatedDelivery } from '../helpers/gated-delivery.js';
-import { createGateway, eventually, KEY, type TestGateway } from '../helpers/gateway.js';
+import { createGateway, KEY, type TestGateway } from '../helpers/gateway.js';
+import { eventually } from '../helpers/poll.js';
 
 let gateway: TestGateway | null = null;
 afterEach(async () => {
@@ -83,7 +84,7 @@ describe('the worker’s slots', () => {
     const refs = await sendMany(app, 2 * HELD_PER_SLOT);
 
     // Every message reaches the carrier while no recording has finished...
-    await eventually(() => (submits(log) === 2 * HELD_PER_SLOT ? true : undefined));
+    await eventually(() => submits(log) === 2 * HELD_PER_SLOT);
     expect(log.some((line) => line.startsWith('recorded '))).toBe(false);
     // ...and the carrier never had more than the two slots' worth at once.
     expect(delivery.mostAtOnce).toBe(2);
@@ -104,7 +105,7 @@ describe('the worker’s slots', () => {
   it(`stop taking messages while they hold ${HELD_PER_SLOT} a slot that a storage does not record`, async () => {
     const { log, storage, delivery, open, app } = await startGateway(1);
     const refs = await sendMany(app, HELD_PER_SLOT + 4);
-    await eventually(() => (submits(log) === HELD_PER_SLOT ? true : undefined));
+    await eventually(() => submits(log) === HELD_PER_SLOT);
 
     open();
     await allSubmitted(storage, refs);
@@ -120,7 +121,7 @@ describe('the worker’s slots', () => {
     await gateway.sms.ready();
     const refs = await sendMany(gateway.app, 3);
     // The first holds the only slot at the carrier; the other two wait for it.
-    await eventually(() => (delivery.submitted.length === 1 ? true : undefined));
+    await eventually(() => delivery.submitted.length === 1);
     const closed = gateway.sms.close();
     delivery.open();
     await closed;

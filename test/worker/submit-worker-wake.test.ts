@@ -8,7 +8,7 @@ import { MemoryStorage } from '../../src/storage/memory/adapter.js';
 import { buildNewMessage } from '../../src/testing/storage-suite/index.js';
 import { SubmitWorker } from '../../src/worker/submit-worker.js';
 import { GatedDelivery } from '../helpers/gated-delivery.js';
-import { eventually } from '../helpers/gateway.js';
+import { eventually } from '../helpers/poll.js';
 
 describe('SubmitWorker', () => {
   it('keeps claiming after a wake that came while every slot was busy', async () => {
@@ -36,14 +36,14 @@ describe('SubmitWorker', () => {
     const [first, second] = [buildNewMessage({ createdAt: 1 }), buildNewMessage({ createdAt: 2 })];
     await storage.insertMessages([first]);
     worker.start();
-    await eventually(() => (delivery.submitted.length === 1 ? true : undefined));
+    await eventually(() => delivery.submitted.length === 1);
 
     // The only slot is busy: this wake finds no room, as a request arriving now would.
     await storage.insertMessages([second]);
     worker.wake();
     delivery.open();
 
-    await eventually(() => (delivery.submitted.includes(second.ref) ? true : undefined), 2_000);
+    await eventually(() => delivery.submitted.includes(second.ref), { timeoutMs: 2_000 });
     await worker.close();
     expect(delivery.submitted).toEqual([first.ref, second.ref]);
   });

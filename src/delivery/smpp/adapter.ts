@@ -29,6 +29,7 @@ import { ESME_ROK, loadSmpp, sendAtEndOfTurn } from './library.js';
 import { resolveSmppOptions, type SmppConfig, type SmppDeliveryOptions } from './options.js';
 import { interpretReceipt } from './receipt.js';
 import { buildSubmitFields } from './submit-fields.js';
+import { EventError } from '../../errors.js';
 
 /** Command statuses a `deliver_sm` is answered with when it is not taken. */
 const ESME_RX_T_APPN = 0x64;
@@ -133,9 +134,9 @@ export class SmppDelivery implements DeliveryAdapter {
           if (!receipt) {
             // Retrying cannot make an unreadable receipt readable.
             status = ESME_RX_P_APPN;
-            this.#report(new Error(`SMPP receipt not understood: ${JSON.stringify(text)}`));
+            this.#report(new EventError('RECEIPT_UNREADABLE', `SMPP receipt not understood: ${JSON.stringify(text)}`));
           } else if (receipt.outcome === null) {
-            this.#report(new Error(`SMPP receipt for ${receipt.carrierId} has an unknown stat "${receipt.stat}"; ignored`));
+            this.#report(new EventError('RECEIPT_UNREADABLE', `SMPP receipt for ${receipt.carrierId} has an unknown stat "${receipt.stat}"; ignored`));
           } else if (receipt.outcome !== 'intermediate') {
             await handlers.receipt({ carrierId: receipt.carrierId, outcome: receipt.outcome });
           }

@@ -6,6 +6,7 @@
  */
 import { assertKnownKeys } from '../../util/known-keys.js';
 import { parseSmppUrl } from './url.js';
+import { OptionError } from '../../errors.js';
 
 /** Options of `SmppDelivery`. Give `url`, or `host` and `systemId` (or both: fields win). */
 export interface SmppDeliveryOptions {
@@ -130,8 +131,8 @@ export function resolveSmppOptions(options: SmppDeliveryOptions): SmppConfig {
   const tls = options.tls ?? fromUrl?.tls ?? false;
   const host = options.host ?? fromUrl?.host;
   const systemId = options.systemId ?? fromUrl?.systemId;
-  if (!host) throw new TypeError('SmppDelivery needs `host` or a `url` (smpp://system_id:password@host:port)');
-  if (!systemId) throw new TypeError('SmppDelivery needs `systemId` or a `url` with a user part');
+  if (!host) throw new OptionError('SmppDelivery needs `host` or a `url` (smpp://system_id:password@host:port)');
+  if (!systemId) throw new OptionError('SmppDelivery needs `systemId` or a `url` with a user part');
   const config: SmppConfig = {
     host,
     port: options.port ?? fromUrl?.port ?? (tls ? 3550 : 2775),
@@ -154,21 +155,21 @@ export function resolveSmppOptions(options: SmppDeliveryOptions): SmppConfig {
     shortCodeNpi: options.shortCodeNpi ?? 0,
   };
   if (!Number.isInteger(config.port) || config.port < 1 || config.port > 65535) {
-    throw new TypeError(`SmppDelivery option "port" must be 1..65535, got ${config.port}`);
+    throw new OptionError(`SmppDelivery option "port" must be 1..65535, got ${config.port}`);
   }
   if (config.bindMode !== 'transceiver' && config.bindMode !== 'separate') {
-    throw new TypeError(`SmppDelivery option "bindMode" must be "transceiver" or "separate"`);
+    throw new OptionError(`SmppDelivery option "bindMode" must be "transceiver" or "separate"`);
   }
   if (config.concatenation !== 'udh' && config.concatenation !== 'sar') {
-    throw new TypeError(`SmppDelivery option "concatenation" must be "udh" or "sar"`);
+    throw new OptionError(`SmppDelivery option "concatenation" must be "udh" or "sar"`);
   }
   if (!Number.isInteger(config.window) || config.window < 1) {
-    throw new TypeError(`SmppDelivery option "window" must be a positive integer, got ${config.window}`);
+    throw new OptionError(`SmppDelivery option "window" must be a positive integer, got ${config.window}`);
   }
-  if (!(config.tps > 0)) throw new TypeError(`SmppDelivery option "tps" must be positive, got ${config.tps}`);
+  if (!(config.tps > 0)) throw new OptionError(`SmppDelivery option "tps" must be positive, got ${config.tps}`);
   for (const key of ['enquireLinkMs', 'reconnectMinMs', 'reconnectMaxMs', 'waitTimeoutMs', 'responseTimeoutMs', 'throttleRetryMs'] as const) {
     if (!(config[key] > 0) || !Number.isFinite(config[key])) {
-      throw new TypeError(`SmppDelivery option "${key}" must be a positive number of ms, got ${config[key]}`);
+      throw new OptionError(`SmppDelivery option "${key}" must be a positive number of ms, got ${config[key]}`);
     }
   }
   return config;

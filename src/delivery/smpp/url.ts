@@ -3,6 +3,7 @@
  * connection fields, so an SMSC account can be configured as one string (an environment
  * variable, a secret) and a malformed one fails when the adapter is built.
  */
+import { OptionError } from '../../errors.js';
 
 /** The fields an SMPP URL carries. */
 export interface SmppUrlFields {
@@ -29,17 +30,17 @@ export function parseSmppUrl(url: string): SmppUrlFields {
   try {
     parsed = new URL(url);
   } catch {
-    throw new TypeError(`Invalid SMPP url "${redact(url)}": expected smpp://system_id:password@host:port`);
+    throw new OptionError(`Invalid SMPP url "${redact(url)}": expected smpp://system_id:password@host:port`);
   }
   const tls = parsed.protocol === 'ssmpp:';
   if (parsed.protocol !== 'smpp:' && !tls) {
-    throw new TypeError(`Invalid SMPP url scheme "${parsed.protocol}": expected smpp: or ssmpp:`);
+    throw new OptionError(`Invalid SMPP url scheme "${parsed.protocol}": expected smpp: or ssmpp:`);
   }
   // Non-special schemes keep IPv6 brackets in `hostname`; net.connect wants them off.
   const host = parsed.hostname.replace(/^\[(.*)\]$/, '$1');
-  if (!host) throw new TypeError(`Invalid SMPP url "${redact(url)}": no host`);
+  if (!host) throw new OptionError(`Invalid SMPP url "${redact(url)}": no host`);
   if (parsed.pathname !== '' && parsed.pathname !== '/') {
-    throw new TypeError(`Invalid SMPP url "${redact(url)}": unexpected path "${parsed.pathname}"`);
+    throw new OptionError(`Invalid SMPP url "${redact(url)}": unexpected path "${parsed.pathname}"`);
   }
   return {
     host,

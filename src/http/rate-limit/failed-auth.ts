@@ -5,7 +5,7 @@
  */
 import { ipKeyGenerator, type ClientRateLimitInfo, type Options, type Store } from 'express-rate-limit';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { SmsError } from '../../errors.js';
+import { EventError, OptionError, SmsError } from '../../errors.js';
 import { rememberRecent } from '../../util/remember-recent.js';
 import { isPromiseLike, settle } from '../../util/settle.js';
 import { PolicyHeaders, secondsUntil, windowText } from './headers.js';
@@ -27,7 +27,7 @@ import type { FailedAuthConfig } from './options.js';
  */
 export function failedAuthGuard(config: FailedAuthConfig, store: Store, report: (error: unknown) => void): (authenticate: RequestHandler) => RequestHandler {
   const get = store.get?.bind(store);
-  if (get === undefined) throw new TypeError('rateLimit.store("failed-auth") must return a Store with a `get` method');
+  if (get === undefined) throw new OptionError('rateLimit.store("failed-auth") must return a Store with a `get` method');
   try {
     // The store reads only `windowMs` (MemoryStore, rate-limit-redis); no other option applies.
     const started = store.init?.({ windowMs: config.windowMs } as Options);
@@ -45,7 +45,7 @@ export function failedAuthGuard(config: FailedAuthConfig, store: Store, report: 
     trustChecked = true;
     // As express-rate-limit warns: with `trust proxy` true any client picks its own address.
     if (req.app.get('trust proxy') === true) {
-      report(new Error('rateLimit.failedAuth: Express `trust proxy` is true, so a client can choose its address with X-Forwarded-For; set it to your proxies (a count or their addresses)'));
+      report(new EventError('RATE_LIMIT_SETUP', 'rateLimit.failedAuth: Express `trust proxy` is true, so a client can choose its address with X-Forwarded-For; set it to your proxies (a count or their addresses)'));
     }
   };
 

@@ -68,7 +68,7 @@ export class PolicyHeaders {
   /**
    * Whether an answer (`refused` or not) carries this policy: callers skip working out the
    * values when it does not. Four header lines per answer cost about 5% of a one-message
-   * request (BENCHMARKS.md), so by default only refusals, which need them, carry them.
+   * request, so by default only refusals, which need them, carry them.
    */
   wanted(refused: boolean): boolean {
     return refused || this.#always;

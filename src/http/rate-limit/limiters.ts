@@ -10,6 +10,7 @@ import { failedAuthGuard } from './failed-auth.js';
 import { MemoryRateLimitStore } from './memory-windows.js';
 import type { RateLimitConfig, RateLimitStoreName } from './options.js';
 import { requestLimiter } from './request-limit.js';
+import { OptionError } from '../../errors.js';
 
 /** What the router places in the request path. */
 export interface RateLimiters {
@@ -46,9 +47,9 @@ export function createRateLimiters(config: RateLimitConfig | false, emit: Emit):
     const store = config.store?.(name) ?? new MemoryRateLimitStore();
     if (config.store === null) own.push(store);
     if (typeof store !== 'object' || store === null || typeof store.increment !== 'function') {
-      throw new TypeError(`rateLimit.store("${name}") must return an express-rate-limit Store`);
+      throw new OptionError(`rateLimit.store("${name}") must return an express-rate-limit Store`);
     }
-    if (made.has(store)) throw new TypeError(`rateLimit.store("${name}") must return a new Store for each limiter (with its own prefix)`);
+    if (made.has(store)) throw new OptionError(`rateLimit.store("${name}") must return a new Store for each limiter (with its own prefix)`);
     made.add(store);
     return store;
   };

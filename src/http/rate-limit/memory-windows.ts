@@ -64,8 +64,8 @@ export class FixedWindows {
  * default of the `requests` and `failed-auth` limits. It counts as express-rate-limit's
  * `MemoryStore` does (a fixed window per key from its first hit), but answers synchronously,
  * as the `Store` contract allows: `MemoryStore`'s methods are `async`, and the promise turn
- * each of them costs on every request was measurable against the issue's budget of 5% of
- * a request (BENCHMARKS.md). It also needs no timer.
+ * each of them costs on every request is measurable against the 5% of a request that all
+ * three limiters together may cost. It also needs no timer.
  */
 export class MemoryRateLimitStore implements Store {
   readonly #windows = new FixedWindows();

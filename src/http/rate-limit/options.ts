@@ -75,7 +75,7 @@ export interface RateLimitOptions {
    * Default `'refused'`: the headers go out with a limit's 429 (with `Retry-After`), where a
    * client needs them. `'always'` adds each limit's policy to every answer too, so clients
    * can pace themselves; it costs about 5% of a one-message request (four more header
-   * lines per answer, measured in BENCHMARKS.md).
+   * lines per answer).
    */
   headers?: RateLimitHeaders;
   /**

@@ -4,6 +4,7 @@
  * serves both and this package depends on no Redis library.
  */
 import type { BudgetStore, BudgetTake } from './budget-store.js';
+import { OptionError } from '../../errors.js';
 
 /** Sends one raw command, e.g. `(...args) => client.sendCommand(args)` with node-redis. */
 export type SendRedisCommand = (...args: string[]) => Promise<unknown>;
@@ -57,10 +58,10 @@ export class RedisBudgetStore implements BudgetStore {
 
   constructor(options: RedisBudgetStoreOptions) {
     if (typeof options !== 'object' || options === null || typeof options.sendCommand !== 'function') {
-      throw new TypeError('RedisBudgetStore: `sendCommand` is required, e.g. (...args) => client.sendCommand(args)');
+      throw new OptionError('RedisBudgetStore: `sendCommand` is required, e.g. (...args) => client.sendCommand(args)');
     }
     if (options.prefix !== undefined && typeof options.prefix !== 'string') {
-      throw new TypeError('RedisBudgetStore: `prefix` must be a string');
+      throw new OptionError('RedisBudgetStore: `prefix` must be a string');
     }
     this.#send = options.sendCommand;
     this.#prefix = options.prefix ?? 'sms-outbox:messages:';

@@ -33,7 +33,7 @@ export function limitFor(where: string, limit: PerKeyLimit, principal: Principal
  * its middleware would (`RateLimit`, `RateLimit-Policy`, `Retry-After` when refused; not
  * `req.rateLimit`, which no stage after it reads), but without that middleware's per-request cost: five awaits, debug
  * calls that read `req.ip`, and a SHA-256 per request for the partition key. Its
- * misconfiguration checks were about keys derived from addresses; this limiter keys by
+ * misconfiguration checks are about keys derived from addresses; this limiter keys by
  * principal id, so none of them applies.
  */
 export function requestLimiter(config: RequestLimitConfig, store: Store, logger: Logger, when: RateLimitHeaders): RequestHandler {

@@ -8,6 +8,7 @@
  */
 import type { Pool } from 'pg';
 import { assertKnownKeys } from '../../util/known-keys.js';
+import { OptionError } from '../../errors.js';
 
 /** Options of `PostgresStorage` (adapter.ts). */
 export interface PostgresStorageOptions {
@@ -38,16 +39,16 @@ const SCHEMA_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
 /** Checks `options`; throws a TypeError for a missing pool, a bad schema name or an unknown option. */
 export function resolvePostgresOptions(options: PostgresStorageOptions): ResolvedPostgresOptions {
   if (options === null || typeof options !== 'object') {
-    throw new TypeError('PostgresStorage: options must be an object with a `pool`');
+    throw new OptionError('PostgresStorage: options must be an object with a `pool`');
   }
   assertKnownKeys('PostgresStorage', options, KNOWN_OPTIONS);
   const pool = options.pool as Partial<Pool> | null | undefined;
   if (typeof pool?.query !== 'function' || typeof pool.connect !== 'function') {
-    throw new TypeError('PostgresStorage: `pool` must be a pg.Pool (npm install pg, then new pg.Pool({ connectionString }))');
+    throw new OptionError('PostgresStorage: `pool` must be a pg.Pool (npm install pg, then new pg.Pool({ connectionString }))');
   }
   const schema = options.schema ?? 'sms_outbox';
   if (typeof schema !== 'string' || !SCHEMA_NAME.test(schema)) {
-    throw new TypeError(
+    throw new OptionError(
       `PostgresStorage: \`schema\` must be letters, digits and _ (not starting with a digit, at most 63), got ${JSON.stringify(schema)}`,
     );
   }
