@@ -1,7 +1,7 @@
 /**
  * Instruction counts of a server child, with valgrind's callgrind: `npm run bench --
  * --instructions`. Wall-clock figures on a shared virtual machine move by tens of percent
- * from one run to the next (BENCHMARKS.md, seventh session); the number of instructions a
+ * from one run to the next; the number of instructions a
  * server executes per request moves by a few percent (V8's compiler and garbage collector
  * still run on their own schedule), whatever else the machine is doing. It
  * counts user-space work only (not the kernel's TCP or fsync, nor time spent waiting), so it

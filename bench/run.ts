@@ -407,7 +407,7 @@ interface HttpCase {
 /**
  * The HTTP cases. A case and its baseline always run with the same number of connections:
  * 16 for one-message bodies and 8 for 100-message bodies unless `--connections` sets one
- * count for all (see README, Benchmarks, for why SQLite's ratio depends on it).
+ * count for all (see docs/sqlite.md#performance for why SQLite's ratio depends on it).
  */
 const HTTP_CASES: HttpCase[] = ([
   { name: 'baseline-1', title: 'bare Express 5 + express.json(), one-message body, answers a one-item array', script: 'baseline', perRequest: 1, connections: 16 },
@@ -991,11 +991,9 @@ async function rawSmpp(port: number): Promise<{ perSec: number; receipts: number
 
 /**
  * Measured seconds of a storage-alone run: at most 3, so that the four cases' twelve runs
- * keep the whole bench under the issue's 10 minutes on a slow machine (it took 643 s with
- * 8 s runs on an AMD EPYC at a slow hour, 580 s before the life cases came). They repeat
- * one steady loop with nothing else in the process, tens of thousands of messages in 3 s;
- * their runs of 3 s moved between runs as much as those of 8 s did (BENCHMARKS.md, "Tenth
- * session").
+ * keep the whole bench under 10 minutes on a slow machine. They repeat one steady loop with
+ * nothing else in the process, tens of thousands of messages in 3 s, and runs of 3 s move
+ * between runs no more than runs of 8 s do.
  */
 const STORE_SECONDS = (): number => Math.min(options.durationSec, 3);
 
@@ -1251,10 +1249,10 @@ function limits(cases: CaseResult[]): string[] {
     'postgres-*: each request is one transaction over TCP to the local PostgreSQL server, which runs unpinned and may share core 0 with the router; its commit (WAL flush) and round trips bound the figure.',
     'e2e-*: time from the first send request to the last delivery report received; bounded by the worker (64 submissions at the carrier, 256 messages held, 250 ms idle poll), the carrier round trip, and the dispatcher (64 reports in flight, 32 per receiver host in the bench router, default 8: the single local receiver is one host), all on the server core.',
     'e2e-sqlite / e2e-postgres: the same through a durable storage, where every step of a message (insert, submission, receipt, report attempt) is committed on its way: the rate the gateway sustains with that storage; PostgreSQL runs unpinned on the same two cores.',
-    'smpp-raw / smpp-raw-pinned: the `smpp` library with a window of 50 and no storage; against the quiet test SMSC (a child on core 1 that prints nothing per message; until 2026-11-26 it printed a JSON line per submit and per receipt, which the harness parsed, and that capped the raw rate at ~3,900 msg/s). smpp-raw runs the client in the harness on core 1 beside its own SMSC, so the two share that core; smpp-raw-pinned runs it on core 0 as the router runs, and its CPU per message (beside the case) is the library\'s own cost on that core with its texts given as strings (the adapter hands it encoded bytes and writes a turn\'s PDUs at once); the SMPP ratio target uses the faster of the two. e2e-smpp\'s CPU per message, beside it, is the whole gateway\'s: request, storage, worker, the SMPP exchange and the report\'s POST.',
+    'smpp-raw / smpp-raw-pinned: the `smpp` library with a window of 50 and no storage; against the quiet test SMSC (a child on core 1 that prints nothing per message: a line per message, parsed by the harness, would cap the raw rate near 3,900 msg/s). smpp-raw runs the client in the harness on core 1 beside its own SMSC, so the two share that core; smpp-raw-pinned runs it on core 0 as the router runs, and its CPU per message (beside the case) is the library\'s own cost on that core with its texts given as strings (the adapter hands it encoded bytes and writes a turn\'s PDUs at once); the SMPP ratio target uses the faster of the two. e2e-smpp\'s CPU per message, beside it, is the whole gateway\'s: request, storage, worker, the SMPP exchange and the report\'s POST.',
     'store-*-100: the storage adapter alone in a child pinned to core 0, storing what sqlite-100 / postgres-100 store (100-message batches, 8 at a time) with nothing else in the process: the most those cases could accept on that storage if the request path and the worker cost nothing. SQLite\'s figure is its inserts (every message row, its ref, its reference and its claim index entries) and its commits, each waiting for fsync; PostgreSQL\'s is the server, unpinned, inserting the rows.',
-    'life-*: the storage adapter alone in a child pinned to core 0, taking messages through the storage calls of their lives as the router and its worker make them (stored leased to the instance, submissions, receipts storing the report leased to the instance (no claim, as the router does since 2026-11-27), the attempt recorded), 100 at a time from 8 callers: the most e2e-sqlite / e2e-postgres could finish on that storage if HTTP, the carrier and the reports\' POSTs cost nothing. PostgreSQL runs unpinned; its CPU per message (all its processes, from /proc) is beside the case.',
-    'count-sms: pure CPU in a fresh child pinned to core 0 while core 1 idles; the corpus is 100,000 deterministic mixed GSM-7/UCS-2 texts of 1-5 parts. Until 2026-11-26 it ran inside the harness process after all other cases, where the same code measured 0.6-1.4M msg/s depending on the run.',
+    'life-*: the storage adapter alone in a child pinned to core 0, taking messages through the storage calls of their lives as the router and its worker make them (stored leased to the instance, submissions, receipts storing the report leased to the instance (no claim, as the router does), the attempt recorded), 100 at a time from 8 callers: the most e2e-sqlite / e2e-postgres could finish on that storage if HTTP, the carrier and the reports\' POSTs cost nothing. PostgreSQL runs unpinned; its CPU per message (all its processes, from /proc) is beside the case.',
+    'count-sms: pure CPU in a fresh child pinned to core 0 while core 1 idles; the corpus is 100,000 deterministic mixed GSM-7/UCS-2 texts of 1-5 parts. A fresh child gives a steadier figure than the harness process, where the same code measured 0.6-1.4M msg/s depending on what ran before it.',
     'rss-sqlite: RSS (VmRSS) of the server read right after the last accepted request; the worker is still draining the backlog, so RSS includes its in-flight state. Its req/s is coarse: autocannon notices that a fixed count of requests is done on its one-second tick, so the duration it reports is a whole number of seconds.',
   ];
   for (const c of cases) {

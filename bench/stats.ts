@@ -31,7 +31,7 @@ export function spread(values: readonly number[]): Spread | null {
  * when none has. `a` and `b` are two cases' figures per round of the interleaved HTTP runs:
  * within a round the two ran a minute or two apart, so a slow or fast stretch of a shared
  * machine touches both, where the ratio of two medians could take them from different
- * stretches (on the VMs of BENCHMARKS.md the baseline alone moved 20-40% between rounds).
+ * stretches (on a shared virtual machine the baseline alone moves 20-40% between rounds).
  */
 export function pairedRatio(a: readonly (number | null)[], b: readonly (number | null)[]): Spread | null {
   const ratios: number[] = [];

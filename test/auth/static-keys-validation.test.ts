@@ -1,7 +1,7 @@
 /**
  * `staticKeys` and `staticProfiles` refuse a table with a mistake when it is built, naming
- * the entry by its index, instead of serving with it (issue 25, item 2): two keys without
- * an `id` were one principal, and key B read key A's message.
+ * the entry by its index, instead of serving with it: two keys without an `id` would be
+ * one principal, and key B could read key A's messages.
  */
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';

@@ -45,7 +45,7 @@ describe('isBlockedAddress', () => {
     ['2002:c0a8:101::1'],
     ['2001:0:4136:e378:8000:63bf:80ff:fffe'], // Teredo: client 127.0.0.1, stored inverted
     // 6to4 carrying a public IPv4 address: "Globally Reachable: N/A" in the IANA IPv6
-    // special-purpose registry, so all of 2002::/16 is refused now (issue 25 item 8).
+    // special-purpose registry, so all of 2002::/16 is refused.
     ['2002:808:808::1'],
     ['2001:db8::1'],
     ['not an ip'],

@@ -1,6 +1,5 @@
 /**
- * The callback address guard against IANA's special-purpose address registries (issue 25
- * item 8): one address inside every registry entry, refused unless the entry is globally
+ * The callback address guard against IANA's special-purpose address registries: one address inside every registry entry, refused unless the entry is globally
  * reachable and allowed on purpose.
  *
  * The rows below are written from the registries themselves, not generated from

@@ -112,9 +112,13 @@ describe('callback receivers that misbehave', () => {
     receiver = await badReceiver(() => undefined);
     const started = Date.now();
     const outcomes = await deliverWithCallback(receiver.url);
-    await eventually(() => outcomes.failed[0], { timeoutMs: 10_000 });
-    expect(receiver.requests).toBe(SCHEDULE.length);
+    const failed = await eventually(() => outcomes.failed[0], { timeoutMs: 10_000 });
+    expect(failed.attempt).toBe(SCHEDULE.length);
     expect(outcomes.retrying).toHaveLength(SCHEDULE.length - 1);
+    // Counted from the sender's side: on a loaded machine an attempt can reach its timeout
+    // before the receiver has read its request, so the receiver may count fewer.
+    expect(receiver.requests).toBeGreaterThan(0);
+    expect(receiver.requests).toBeLessThanOrEqual(SCHEDULE.length);
     for (const attempt of [...outcomes.retrying, ...outcomes.failed]) {
       expect(attempt.statusCode).toBeNull();
       expect(attempt.error).toMatch(/timed out/);

@@ -1,5 +1,5 @@
 /**
- * How the send endpoints read a body (issue 25, items 7, 14 and 15): every empty body gets
+ * How the send endpoints read a body: every empty body gets
  * the one answer the README's table names, a body nested deeper than the documented limit
  * is refused before it is built (compressed or not), and a host that parses JSON before the
  * router still gets its requests validated, and is told once what that changes.

@@ -1,5 +1,5 @@
 /**
- * What real PHP clients of the original service send (issue 25, item 1): `""` for "no
+ * What real PHP clients of the original service send: `""` for "no
  * delivery report" and "no sender", and `""` as their own reference. Through the HTTP API.
  */
 import request from 'supertest';

@@ -1,8 +1,8 @@
 /**
- * Adapters are checked when the router is built (issue 25, items 3 and 4): an adapter
- * without its methods used to be accepted and then fail every request with a 500 and a
- * bare `deps.storage.insertMessages is not a function`; a verifier that returned something
- * other than a principal was answered 422 "Invalid Profile Code".
+ * Adapters are checked when the router is built: an adapter without its methods would
+ * otherwise fail every request with a 500 and a bare `deps.storage.insertMessages is not a
+ * function`. A verifier that returns something other than a principal is the host's bug:
+ * a 500 and an error event, not 422 "Invalid Profile Code".
  */
 import request from 'supertest';
 import { afterEach, describe, expect, it } from 'vitest';

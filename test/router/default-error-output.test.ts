@@ -1,5 +1,5 @@
 /**
- * Errors are not silent by default (issue 25, item 5): with no `logger` and no `error`
+ * Errors are not silent by default: with no `logger` and no `error`
  * listener, each error is written to stderr, one line, at most 10 a minute; a listener
  * (added at any time) or a logger takes them over.
  */

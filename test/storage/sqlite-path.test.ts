@@ -1,12 +1,12 @@
 /**
  * README's first sample, `new SqliteStorage({ path: './data/sms.db' })`, must work where
- * `./data` does not exist yet (issue 25, item 12).
+ * `./data` does not exist yet.
  */
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { SqliteStorage } from '../../src/storage/sqlite.js';
+import { SqliteStorage } from '../../src/storage/sqlite/adapter.js';
 import { buildNewMessage } from '../../src/testing/storage-suite/index.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'sms-outbox-sqlite-path-'));
