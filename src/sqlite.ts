@@ -1,5 +1,6 @@
 /**
- * `sms-outbox/sqlite`: the SQLite storage. Needs the optional peer dependency better-sqlite3.
+ * `sms-outbox/sqlite`: the SQLite storage. Needs the optional peer dependency better-sqlite3,
+ * loaded when this entry is imported (storage/sqlite/options.ts).
  */
-export { SqliteStorage } from './storage/sqlite.js';
-export type { SqliteStorageOptions } from './storage/sqlite.js';
+export { SqliteStorage } from './storage/sqlite/adapter.js';
+export type { SqliteStorageOptions } from './storage/sqlite/options.js';

@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, it } from 'vitest';
-import { SqliteStorage } from '../../src/storage/sqlite.js';
+import { SqliteStorage } from '../../src/storage/sqlite/adapter.js';
 import { runCrashScenario } from './crash-scenario.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'sms-outbox-e2e-crash-'));

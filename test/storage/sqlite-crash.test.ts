@@ -5,7 +5,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
-import { SqliteStorage } from '../../src/storage/sqlite.js';
+import { SqliteStorage } from '../../src/storage/sqlite/adapter.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const writer = join(root, 'test', 'fixtures', 'sqlite-writer.ts');

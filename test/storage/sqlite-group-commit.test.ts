@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { GroupCommit } from '../../src/storage/sqlite-group-commit.js';
+import { GroupCommit } from '../../src/storage/sqlite/group-commit.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'sms-outbox-group-commit-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
-import { MIGRATIONS, SqliteStorage } from '../../src/storage/sqlite.js';
+import { SqliteStorage } from '../../src/storage/sqlite/adapter.js';
+import { MIGRATIONS } from '../../src/storage/sqlite/migrations.js';
 import { buildNewMessage, runStorageContract } from '../../src/testing/storage-suite/index.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'sms-outbox-sqlite-'));

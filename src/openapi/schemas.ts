@@ -1,0 +1,133 @@
+/**
+ * The OpenAPI document's component schemas: the request bodies (the validators' own JSON
+ * Schemas, from `http/schemas.ts`, so the document states exactly what the router
+ * accepts), the accepted-message answers, a message's status, the error body and the
+ * delivery report.
+ *
+ * @module
+ */
+import type { LimitOptions } from '../http/limits.js';
+import { premiumListSchema, premiumMessagesSchema, quickSendSchema } from '../http/schemas.js';
+import { STATUS_DESCRIPTIONS, TERMINAL_STATES } from '../lifecycle/states.js';
+import { ref, type Schema } from './refs.js';
+
+const STATES = ['queued', 'submitted', ...TERMINAL_STATES];
+const REASONS = Object.keys(STATUS_DESCRIPTIONS);
+const REASON_LIST = REASONS.map((reason) => `\`${reason}\``).join(', ');
+
+/** The premium list form as clients may send it: `to` may also be one number, not a list. */
+function premiumListRequest(limits: Required<LimitOptions>): Schema {
+  const base = premiumListSchema(limits);
+  return {
+    ...base,
+    properties: { ...base.properties, to: { anyOf: [base.properties.to.items, base.properties.to] } },
+    // A body with `messages` is read as the messages form, whatever else it carries.
+    not: { required: ['messages'] },
+  };
+}
+
+/** An accepted-message item of a 200 answer, with the field names one request form uses. */
+function acceptedItem(reference: string, recipient: string): Schema {
+  return {
+    type: 'object',
+    required: [reference, recipient, 'sms_count', 'message_ref'],
+    properties: {
+      [reference]: { type: 'string', description: 'The caller\u2019s reference, echoed as a string (generated when none was sent).' },
+      [recipient]: { type: 'string', description: 'The destination number.' },
+      sms_count: { type: 'integer', minimum: 1, description: 'SMS units the text needs (GSM 03.38); bill from this.' },
+      message_ref: { type: 'string', description: 'The id the service assigned; use it to query the status.' },
+    },
+  };
+}
+
+/** `components.schemas`, with the request bounds of `limits`. */
+export function componentSchemas(limits: Required<LimitOptions>): Record<string, Schema> {
+  const reason = { type: ['string', 'null'], enum: [...REASONS, null] };
+  return {
+    QuickSendRequest: { ...quickSendSchema(limits), description: 'Quick send: one item per message.' },
+    PremiumMessagesRequest: {
+      ...premiumMessagesSchema(limits),
+      description: 'Premium send, messages form: as quick send, with `mobile_number` for `recipient`.',
+    },
+    PremiumListRequest: {
+      ...premiumListRequest(limits),
+      description:
+        'Premium send, the published parameter-list form: one text to every number in `to`. `from` is the ' +
+        'short code (one of the profile\u2019s senders); `message_id` is the caller\u2019s reference for every number.',
+    },
+    PremiumSendRequest: { oneOf: [ref('schemas', 'PremiumMessagesRequest'), ref('schemas', 'PremiumListRequest')] },
+    QuickAccepted: acceptedItem('external_id', 'recipient'),
+    PremiumMessagesAccepted: acceptedItem('external_id', 'mobile_number'),
+    PremiumListAccepted: acceptedItem('message_id', 'to'),
+    MessageStatus: {
+      type: 'object',
+      description:
+        'A message as its sender may see it. The reference and the recipient carry the field names the ' +
+        'request used (`external_id` or `message_id`; `recipient`, `mobile_number` or `to`).',
+      required: ['message_ref', 'profile_code', 'status', 'sms_count'],
+      properties: {
+        message_ref: { type: 'string' },
+        external_id: { type: 'string' },
+        message_id: { type: 'string' },
+        recipient: { type: 'string' },
+        mobile_number: { type: 'string' },
+        to: { type: 'string' },
+        profile_code: { type: 'string' },
+        status: { type: 'string', enum: STATES },
+        status_reason: { ...reason, description: `Set once terminal: ${REASON_LIST}.` },
+        status_description: { type: ['string', 'null'] },
+        sms_count: { type: 'integer', minimum: 1 },
+        submit_attempts: { type: 'integer', minimum: 0 },
+        created_at: { type: ['string', 'null'], format: 'date-time' },
+        updated_at: { type: ['string', 'null'], format: 'date-time' },
+        callback: {
+          description: 'The delivery report, when the request gave a `dlr_callback_url`.',
+          oneOf: [
+            { type: 'null' },
+            {
+              type: 'object',
+              required: ['url', 'state', 'attempts'],
+              properties: {
+                url: { type: 'string' },
+                state: { type: 'string', enum: ['waiting', 'pending', 'delivered', 'failed'] },
+                attempts: { type: 'integer', minimum: 0 },
+                last_status_code: { type: ['integer', 'null'] },
+                last_error: { type: ['string', 'null'] },
+                next_attempt_at: { type: ['string', 'null'], format: 'date-time' },
+              },
+            },
+          ],
+        },
+      },
+    },
+    Error: {
+      type: 'object',
+      required: ['details'],
+      properties: { details: { type: 'string', description: 'Human-readable reason.' } },
+    },
+    DeliveryReport: {
+      type: 'object',
+      required: ['uid', 'actor_type', 'event_type', 'created_at', 'data'],
+      properties: {
+        uid: { type: 'string', description: 'The report\u2019s id, the same on every retry (and the `webhook-id` header): dedup on it.' },
+        actor_type: { const: 'system' },
+        event_type: { const: 'sms_delivery_status' },
+        created_at: { type: 'string', pattern: '^[0-9]+$', description: 'When the message reached its state, unix seconds.' },
+        data: {
+          type: 'object',
+          required: ['external_id', 'message_ref', 'recipient', 'status', 'status_reason', 'status_description', 'sms_count'],
+          properties: {
+            external_id: { type: 'string', description: 'The caller\u2019s reference, whichever field name it used.' },
+            message_id: { type: 'string', description: 'The reference again, only when the caller sent it as `message_id`.' },
+            message_ref: { type: 'string' },
+            recipient: { type: 'string' },
+            status: { type: 'string', enum: [...TERMINAL_STATES] },
+            status_reason: reason,
+            status_description: { type: ['string', 'null'] },
+            sms_count: { type: 'integer', minimum: 1 },
+          },
+        },
+      },
+    },
+  };
+}

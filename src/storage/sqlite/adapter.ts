@@ -1,0 +1,307 @@
+/**
+ * The SQLite storage, `SqliteStorage`: the class the host makes, holding the database, its
+ * group commit and the memoised migration. It only sequences the work of each step; the
+ * options are checked in options.ts, the schema is in migrations.ts, the SQL in
+ * statements.ts and claims.ts, and the row mapping in rows.ts, so each can be read (and
+ * changed) without the others.
+ *
+ * @module
+ */
+import { randomUUID } from 'node:crypto';
+import type Database from 'better-sqlite3';
+import { foldParts, isTerminal } from '../../lifecycle/states.js';
+import type { Outcome } from '../../lifecycle/states.js';
+import { storedPartsJson } from '../stored-parts.js';
+import { claimDueCallbacks, claimDueMessages } from './claims.js';
+import { GroupCommit } from './group-commit.js';
+import { migrate } from './migrations.js';
+import { resolveSqliteOptions, type SqliteStorageOptions } from './options.js';
+import { insertParams, loadRecord, messageRecord, partsOf, type MessageRow } from './rows.js';
+import { prepareStatements, type Statements } from './statements.js';
+import type {
+  CallbackAttempt,
+  CallbackState,
+  ClaimOptions,
+  DueCallback,
+  InsertLease,
+  MessageRecord,
+  NewMessage,
+  PartReceipt,
+  PartRecord,
+  ReceiptResult,
+  Storage,
+  SubmissionResult,
+  Transition,
+} from '../contract.js';
+
+/**
+ * Storage in one SQLite file: durable across restarts and crashes, for one process.
+ *
+ * Opens `path` at construction (or takes the host's `database` handle) and creates its
+ * tables on first use (`ready()`). Every write runs in a transaction of its own (a
+ * savepoint), and the writes asked for in the same turn of the event loop share one
+ * commit (see group-commit.ts), so a burst of requests and worker steps pays for
+ * one disk sync rather than one each. Several processes may open the
+ * same file (SQLite locks it), but claims are only as fast as one writer; for many
+ * instances use `sms-outbox/postgres`.
+ */
+export class SqliteStorage implements Storage {
+  private readonly db: Database.Database;
+  private readonly ownsDatabase: boolean;
+  private readonly synchronous: 'FULL' | 'NORMAL';
+  private readonly busyTimeoutMs: number;
+  private readyPromise: Promise<void> | undefined;
+  private statements: Statements | undefined;
+  private readonly commits: GroupCommit;
+  private closed = false;
+
+  /** Opens the file (or takes the handle); throws on a bad option. */
+  constructor(options: SqliteStorageOptions) {
+    const { db, ownsDatabase, synchronous, busyTimeoutMs } = resolveSqliteOptions(options);
+    this.synchronous = synchronous;
+    this.busyTimeoutMs = busyTimeoutMs;
+    this.ownsDatabase = ownsDatabase;
+    this.db = db;
+    this.commits = new GroupCommit(this.db);
+  }
+
+  /** Sets the pragmas and brings the schema up to date, once; later calls share the result. */
+  ready(): Promise<void> {
+    this.readyPromise ??= Promise.resolve()
+      .then(() => this.migrate())
+      .catch((error: unknown) => {
+        // Let a later call try again (the file may have been locked) rather than fail forever.
+        this.readyPromise = undefined;
+        throw error;
+      });
+    return this.readyPromise;
+  }
+
+  /** Commits inserts still waiting for their group, then closes the file if it opened it. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    // Inserts already waiting on ready() resume before this does (FIFO), so they join
+    // the final flush instead of finding the storage closed.
+    await this.readyPromise?.catch(() => undefined);
+    if (this.closed) return;
+    this.commits.flush();
+    this.closed = true;
+    if (this.ownsDatabase) this.db.close();
+  }
+
+  /** Stores every message as `queued` (leased under `lease`), or none; shares a commit with concurrent calls. */
+  async insertMessages(messages: readonly NewMessage[], lease?: InsertLease): Promise<void> {
+    const s = await this.prepared();
+    if (messages.length === 0) return;
+    // Copied now: the caller may reuse its objects before the group is written.
+    const batch = messages.map((message) => ({ ...message }));
+    const leased = lease === undefined ? undefined : { owner: lease.owner, until: lease.until };
+    await this.commits.run(() => {
+      for (const m of batch) s.insertMessage.run(insertParams(m, leased));
+    });
+  }
+
+  /** Leases up to `limit` due, unleased `queued` messages, oldest first (claims.ts). */
+  async claimMessages(options: ClaimOptions): Promise<MessageRecord[]> {
+    const s = await this.prepared();
+    return this.commits.run(() => claimDueMessages(s, options));
+  }
+
+  /** Records a part's carrier id; moves the message to `submitted` with its last part. */
+  async recordSubmission(ref: string, index: number, carrierId: string, now: number): Promise<SubmissionResult> {
+    const s = await this.prepared();
+    return this.commits.run((): SubmissionResult => {
+      const row = s.messageByRef.get(ref);
+      if (row === undefined) return { kind: 'stale', ref };
+      // Changed here and written back whole: they tell whether this was the last part
+      // and are the parts of the record returned.
+      const parts = partsOf(row);
+      const part = parts[index];
+      if (part === undefined) return { kind: 'stale', ref };
+      part.carrierId = carrierId;
+      const partsJson = storedPartsJson(parts);
+      // Indexed and kept whatever the state, so a receipt for a late submission is matched
+      // (and reported `late`) rather than `unknown`.
+      s.indexCarrierId.run(carrierId, row.id, index);
+      if (row.state !== 'queued') {
+        s.setParts.run(partsJson, row.id);
+        return { kind: 'stale', ref };
+      }
+      if (parts.some((other) => other.carrierId === null)) {
+        s.setPartsTouched.run(partsJson, now, row.id);
+        return { kind: 'part', ref };
+      }
+      s.markSubmitted.run(partsJson, now, row.id);
+      // The record as it would read back: markSubmitted changed only the state, the parts,
+      // the time and the lease (not part of a record), and a queued message has no report
+      // (see claims.ts).
+      const message = messageRecord({ ...row, state: 'submitted', updated_at: now, parts: partsJson }, parts, null);
+      return { kind: 'submitted', transition: { message, previousState: 'queued' } };
+    });
+  }
+
+  /** Gives a `queued` message back for another attempt at `nextAttemptAt`. */
+  async reschedule(ref: string, nextAttemptAt: number, error: string, now: number): Promise<void> {
+    const s = await this.prepared();
+    await this.commits.run(() => s.reschedule.run(error, nextAttemptAt, now, ref));
+  }
+
+  /** Ends a message that is not yet terminal; `null` if it already is (or is unknown). */
+  async finish(ref: string, outcome: Outcome, now: number): Promise<Transition | null> {
+    const s = await this.prepared();
+    return this.commits.run((): Transition | null => {
+      const row = s.messageByRef.get(ref);
+      if (row === undefined || isTerminal(row.state)) return null;
+      return this.terminate(s, row, outcome, now, partsOf(row));
+    });
+  }
+
+  /** Ends `submitted` messages unchanged since before `before`, oldest first. */
+  async expireOverdue(before: number, limit: number, outcome: Outcome, now: number): Promise<Transition[]> {
+    const s = await this.prepared();
+    return this.commits.run(() =>
+      s.overdue.all(before, Math.max(0, limit)).map((row) => this.terminate(s, row, outcome, now, partsOf(row))),
+    );
+  }
+
+  /** Applies a receipt to the first stored part one of its carrier-id spellings names. */
+  async applyReceipt(receipt: PartReceipt): Promise<ReceiptResult> {
+    const s = await this.prepared();
+    return this.commits.run((): ReceiptResult => {
+      let address: { message_id: number; idx: number } | undefined;
+      for (const carrierId of receipt.carrierIds) {
+        address = s.carrierIdAddress.get(carrierId);
+        if (address !== undefined) break;
+      }
+      if (address === undefined) return { kind: 'unknown' };
+      const row = s.messageById.get(address.message_id)!;
+      // Changed here and written back whole: they are folded into the message's outcome
+      // and are the parts of the record returned.
+      const parts = partsOf(row);
+      const part = parts[address.idx]!;
+      if (part.outcome !== null) return { kind: 'duplicate', ref: row.ref };
+      const { outcome } = receipt;
+      // A copy with the fields stored, as the row reads back: not the caller's object.
+      part.outcome = { state: outcome.state, reason: outcome.reason, description: outcome.description };
+      if (isTerminal(row.state)) {
+        s.setParts.run(storedPartsJson(parts), row.id);
+        return { kind: 'late', ref: row.ref };
+      }
+      const folded = foldParts(parts.map((other) => other.outcome));
+      if (folded === null) {
+        s.setPartsTouched.run(storedPartsJson(parts), receipt.now, row.id);
+        return { kind: 'part', ref: row.ref };
+      }
+      return { kind: 'terminal', ref: row.ref, transition: this.terminate(s, row, folded, receipt.now, parts, receipt.reportLease) };
+    });
+  }
+
+  /** The principal's message `ref`, or `null`. */
+  async getMessage(principalId: string, ref: string): Promise<MessageRecord | null> {
+    const s = await this.prepared();
+    return this.db.transaction(() => {
+      const row = s.messageByRef.get(ref);
+      return row === undefined || row.principal_id !== principalId ? null : loadRecord(s, row);
+    })();
+  }
+
+  /** The principal's messages with `externalId`, newest first, at most `limit`. */
+  async findByExternalId(principalId: string, externalId: string, limit: number): Promise<MessageRecord[]> {
+    const s = await this.prepared();
+    return this.db.transaction(() =>
+      s.byExternalId.all(principalId, externalId, Math.max(0, limit)).map((row) => loadRecord(s, row)),
+    )();
+  }
+
+  /** Leases up to `limit` due pending delivery reports, oldest due first (claims.ts). */
+  async claimCallbacks(options: ClaimOptions): Promise<DueCallback[]> {
+    const s = await this.prepared();
+    return this.commits.run(() => claimDueCallbacks(s, options));
+  }
+
+  /** Makes pending claimed reports claimable again at `until`. */
+  async deferCallbacks(uids: readonly string[], until: number): Promise<void> {
+    const s = await this.prepared();
+    await this.commits.run(() => {
+      for (const uid of uids) s.deferCallback.run(until, uid);
+    });
+  }
+
+  /** Records one attempt of report `uid` and ends its lease; ignored once it is finished. */
+  async recordCallbackAttempt(uid: string, attempt: CallbackAttempt): Promise<void> {
+    const s = await this.prepared();
+    const retry = attempt.result === 'retry';
+    await this.commits.run(() =>
+      s.recordCallbackAttempt.run(
+        retry ? 'pending' : attempt.result,
+        attempt.statusCode,
+        attempt.error,
+        retry ? (attempt.nextAttemptAt ?? attempt.now) : null,
+        uid,
+      ),
+    );
+  }
+
+  /** Deletes up to `limit` terminal messages changed before `before` without a pending report. */
+  async purge(before: number, limit: number): Promise<number> {
+    const s = await this.prepared();
+    return this.commits.run(() => {
+      const ids = s.purgeable.all(before, Math.max(0, limit));
+      for (const { id } of ids) {
+        s.deleteCarrierIds.run(id);
+        s.deleteCallback.run(id);
+        s.deleteMessage.run(id);
+      }
+      return ids.length;
+    });
+  }
+
+  private async prepared(): Promise<Statements> {
+    await this.ready();
+    if (this.closed) throw new Error('SqliteStorage: closed');
+    return this.statements!;
+  }
+
+  private migrate(): void {
+    migrate(this.db, this.synchronous, this.busyTimeoutMs);
+    this.statements = prepareStatements(this.db);
+  }
+
+  /**
+   * Moves a non-terminal message (`row`, with its current `parts`) to `outcome`, creating
+   * its pending report with it (leased under `lease` if given). The record returned is
+   * built from what was just written, exactly as it would read back, rather than read again.
+   */
+  private terminate(
+    s: Statements,
+    row: MessageRow,
+    outcome: Outcome,
+    now: number,
+    parts: PartRecord[],
+    lease?: InsertLease,
+  ): Transition {
+    const partsJson = storedPartsJson(parts);
+    s.terminate.run(outcome.state, outcome.reason, outcome.description, partsJson, now, row.id);
+    // A non-terminal message has no report yet (one is made only here), so the message's
+    // report after this step is the one inserted now, or none.
+    let callback: CallbackState | null = null;
+    let leasedReport: Transition['leasedReport'];
+    if (row.callback_url !== null) {
+      const uid = randomUUID();
+      s.insertCallback.run(uid, row.id, now, lease?.owner ?? null, lease?.until ?? null);
+      callback = { state: 'pending', attempts: 0, lastStatusCode: null, lastError: null, nextAttemptAt: now };
+      if (lease !== undefined) leasedReport = { uid, until: lease.until };
+    }
+    const updated: MessageRow = {
+      ...row,
+      state: outcome.state,
+      status_reason: outcome.reason,
+      status_description: outcome.description,
+      updated_at: now,
+      parts: partsJson,
+    };
+    const transition: Transition = { message: messageRecord(updated, parts, callback), previousState: row.state };
+    if (leasedReport !== undefined) transition.leasedReport = leasedReport;
+    return transition;
+  }
+}

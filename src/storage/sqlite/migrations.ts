@@ -1,0 +1,141 @@
+/**
+ * Schema creation and versioning for the SQLite storage: the numbered migrations, and the
+ * run that sets the connection's pragmas and applies the migrations a database lacks. It
+ * runs once per storage, on first use, inside the write lock, so two processes opening a
+ * new file together apply each migration once, and a storage never runs against a schema a
+ * newer version of sms-outbox has changed.
+ *
+ * @module
+ */
+import type Database from 'better-sqlite3';
+import { PENDING_STATES, TERMINAL_STATES } from '../../lifecycle/states.js';
+
+/** `('delivered', ...)`: the purge index's predicate in migration 1, which stays as it was released. */
+const TERMINAL_SQL = `(${TERMINAL_STATES.map((state) => `'${state}'`).join(', ')})`;
+
+/**
+ * A terminal message, as the purge index (from migration 4) and its query (statements.ts)
+ * both spell it, so that SQLite uses the index: not one of the two pending states.
+ *
+ * Why not `state IN (<the five terminal states>)`: SQLite checks a partial index's
+ * predicate on every write to the table, and it evaluates a constant `IN` list of more than
+ * two values by building a temporary b-tree of the list (a pager, a page cache, a zeroed
+ * page) at every run of the statement, so every insert, update and delete of a message paid
+ * for one or two (about 9% of the instructions of a send, under callgrind). With two values
+ * SQLite compares them in place.
+ */
+export const PURGEABLE_SQL = `state NOT IN (${PENDING_STATES.map((state) => `'${state}'`).join(', ')})`;
+
+/**
+ * The schema, one migration per entry; `PRAGMA user_version` counts those applied. Append
+ * only: a database at version N gets entries N.. on open. Times are epoch-ms integers.
+ * Exported for the tests that build a database as an earlier version left it; not part
+ * of the package's API.
+ */
+export const MIGRATIONS: readonly string[] = [
+  `
+  CREATE TABLE sms_messages (
+    id INTEGER PRIMARY KEY,
+    ref TEXT NOT NULL UNIQUE,
+    principal_id TEXT NOT NULL,
+    endpoint TEXT NOT NULL,
+    profile_code TEXT NOT NULL,
+    sender TEXT NOT NULL,
+    recipient TEXT NOT NULL,
+    text TEXT NOT NULL,
+    message_type INTEGER NOT NULL,
+    req_type INTEGER NOT NULL,
+    external_id TEXT NOT NULL,
+    recipient_field TEXT NOT NULL,
+    reference_field TEXT NOT NULL,
+    sms_count INTEGER NOT NULL,
+    encoding TEXT NOT NULL,
+    callback_url TEXT,
+    callback_secret TEXT,
+    created_at INTEGER NOT NULL,
+    state TEXT NOT NULL,
+    status_reason TEXT,
+    status_description TEXT,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    last_error TEXT,
+    next_attempt_at INTEGER NOT NULL,
+    lease_owner TEXT,
+    lease_until INTEGER,
+    updated_at INTEGER NOT NULL
+  );
+  CREATE INDEX sms_messages_claim ON sms_messages (created_at, id) WHERE state = 'queued';
+  CREATE INDEX sms_messages_external ON sms_messages (principal_id, external_id, created_at, id);
+  CREATE INDEX sms_messages_purge ON sms_messages (updated_at, id) WHERE state IN ${TERMINAL_SQL};
+
+  CREATE TABLE sms_parts (
+    message_id INTEGER NOT NULL,
+    idx INTEGER NOT NULL,
+    carrier_id TEXT,
+    outcome_state TEXT,
+    outcome_reason TEXT,
+    outcome_description TEXT,
+    PRIMARY KEY (message_id, idx)
+  ) WITHOUT ROWID;
+
+  CREATE TABLE sms_carrier_ids (
+    carrier_id TEXT PRIMARY KEY,
+    message_id INTEGER NOT NULL,
+    idx INTEGER NOT NULL
+  ) WITHOUT ROWID;
+  CREATE INDEX sms_carrier_ids_message ON sms_carrier_ids (message_id);
+
+  CREATE TABLE sms_callbacks (
+    id INTEGER PRIMARY KEY,
+    uid TEXT NOT NULL UNIQUE,
+    message_id INTEGER NOT NULL UNIQUE,
+    state TEXT NOT NULL,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    last_status_code INTEGER,
+    last_error TEXT,
+    next_attempt_at INTEGER,
+    lease_owner TEXT,
+    lease_until INTEGER
+  );
+  CREATE INDEX sms_callbacks_due ON sms_callbacks (next_attempt_at, id) WHERE state = 'pending';
+  `,
+  // 2: finding messages whose receipts never came (expireOverdue).
+  `CREATE INDEX sms_messages_overdue ON sms_messages (updated_at, id) WHERE state = 'submitted';`,
+  // 3: a message's parts move into its own row, as JSON (see storage/stored-parts.ts). The
+  // carrier-id index stays a table: receipts are looked up by it.
+  `
+  ALTER TABLE sms_messages ADD COLUMN parts TEXT NOT NULL DEFAULT '[]';
+  UPDATE sms_messages SET parts = (
+    SELECT json_group_array(CASE WHEN p.outcome_state IS NULL THEN json_array(p.carrier_id)
+      ELSE json_array(p.carrier_id, p.outcome_state, p.outcome_reason, p.outcome_description) END)
+    FROM (SELECT * FROM sms_parts WHERE message_id = sms_messages.id ORDER BY idx) p);
+  DROP TABLE sms_parts;
+  `,
+  // 4: the purge index says "not pending" rather than listing the terminal states (see PURGEABLE_SQL).
+  `
+  DROP INDEX sms_messages_purge;
+  CREATE INDEX sms_messages_purge ON sms_messages (updated_at, id) WHERE ${PURGEABLE_SQL};
+  `,
+];
+
+/**
+ * Sets the connection's pragmas (WAL, `synchronous`, `busy_timeout`) and applies the
+ * migrations `db` lacks. Throws if its schema is newer than {@link MIGRATIONS} knows.
+ */
+export function migrate(db: Database.Database, synchronous: 'FULL' | 'NORMAL', busyTimeoutMs: number): void {
+  // journal_mode cannot change inside a transaction; an in-memory database stays 'memory'.
+  db.pragma('journal_mode = WAL');
+  db.pragma(`synchronous = ${synchronous}`);
+  db.pragma(`busy_timeout = ${busyTimeoutMs}`);
+  // The version is read inside the write lock, so two processes opening a new file at
+  // once cannot both run the same migration.
+  db.transaction(() => {
+    const version = db.pragma('user_version', { simple: true }) as number;
+    if (version > MIGRATIONS.length) {
+      throw new Error(
+        `SqliteStorage: the database schema is version ${version}, newer than this sms-outbox knows (${MIGRATIONS.length}); upgrade sms-outbox`,
+      );
+    }
+    for (let next = version; next < MIGRATIONS.length; next++) db.exec(MIGRATIONS[next]!);
+    db.pragma(`user_version = ${MIGRATIONS.length}`);
+  }).immediate();
+}
