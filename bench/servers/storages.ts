@@ -73,6 +73,8 @@ export function benchMessages(count: number, prefix: string, callbackUrl: string
         callbackUrl,
         callbackSecret: callbackUrl === null ? null : 'bench-secret',
         createdAt: now,
+        priority: 'bulk' as const,
+        weight: 1,
       };
     });
   };

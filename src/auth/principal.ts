@@ -22,6 +22,12 @@ export interface Principal {
   callbackSecret?: string;
   /** Its own request rate limit (requests per window), overriding the router's default. */
   rateLimit?: number;
+  /**
+   * Its share of the carrier when several principals have messages queued: a principal of
+   * weight 2 has two messages claimed for each one of a principal of weight 1. A positive
+   * number; default 1.
+   */
+  weight?: number;
 }
 
 /**

@@ -5,6 +5,7 @@
 import { assertStringList, describeType } from '../util/adapter-check.js';
 import { assertKnownKeys } from '../util/known-keys.js';
 import type { Principal } from './principal.js';
+import type { Priority } from '../storage/contract.js';
 import { OptionError } from '../errors.js';
 
 /** A sender profile: an SMS product configuration. */
@@ -16,6 +17,11 @@ export interface Profile {
    * first is the default; the premium form's `from` must be one of them. Default: the code.
    */
   senders?: readonly string[];
+  /**
+   * Its messages' class: `transactional` ones (one-time passwords, alerts) are claimed before
+   * any `bulk` one (campaigns). Default `bulk`.
+   */
+  priority?: Priority;
 }
 
 /**
@@ -41,7 +47,7 @@ export interface StaticProfile extends Profile {
   owners: readonly string[];
 }
 
-const PROFILE_FIELDS = ['code', 'senders', 'owners'] as const;
+const PROFILE_FIELDS = ['code', 'senders', 'owners', 'priority'] as const;
 
 /**
  * A resolver over a fixed table of profiles, each listing its owners.
@@ -66,7 +72,7 @@ export function staticProfiles(profiles: readonly StaticProfile[]): ProfileResol
       throw new OptionError(`${where}: must be an object { code, owners, senders? }, got ${describeType(profile)}`);
     }
     assertKnownKeys(where, profile, PROFILE_FIELDS);
-    const { code, owners, senders } = profile as StaticProfile;
+    const { code, owners, senders, priority } = profile as StaticProfile;
     if (code === undefined || code === '') throw new OptionError(`${where}: code is required (the profile_code callers send)`);
     if (typeof code !== 'string') throw new OptionError(`${where}: code must be a non-empty string, got ${describeType(code)}`);
     const named = `${where} ("${code}")`;
@@ -77,6 +83,9 @@ export function staticProfiles(profiles: readonly StaticProfile[]): ProfileResol
     if (senders !== undefined) {
       assertStringList(`${named}: senders`, senders);
       if (senders.length === 0) throw new OptionError(`${named}: senders is empty; leave it out to send from the code`);
+    }
+    if (priority !== undefined && priority !== 'transactional' && priority !== 'bulk') {
+      throw new OptionError(`${named}: priority must be 'transactional' or 'bulk', got ${describeType(priority)}`);
     }
     codeOwner.set(code, index);
     byCode.set(code, profile as StaticProfile);

@@ -5,7 +5,7 @@
 import * as crypto from 'node:crypto';
 import { signingKey } from '../dlr/sign.js';
 import { assertStringList, describeType } from '../util/adapter-check.js';
-import { assertKnownKeys, assertNumber, nearest } from '../util/known-keys.js';
+import { assertKnownKeys, assertNumber, assertWeight, nearest } from '../util/known-keys.js';
 import type { KeyVerifier, Principal, Scope } from './principal.js';
 import { OptionError } from '../errors.js';
 
@@ -23,7 +23,7 @@ const sha256Hex: (text: string) => string =
     : (text) => crypto.createHash('sha256').update(text).digest('hex');
 
 /** The fields an entry may have: its key (or digest) and the {@link Principal} fields. */
-const ENTRY_FIELDS = ['key', 'sha256', 'id', 'scopes', 'disabled', 'profiles', 'callbackSecret', 'rateLimit'] as const;
+const ENTRY_FIELDS = ['key', 'sha256', 'id', 'scopes', 'disabled', 'profiles', 'callbackSecret', 'rateLimit', 'weight'] as const;
 
 /**
  * A {@link KeyVerifier} over a fixed list of keys.
@@ -91,7 +91,7 @@ function scopeHint(scope: string): string {
 
 /** Checks the optional {@link Principal} fields of an entry; `where` names the entry. */
 function checkPrincipalFields(where: string, principal: Omit<Principal, 'id'>): void {
-  const { scopes, disabled, profiles, callbackSecret, rateLimit } = principal;
+  const { scopes, disabled, profiles, callbackSecret, rateLimit, weight } = principal;
   if (scopes !== undefined) {
     if (!Array.isArray(scopes)) {
       throw new OptionError(`${where}: scopes must be an array of 'quick' and 'premium', got ${describeType(scopes)}`);
@@ -119,4 +119,5 @@ function checkPrincipalFields(where: string, principal: Omit<Principal, 'id'>): 
   }
   // An integer >= 0, as the request limiter reads it; anything else would fail each request.
   if (rateLimit !== undefined) assertNumber(`${where}: rateLimit`, rateLimit, 0);
+  if (weight !== undefined) assertWeight(`${where}: weight`, weight);
 }

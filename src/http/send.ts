@@ -10,6 +10,7 @@ import type { Emit } from '../observe/events.js';
 import type { NewMessage, Storage } from '../storage/contract.js';
 import type { MessageHandOff } from '../outbox/hand-off.js';
 import { principalOf } from './authenticate.js';
+import type { Principal } from '../auth/principal.js';
 import { newMessageRef } from './message-ref.js';
 import { sendJsonText } from './respond.js';
 import type { RequestValidator, SendRequest } from './validate-request.js';
@@ -37,7 +38,11 @@ function senderFor(profile: Profile, from: string | null): string {
   return from;
 }
 
-function toMessages(request: SendRequest, principalId: string, sender: string, now: number, secret: string | null): NewMessage[] {
+function toMessages(request: SendRequest, principal: Principal, profile: Profile, sender: string, now: number): NewMessage[] {
+  const principalId = principal.id;
+  const secret = principal.callbackSecret ?? null;
+  const priority = profile.priority ?? 'bulk';
+  const weight = principal.weight ?? 1;
   return request.items.map((item) => {
     const ref = newMessageRef();
     return {
@@ -59,6 +64,8 @@ function toMessages(request: SendRequest, principalId: string, sender: string, n
       callbackUrl: request.callbackUrl,
       callbackSecret: request.callbackUrl === null ? null : secret,
       createdAt: now,
+      priority,
+      weight,
     };
   });
 }
@@ -92,7 +99,7 @@ export function sendHandler(deps: SendHandlerDeps): RequestHandler {
     const sender = senderFor(profile, request.from);
     const charging = deps.chargeMessages(res, request.items.length);
     if (charging !== undefined) await charging;
-    const messages = toMessages(request, principal.id, sender, deps.now(), principal.callbackSecret ?? null);
+    const messages = toMessages(request, principal, profile, sender, deps.now());
     const lease = deps.handOff.lease(messages.length);
     try {
       await deps.storage.insertMessages(messages, lease ?? undefined);

@@ -14,10 +14,14 @@
  *   is stored in the same atomic step, so a crash cannot lose it; leased at once when a
  *   receipt carries a report lease (the instance that applied it sends it without a claim).
  *
- * What it does NOT promise: ordering between messages, exactly-once submission (a lease
- * that ends while its owner still works lets another owner submit again: delivery is
- * at-least-once), or that lookups see a write made by another instance in the same
- * millisecond.
+ * - Claims are fair (see {@link Storage.claimMessages}): transactional before bulk, principals
+ *   with queued messages in turn by weight, each principal's messages in acceptance order.
+ *
+ * What it does NOT promise: a strict order between messages (the turns are exact for one
+ * writer and approximate when two instances accept for one principal at once), exactly-once
+ * submission (a lease that ends while its owner still works lets another owner submit
+ * again: delivery is at-least-once), or that lookups see a write made by another instance
+ * in the same millisecond.
  */
 import type { MessageState, Outcome, StatusReason, TerminalState } from '../lifecycle/states.js';
 
@@ -32,6 +36,12 @@ export type ReferenceField = 'external_id' | 'message_id';
 
 /** The text encoding a message goes out in. */
 export type Encoding = 'GSM-7' | 'UCS-2';
+
+/**
+ * A message's class, from its profile: every due `transactional` message (one-time
+ * passwords, alerts) is claimed before any `bulk` one (campaigns). Default `bulk`.
+ */
+export type Priority = 'transactional' | 'bulk';
 
 /** A message as accepted from a request, before it is stored. */
 export interface NewMessage {
@@ -69,6 +79,15 @@ export interface NewMessage {
   callbackSecret: string | null;
   /** When it was accepted, in epoch milliseconds. */
   createdAt: number;
+  /** Its class: transactional messages are claimed before bulk ones. */
+  priority: Priority;
+  /**
+   * Its principal's share of the carrier against the other principals with queued messages
+   * of its class (the principal's `weight`, default 1): in each turn a principal of weight 2
+   * has two messages claimed where one of weight 1 has one. Read when the message is stored;
+   * not part of the record.
+   */
+  weight: number;
 }
 
 /** One part of a message as the carrier knows it. */
@@ -96,7 +115,7 @@ export interface CallbackState {
 }
 
 /** A stored message with its current state. */
-export interface MessageRecord extends NewMessage {
+export interface MessageRecord extends Omit<NewMessage, 'weight'> {
   /** Current lifecycle state. */
   state: MessageState;
   /** Reason of the terminal state, else `null`. */
@@ -253,8 +272,18 @@ export interface Storage {
 
   /**
    * Leases up to `limit` messages that are `queued`, due (`nextAttemptAt <= now`) and not
-   * leased by a live lease, oldest first. Their parts come with them, so parts already
+   * leased by a live lease, in fair order. Their parts come with them, so parts already
    * submitted by an earlier attempt are not sent again.
+   *
+   * Fair order: every claimable `transactional` message before any `bulk` one; within a
+   * class, the principals with claimable messages take turns, a principal of weight `w`
+   * having `w` messages claimed in a turn; within a principal, messages in the order they
+   * were accepted. So one principal's backlog of 100,000 never delays another's next
+   * message by more than a turn. A message given back for a retry keeps its place, and is
+   * claimed first once due. How an adapter keeps that order cheap is its own: the bundled
+   * ones give each message a virtual finish tag when it is stored (`fairTags`, in
+   * storage/fair-tags.ts) and claim by class and tag, with the acceptance order breaking
+   * ties; that costs one indexed scan however many principals are queued.
    */
   claimMessages(options: ClaimOptions): Promise<MessageRecord[]>;
 

@@ -33,6 +33,7 @@ export class QueuedRecord {
     this.callbackUrl = message.callbackUrl;
     this.callbackSecret = message.callbackSecret;
     this.createdAt = message.createdAt;
+    this.priority = message.priority;
     this.state = 'queued';
     this.statusReason = null;
     this.statusDescription = null;

@@ -50,3 +50,13 @@ export function assertNumber(where: string, value: unknown, min: number, integer
     throw new OptionError(`${where} must be ${integer ? 'an integer' : 'a number'} >= ${min}, got ${String(value)}`);
   }
 }
+
+/**
+ * Throws unless `value` is a usable fair-queue weight: a finite number from 0.01 to 1,000
+ * (a tag step of 1/weight stays exact enough in a double for billions of messages).
+ */
+export function assertWeight(where: string, value: unknown): asserts value is number {
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0.01 || value > 1000) {
+    throw new OptionError(`${where} must be a number from 0.01 to 1000, got ${String(value)}`);
+  }
+}

@@ -134,6 +134,8 @@ export function newMessage(callbackUrl: string | null, now: number, overrides: P
     callbackUrl,
     callbackSecret: null,
     createdAt: now,
+    priority: 'bulk',
+    weight: 1,
     ...overrides,
   };
 }

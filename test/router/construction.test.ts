@@ -40,6 +40,7 @@ describe('createSmsRouter checks its adapters', () => {
         'createSmsRouter: `storage` is not a Storage: an object without the methods insertMessages(), claimMessages(), ' +
           'recordSubmission(), reschedule(), finish(), expireOverdue(), applyReceipt(), getMessage(), findByExternalId(), ' +
           'claimCallbacks(), deferCallbacks(), recordCallbackAttempt(), purge()',
+        'INVALID_ADAPTER',
       ),
     );
     expect(build({ storage: storageWithout('purge') })).toThrow(

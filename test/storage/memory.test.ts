@@ -1,8 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { outcome } from '../../src/lifecycle/states.js';
+import { fairTags, PRIORITY_RANK } from '../../src/storage/fair-tags.js';
 import { MemoryStorage } from '../../src/storage/memory/adapter.js';
 import { mulberry32 } from '../../src/util/mulberry32.js';
 import { buildNewMessage, runStorageContract } from '../../src/testing/storage-suite/index.js';
+import type { NewMessage, Priority } from '../../src/storage/contract.js';
 
 runStorageContract({ describe, it }, { name: 'MemoryStorage', create: async () => new MemoryStorage() });
 
@@ -66,5 +68,73 @@ describe('MemoryStorage', () => {
     // The walk went somewhere: many claims, and reports of every fate.
     expect(claims).toBeGreaterThan(100);
     expect(model.some((m) => !m.pending)).toBe(true);
+  });
+
+  it('claims messages in the order a walk and sort of every queued message by (class, tag, acceptance) gives, under random stores, claims, retries, submissions and lease ends', async () => {
+    // The model is the plain algorithm the heaps replace: tags from the principal's largest
+    // queued tag and the class's smallest claimable one (else its largest given), and a claim
+    // that looks at every queued message, keeps the due and unleased, and sorts them.
+    interface Modelled { ref: string; seq: number; principal: string; rank: number; tag: number; queued: boolean; nextAttemptAt: number; leaseUntil: number | null }
+    const random = mulberry32(26);
+    const storage = new MemoryStorage();
+    const model: Modelled[] = [];
+    const largestGiven: (number | null)[] = [null, null];
+    const claimable = (m: Modelled, now: number) => m.queued && m.nextAttemptAt <= now && (m.leaseUntil === null || m.leaseUntil <= now);
+    let now = 0;
+    let claimedCount = 0;
+    let retried = 0;
+    for (let step = 0; step < 1_500; step++) {
+      // Mostly forward; now and then a caller whose clock is a little behind.
+      now += random() < 0.1 ? -Math.floor(random() * 30) : Math.floor(random() * 40);
+      const roll = random();
+      if (roll < 0.35) {
+        const principal = `p${Math.floor(random() * 6)}`;
+        const priority: Priority = random() < 0.3 ? 'transactional' : 'bulk';
+        const rank = PRIORITY_RANK[priority];
+        const weight = [1, 2, 0.5][Math.floor(random() * 3)]!;
+        const count = random() < 0.1 ? 20 + Math.floor(random() * 60) : 1 + Math.floor(random() * 4);
+        const leased = random() < 0.2;
+        const claimableTags = model.filter((m) => m.rank === rank && claimable(m, now)).map((m) => m.tag);
+        const head = claimableTags.length > 0 ? Math.min(...claimableTags) : largestGiven[rank]!;
+        const ownTags = model.filter((m) => m.queued && m.rank === rank && m.principal === principal).map((m) => m.tag);
+        const tags = fairTags(count, weight, ownTags.length > 0 ? Math.max(...ownTags) : null, head === null || head === undefined ? null : head - 1 / weight);
+        const messages: NewMessage[] = tags.map(() => buildNewMessage({ principalId: principal, priority, weight, createdAt: now }));
+        const leaseUntil = leased ? now + 100 : null;
+        await storage.insertMessages(messages, leased ? { owner: 'accepting', until: now + 100 } : undefined);
+        messages.forEach((message, i) => {
+          model.push({ ref: message.ref, seq: model.length, principal, rank, tag: tags[i]!, queued: true, nextAttemptAt: now, leaseUntil });
+        });
+        largestGiven[rank] = Math.max(largestGiven[rank] ?? Number.NEGATIVE_INFINITY, tags[tags.length - 1]!);
+        continue;
+      }
+      const limit = 1 + Math.floor(random() * 5);
+      const expected = model
+        .filter((m) => claimable(m, now))
+        .sort((a, b) => a.rank - b.rank || a.tag - b.tag || a.seq - b.seq)
+        .slice(0, limit);
+      const claimed = await storage.claimMessages({ owner: 'w', limit, leaseMs: 150, now });
+      expect(claimed.map((c) => c.ref)).toEqual(expected.map((m) => m.ref));
+      claimedCount += claimed.length;
+      for (const m of expected) {
+        m.leaseUntil = now + 150;
+        const fate = random();
+        if (fate < 0.2) continue; // left to its lease, as a crashed worker would
+        if (fate < 0.45) {
+          retried++;
+          m.leaseUntil = null;
+          m.nextAttemptAt = now + Math.floor(random() * 200);
+          await storage.reschedule(m.ref, m.nextAttemptAt, 'busy', now);
+        } else if (fate < 0.9) {
+          m.queued = false;
+          await storage.recordSubmission(m.ref, 0, `c-${m.ref}`, now);
+        } else {
+          m.queued = false;
+          await storage.finish(m.ref, outcome('failed', 'unknown'), now);
+        }
+      }
+    }
+    // The walk went somewhere: many claims, retries, and a queue that filled and drained.
+    expect(claimedCount).toBeGreaterThan(300);
+    expect(retried).toBeGreaterThan(50);
   });
 });

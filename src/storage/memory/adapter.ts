@@ -37,8 +37,8 @@ import type {
  */
 export class MemoryStorage implements Storage {
   private readonly messages = new Map<string, StoredMessage>();
-  /** The `queued` messages, which a claim takes from. */
-  private readonly queue = new MessageQueue(this.messages);
+  /** The `queued` messages in fair order, which a claim takes from. */
+  private readonly queue = new MessageQueue();
   private readonly externalIds = new ExternalIdIndex();
   private readonly carrierIds = new CarrierIdIndex();
   /** Receipt outcomes already stored, shared by every part that got an equal one. */
@@ -63,15 +63,16 @@ export class MemoryStorage implements Storage {
       }
       refs?.add(message.ref);
     }
-    for (const message of messages) {
-      const stored = new StoredMessage(message, this.seq++, lease);
-      this.messages.set(message.ref, stored);
-      this.queue.add(stored);
+    const stored = messages.map((message) => {
+      const record = new StoredMessage(message, this.seq++, lease);
+      this.messages.set(message.ref, record);
       this.externalIds.add(message.principalId, message.externalId, message.ref);
-    }
+      return record;
+    });
+    this.queue.add(messages, stored);
   }
 
-  /** Leases up to `limit` due, unleased `queued` messages, oldest first (claims.ts). */
+  /** Leases up to `limit` due, unleased `queued` messages, in fair order (claims.ts). */
   async claimMessages(options: ClaimOptions): Promise<MessageRecord[]> {
     return this.queue.claim(options).map(copyRecord);
   }
@@ -109,6 +110,8 @@ export class MemoryStorage implements Storage {
     stored.nextAttemptAt = nextAttemptAt;
     stored.leaseOwner = null;
     stored.leaseUntil = null;
+    // It keeps its place in the fair order, and is claimed first once due.
+    this.queue.retry(stored);
   }
 
   /** Ends a message that is not yet terminal; `null` if it already is (or is unknown). */
@@ -214,7 +217,7 @@ export class MemoryStorage implements Storage {
   private release(stored: StoredMessage): void {
     stored.leaseOwner = null;
     stored.leaseUntil = null;
-    this.queue.delete(stored.ref);
+    this.queue.delete(stored);
   }
 
   /** Moves a non-terminal message to `outcome`, creating its pending report with it (leased under `lease` if given). */
@@ -244,7 +247,7 @@ export class MemoryStorage implements Storage {
   /** Forgets `record` and every index entry of it. */
   private remove(record: StoredMessage): void {
     this.messages.delete(record.ref);
-    this.queue.delete(record.ref);
+    this.queue.delete(record);
     this.externalIds.remove(record.principalId, record.externalId, record.ref);
     for (const part of record.parts) if (part.carrierId !== null) this.carrierIds.drop(part.carrierId, record);
     for (const carrierId of record.replacedCarrierIds ?? []) this.carrierIds.drop(carrierId, record);

@@ -1,66 +1,249 @@
 /**
- * What a claim takes, in memory: the queue of `queued` messages the submit worker claims
- * from ({@link MessageQueue}) and the queue of pending delivery reports the report
+ * What a claim takes, in memory: the fair queue of `queued` messages the submit worker
+ * claims from ({@link MessageQueue}) and the queue of pending delivery reports the report
  * dispatcher claims from ({@link ReportQueue}). The order in which work is handed out is
  * decided here and nowhere else, so a change to that order (which messages go first, how
  * much each key gets) is a change to this file. Both queues are kept so that a claim costs
  * what it takes, not the size of the backlog: a claim runs every few milliseconds under
- * load, and a backlog can hold thousands of messages.
+ * load, and a backlog can hold hundreds of thousands of messages over thousands of keys.
  *
  * @module
  */
 import { MinHeap } from '../../util/min-heap.js';
-import type { ClaimOptions } from '../contract.js';
-import { leaseIsLive, type StoredCallback, type StoredMessage } from './records.js';
+import { fairTags, PRIORITY_RANK } from '../fair-tags.js';
+import type { ClaimOptions, NewMessage, Priority } from '../contract.js';
+import { leaseIsLive, Place, type StoredCallback, type StoredMessage } from './records.js';
+
+/** Fair order within a class: the smaller tag first, then the earlier accepted. */
+const fairFirst = (a: Place, b: Place): boolean => a.tag < b.tag || (a.tag === b.tag && a.seq < b.seq);
+
+/** A not-due place's entry, stale once the place has moved on (`where` differs). */
+interface NotDue {
+  at: number;
+  place: Place;
+  where: number;
+}
 
 /**
- * The `queued` messages, in insertion order, and the claim that leases the oldest due ones.
- * It holds refs, not messages: the store's map of messages is the one owner of each.
+ * A principal's queued places in one class, in tag order (the order they were stored),
+ * the last one still queued; `departed` of the others have left the queue since.
+ */
+interface Backlog {
+  places: Place[];
+  departed: number;
+}
+
+/** The class rank of `priority`; a message from an untyped caller without one is bulk. */
+function rankOf(priority: Priority): number {
+  return PRIORITY_RANK[priority] ?? PRIORITY_RANK.bulk;
+}
+
+/** The weight a tag is spaced by: the message's, or 1 when it is not a positive number. */
+function weightOf(message: NewMessage): number {
+  const weight = message.weight;
+  return weight > 0 && Number.isFinite(weight) ? weight : 1;
+}
+
+/** Whether a claim at `now` may take `message` (queued): due, and under no live lease. */
+function claimable(message: StoredMessage, now: number): boolean {
+  return message.nextAttemptAt <= now && !leaseIsLive(message.leaseUntil, now);
+}
+
+/**
+ * The `queued` messages in fair order (contract: `Storage.claimMessages`), and the claim
+ * that leases the first claimable ones.
+ *
+ * Each message gets a virtual finish tag when it is stored (`fairTags`), from its
+ * principal's last queued tag in its class and the class's head; a claim takes them by
+ * (class rank, tag, insertion order). The claimable places of each class wait in a heap by
+ * that order; the leased ones in a set until their lease ends, and the not-due ones (given
+ * back for a retry) in a heap by due time, each moved back to its class's heap when it may be
+ * claimed again, with the tag it had. A claim of `k` is then O(k log n) plus the places it
+ * wakes, however many principals are queued. Entries of places that moved on are left
+ * behind and skipped when they come up.
+ *
+ * The head a request's tags start from is the smallest tag a claim could take now, so that
+ * a principal that was idle starts its turn there: its first message gets that very tag
+ * and comes right after the message holding it (insertion order breaks the tie), i.e.
+ * after at most one message of each other principal. When nothing is claimable (all leased
+ * or not due) it is the largest tag given in the class, so that a message given back for a
+ * retry is not overtaken by messages accepted after it.
  */
 export class MessageQueue {
-  /** Refs of messages in state `queued`, the only ones a claim looks at. */
-  private readonly queued = new Set<string>();
-  /** The latest `createdAt` added, and whether every add came in `createdAt` order. */
-  private lastCreatedAt = -Infinity;
-  private createdInOrder = true;
+  /** Per class rank: the places a claim may take, in fair order. */
+  private readonly ready = [new MinHeap<Place>(fairFirst), new MinHeap<Place>(fairFirst)];
+  /** Places under a lease (claimed, or stored leased); claimable again when it ends. */
+  private readonly leased = new Set<Place>();
+  /** No lease in `leased` ends before this (it may be earlier than the true first). */
+  private earliestLeaseEnd = Infinity;
+  /** Places given back for a retry, by when they are due. */
+  private readonly notDue = new MinHeap<NotDue>((a, b) => a.at < b.at);
+  /** Numbers the entries of `notDue`, so that a place knows its current one. */
+  private notDueEntries = 0;
+  /** Per class rank: principalId -> its queued places. */
+  private readonly backlogs = [new Map<string, Backlog>(), new Map<string, Backlog>()];
+  /** Per class rank: the largest tag given so far (`null`: none). */
+  private readonly lastTags: (number | null)[] = [null, null];
 
-  /** @param messages The store's messages by ref, where each queued ref is found. */
-  constructor(private readonly messages: ReadonlyMap<string, StoredMessage>) {}
-
-  /** Queues `message`, just stored. */
-  add(message: StoredMessage): void {
-    // Claims walk `queued` in insertion order and stop early while that is also the
-    // (createdAt, seq) order, i.e. while no message was created before the previous one.
-    if (message.createdAt < this.lastCreatedAt) this.createdInOrder = false;
-    else this.lastCreatedAt = message.createdAt;
-    this.queued.add(message.ref);
-  }
-
-  /** Takes message `ref` out of the queue (it left `queued`, or is gone). */
-  delete(ref: string): void {
-    this.queued.delete(ref);
-  }
-
-  /** Leases up to `limit` due, unleased messages to `owner`, oldest first; returns them. */
-  claim(options: ClaimOptions): StoredMessage[] {
-    const due: StoredMessage[] = [];
-    const limit = Math.max(0, options.limit);
-    // `queued` holds refs in insertion (seq) order; while that is also createdAt order the
-    // first `limit` due ones are the answer, and a backlog of thousands is not walked and
-    // sorted on every claim.
-    const inOrder = this.createdInOrder;
-    for (const ref of this.queued) {
-      if (inOrder && due.length >= limit) break;
-      const stored = this.messages.get(ref)!;
-      if (stored.nextAttemptAt <= options.now && !leaseIsLive(stored.leaseUntil, options.now)) due.push(stored);
+  /**
+   * Queues `stored`, just stored from `messages` (one request, in order): each run of one
+   * principal's messages of one class gets its tags after the principal's last queued one
+   * in the class, or after the class's head as the request found it.
+   */
+  add(messages: readonly NewMessage[], stored: readonly StoredMessage[]): void {
+    if (stored.length === 0) return;
+    // The head as of the request's acceptance: what a claim then could take.
+    const now = stored[0]!.createdAt;
+    const heads: (number | null | undefined)[] = [undefined, undefined];
+    for (let from = 0; from < stored.length; ) {
+      const first = stored[from]!;
+      const rank = rankOf(first.priority);
+      const weight = weightOf(messages[from]!);
+      let to = from + 1;
+      while (to < stored.length && stored[to]!.principalId === first.principalId && rankOf(stored[to]!.priority) === rank && weightOf(messages[to]!) === weight) to++;
+      let head = heads[rank];
+      if (head === undefined) head = heads[rank] = this.head(rank, now);
+      const backlog = this.backlogOf(rank, first.principalId);
+      const last = backlog.places.length === 0 ? null : backlog.places[backlog.places.length - 1]!.tag;
+      const tags = fairTags(to - from, weight, last, head);
+      for (let i = from; i < to; i++) {
+        const message = stored[i]!;
+        const place = new Place(message, rank, tags[i - from]!);
+        message.place = place;
+        backlog.places.push(place);
+        if (message.leaseUntil === null) this.ready[rank]!.push(place);
+        else this.lease(place, message.leaseUntil);
+      }
+      const lastTag = tags[tags.length - 1]!;
+      if (lastTag > (this.lastTags[rank] ?? Number.NEGATIVE_INFINITY)) this.lastTags[rank] = lastTag;
+      from = to;
     }
-    if (!inOrder) due.sort((a, b) => a.createdAt - b.createdAt || a.seq - b.seq);
-    const claimed = due.length > limit ? due.slice(0, limit) : due;
-    for (const stored of claimed) {
-      stored.leaseOwner = options.owner;
-      stored.leaseUntil = options.now + options.leaseMs;
+  }
+
+  /** Takes `message` out of the queue (it left `queued`, or is gone); its place goes stale. */
+  delete(message: StoredMessage): void {
+    const place = message.place;
+    if (place === null) return;
+    message.place = null;
+    if (place.where === Place.LEASED) this.leased.delete(place);
+    const backlogs = this.backlogs[place.rank]!;
+    const backlog = backlogs.get(message.principalId)!;
+    const places = backlog.places;
+    if (places[places.length - 1] === place) {
+      // The principal's last queued tag is now that of its latest message still queued.
+      places.pop();
+      while (places.length > 0 && !places[places.length - 1]!.queued) {
+        places.pop();
+        backlog.departed--;
+      }
+    } else backlog.departed++;
+    if (places.length === 0) backlogs.delete(message.principalId);
+    else if (backlog.departed > 32 && backlog.departed * 2 > places.length) {
+      backlog.places = places.filter((p) => p.queued);
+      backlog.departed = 0;
+    }
+  }
+
+  /** Puts `message` back after a retry was scheduled (its lease ended, `nextAttemptAt` moved): same tag. */
+  retry(message: StoredMessage): void {
+    const place = message.place;
+    // A place in its class's heap stays there: a claim checks that it is due.
+    if (place === null || place.where === Place.READY) return;
+    if (place.where === Place.LEASED) this.leased.delete(place);
+    this.waitUntilDue(place);
+  }
+
+  /** Leases up to `limit` claimable messages to `owner`, in fair order; returns them. */
+  claim(options: ClaimOptions): StoredMessage[] {
+    const claimed: StoredMessage[] = [];
+    const limit = Math.max(0, options.limit);
+    if (limit === 0) return claimed;
+    const now = options.now;
+    this.wake(now);
+    for (const ready of this.ready) {
+      while (claimed.length < limit) {
+        const place = ready.pop();
+        if (place === undefined) break;
+        if (!place.queued || place.where !== Place.READY) continue;
+        const message = place.message;
+        if (claimable(message, now)) {
+          message.leaseOwner = options.owner;
+          message.leaseUntil = now + options.leaseMs;
+          claimed.push(message);
+        }
+        this.park(place, now);
+      }
     }
     return claimed;
+  }
+
+  /** The smallest tag a claim at `now` could take in class `rank`, else the largest given. */
+  private head(rank: number, now: number): number | null {
+    this.wake(now);
+    const ready = this.ready[rank]!;
+    for (let top = ready.peek(); top !== undefined; top = ready.peek()) {
+      const current = top.queued && top.where === Place.READY;
+      if (current && claimable(top.message, now)) return top.tag;
+      ready.pop();
+      if (current) this.park(top, now);
+    }
+    return this.lastTags[rank] ?? null;
+  }
+
+  /** The queued places of `principalId` in class `rank`, made if it has none. */
+  private backlogOf(rank: number, principalId: string): Backlog {
+    const backlogs = this.backlogs[rank]!;
+    let backlog = backlogs.get(principalId);
+    if (backlog === undefined) backlogs.set(principalId, (backlog = { places: [], departed: 0 }));
+    return backlog;
+  }
+
+  /** Sets aside `place`, taken from its class's heap: leased, or not due at `now`. */
+  private park(place: Place, now: number): void {
+    const message = place.message;
+    if (leaseIsLive(message.leaseUntil, now)) this.lease(place, message.leaseUntil!);
+    else this.waitUntilDue(place);
+  }
+
+  /** Sets `place` aside until its lease ends at `until`. */
+  private lease(place: Place, until: number): void {
+    place.where = Place.LEASED;
+    this.leased.add(place);
+    if (until < this.earliestLeaseEnd) this.earliestLeaseEnd = until;
+  }
+
+  /** Sets `place` aside until its message is due. */
+  private waitUntilDue(place: Place): void {
+    place.where = ++this.notDueEntries;
+    this.notDue.push({ at: place.message.nextAttemptAt, place, where: place.where });
+  }
+
+  /** Puts back in their class's heap the places whose lease has ended, or that are due, by `now`. */
+  private wake(now: number): void {
+    if (now >= this.earliestLeaseEnd) {
+      let earliest = Infinity;
+      for (const place of this.leased) {
+        const until = place.message.leaseUntil;
+        if (until !== null && until > now) {
+          if (until < earliest) earliest = until;
+          continue;
+        }
+        this.leased.delete(place);
+        if (place.message.nextAttemptAt <= now) this.makeReady(place);
+        else this.waitUntilDue(place);
+      }
+      this.earliestLeaseEnd = earliest;
+    }
+    for (let top = this.notDue.peek(); top !== undefined && top.at <= now; top = this.notDue.peek()) {
+      this.notDue.pop();
+      if (top.place.queued && top.place.where === top.where) this.makeReady(top.place);
+    }
+  }
+
+  /** Puts `place` in its class's heap, where a claim may take it. */
+  private makeReady(place: Place): void {
+    place.where = Place.READY;
+    this.ready[place.rank]!.push(place);
   }
 }
 

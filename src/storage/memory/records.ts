@@ -18,7 +18,7 @@ import type { CallbackState, InsertLease, MessageRecord, NewMessage, Outcome, Pa
  */
 export class StoredMessage extends QueuedRecord {
   // Declared, not defined: every field is set once in the constructor, in one order.
-  /** Insertion order, the tie-break after `createdAt`. */
+  /** Insertion (acceptance) order: the tie-break after a claim's fair tag, and after `updatedAt` in expiry and purge. */
   declare seq: number;
   declare nextAttemptAt: number;
   declare leaseOwner: string | null;
@@ -30,16 +30,57 @@ export class StoredMessage extends QueuedRecord {
    * case, where each part's `carrierId` is the only one.
    */
   declare replacedCarrierIds: string[] | null;
+  /**
+   * Its place in the fair order of claims while it is `queued` (claims.ts), `null` once it
+   * left the queue: one field for the retention period, the place itself only while queued.
+   */
+  declare place: Place | null;
 
   /** `message` as the `seq`-th inserted, leased at once under `lease` if given. */
   constructor(message: NewMessage, seq: number, lease: InsertLease | undefined) {
     super(message);
+    // QueuedRecord predates the classes; a caller without types may leave it out: bulk, the default.
+    this.priority = message.priority ?? 'bulk';
     this.seq = seq;
     this.nextAttemptAt = message.createdAt;
     this.leaseOwner = lease?.owner ?? null;
     this.leaseUntil = lease?.until ?? null;
     this.callbackUid = null;
     this.replacedCarrierIds = null;
+    this.place = null;
+  }
+}
+
+/**
+ * A queued message's place in the fair order of claims: its class's rank and its virtual
+ * finish tag (storage/fair-tags.ts), given when it is stored and kept through retries.
+ * Referred to by the claim's heaps and its principal's backlog, and dropped by its message
+ * (`place` set to `null`) when it leaves the queue, which makes every such reference stale.
+ */
+export class Place {
+  /** Where it waits: {@link Place.READY}, {@link Place.LEASED}, or the number of its entry in the not-due heap. */
+  where: number;
+
+  /** In the heap of its class that claims take from. */
+  static readonly READY = -1;
+  /** In the set of leased places, until its lease ends. */
+  static readonly LEASED = -2;
+
+  /** Its message's insertion order, the tie-break after the tag (here, so that a claim's heap need not read the message). */
+  readonly seq: number;
+
+  constructor(
+    readonly message: StoredMessage,
+    readonly rank: number,
+    readonly tag: number,
+  ) {
+    this.seq = message.seq;
+    this.where = Place.READY;
+  }
+
+  /** Whether its message is still queued under this place (else every reference to it is stale). */
+  get queued(): boolean {
+    return this.message.place === this;
   }
 }
 
@@ -97,6 +138,7 @@ export function copyRecord(record: MessageRecord): MessageRecord {
     callbackUrl: record.callbackUrl,
     callbackSecret: record.callbackSecret,
     createdAt: record.createdAt,
+    priority: record.priority,
     state: record.state,
     statusReason: record.statusReason,
     statusDescription: record.statusDescription,

@@ -1,6 +1,7 @@
 /**
  * The storage contract suite's tests of one topic. Claiming messages for the submit
- * worker: only due, queued, unleased messages, oldest first, at most the limit, under a
+ * worker: only due, queued, unleased messages, in fair order (its own topic, fairness.ts),
+ * at most the limit, under a
  * lease that keeps every other claimer out until it ends, including leases taken at
  * insert. Kept as a topic of its own because a claim is where two workers (or two
  * instances) could both take a message, so its rules are the ones a broken adapter breaks
@@ -23,17 +24,17 @@ export function claimTests({ describe, test, insert, get, submitAll }: SuiteCont
       assert.deepEqual(refsOf(second), [later.ref]);
     });
 
-    test('claims oldest first (createdAt, then insertion order) and at most limit', async (storage) => {
-      const c = buildNewMessage({ createdAt: T0 + 30 });
-      const a1 = buildNewMessage({ createdAt: T0 + 10 });
-      const a2 = buildNewMessage({ createdAt: T0 + 10 });
-      const b = buildNewMessage({ createdAt: T0 + 20 });
-      const z = buildNewMessage({ createdAt: T0 });
-      await insert(storage, c, a1, a2);
+    test("claims one principal's messages in the order they were accepted, at most limit at a time", async (storage) => {
+      const a1 = buildNewMessage({ createdAt: T0 });
+      const a2 = buildNewMessage({ createdAt: T0 });
+      const a3 = buildNewMessage({ createdAt: T0 });
+      const b = buildNewMessage({ createdAt: T0 + 10 });
+      const c = buildNewMessage({ createdAt: T0 + 20 });
+      await insert(storage, a1, a2, a3);
       await insert(storage, b);
-      await insert(storage, z);
+      await insert(storage, c);
       const claimed = await storage.claimMessages({ owner: 'w', limit: 3, leaseMs: LEASE, now: T0 + 100 });
-      assert.deepEqual(refsOf(claimed), [z.ref, a1.ref, a2.ref]);
+      assert.deepEqual(refsOf(claimed), [a1.ref, a2.ref, a3.ref]);
       const rest = await storage.claimMessages({ owner: 'w', limit: 3, leaseMs: LEASE, now: T0 + 100 });
       assert.deepEqual(refsOf(rest), [b.ref, c.ref]);
       assert.deepEqual(await storage.claimMessages({ owner: 'w', limit: 3, leaseMs: LEASE, now: T0 + 100 }), []);

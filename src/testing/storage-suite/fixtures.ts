@@ -38,8 +38,15 @@ export function buildNewMessage(overrides: Partial<NewMessage> = {}): NewMessage
     callbackUrl: null,
     callbackSecret: null,
     createdAt: T0,
+    priority: 'bulk',
+    weight: 1,
     ...overrides,
   };
+}
+
+/** `count` messages built as {@link buildNewMessage} builds one, each with `overrides`: one request's worth. */
+export function buildNewMessages(count: number, overrides: Partial<NewMessage> = {}): NewMessage[] {
+  return Array.from({ length: count }, () => buildNewMessage(overrides));
 }
 
 /** A delivered part or message. */

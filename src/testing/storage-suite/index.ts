@@ -10,6 +10,7 @@ import { callbackTests } from './callbacks.js';
 import { claimTests } from './claims.js';
 import { suiteContext, type StorageSuiteHarness, type StorageSuiteOptions } from './context.js';
 import { endingTests } from './endings.js';
+import { fairnessTests } from './fairness.js';
 import { messageTests } from './messages.js';
 import { receiptTests } from './receipts.js';
 import { retentionTests } from './retention.js';
@@ -30,6 +31,7 @@ export function runStorageContract(harness: StorageSuiteHarness, options: Storag
   harness.describe(`storage contract: ${options.name}`, () => {
     messageTests(context);
     claimTests(context);
+    fairnessTests(context);
     submissionTests(context);
     endingTests(context);
     receiptTests(context);
