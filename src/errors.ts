@@ -16,6 +16,8 @@ export const ERRORS = {
   INVALID_PROFILE: { status: 422, details: 'Invalid Profile Code' },
   VALIDATION_FAILED: { status: 422, details: 'Invalid request' },
   RATE_LIMITED: { status: 429, details: 'Too many requests' },
+  QUEUE_FULL: { status: 429, details: 'Too many queued messages for this key' },
+  BACKLOG_FULL: { status: 503, details: 'The gateway has too many queued messages' },
   SERVER_ERROR: { status: 500, details: '500 server-error' },
 } as const satisfies Record<string, { status: number; details: string }>;
 
@@ -33,14 +35,17 @@ export class SmsError extends Error {
   readonly status: number;
   /** The text sent as `details`. */
   readonly details: string;
+  /** Seconds sent as `Retry-After`, when the client may try again later. */
+  readonly retryAfter: number | undefined;
 
-  constructor(code: ErrorCode, details?: string) {
+  constructor(code: ErrorCode, details?: string, retryAfter?: number) {
     const entry = ERRORS[code];
     super(details ?? entry.details);
     this.name = 'SmsError';
     this.code = code;
     this.status = entry.status;
     this.details = details ?? entry.details;
+    this.retryAfter = retryAfter;
   }
 }
 

@@ -55,4 +55,4 @@ export {
 } from './errors.js';
 export { buildOpenApiDocument, type OpenApiDocument, type OpenApiDocumentOptions } from './openapi/document.js';
 export type { SmsLogger, LogMethod } from './observe/logging.js';
-export type { MetricsOptions, PromClient, PromRegistry, PromCounter, PromHistogram, PromMetricConfig } from './observe/metrics.js';
+export type { MetricsOptions, PromClient, PromRegistry, PromCounter, PromHistogram, PromGauge, PromMetricConfig } from './observe/metrics.js';

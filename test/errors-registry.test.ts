@@ -26,7 +26,7 @@ describe('the error registry', () => {
       const row = rows.get(code)!;
       expect(row.status, code).toBe(entry.status);
       // Fixed texts are quoted verbatim; dynamic ones (validation, sizes) are described.
-      if (!['VALIDATION_FAILED', 'BODY_TOO_LARGE', 'SCOPE_DENIED', 'RATE_LIMITED', 'SERVER_ERROR'].includes(code)) {
+      if (!['VALIDATION_FAILED', 'BODY_TOO_LARGE', 'SCOPE_DENIED', 'RATE_LIMITED', 'SERVER_ERROR', 'QUEUE_FULL', 'BACKLOG_FULL'].includes(code)) {
         expect(row.text, code).toContain(`\`${entry.details}\``);
       }
     }

@@ -1,7 +1,8 @@
 import * as client from 'prom-client';
 import request from 'supertest';
-import { afterEach, describe, expect, it } from 'vitest';
-import { SimulatorDelivery, type PromClient, type SmsRouterOptions } from '../src/index.js';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { MemoryStorage, SimulatorDelivery, type PromClient, type SmsRouterOptions } from '../src/index.js';
+import { GatedDelivery } from './helpers/gated-delivery.js';
 import { createGateway, KEY, type TestGateway } from './helpers/gateway.js';
 import { eventually } from './helpers/poll.js';
 import { startReceiver, type Receiver } from './dlr/helpers.js';
@@ -204,5 +205,33 @@ describe('metrics option', () => {
     const taken = new client.Registry();
     new client.Gauge({ name: 'sms_outbox_errors_total', help: 'not ours', registers: [taken] });
     expect(() => createGateway({ metrics: { client: typedClient, registry: taken } })).toThrow(/already registered as another kind of metric/);
+  });
+
+  it('shows the queue by class every 5 s, and how long messages waited in it', async () => {
+    // Only the sampler's interval is faked: requests, the worker and the carrier run for real.
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
+    try {
+      const registry = new client.Registry();
+      const carrier = new GatedDelivery('all');
+      const { app, sms } = gatewayWith(registry, { storage: new MemoryStorage(), delivery: carrier, worker: { concurrency: 1 } });
+      await sms.ready();
+      const sent = await request(app)
+        .post('/api/outbox/create')
+        .set('X-API-Key', KEY)
+        .send({ profile_code: '12345', messages: Array.from({ length: 5 }, () => ({ recipient: '254712345678', message: 'queued' })) });
+      expect(sent.status).toBe(200);
+      expect(await value(registry, 'sms_outbox_queue_depth', { class: 'bulk' })).toBe(0);
+      await vi.advanceTimersByTimeAsync(5_000);
+      await eventually(async () => (await value(registry, 'sms_outbox_queue_depth', { class: 'bulk' })) === 5);
+      expect(await value(registry, 'sms_outbox_queue_depth', { class: 'transactional' })).toBe(0);
+      expect(await value(registry, 'sms_outbox_queue_oldest_age_seconds')).toBeGreaterThanOrEqual(0);
+
+      carrier.open();
+      await reaches(registry, 'sms_outbox_accept_to_submit_seconds_count', { class: 'bulk' }, 5);
+      await vi.advanceTimersByTimeAsync(5_000);
+      await eventually(async () => (await value(registry, 'sms_outbox_queue_depth', { class: 'bulk' })) === 0);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });

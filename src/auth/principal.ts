@@ -28,6 +28,8 @@ export interface Principal {
    * number; default 1.
    */
   weight?: number;
+  /** The most messages it may have queued at once (the router's `backlog.perKey` otherwise). */
+  maxQueued?: number;
 }
 
 /**

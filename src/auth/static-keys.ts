@@ -23,7 +23,7 @@ const sha256Hex: (text: string) => string =
     : (text) => crypto.createHash('sha256').update(text).digest('hex');
 
 /** The fields an entry may have: its key (or digest) and the {@link Principal} fields. */
-const ENTRY_FIELDS = ['key', 'sha256', 'id', 'scopes', 'disabled', 'profiles', 'callbackSecret', 'rateLimit', 'weight'] as const;
+const ENTRY_FIELDS = ['key', 'sha256', 'id', 'scopes', 'disabled', 'profiles', 'callbackSecret', 'rateLimit', 'weight', 'maxQueued'] as const;
 
 /**
  * A {@link KeyVerifier} over a fixed list of keys.
@@ -91,7 +91,7 @@ function scopeHint(scope: string): string {
 
 /** Checks the optional {@link Principal} fields of an entry; `where` names the entry. */
 function checkPrincipalFields(where: string, principal: Omit<Principal, 'id'>): void {
-  const { scopes, disabled, profiles, callbackSecret, rateLimit, weight } = principal;
+  const { scopes, disabled, profiles, callbackSecret, rateLimit, weight, maxQueued } = principal;
   if (scopes !== undefined) {
     if (!Array.isArray(scopes)) {
       throw new OptionError(`${where}: scopes must be an array of 'quick' and 'premium', got ${describeType(scopes)}`);
@@ -120,4 +120,5 @@ function checkPrincipalFields(where: string, principal: Omit<Principal, 'id'>): 
   // An integer >= 0, as the request limiter reads it; anything else would fail each request.
   if (rateLimit !== undefined) assertNumber(`${where}: rateLimit`, rateLimit, 0);
   if (weight !== undefined) assertWeight(`${where}: weight`, weight);
+  if (maxQueued !== undefined) assertNumber(`${where}: maxQueued`, maxQueued, 1);
 }

@@ -34,6 +34,7 @@ export function handleErrors(emit: Emit, endpointOf: EndpointOf): ErrorRequestHa
     const known = error instanceof SmsError ? error : undecodablePath(error) ? notFound : null;
     const answer = known ?? serverError;
     if (answer.status === 401) res.setHeader('WWW-Authenticate', 'ApiKey header="X-API-Key"');
+    if (answer.retryAfter !== undefined) res.setHeader('Retry-After', String(answer.retryAfter));
     sendDetails(res, answer.status, answer.details);
     if (known === null) {
       emit('error', { error, source: 'request' });

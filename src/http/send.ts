@@ -15,6 +15,7 @@ import { newMessageRef } from './message-ref.js';
 import { sendJsonText } from './respond.js';
 import type { RequestValidator, SendRequest } from './validate-request.js';
 import type { ChargeMessages } from './message-budget.js';
+import type { BacklogGate } from './backlog.js';
 
 /** What a send handler needs. */
 export interface SendHandlerDeps {
@@ -27,6 +28,8 @@ export interface SendHandlerDeps {
   handOff: MessageHandOff;
   /** Takes the request's messages from the caller's budget, or throws (429/422): nothing is stored then. */
   chargeMessages: ChargeMessages;
+  /** Refuses a request that would pass a backlog bound (429/503), before it is charged; `null`: no bounds. */
+  backlog: BacklogGate | null;
 }
 
 const invalidProfile = new SmsError('INVALID_PROFILE');
@@ -97,14 +100,22 @@ export function sendHandler(deps: SendHandlerDeps): RequestHandler {
     const profile = isPromiseLike(resolving) ? await resolving : resolving;
     if (profile === null || profile === undefined) throw invalidProfile;
     const sender = senderFor(profile, request.from);
-    const charging = deps.chargeMessages(res, request.items.length);
-    if (charging !== undefined) await charging;
+    const count = request.items.length;
+    if (deps.backlog !== null) await deps.backlog.admit(principal, count);
+    try {
+      const charging = deps.chargeMessages(res, count);
+      if (charging !== undefined) await charging;
+    } catch (error) {
+      deps.backlog?.notStored(principal, count);
+      throw error;
+    }
     const messages = toMessages(request, principal, profile, sender, deps.now());
     const lease = deps.handOff.lease(messages.length);
     try {
       await deps.storage.insertMessages(messages, lease ?? undefined);
     } catch (error) {
       deps.handOff.notStored(messages.length, lease);
+      deps.backlog?.notStored(principal, count);
       throw error;
     }
     sendJsonText(res, 200, acceptedBody(messages));

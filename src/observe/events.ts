@@ -122,6 +122,18 @@ function withCode(input: ErrorEventInput): ErrorEvent {
   return { ...input, code: eventErrorCode(input.error) ?? SOURCE_CODES[input.source] };
 }
 
+/** Payload of `queue.depth`: the queued messages (accepted, not yet submitted), sampled every few seconds. */
+export interface QueueDepthEvent {
+  /** Queued transactional messages. */
+  transactional: number;
+  /** Queued bulk messages. */
+  bulk: number;
+  /** When the oldest queued message was accepted (epoch ms), or `null` when none is. */
+  oldestAcceptedAt: number | null;
+  /** When the sample was taken, epoch ms. */
+  at: number;
+}
+
 /** Every event the router emits, with its payload. */
 export interface SmsEvents {
   /** A message was stored and acknowledged (one event per message). Bill from this. */
@@ -134,6 +146,11 @@ export interface SmsEvents {
   'message.retrying': (event: MessageRetryingEvent) => void;
   /** A subscriber sent a message to one of our numbers (premium MO flow). */
   'message.inbound': (event: InboundMessage) => void;
+  /**
+   * The queue, sampled every 5 s while someone listens (the `metrics` option does), from a
+   * storage with `countQueued`.
+   */
+  'queue.depth': (event: QueueDepthEvent) => void;
   /** A delivery report was answered with a 2xx. */
   'dlr.sent': (event: DlrEvent) => void;
   /** A delivery report attempt failed and will be retried. */

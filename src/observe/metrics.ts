@@ -12,7 +12,7 @@ export interface PromRegistry {
   /** The metric registered under `name`, if any (prom-client's `getSingleMetric`). */
   getSingleMetric(name: string): unknown;
   /** Adds a metric made by the router. */
-  registerMetric(metric: PromCounter | PromHistogram): void;
+  registerMetric(metric: PromCounter | PromHistogram | PromGauge): void;
 }
 
 /** What the router passes to a prom-client metric constructor. */
@@ -45,6 +45,12 @@ export interface PromHistogram {
   observe(labels: Record<string, string>, value: number): void;
 }
 
+/** The part of a prom-client `Gauge` the router uses. */
+export interface PromGauge {
+  /** Sets the series of `labels` to `value`. */
+  set(labels: Record<string, string>, value: number): void;
+}
+
 /**
  * The part of the prom-client module the router uses: pass the module itself
  * (`import * as client from 'prom-client'`, or its default export). prom-client 15 fits.
@@ -54,6 +60,8 @@ export interface PromClient {
   Counter: new (config: PromMetricConfig) => PromCounter;
   /** prom-client's `Histogram` class. */
   Histogram: new (config: PromMetricConfig) => PromHistogram;
+  /** prom-client's `Gauge` class. */
+  Gauge: new (config: PromMetricConfig) => PromGauge;
   /** prom-client's default registry, used when no `registry` is given. */
   register: PromRegistry;
 }
@@ -83,6 +91,9 @@ export interface MetricsConfig {
   registry: PromRegistry;
 }
 
+/** Upper bounds of the queue-wait buckets, seconds: from a carrier that keeps up to a backlog of an hour. */
+const QUEUE_WAIT_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600];
+
 /** Upper bounds of the delivery-report duration buckets, seconds: up to the default 15 s timeout and past it. */
 const DLR_DURATION_BUCKETS = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 15, 30];
 
@@ -91,7 +102,7 @@ const DLR_DURATION_BUCKETS = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 
  * router on the same registry (or one rebuilt in tests) then adds to the same series
  * instead of prom-client throwing "already registered".
  */
-function metric<M extends PromCounter | PromHistogram>(
+function metric<M extends PromCounter | PromHistogram | PromGauge>(
   registry: PromRegistry,
   config: PromMetricConfig,
   kind: new (config: PromMetricConfig) => M,
@@ -136,6 +147,16 @@ export function attachMetrics(events: SmsEventEmitter, config: MetricsConfig): (
     ['result'],
     DLR_DURATION_BUCKETS,
   );
+  const gauge = (name: string, help: string, labelNames: readonly string[] = []) =>
+    metric(registry, { name: `sms_outbox_${name}`, help, labelNames, registers: [] }, client.Gauge);
+  const queueDepth = gauge('queue_depth', 'Messages queued (accepted, not yet submitted), by class; sampled every 5 s.', ['class']);
+  const oldestAge = gauge('queue_oldest_age_seconds', 'Age of the oldest queued message (0 when none); sampled every 5 s.');
+  const acceptToSubmit = histogram(
+    'accept_to_submit_seconds',
+    'From acceptance to the carrier accepting every part: the wait in the queue, by class.',
+    ['class'],
+    QUEUE_WAIT_BUCKETS,
+  );
   const errors = counter('errors_total', 'Unexpected errors (500s, storage, carrier, listeners), by source.', ['source']);
 
   const detach: (() => void)[] = [];
@@ -154,7 +175,15 @@ export function attachMetrics(events: SmsEventEmitter, config: MetricsConfig): (
     accepted.inc(labels);
     units.inc(labels, m.smsCount);
   });
-  on('message.submitted', ({ message: m }) => submitted.inc({ endpoint: m.endpoint }));
+  on('message.submitted', ({ message: m }) => {
+    submitted.inc({ endpoint: m.endpoint });
+    acceptToSubmit.observe({ class: m.priority }, Math.max(0, m.updatedAt - m.createdAt) / 1000);
+  });
+  on('queue.depth', (q) => {
+    queueDepth.set({ class: 'transactional' }, q.transactional);
+    queueDepth.set({ class: 'bulk' }, q.bulk);
+    oldestAge.set({}, q.oldestAcceptedAt === null ? 0 : Math.max(0, q.at - q.oldestAcceptedAt) / 1000);
+  });
   on('message.retrying', () => retries.inc({}));
   on('message.status', ({ message: m }) => {
     if (isTerminal(m.state)) finished.inc({ endpoint: m.endpoint, state: m.state, reason: m.statusReason ?? 'unknown' });

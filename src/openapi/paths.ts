@@ -15,8 +15,9 @@ const SEND_ERRORS = {
   '413': ref('responses', 'PayloadTooLarge'),
   '415': ref('responses', 'UnsupportedMediaType'),
   '422': ref('responses', 'Unprocessable'),
-  '429': ref('responses', 'TooManyRequests'),
+  '429': ref('responses', 'SendTooManyRequests'),
   '500': ref('responses', 'ServerError'),
+  '503': ref('responses', 'ServiceUnavailable'),
 };
 
 const STATUS_ERRORS = {

@@ -51,6 +51,18 @@ export function componentResponses(limits: Required<LimitOptions>): Record<strin
     TooManyRequests: error('The rate limit was hit; the standard `RateLimit` headers tell the window.', errorExamples(['RATE_LIMITED']), {
       'Retry-After': header('Seconds until a request may be made again.', 'integer'),
     }),
+    SendTooManyRequests: error(
+      'The rate limit was hit (the standard `RateLimit` headers tell the window), or the key has as many messages queued as it may. Nothing was stored or charged.',
+      errorExamples(['RATE_LIMITED', 'QUEUE_FULL'], {
+        QUEUE_FULL: 'Too many queued messages for this key: 100000 queued, at most 100000; retry once some are sent',
+      }),
+      { 'Retry-After': header('Seconds until a request may be made again (for a full queue: estimated from how fast it drains).', 'integer') },
+    ),
+    ServiceUnavailable: error(
+      'The gateway has as many messages queued in all as it may. Nothing was stored or charged.',
+      errorExamples(['BACKLOG_FULL'], { BACKLOG_FULL: 'The gateway has too many queued messages; retry once some are sent' }),
+      { 'Retry-After': header('Seconds until a request may be made again, estimated from how fast the queue drains.', 'integer') },
+    ),
     ServerError: error(
       'An unexpected failure. The answer is always exactly this; the cause is reported to the operator.',
       errorExamples(['SERVER_ERROR']),

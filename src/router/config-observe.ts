@@ -39,7 +39,7 @@ export function resolveMetrics(options: MetricsOptions | undefined): MetricsConf
   }
   assertKnownKeys('metrics', options, ['client', 'registry']);
   const client = options.client as Partial<PromClient> | undefined;
-  if (typeof client !== 'object' || client === null || typeof client.Counter !== 'function' || typeof client.Histogram !== 'function') {
+  if (typeof client !== 'object' || client === null || typeof client.Counter !== 'function' || typeof client.Histogram !== 'function' || typeof client.Gauge !== 'function') {
     throw new OptionError("createSmsRouter: `metrics.client` must be the prom-client module (`import * as client from 'prom-client'`)");
   }
   const registry = options.registry ?? client.register;

@@ -10,6 +10,7 @@ import { principalProfiles, staticProfiles } from '../auth/profiles.js';
 import { staticKeys } from '../auth/static-keys.js';
 import type { DeliveryAdapter } from '../delivery/contract.js';
 import { SimulatorDelivery } from '../delivery/simulator.js';
+import { BACKLOG_DEFAULTS } from '../http/backlog.js';
 import { LIMIT_DEFAULTS } from '../http/limits.js';
 import type { Storage } from '../storage/contract.js';
 import { MemoryStorage } from '../storage/memory/adapter.js';
@@ -25,13 +26,14 @@ import { OptionError } from '../errors.js';
 
 const OPTION_KEYS = [
   'verifyKey', 'resolveProfile', 'storage', 'delivery', 'basePath', 'limits',
-  'worker', 'dlr', 'retention', 'rateLimit', 'openapi', 'logger', 'metrics', 'instanceId', 'now',
+  'worker', 'backlog', 'dlr', 'retention', 'rateLimit', 'openapi', 'logger', 'metrics', 'instanceId', 'now',
 ] as const;
 
 /** The {@link Storage} contract's methods (`true`: required), checked at construction. */
 const STORAGE_METHODS = {
   ready: false,
   close: false,
+  countQueued: false,
   insertMessages: true,
   claimMessages: true,
   recordSubmission: true,
@@ -124,6 +126,7 @@ export function resolveOptions(options: SmsRouterOptions): SmsRouterConfig {
     basePath,
     limits: section('limits', options.limits, LIMIT_DEFAULTS),
     worker: section('worker', options.worker, WORKER_DEFAULTS),
+    backlog: options.backlog === false ? false : section('backlog', options.backlog, BACKLOG_DEFAULTS),
     dlr: resolveDlrOptions(options.dlr),
     retention: options.retention === false ? false : section('retention', options.retention, RETENTION_DEFAULTS),
     rateLimit: resolveRateLimitOptions(options.rateLimit),

@@ -11,6 +11,8 @@ import { handleErrors } from '../http/handle-errors.js';
 import { parseJsonBody } from '../http/parse-body.js';
 import { createRateLimiters } from '../http/rate-limit/limiters.js';
 import { sendHandler } from '../http/send.js';
+import { BacklogGate } from '../http/backlog.js';
+import { isTerminal } from '../lifecycle/states.js';
 import { statusByExternalId, statusByRef } from '../http/status.js';
 import { createValidators } from '../http/validate-request.js';
 import { callbackUrlProblem } from '../dlr/address-guard.js';
@@ -26,6 +28,7 @@ import { routeTransitions } from '../outbox/transitions.js';
 import { retentionSweep } from '../worker/retention.js';
 import { receiptTimeoutSweep } from '../worker/receipt-timeout.js';
 import { ReceiptHandler } from '../worker/receipt-handler.js';
+import { queueSampler } from '../worker/queue-sampler.js';
 import { SubmitWorker } from '../worker/submit-worker.js';
 
 /** What {@link createSmsRouter} returns: Express middleware with typed events and a lifecycle. */
@@ -81,6 +84,7 @@ export function createSmsRouter(options: SmsRouterOptions): SmsRouter {
   });
   const retention = config.retention === false ? null : retentionSweep(storage, config.retention, now, emit);
   const receiptTimeout = receiptTimeoutSweep(storage, config.worker.receiptTimeoutMs, now, emit, onTransition);
+  const queueDepth = queueSampler(storage, () => events.listenerCount('queue.depth') > 0, now, emit);
 
   // Storage first, then the carrier, then the background work; requests wait on it. A
   // failed start (the database down at boot) is forgotten, so the next request tries
@@ -110,6 +114,7 @@ export function createSmsRouter(options: SmsRouterOptions): SmsRouter {
       dispatcher.start();
       retention?.start();
       receiptTimeout.start();
+      queueDepth?.start();
       running = true;
     })().catch((error: unknown) => {
       started = null;
@@ -120,12 +125,24 @@ export function createSmsRouter(options: SmsRouterOptions): SmsRouter {
   };
   start().catch(() => undefined);
 
+  // The backlog bounds need a storage that counts its queue; a message leaves the queue
+  // when it is submitted, or ends before that.
+  const backlog =
+    config.backlog === false || storage.countQueued === undefined
+      ? null
+      : new BacklogGate(storage.countQueued.bind(storage), config.backlog, now);
+  if (backlog !== null) {
+    events.on('message.submitted', ({ message }) => backlog.left(message.principalId));
+    events.on('message.status', ({ message, previousState }) => {
+      if (previousState === 'queued' && isTerminal(message.state)) backlog.left(message.principalId);
+    });
+  }
   const validators = createValidators(config.limits, (url) => callbackUrlProblem(url, config.dlr.allowance));
   const limiters = createRateLimiters(config.rateLimit, emit);
   const send = (validate: typeof validators.quick): RequestHandler =>
     sendHandler({
       validate, resolveProfile: config.resolveProfile, storage, emit, now,
-      handOff: worker, chargeMessages: limiters.chargeMessages,
+      handOff: worker, chargeMessages: limiters.chargeMessages, backlog,
     });
   const body = parseJsonBody(config.limits.maxBodyBytes);
   // The admission stage of every endpoint, one Express layer: wait for the start (once it
@@ -163,6 +180,7 @@ export function createSmsRouter(options: SmsRouterOptions): SmsRouter {
       await started?.catch(() => undefined);
       await retention?.close();
       await receiptTimeout.close();
+      await queueDepth?.close();
       await worker.close();
       await receipts.close();
       await dispatcher.close();

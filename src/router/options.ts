@@ -7,6 +7,7 @@ import type { KeyVerifier } from '../auth/principal.js';
 import type { ProfileResolver } from '../auth/profiles.js';
 import type { DeliveryAdapter } from '../delivery/contract.js';
 import type { DlrConfig, DlrOptions } from '../dlr/options.js';
+import type { BacklogOptions } from '../http/backlog.js';
 import type { LimitOptions } from '../http/limits.js';
 import type { RateLimitConfig, RateLimitOptions } from '../http/rate-limit/options.js';
 import type { SmsLogger } from '../observe/logging.js';
@@ -15,7 +16,7 @@ import type { Storage } from '../storage/contract.js';
 import type { RetentionOptions } from '../worker/retention.js';
 import type { WorkerOptions } from '../worker/options.js';
 
-export type { LimitOptions, RetentionOptions, WorkerOptions };
+export type { BacklogOptions, LimitOptions, RetentionOptions, WorkerOptions };
 
 /** Options of {@link createSmsRouter}. Only `verifyKey` is required. */
 export interface SmsRouterOptions {
@@ -43,6 +44,11 @@ export interface SmsRouterOptions {
   limits?: LimitOptions;
   /** Submission worker settings. */
   worker?: WorkerOptions;
+  /**
+   * Bounds on queued messages, per key (429) and in all (503), or `false` for none. Needs a
+   * storage with `countQueued` (the bundled ones have it). Default: 100,000 per key, 1,000,000 in all.
+   */
+  backlog?: BacklogOptions | false;
   /** Delivery report (callback) settings: signing, retries, address policy. */
   dlr?: DlrOptions;
   /** Purging of old terminal messages, or `false` to keep everything. */
@@ -77,6 +83,7 @@ export interface SmsRouterConfig {
   basePath: string;
   limits: Required<LimitOptions>;
   worker: Required<WorkerOptions>;
+  backlog: Required<BacklogOptions> | false;
   dlr: DlrConfig;
   retention: Required<RetentionOptions> | false;
   rateLimit: RateLimitConfig | false;

@@ -148,6 +148,16 @@ export interface InsertLease {
   until: number;
 }
 
+/** The queued messages ({@link Storage.countQueued}). */
+export interface QueueCount {
+  /** Queued transactional messages. */
+  transactional: number;
+  /** Queued bulk messages. */
+  bulk: number;
+  /** When the oldest queued message was accepted (epoch ms), or `null` when none is. */
+  oldestAcceptedAt: number | null;
+}
+
 /** Options of a claim: who claims, how many, for how long. */
 export interface ClaimOptions {
   /** The claimer's id (one per worker instance). */
@@ -286,6 +296,15 @@ export interface Storage {
    * ties; that costs one indexed scan however many principals are queued.
    */
   claimMessages(options: ClaimOptions): Promise<MessageRecord[]>;
+
+  /**
+   * Counts the messages queued (accepted, not yet submitted nor ended), by class, and when
+   * the oldest of them was accepted: all of them, or those of one principal. The router
+   * calls it about once a second (backlog bounds, queue gauges), so it must stay cheap with
+   * a large backlog: an index range, not a scan of the table. Optional: without it, the
+   * backlog bounds and the queue gauges are off.
+   */
+  countQueued?(principalId?: string): Promise<QueueCount>;
 
   /**
    * Records that part `index` of message `ref` was accepted by the carrier under

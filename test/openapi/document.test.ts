@@ -93,7 +93,7 @@ describe('buildOpenApiDocument', () => {
   it('lists every error status with the {details} schema and examples from the error registry', async () => {
     const doc = await resolved();
     const send = doc.paths['/api/outbox/create'].post.responses;
-    expect(Object.keys(send).sort()).toEqual(['200', '400', '401', '403', '413', '415', '422', '429', '500']);
+    expect(Object.keys(send).sort()).toEqual(['200', '400', '401', '403', '413', '415', '422', '429', '500', '503']);
     expect(Object.keys(doc.paths['/api/outbox/delivery-status/{message_ref}'].get.responses)).toContain('404');
     const errorSchema = compile2020(doc.components.schemas.Error);
     const seen = new Set<string>();
@@ -108,6 +108,7 @@ describe('buildOpenApiDocument', () => {
       }
     }
     expect(send['429'].headers['Retry-After']).toBeDefined();
+    expect(send['503'].headers['Retry-After']).toBeDefined();
     expect(send['401'].headers['WWW-Authenticate']).toBeDefined();
     expect(send['500'].content['application/json'].examples.SERVER_ERROR.value).toEqual({ details: '500 server-error' });
     // Every code a send can answer has an example (NOT_FOUND belongs to the status endpoint).
