@@ -523,7 +523,7 @@ dbDescribe('PostgresStorage', () => {
         `SELECT p.proname FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = $1`,
         [schema],
       );
-      expect(names.rows.every((row) => row.proname.endsWith('_v4'))).toBe(true);
+      expect(names.rows.every((row) => row.proname.endsWith('_v5'))).toBe(true);
     } finally {
       await dropSchema(schema);
     }
@@ -534,10 +534,10 @@ dbDescribe('PostgresStorage', () => {
     try {
       await new PostgresStorage({ pool, schema }).ready();
       await pool.query(`INSERT INTO "${schema}".migrations (version, applied_at) VALUES (99, 0)`);
-      await pool.query(`DROP FUNCTION "${schema}".finish_v4`);
-      await expect(new PostgresStorage({ pool, schema }).ready()).rejects.toThrow(/at migration 99, newer than this version of sms-outbox knows \(4\)/);
+      await pool.query(`DROP FUNCTION "${schema}".finish_v5`);
+      await expect(new PostgresStorage({ pool, schema }).ready()).rejects.toThrow(/at migration 99, newer than this version of sms-outbox knows \(5\)/);
       const finish = await pool.query(
-        `SELECT count(*)::int AS n FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = $1 AND p.proname = 'finish_v4'`,
+        `SELECT count(*)::int AS n FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = $1 AND p.proname = 'finish_v5'`,
         [schema],
       );
       expect(finish.rows[0]).toEqual({ n: 0 });
@@ -713,19 +713,19 @@ dbDescribe('PostgresStorage', () => {
       await new PostgresStorage({ pool, schema }).ready();
       // As an instance of the version before the report lease left them (their arguments
       // then), standing in for its bodies: each answers which one ran.
-      await pool.query(`CREATE OR REPLACE FUNCTION "${schema}".apply_receipt_v4(p_carrier_ids text[], p_state text,
+      await pool.query(`CREATE OR REPLACE FUNCTION "${schema}".apply_receipt_v5(p_carrier_ids text[], p_state text,
         p_reason text, p_description text, p_now bigint, p_uid text) RETURNS json LANGUAGE sql AS $$ SELECT '"earlier"'::json $$`);
       await new PostgresStorage({ pool, schema }).ready();
       const overloads = await pool.query<{ f: string }>(
         `SELECT p.oid::regprocedure::text AS f FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
-        WHERE n.nspname = $1 AND p.proname = 'apply_receipt_v4' ORDER BY 1`,
+        WHERE n.nspname = $1 AND p.proname = 'apply_receipt_v5' ORDER BY 1`,
         [schema],
       );
       expect(overloads.rows.map((row) => row.f.replace(/^.*\./, ''))).toEqual([
-        'apply_receipt_v4(text[],text,text,text,bigint,text)',
-        'apply_receipt_v4(text[],text,text,text,bigint,text,text,bigint)',
+        'apply_receipt_v5(text[],text,text,text,bigint,text)',
+        'apply_receipt_v5(text[],text,text,text,bigint,text,text,bigint)',
       ]);
-      const earlier = await pool.query(`SELECT "${schema}".apply_receipt_v4(ARRAY['x'], 'delivered', 'r', 'd', 1, 'u') AS result`);
+      const earlier = await pool.query(`SELECT "${schema}".apply_receipt_v5(ARRAY['x'], 'delivered', 'r', 'd', 1, 'u') AS result`);
       expect(earlier.rows[0].result).toBe('earlier');
       const storage = new PostgresStorage({ pool, schema });
       expect((await storage.applyReceipt({ carrierIds: ['x'], outcome: outcome('delivered', 'delivered_to_terminal'), now: 1 })).kind).toBe('unknown');
@@ -748,15 +748,16 @@ dbDescribe('PostgresStorage', () => {
       await new PostgresStorage({ pool, schema }).ready();
       const created = await functions();
       expect(created.map((row) => row.proname)).toEqual([
-        'apply_receipt_v4',
-        'apply_receipts_v4',
-        'due_callbacks_v4',
-        'due_messages_v4',
-        'expire_overdue_v4',
-        'finish_v4',
-        'record_submission_v4',
-        'record_submissions_v4',
-        'terminate_v4',
+        'apply_receipt_v5',
+        'apply_receipts_v5',
+        'due_callbacks_v5',
+        'due_messages_v5',
+        'expire_overdue_v5',
+        'fair_starts_v5',
+        'finish_v5',
+        'record_submission_v5',
+        'record_submissions_v5',
+        'terminate_v5',
       ]);
       // A start that finds them current writes nothing.
       await new PostgresStorage({ pool, schema }).ready();
@@ -764,10 +765,10 @@ dbDescribe('PostgresStorage', () => {
 
       // As a version before the functions left it: the tables, no functions; and a function
       // from some other version of the code on the same schema.
-      for (const name of ['apply_receipt', 'apply_receipts', 'due_callbacks', 'due_messages', 'expire_overdue', 'finish', 'record_submission', 'record_submissions']) {
-        await pool.query(`DROP FUNCTION "${schema}".${name}_v4`);
+      for (const name of ['apply_receipt', 'apply_receipts', 'due_callbacks', 'due_messages', 'expire_overdue', 'fair_starts', 'finish', 'record_submission', 'record_submissions']) {
+        await pool.query(`DROP FUNCTION "${schema}".${name}_v5`);
       }
-      await pool.query(`CREATE OR REPLACE FUNCTION "${schema}".terminate_v4(p_ref text, p_previous_state text, p_state text,
+      await pool.query(`CREATE OR REPLACE FUNCTION "${schema}".terminate_v5(p_ref text, p_previous_state text, p_state text,
         p_reason text, p_description text, p_now bigint, p_uid text, p_parts jsonb, p_lease_owner text, p_lease_until bigint)
         RETURNS json LANGUAGE plpgsql
         AS $$ BEGIN RAISE EXCEPTION 'old version'; END $$`);

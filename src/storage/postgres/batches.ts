@@ -9,7 +9,7 @@
  */
 import type { Pool } from 'pg';
 import { Batcher, type BatcherOptions } from '../../util/batcher.js';
-import { insertColumns, toReceiptResult, toSubmissionResult, type InsertRows, type ReceiptJson, type SubmissionJson } from './rows.js';
+import { insertParams, toReceiptResult, toSubmissionResult, type InsertRows, type ReceiptJson, type SubmissionJson } from './rows.js';
 import type { PostgresStatements } from './statements.js';
 import type { CallbackAttempt, PartReceipt, ReceiptResult, SubmissionResult } from '../contract.js';
 
@@ -63,7 +63,7 @@ function runAsOneStatement<I>(write: (calls: readonly I[]) => Promise<void>): Pi
 export function postgresBatches(pool: Pool, sql: PostgresStatements): PostgresBatches {
   /** The insert itself: one statement for every message of every call given. */
   const insert = async (calls: readonly InsertRows[]): Promise<void> => {
-    await pool.query(sql.insertMessages, insertColumns(calls));
+    await pool.query(sql.insertMessages, insertParams(calls));
   };
 
   const recordSubmission = async (call: SubmissionCall): Promise<SubmissionResult> => {

@@ -156,6 +156,44 @@ export function migrations(s: string): { version: number; statements: string[] }
         END $$`,
       ],
     },
+    {
+      // Fair queues (claims.ts): each message carries its class's rank (`priority`,
+      // storage/fair-tags.ts PRIORITY_RANK: 0 transactional, 1 bulk; written out here, as
+      // stored data never changes meaning) and its virtual tag in the class (`fair_tag`), and
+      // claims take the queued ones by (rank, tag, seq): the claim index changes from
+      // (created_at, seq) to that, under the same name. A second index finds a principal's
+      // last queued tag in a class, which each insert reads.
+      //
+      // The defaults (bulk, tag 0) make both columns metadata only (no table rewrite) and
+      // give the messages queued before the upgrade the front of the bulk class, where they
+      // drain first, in the order they were stored (seq), before the messages stored after
+      // it (whose tags are 0 or more, and whose seq is later). The functions of this version
+      // carry the suffix `_v5`; the `_v4` ones (which claim by created_at, with an index that
+      // is gone) go, so an instance of schema 4 still running fails its claims and steps, as
+      // after any upgrade that changes the schema version (README, "Upgrading"). Its inserts
+      // (a statement, not a function) still store whole messages, at the defaults: the front
+      // of the bulk class, claimed by the new instances once their insert leases end.
+      // Building the two indexes reads the queued messages once, under the migration's lock.
+      version: 5,
+      statements: [
+        `ALTER TABLE ${s}.messages ADD COLUMN priority smallint NOT NULL DEFAULT 1`,
+        `ALTER TABLE ${s}.messages ADD COLUMN fair_tag double precision NOT NULL DEFAULT 0`,
+        `DROP INDEX ${s}.messages_queued_idx`,
+        `CREATE INDEX messages_queued_idx ON ${s}.messages (priority, fair_tag, seq) WHERE state = 'queued'`,
+        `CREATE INDEX messages_principal_queued_idx ON ${s}.messages (principal_id, priority, fair_tag) WHERE state = 'queued'`,
+        `DO $$
+        DECLARE f regprocedure;
+        BEGIN
+          FOR f IN SELECT p.oid::regprocedure FROM pg_catalog.pg_proc p
+            WHERE p.pronamespace = '${s}'::regnamespace AND p.proname IN ('terminate_v4', 'record_submission_v4',
+              'apply_receipt_v4', 'finish_v4', 'expire_overdue_v4', 'record_submissions_v4', 'apply_receipts_v4',
+              'due_messages_v4', 'due_callbacks_v4')
+          LOOP
+            EXECUTE 'DROP FUNCTION ' || f::text;
+          END LOOP;
+        END $$`,
+      ],
+    },
   ];
 }
 

@@ -56,6 +56,8 @@ export interface FunctionNames {
   dueMessages: string;
   /** `due_callbacks(now, limit) -> setof text`: the uids a report claim takes, locked */
   dueCallbacks: string;
+  /** `fair_starts(principals, ranks, weights, now) -> float8[]`: where each principal's tags in each class start (claims.ts) */
+  fairStarts: string;
 }
 
 /**
@@ -69,7 +71,7 @@ export interface FunctionNames {
  * drops the earlier names in that migration; a change that works on the same schema keeps
  * it, and the body is replaced in place.
  */
-export const FUNCTIONS_SCHEMA_VERSION = 4;
+export const FUNCTIONS_SCHEMA_VERSION = 5;
 
 /** `name` as it is stored: with the suffix of {@link FUNCTIONS_SCHEMA_VERSION}. */
 export function storedName(name: string): string {
@@ -93,5 +95,6 @@ export function functionNames(schema: string): FunctionNames {
     applyReceipts: qualified('apply_receipts'),
     dueMessages: qualified('due_messages'),
     dueCallbacks: qualified('due_callbacks'),
+    fairStarts: qualified('fair_starts'),
   };
 }

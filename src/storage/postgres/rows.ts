@@ -7,6 +7,7 @@
  *
  * @module
  */
+import { PRIORITY_RANK } from '../fair-tags.js';
 import { partsFromStored, unsubmittedPartsJson, type StoredPart } from '../stored-parts.js';
 import type {
   CallbackState,
@@ -31,7 +32,7 @@ import type {
 export const RECORD_SELECT = `SELECT m.ref, m.principal_id, m.endpoint, m.profile_code, m.sender, m.recipient, m.text,
         m.message_type, m.req_type, m.external_id, m.recipient_field, m.reference_field, m.sms_count,
         m.encoding, m.callback_url, m.callback_secret, m.created_at, m.state, m.status_reason,
-        m.status_description, m.attempts, m.last_error, m.updated_at, m.parts,
+        m.status_description, m.attempts, m.last_error, m.updated_at, m.parts, m.priority,
         c.state AS cb_state, c.attempts AS cb_attempts, c.last_status_code AS cb_last_status_code,
         c.last_error AS cb_last_error, c.next_attempt_at AS cb_next_attempt_at`;
 
@@ -66,6 +67,8 @@ export interface RecordRow {
   updated_at: string | number;
   /** The `parts` column (storage/stored-parts.ts), parsed by pg. */
   parts: StoredPart[];
+  /** The class's rank (`PRIORITY_RANK`): 0 transactional, 1 bulk. */
+  priority: number;
   cb_state: string | null;
   cb_attempts: number | null;
   cb_last_status_code: number | null;
@@ -151,6 +154,7 @@ export function toRecord(row: RecordRow): MessageRecord {
     callbackUrl: row.callback_url,
     callbackSecret: row.callback_secret,
     createdAt: Number(row.created_at),
+    priority: row.priority === PRIORITY_RANK.transactional ? 'transactional' : 'bulk',
     state: row.state as MessageState,
     statusReason: row.status_reason as StatusReason | null,
     statusDescription: row.status_description,
@@ -170,21 +174,85 @@ export interface InsertRows {
 }
 
 /**
- * The insert's parameters: one array per column (`$1` to `$20` of the insert statement), an
- * element per message of every call, in order. Column arrays rather than a row each, so
- * one statement of a fixed text takes any number of messages.
+ * The insert's parameters (`$1` to `$27` of the insert statement). First one array per
+ * column, an element per message of every call, in order: column arrays rather than a row
+ * each, so one statement of a fixed text takes any number of messages. The last three of
+ * them place each message in the fair order (claims.ts): its class's rank, its group (the
+ * principal's messages of that class in the statement, numbered from 1 in order of first
+ * appearance) and its offset in the group, `(k + 1) * (1 / weight)` for its group's k-th
+ * message, as `fairTags` spaces them. Then the groups, for `fair_starts`: principal, rank and
+ * the weight of its first message; and the time the class heads are taken at, the latest
+ * acceptance time of the batch.
+ *
+ * A group whose weight changes (two requests of a principal in one batch, its weight changed
+ * between them) continues from its last offset with the new step. The weight is read here,
+ * not stored.
  */
-export function insertColumns(calls: readonly InsertRows[]): unknown[][] {
-  const columns: unknown[][] = Array.from({ length: 20 }, () => []);
+export function insertParams(calls: readonly InsertRows[]): unknown[] {
+  const columns: unknown[][] = Array.from({ length: 23 }, () => []);
+  const groups = new Map<string, TagGroup>();
+  const principals: string[] = [];
+  const ranks: number[] = [];
+  const weights: number[] = [];
+  let now = Number.NEGATIVE_INFINITY;
   for (const { messages, owner, until } of calls) {
     for (const m of messages) {
+      const rank = rankOf(m);
+      const weight = weightOf(m);
+      const key = `${rank}:${m.principalId}`;
+      let group = groups.get(key);
+      if (group === undefined) {
+        group = { index: groups.size + 1, weight, base: 0, count: 0, offset: 0 };
+        groups.set(key, group);
+        principals.push(m.principalId);
+        ranks.push(rank);
+        weights.push(weight);
+      }
+      if (weight !== group.weight) {
+        // A new run of the group: its steps go on from the last offset.
+        group.weight = weight;
+        group.base = group.offset;
+        group.count = 0;
+      }
+      group.count += 1;
+      group.offset = group.base + group.count * (1 / weight);
+      if (m.createdAt > now) now = m.createdAt;
       const row = [
         m.ref, m.principalId, m.endpoint, m.profileCode, m.sender, m.recipient, m.text, m.messageType, m.reqType,
         m.externalId, m.recipientField, m.referenceField, m.smsCount, m.encoding, m.callbackUrl, m.callbackSecret,
-        m.createdAt, owner, until, unsubmittedPartsJson(m.smsCount),
+        m.createdAt, owner, until, unsubmittedPartsJson(m.smsCount), rank, group.index, group.offset,
       ];
       row.forEach((value, i) => columns[i]!.push(value));
     }
   }
-  return columns;
+  return [...columns, principals, ranks, weights, Number.isFinite(now) ? now : 0];
+}
+
+/** A principal's messages of one class in an insert, as {@link insertParams} numbers them. */
+interface TagGroup {
+  /** Its number, from 1 (the index of its start in what `fair_starts` returns). */
+  index: number;
+  /** The weight of its current run of messages. */
+  weight: number;
+  /** The offset the current run goes on from (0 for the first). */
+  base: number;
+  /** Messages of the current run so far. */
+  count: number;
+  /** The offset of its last message. */
+  offset: number;
+}
+
+/** The rank of a message's class; a message without one is `bulk`, the contract's default. */
+function rankOf(m: NewMessage): number {
+  return m.priority === 'transactional' ? PRIORITY_RANK.transactional : PRIORITY_RANK.bulk;
+}
+
+/**
+ * A message's weight; one that is not a positive finite number (a host's own code that
+ * predates weights) counts as 1, the default, rather than failing the request or giving
+ * tags no spacing (0) or an infinite one.
+ */
+function weightOf(m: NewMessage): number {
+  const weight = m.weight as unknown;
+  return typeof weight === 'number' && Number.isFinite(weight) && weight > 0 ? weight : 1;
 }

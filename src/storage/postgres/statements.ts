@@ -8,7 +8,7 @@
  *
  * @module
  */
-import { claimStatements, type ClaimStatements } from './claims.js';
+import { claimStatements, FAIR_TAG, type ClaimStatements } from './claims.js';
 import type { FunctionNames, PostgresTables } from './names.js';
 import { RECORD_SELECT } from './rows.js';
 
@@ -25,9 +25,10 @@ const UNFINISHED_REPORT = "state NOT IN ('delivered', 'failed')";
 /** The statements of {@link postgresStatements}; `$n` are each one's parameters, in order. */
 export interface PostgresStatements extends ClaimStatements {
   /**
-   * Inserts messages as `queued`, from one array per column (rows.ts `insertColumns`): one
-   * statement, so atomic without an explicit transaction, and one round trip however many
-   * messages it carries.
+   * Inserts messages as `queued`, from one array per column and the groups of their fair
+   * tags (rows.ts `insertParams`), each with its class's rank and its fair tag (claims.ts):
+   * one statement, so atomic without an explicit transaction, and one round trip however
+   * many messages it carries.
    */
   insertMessages: string;
   /** `record_submission($1 ref, $2 idx, $3 carrier id, $4 now) AS result` */
@@ -67,19 +68,26 @@ export interface PostgresStatements extends ClaimStatements {
 export function postgresStatements(t: PostgresTables, f: FunctionNames): PostgresStatements {
   return {
     ...claimStatements(t, f),
-    insertMessages: `INSERT INTO ${t.messages} (ref, principal_id, endpoint, profile_code, sender, recipient, text,
+    // The start of each group's tags (claims.ts), once, then the rows with their tags.
+    // `ORDER BY ord` gives them their seq in the calls' order.
+    insertMessages: `WITH s AS MATERIALIZED (
+        SELECT ${f.fairStarts}($24::text[], $25::int2[], $26::float8[], $27::int8) AS starts
+      )
+      INSERT INTO ${t.messages} (ref, principal_id, endpoint, profile_code, sender, recipient, text,
         message_type, req_type, external_id, recipient_field, reference_field, sms_count, encoding,
         callback_url, callback_secret, created_at, state, attempts, next_attempt_at, lease_owner, lease_until,
-        updated_at, parts)
-      SELECT ref, principal_id, endpoint, profile_code, sender, recipient, text, message_type, req_type,
-        external_id, recipient_field, reference_field, sms_count, encoding, callback_url, callback_secret,
-        created_at, 'queued', 0, created_at, lease_owner, lease_until, created_at, parts
+        updated_at, parts, priority, fair_tag)
+      SELECT t.ref, t.principal_id, t.endpoint, t.profile_code, t.sender, t.recipient, t.text, t.message_type,
+        t.req_type, t.external_id, t.recipient_field, t.reference_field, t.sms_count, t.encoding, t.callback_url,
+        t.callback_secret, t.created_at, 'queued', 0, t.created_at, t.lease_owner, t.lease_until, t.created_at,
+        t.parts, t.priority, ${FAIR_TAG}
       FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
         $8::int4[], $9::int4[], $10::text[], $11::text[], $12::text[], $13::int4[], $14::text[], $15::text[],
-        $16::text[], $17::int8[], $18::text[], $19::int8[], $20::jsonb[]) WITH ORDINALITY
-        AS t(ref, principal_id, endpoint, profile_code, sender, recipient, text, message_type, req_type,
-          external_id, recipient_field, reference_field, sms_count, encoding, callback_url, callback_secret,
-          created_at, lease_owner, lease_until, parts, ord)
+        $16::text[], $17::int8[], $18::text[], $19::int8[], $20::jsonb[], $21::int2[], $22::int4[], $23::float8[])
+        WITH ORDINALITY AS t(ref, principal_id, endpoint, profile_code, sender, recipient, text, message_type,
+          req_type, external_id, recipient_field, reference_field, sms_count, encoding, callback_url,
+          callback_secret, created_at, lease_owner, lease_until, parts, priority, grp, tag_offset, ord)
+      CROSS JOIN s
       ORDER BY ord`,
     recordSubmission: `SELECT ${f.recordSubmission}($1::text, $2::int4, $3::text, $4::int8) AS result`,
     recordSubmissions: `SELECT ${f.recordSubmissions}($1::text[], $2::int4[], $3::text[], $4::int8[]) AS result`,
