@@ -20,6 +20,7 @@ import {
   type NewMessage,
   type Outcome,
   type PartReceipt,
+  type QueueCount,
   type Storage,
 } from '../src/index.js';
 
@@ -32,10 +33,23 @@ export interface StorageCall {
 
 /** A {@link Storage} that passes every call to `inner` and reports it to `log`. */
 export class CallLogStorage implements Storage {
+  /**
+   * Optional in the contract, so offered only when `inner` has it: a wrapper that always
+   * offered it would claim a count it cannot give. The router reads it about once a second
+   * (backlog bounds, queue gauges); without it, those are off.
+   */
+  declare countQueued?: (principalId?: string) => Promise<QueueCount>;
+
   constructor(
     private readonly inner: Storage,
     private readonly log: (call: StorageCall) => void,
-  ) {}
+  ) {
+    const countQueued = inner.countQueued?.bind(inner);
+    if (countQueued !== undefined) {
+      this.countQueued = (principalId?: string) =>
+        this.#call('countQueued', () => (principalId === undefined ? countQueued() : countQueued(principalId)));
+    }
+  }
 
   async #call<T>(method: string, work: () => Promise<T>): Promise<T> {
     const started = performance.now();

@@ -97,7 +97,7 @@ describe('MemoryStorage', () => {
         const claimableTags = model.filter((m) => m.rank === rank && claimable(m, now)).map((m) => m.tag);
         const head = claimableTags.length > 0 ? Math.min(...claimableTags) : largestGiven[rank]!;
         const ownTags = model.filter((m) => m.queued && m.rank === rank && m.principal === principal).map((m) => m.tag);
-        const tags = fairTags(count, weight, ownTags.length > 0 ? Math.max(...ownTags) : null, head === null || head === undefined ? null : head - 1 / weight);
+        const tags = fairTags(count, weight, ownTags.length > 0 ? Math.max(...ownTags) : null, head ?? null);
         const messages: NewMessage[] = tags.map(() => buildNewMessage({ principalId: principal, priority, weight, createdAt: now }));
         const leaseUntil = leased ? now + 100 : null;
         await storage.insertMessages(messages, leased ? { owner: 'accepting', until: now + 100 } : undefined);

@@ -21,6 +21,7 @@ import type {
   NewMessage,
   Outcome,
   PartReceipt,
+  QueueCount,
   ReceiptResult,
   Storage,
   SubmissionResult,
@@ -75,6 +76,15 @@ export class MemoryStorage implements Storage {
   /** Leases up to `limit` due, unleased `queued` messages, in fair order (claims.ts). */
   async claimMessages(options: ClaimOptions): Promise<MessageRecord[]> {
     return this.queue.claim(options).map(copyRecord);
+  }
+
+  /**
+   * The queued messages (leased and not due ones too) by class and the oldest one's
+   * acceptance time, of everyone or of `principalId`: O(1) per class, kept by the queue as
+   * messages enter and leave it (claims.ts).
+   */
+  async countQueued(principalId?: string): Promise<QueueCount> {
+    return this.queue.count(principalId);
   }
 
   /** Records a part's carrier id; moves the message to `submitted` with its last part. */

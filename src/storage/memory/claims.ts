@@ -6,12 +6,15 @@
  * much each key gets) is a change to this file. Both queues are kept so that a claim costs
  * what it takes, not the size of the backlog: a claim runs every few milliseconds under
  * load, and a backlog can hold hundreds of thousands of messages over thousands of keys.
+ * The message queue also counts what it holds, by class, for everyone and per principal
+ * ({@link MessageQueue.count}, `Storage.countQueued`), at the same cost whatever its size.
  *
  * @module
  */
 import { MinHeap } from '../../util/min-heap.js';
 import { fairTags, PRIORITY_RANK } from '../fair-tags.js';
-import type { ClaimOptions, NewMessage, Priority } from '../contract.js';
+import type { ClaimOptions, NewMessage, Priority, QueueCount } from '../contract.js';
+import { AcceptedOrder } from './accepted.js';
 import { leaseIsLive, Place, type StoredCallback, type StoredMessage } from './records.js';
 
 /** Fair order within a class: the smaller tag first, then the earlier accepted. */
@@ -26,11 +29,13 @@ interface NotDue {
 
 /**
  * A principal's queued places in one class, in tag order (the order they were stored),
- * the last one still queued; `departed` of the others have left the queue since.
+ * the last one still queued; `departed` of the others have left the queue since. `accepted`
+ * holds the queued ones by acceptance time, for `countQueued`.
  */
 interface Backlog {
   places: Place[];
   departed: number;
+  accepted: AcceptedOrder;
 }
 
 /** The class rank of `priority`; a message from an untyped caller without one is bulk. */
@@ -84,6 +89,8 @@ export class MessageQueue {
   private readonly backlogs = [new Map<string, Backlog>(), new Map<string, Backlog>()];
   /** Per class rank: the largest tag given so far (`null`: none). */
   private readonly lastTags: (number | null)[] = [null, null];
+  /** Per class rank: every queued place, by acceptance time (what `count` reads). */
+  private readonly accepted = [new AcceptedOrder(false), new AcceptedOrder(false)];
 
   /**
    * Queues `stored`, just stored from `messages` (one request, in order): each run of one
@@ -111,6 +118,8 @@ export class MessageQueue {
         const place = new Place(message, rank, tags[i - from]!);
         message.place = place;
         backlog.places.push(place);
+        backlog.accepted.add(place);
+        this.accepted[rank]!.add(place);
         if (message.leaseUntil === null) this.ready[rank]!.push(place);
         else this.lease(place, message.leaseUntil);
       }
@@ -128,6 +137,8 @@ export class MessageQueue {
     if (place.where === Place.LEASED) this.leased.delete(place);
     const backlogs = this.backlogs[place.rank]!;
     const backlog = backlogs.get(message.principalId)!;
+    backlog.accepted.remove(place);
+    this.accepted[place.rank]!.remove(place);
     const places = backlog.places;
     if (places[places.length - 1] === place) {
       // The principal's last queued tag is now that of its latest message still queued.
@@ -177,6 +188,25 @@ export class MessageQueue {
     return claimed;
   }
 
+  /**
+   * The queued messages (leased and not due ones too) by class, and when the oldest was
+   * accepted: everyone's, or those of `principalId`. O(classes): each class keeps its count
+   * and oldest, for everyone and per principal, as messages enter and leave.
+   */
+  count(principalId?: string): QueueCount {
+    const orders = principalId === undefined ? this.accepted : this.backlogs.map((backlogs) => backlogs.get(principalId)?.accepted);
+    let oldestAcceptedAt: number | null = null;
+    for (const order of orders) {
+      const oldest = order?.oldest() ?? null;
+      if (oldest !== null && (oldestAcceptedAt === null || oldest < oldestAcceptedAt)) oldestAcceptedAt = oldest;
+    }
+    return {
+      transactional: orders[PRIORITY_RANK.transactional]?.size ?? 0,
+      bulk: orders[PRIORITY_RANK.bulk]?.size ?? 0,
+      oldestAcceptedAt,
+    };
+  }
+
   /** The smallest tag a claim at `now` could take in class `rank`, else the largest given. */
   private head(rank: number, now: number): number | null {
     this.wake(now);
@@ -194,7 +224,7 @@ export class MessageQueue {
   private backlogOf(rank: number, principalId: string): Backlog {
     const backlogs = this.backlogs[rank]!;
     let backlog = backlogs.get(principalId);
-    if (backlog === undefined) backlogs.set(principalId, (backlog = { places: [], departed: 0 }));
+    if (backlog === undefined) backlogs.set(principalId, (backlog = { places: [], departed: 0, accepted: new AcceptedOrder(true) }));
     return backlog;
   }
 

@@ -69,6 +69,13 @@ export class Place {
   /** Its message's insertion order, the tie-break after the tag (here, so that a claim's heap need not read the message). */
   readonly seq: number;
 
+  /** Its message's `createdAt`, the order of the heaps `countQueued` reads (accepted.ts), here for the same reason. */
+  readonly acceptedAt: number;
+  /** Its position in its class's heap of everyone's queued places by acceptance (accepted.ts), -1 when out. */
+  inAll: number;
+  /** Its position in its principal's backlog's heap by acceptance (accepted.ts), -1 when out. */
+  inOwn: number;
+
   constructor(
     readonly message: StoredMessage,
     readonly rank: number,
@@ -76,6 +83,9 @@ export class Place {
   ) {
     this.seq = message.seq;
     this.where = Place.READY;
+    this.acceptedAt = message.createdAt;
+    this.inAll = -1;
+    this.inOwn = -1;
   }
 
   /** Whether its message is still queued under this place (else every reference to it is stale). */

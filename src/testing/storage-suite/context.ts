@@ -33,8 +33,13 @@ export interface StorageSuiteOptions {
 export interface SuiteContext {
   /** The runner's `describe`. */
   describe: StorageSuiteHarness['describe'];
-  /** One test with a fresh, ready storage that is disposed of whatever happens. */
-  test: (name: string, fn: (storage: Storage) => Promise<void>) => void;
+  /**
+   * One test with a fresh, ready storage that is disposed of whatever happens. `skip(reason)`
+   * skips it through the runner when the storage lacks an optional method (the test then
+   * returns): vitest, node:test and mocha report it skipped with the reason; a runner with
+   * no skip at run time (jest) reports it passed.
+   */
+  test: (name: string, fn: (storage: Storage, skip: (reason: string) => void) => Promise<void>) => void;
   /** Inserts and returns the messages. */
   insert: (storage: Storage, ...messages: NewMessage[]) => Promise<NewMessage[]>;
   /** The stored record of `message`; fails the test if there is none. */
@@ -49,11 +54,15 @@ export function suiteContext(harness: StorageSuiteHarness, options: StorageSuite
   return {
     describe,
     test: (name, fn) => {
-      it(name, async () => {
+      // A function, not an arrow, for the runner's handles: vitest and node:test pass a
+      // context as the first argument, mocha binds one to `this`. No declared parameter, so
+      // that no runner takes the test for one that calls back `done`.
+      it(name, async function (this: unknown) {
+        const skip = runnerSkip(arguments[0], this);
         const storage = await options.create();
         try {
           await storage.ready?.();
-          await fn(storage);
+          await fn(storage, skip);
         } finally {
           try {
             await storage.close?.();
@@ -82,4 +91,18 @@ export function suiteContext(harness: StorageSuiteHarness, options: StorageSuite
       return ids;
     },
   };
+}
+
+/**
+ * The runner's skip at run time, from its test context (`ctx.skip(note)` in vitest,
+ * `t.skip(message)` in node:test, `this.skip()` in mocha; vitest and mocha throw to stop the
+ * test), or one that does nothing when it has none.
+ */
+function runnerSkip(context: unknown, self: unknown): (reason: string) => void {
+  for (const candidate of [context, self]) {
+    if ((typeof candidate !== 'object' && typeof candidate !== 'function') || candidate === null) continue;
+    const skip = (candidate as { skip?: unknown }).skip;
+    if (typeof skip === 'function') return (reason) => void skip.call(candidate, reason);
+  }
+  return () => {};
 }

@@ -12,6 +12,7 @@ import { suiteContext, type StorageSuiteHarness, type StorageSuiteOptions } from
 import { endingTests } from './endings.js';
 import { fairnessTests } from './fairness.js';
 import { messageTests } from './messages.js';
+import { queueCountTests } from './queue-count.js';
 import { receiptTests } from './receipts.js';
 import { retentionTests } from './retention.js';
 import { submissionTests } from './submissions.js';
@@ -32,6 +33,7 @@ export function runStorageContract(harness: StorageSuiteHarness, options: Storag
     messageTests(context);
     claimTests(context);
     fairnessTests(context);
+    queueCountTests(context);
     submissionTests(context);
     endingTests(context);
     receiptTests(context);
