@@ -49,7 +49,7 @@ describe('SqliteStorage', () => {
     expect(full.pragma('synchronous', { simple: true })).toBe(2);
     expect(normal.pragma('synchronous', { simple: true })).toBe(1);
     expect(normal.pragma('busy_timeout', { simple: true })).toBe(1234);
-    expect(full.pragma('user_version', { simple: true })).toBe(4);
+    expect(full.pragma('user_version', { simple: true })).toBe(MIGRATIONS.length);
     await a.close();
     await b.close();
     // The host's handles stay open: close() only closes what the adapter opened.
@@ -136,7 +136,7 @@ describe('SqliteStorage', () => {
     expect((await storage.getMessage('p', 'old-submitted'))?.state).toBe('submitted');
     await storage.close();
     const migrated = new Database(path);
-    expect(migrated.pragma('user_version', { simple: true })).toBe(4);
+    expect(migrated.pragma('user_version', { simple: true })).toBe(MIGRATIONS.length);
     expect(temporaryTrees(migrated)).toEqual([]);
     migrated.close();
   });

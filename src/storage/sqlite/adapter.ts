@@ -12,7 +12,7 @@ import type Database from 'better-sqlite3';
 import { foldParts, isTerminal } from '../../lifecycle/states.js';
 import type { Outcome } from '../../lifecycle/states.js';
 import { storedPartsJson } from '../stored-parts.js';
-import { claimDueCallbacks, claimDueMessages } from './claims.js';
+import { claimDueCallbacks, claimDueMessages, fairPlaces, leaveQueue, retryLater } from './claims.js';
 import { GroupCommit } from './group-commit.js';
 import { migrate } from './migrations.js';
 import { resolveSqliteOptions, type SqliteStorageOptions } from './options.js';
@@ -89,7 +89,10 @@ export class SqliteStorage implements Storage {
     if (this.ownsDatabase) this.db.close();
   }
 
-  /** Stores every message as `queued` (leased under `lease`), or none; shares a commit with concurrent calls. */
+  /**
+   * Stores every message as `queued` (leased under `lease`) in its fair place (claims.ts), or
+   * none; shares a commit with concurrent calls.
+   */
   async insertMessages(messages: readonly NewMessage[], lease?: InsertLease): Promise<void> {
     const s = await this.prepared();
     if (messages.length === 0) return;
@@ -97,11 +100,17 @@ export class SqliteStorage implements Storage {
     const batch = messages.map((message) => ({ ...message }));
     const leased = lease === undefined ? undefined : { owner: lease.owner, until: lease.until };
     await this.commits.run(() => {
-      for (const m of batch) s.insertMessage.run(insertParams(m, leased));
+      // In the write, not before it: the places depend on what is queued when it runs.
+      const places = fairPlaces(s, batch);
+      batch.forEach((m, i) => {
+        const { rank, tag } = places[i]!;
+        const id = Number(s.insertMessage.run(insertParams(m, rank, tag)).lastInsertRowid);
+        s.enqueue.run(rank, tag, id, m.principalId, m.createdAt, leased?.owner ?? null, leased?.until ?? null);
+      });
     });
   }
 
-  /** Leases up to `limit` due, unleased `queued` messages, oldest first (claims.ts). */
+  /** Leases up to `limit` due, unleased `queued` messages, in fair order (claims.ts). */
   async claimMessages(options: ClaimOptions): Promise<MessageRecord[]> {
     const s = await this.prepared();
     return this.commits.run(() => claimDueMessages(s, options));
@@ -132,9 +141,10 @@ export class SqliteStorage implements Storage {
         return { kind: 'part', ref };
       }
       s.markSubmitted.run(partsJson, now, row.id);
-      // The record as it would read back: markSubmitted changed only the state, the parts,
-      // the time and the lease (not part of a record), and a queued message has no report
-      // (see claims.ts).
+      leaveQueue(s, row);
+      // The record as it would read back: markSubmitted changed only the state, the parts
+      // and the time (the queue row, not part of a record, went), and a queued message has no
+      // report (see claims.ts).
       const message = messageRecord({ ...row, state: 'submitted', updated_at: now, parts: partsJson }, parts, null);
       return { kind: 'submitted', transition: { message, previousState: 'queued' } };
     });
@@ -143,7 +153,11 @@ export class SqliteStorage implements Storage {
   /** Gives a `queued` message back for another attempt at `nextAttemptAt`. */
   async reschedule(ref: string, nextAttemptAt: number, error: string, now: number): Promise<void> {
     const s = await this.prepared();
-    await this.commits.run(() => s.reschedule.run(error, nextAttemptAt, now, ref));
+    await this.commits.run(() => {
+      const key = s.reschedule.get(error, nextAttemptAt, now, ref);
+      // Its place (rank, tag) stays: once due, it is claimed before the messages behind it.
+      if (key !== undefined) retryLater(s, key, nextAttemptAt, now);
+    });
   }
 
   /** Ends a message that is not yet terminal; `null` if it already is (or is unknown). */
@@ -282,6 +296,7 @@ export class SqliteStorage implements Storage {
   ): Transition {
     const partsJson = storedPartsJson(parts);
     s.terminate.run(outcome.state, outcome.reason, outcome.description, partsJson, now, row.id);
+    if (row.state === 'queued') leaveQueue(s, row);
     // A non-terminal message has no report yet (one is made only here), so the message's
     // report after this step is the one inserted now, or none.
     let callback: CallbackState | null = null;

@@ -8,12 +8,12 @@
  */
 import type Database from 'better-sqlite3';
 import type { MessageState, StatusReason } from '../../lifecycle/states.js';
+import { PRIORITY_RANK } from '../fair-tags.js';
 import { partsFromStored, unsubmittedPartsJson, type StoredPart } from '../stored-parts.js';
 import type {
   CallbackState,
   Encoding,
   Endpoint,
-  InsertLease,
   MessageRecord,
   NewMessage,
   PartRecord,
@@ -47,11 +47,17 @@ export interface MessageRow {
   attempts: number;
   last_error: string | null;
   next_attempt_at: number;
+  /** Unused since schema version 5, NULL: a queued message's lease is its queue row's (claims.ts). */
   lease_owner: string | null;
+  /** Unused since schema version 5, NULL (as `lease_owner`). */
   lease_until: number | null;
   updated_at: number;
   /** The message's parts as JSON (see {@link partsOf}). */
   parts: string;
+  /** Its class's rank (`PRIORITY_RANK`): 0 transactional, 1 bulk. */
+  priority: number;
+  /** Its fair tag in its class (claims.ts): with the rank and id, its queue row's key while queued. */
+  fair_tag: number;
 }
 
 /** A row of `sms_callbacks` (a message's delivery report), read whole (`SELECT *`). */
@@ -70,7 +76,7 @@ export interface CallbackRow {
 export const MESSAGE_COLUMNS = `id, ref, principal_id, endpoint, profile_code, sender, recipient, text, message_type,
   req_type, external_id, recipient_field, reference_field, sms_count, encoding, callback_url, callback_secret,
   created_at, state, status_reason, status_description, attempts, last_error, next_attempt_at, lease_owner,
-  lease_until, updated_at, parts`;
+  lease_until, updated_at, parts, priority, fair_tag`;
 
 /** A message row from a raw (array) result of {@link MESSAGE_COLUMNS}. */
 export function toMessageRow(r: unknown[]): MessageRow {
@@ -103,6 +109,8 @@ export function toMessageRow(r: unknown[]): MessageRow {
     lease_until: r[25] as number | null,
     updated_at: r[26] as number,
     parts: r[27] as string,
+    priority: r[28] as number,
+    fair_tag: r[29] as number,
   };
 }
 
@@ -134,8 +142,11 @@ export function readRows<P extends unknown[], R>(
   };
 }
 
-/** The insert's parameters for `m`, stored as `queued` with its parts, leased under `lease` if given. */
-export function insertParams(m: NewMessage, lease: InsertLease | undefined): unknown[] {
+/**
+ * The insert's parameters for `m`, stored as `queued` with its parts, in its class of `rank`
+ * at fair tag `tag` (claims.ts `fairPlaces`). Its lease, if any, is its queue row's (claims.ts).
+ */
+export function insertParams(m: NewMessage, rank: number, tag: number): unknown[] {
   return [
     m.ref,
     m.principalId,
@@ -155,11 +166,16 @@ export function insertParams(m: NewMessage, lease: InsertLease | undefined): unk
     m.callbackSecret,
     m.createdAt,
     m.createdAt,
-    lease?.owner ?? null,
-    lease?.until ?? null,
     m.createdAt,
     unsubmittedPartsJson(m.smsCount),
+    rank,
+    tag,
   ];
+}
+
+/** The rank of a message's class; a message without one (a host's own code) is `bulk`, the contract's default. */
+export function rankOf(m: NewMessage): number {
+  return m.priority === 'transactional' ? PRIORITY_RANK.transactional : PRIORITY_RANK.bulk;
 }
 
 /** The parts of a message row, in index order, as new objects the caller may change (see storage/stored-parts.ts). */
@@ -187,6 +203,7 @@ export function messageRecord(row: MessageRow, parts: PartRecord[], callback: Ca
     callbackUrl: row.callback_url,
     callbackSecret: row.callback_secret,
     createdAt: row.created_at,
+    priority: row.priority === PRIORITY_RANK.transactional ? 'transactional' : 'bulk',
     state: row.state,
     statusReason: row.status_reason,
     statusDescription: row.status_description,

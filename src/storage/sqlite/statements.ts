@@ -12,7 +12,7 @@
  * @module
  */
 import type Database from 'better-sqlite3';
-import { prepareClaimStatements, type ClaimReads, type ClaimStatements } from './claims.js';
+import { prepareClaimStatements, type ClaimReads, type ClaimStatements, type QueueKey } from './claims.js';
 import { PURGEABLE_SQL } from './migrations.js';
 import { MESSAGE_COLUMNS, readRows, toMessageRow, type CallbackRow, type MessageRow, type RowReader } from './rows.js';
 
@@ -21,21 +21,24 @@ import { MESSAGE_COLUMNS, readRows, toMessageRow, type CallbackRow, type Message
  * order. The message reads return rows converted by rows.ts.
  */
 export interface Statements extends ClaimStatements, ClaimReads {
-  /** Inserts a message as `queued`, from rows.ts `insertParams`. */
+  /** Inserts a message as `queued` in its class at its fair tag, from rows.ts `insertParams` (its queue row: claims.ts). */
   insertMessage: Database.Statement<[unknown[]]>;
   /** The message row with this ref. */
   messageByRef: RowReader<[string], MessageRow>;
   /** Where a carrier id points: its message's id and part index (indexed, or moved if seen before). */
   indexCarrierId: Database.Statement<[string, number, number]>;
-  /** A message's last part was submitted: `submitted`, its parts, its time; its lease ends. */
+  /** A message's last part was submitted: `submitted`, its parts, its time (its queue row goes: claims.ts `dequeue`). */
   markSubmitted: Database.Statement<[string, number, number]>;
   /** A part changed while its message stays where it is (more parts to come). */
   setPartsTouched: Database.Statement<[string, number, number]>;
   /** A part changed after its message moved on (a late submission or receipt): the message's time stays. */
   setParts: Database.Statement<[string, number]>;
-  /** A `queued` message's failed attempt: counted, its error, its next time; its lease ends. */
-  reschedule: Database.Statement<[string, number, number, string]>;
-  /** A message's end: its outcome, parts and time; its lease ends. */
+  /**
+   * A `queued` message's failed attempt: counted, its error, its next time; returns its queue
+   * key, for its queue row's due time and lease (claims.ts `requeue`), or nothing if not queued.
+   */
+  reschedule: Database.Statement<[string, number, number, string], QueueKey>;
+  /** A message's end: its outcome, parts and time (its queue row, if queued, goes: claims.ts `dequeue`). */
   terminate: Database.Statement<[string, string, string, string, number, number]>;
   /** A message's pending report, leased if an owner and time are given. */
   insertCallback: Database.Statement<[string, number, number, string | null, number | null]>;
@@ -66,8 +69,7 @@ export function prepareStatements(db: Database.Database): Statements {
     insertMessage: db.prepare<[unknown[]]>(`
       INSERT INTO sms_messages (ref, principal_id, endpoint, profile_code, sender, recipient, text,
         message_type, req_type, external_id, recipient_field, reference_field, sms_count, encoding,
-        callback_url, callback_secret, created_at, state, attempts, next_attempt_at, lease_owner, lease_until,
-        updated_at, parts)
+        callback_url, callback_secret, created_at, state, attempts, next_attempt_at, updated_at, parts, priority, fair_tag)
       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'queued', 0, ?, ?, ?, ?, ?)`),
     messageByRef: readRows(db.prepare<[string], unknown[]>(`SELECT ${MESSAGE_COLUMNS} FROM sms_messages WHERE ref = ?`), toMessageRow),
     messageById: readRows(db.prepare<[number], unknown[]>(`SELECT ${MESSAGE_COLUMNS} FROM sms_messages WHERE id = ?`), toMessageRow),
@@ -76,18 +78,17 @@ export function prepareStatements(db: Database.Database): Statements {
       INSERT INTO sms_carrier_ids (carrier_id, message_id, idx) VALUES (?, ?, ?)
       ON CONFLICT (carrier_id) DO UPDATE SET message_id = excluded.message_id, idx = excluded.idx`),
     markSubmitted: db.prepare<[string, number, number]>(
-      `UPDATE sms_messages SET state = 'submitted', parts = ?, updated_at = ?, lease_owner = NULL, lease_until = NULL
-      WHERE id = ?`,
+      `UPDATE sms_messages SET state = 'submitted', parts = ?, updated_at = ? WHERE id = ?`,
     ),
     setPartsTouched: db.prepare<[string, number, number]>('UPDATE sms_messages SET parts = ?, updated_at = ? WHERE id = ?'),
     setParts: db.prepare<[string, number]>('UPDATE sms_messages SET parts = ? WHERE id = ?'),
-    reschedule: db.prepare<[string, number, number, string]>(`
-      UPDATE sms_messages SET attempts = attempts + 1, last_error = ?, next_attempt_at = ?, updated_at = ?,
-        lease_owner = NULL, lease_until = NULL
-      WHERE ref = ? AND state = 'queued'`),
+    reschedule: db
+      .prepare<[string, number, number, string], QueueKey>(`
+        UPDATE sms_messages SET attempts = attempts + 1, last_error = ?, next_attempt_at = ?, updated_at = ?
+        WHERE ref = ? AND state = 'queued' RETURNING priority, fair_tag, id`)
+      .raw(true),
     terminate: db.prepare<[string, string, string, string, number, number]>(`
-      UPDATE sms_messages SET state = ?, status_reason = ?, status_description = ?, parts = ?, updated_at = ?,
-        lease_owner = NULL, lease_until = NULL
+      UPDATE sms_messages SET state = ?, status_reason = ?, status_description = ?, parts = ?, updated_at = ?
       WHERE id = ?`),
     insertCallback: db.prepare<[string, number, number, string | null, number | null]>(`
       INSERT INTO sms_callbacks (uid, message_id, state, attempts, next_attempt_at, lease_owner, lease_until)

@@ -1,0 +1,156 @@
+/**
+ * `npx tsx bench/claim-sqlite.ts`: what fair queues cost the SQLite storage (issue 26).
+ *
+ * 1. Inserts: 1-message and 100-message requests, 8 requesters at once, 2,000 messages a
+ *    round, stored by `SqliteStorage` (schema 5: fair tags and the queue table) and by the
+ *    insert of schema 4 (the statement before fair queues, through the same group commit, on
+ *    a database migrated to version 4), in alternate rounds, 20 each; one principal, and
+ *    requests rotating over 1,000 principals. The process's CPU microseconds per message
+ *    (user + system: the insert's cost whatever else the machine runs), `synchronous` NORMAL.
+ * 2. Claims: the time of one claim of 256 with 1,000,000 messages queued over 1,000
+ *    principals, and over 1 principal (target: at most 2x), `synchronous` FULL (the
+ *    default), wall time. The two backlogs are claimed from in turn, so that a busy machine
+ *    slows both alike; each claimed batch is then submitted, untimed, as the worker would.
+ *    30 claims each after 3, median and p90.
+ *
+ * Files in a temporary folder, removed at the end. About two minutes.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import type { NewMessage } from '../src/storage/contract.js';
+import { SqliteStorage } from '../src/storage/sqlite/adapter.js';
+import { GroupCommit } from '../src/storage/sqlite/group-commit.js';
+import { MIGRATIONS } from '../src/storage/sqlite/migrations.js';
+import { unsubmittedPartsJson } from '../src/storage/stored-parts.js';
+import { buildNewMessage } from '../src/testing/storage-suite/index.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'sms-outbox-bench-claim-'));
+let files = 0;
+const newPath = (): string => join(dir, `db-${++files}.sqlite`);
+
+type Insert = (batch: readonly NewMessage[]) => Promise<void>;
+
+/** The insert of schema 4, the last before fair queues, as its storage ran it: a group-commit write per request. */
+function schema4Inserter(): Insert {
+  const db = new Database(newPath());
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = NORMAL');
+  for (const migration of MIGRATIONS.slice(0, 4)) db.exec(migration);
+  db.pragma('user_version = 4');
+  const insert = db.prepare<[unknown[]]>(`
+    INSERT INTO sms_messages (ref, principal_id, endpoint, profile_code, sender, recipient, text,
+      message_type, req_type, external_id, recipient_field, reference_field, sms_count, encoding,
+      callback_url, callback_secret, created_at, state, attempts, next_attempt_at, lease_owner, lease_until,
+      updated_at, parts)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'queued', 0, ?, ?, ?, ?, ?)`);
+  const commits = new GroupCommit(db);
+  return async (messages) => {
+    const batch = messages.map((message) => ({ ...message }));
+    await commits.run(() => {
+      for (const m of batch) {
+        insert.run([m.ref, m.principalId, m.endpoint, m.profileCode, m.sender, m.recipient, m.text, m.messageType,
+          m.reqType, m.externalId, m.recipientField, m.referenceField, m.smsCount, m.encoding, m.callbackUrl,
+          m.callbackSecret, m.createdAt, m.createdAt, null, null, m.createdAt, unsubmittedPartsJson(m.smsCount)]);
+      }
+    });
+  };
+}
+
+function schema5Inserter(): Insert {
+  const storage = new SqliteStorage({ path: newPath(), synchronous: 'NORMAL' });
+  return (batch) => storage.insertMessages(batch);
+}
+
+/** CPU microseconds per message of one round: 8 requesters storing 2,000 messages in `size`-message requests of `principals` in turn. */
+async function insertRound(insert: Insert, size: number, principals: number, round: number): Promise<number> {
+  const requests = Array.from({ length: 2_000 / size }, (_, i) =>
+    Array.from({ length: size }, () => buildNewMessage({ principalId: `p${(round * 2_000 + i) % principals}`, createdAt: Date.now() })),
+  );
+  const started = process.cpuUsage();
+  await Promise.all(
+    Array.from({ length: 8 }, async (_, requester) => {
+      for (let i = requester; i < requests.length; i += 8) await insert(requests[i]!);
+    }),
+  );
+  const { user, system } = process.cpuUsage(started);
+  return (user + system) / 2_000;
+}
+
+/** Median CPU microseconds per message, schema 4 and schema 5, over 20 alternate rounds each (after 2). */
+async function insertCosts(size: number, principals: number): Promise<[number, number]> {
+  const inserters = [schema4Inserter(), schema5Inserter()];
+  const costs: [number[], number[]] = [[], []];
+  for (let round = 0; round < 22; round++) {
+    for (const which of round % 2 === 0 ? [0, 1] : [1, 0]) {
+      const cost = await insertRound(inserters[which]!, size, principals, round);
+      if (round >= 2) costs[which]!.push(cost);
+    }
+  }
+  return [median(costs[0]), median(costs[1])];
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)]!;
+}
+
+/** A storage with 1,000,000 messages queued, `principals` principals taking turns storing 1,000 at a time. */
+async function backlog(principals: number): Promise<SqliteStorage> {
+  const path = newPath();
+  const loading = new SqliteStorage({ path, synchronous: 'NORMAL' });
+  for (let i = 0; i < 1_000; i++) {
+    const principalId = `p${i % principals}`;
+    await loading.insertMessages(Array.from({ length: 1_000 }, () => buildNewMessage({ principalId, createdAt: 1_000 })));
+  }
+  await loading.close();
+  return new SqliteStorage({ path });
+}
+
+/** One claim of 256, timed, then its messages submitted; the time in ms and how many principals it took. */
+async function claimOnce(storage: SqliteStorage): Promise<{ ms: number; principals: number }> {
+  const started = performance.now();
+  const claimed = await storage.claimMessages({ owner: 'bench', limit: 256, leaseMs: 600_000, now: 2_000 });
+  const ms = performance.now() - started;
+  await Promise.all(claimed.map((m) => storage.recordSubmission(m.ref, 0, `c-${m.ref}`, 2_001)));
+  return { ms, principals: new Set(claimed.map((m) => m.principalId)).size };
+}
+
+const us = (value: number): string => `${value.toFixed(1)} us`;
+const ms = (value: number): string => `${value.toFixed(2)} ms`;
+
+try {
+  console.log('Inserts: CPU us per message, median of 20 rounds (schema 4 -> fair queues)');
+  for (const principals of [1, 1_000]) {
+    for (const size of [1, 100]) {
+      const [before, after] = await insertCosts(size, principals);
+      console.log(`  ${size}-message requests, ${principals} principal(s): ${us(before)} -> ${us(after)} (${(after / before).toFixed(2)}x)`);
+    }
+  }
+
+  console.log('Claims of 256 with 1,000,000 queued');
+  const storages: Record<number, SqliteStorage> = {};
+  for (const principals of [1_000, 1]) {
+    const loading = performance.now();
+    storages[principals] = await backlog(principals);
+    console.log(`  loaded over ${principals} principal(s) at ${Math.round(1e6 / ((performance.now() - loading) / 1_000))} msg/s`);
+  }
+  const times: Record<number, number[]> = { 1_000: [], 1: [] };
+  const seen: Record<number, number> = {};
+  for (let i = 0; i < 33; i++) {
+    for (const principals of i % 2 === 0 ? [1_000, 1] : [1, 1_000]) {
+      const claim = await claimOnce(storages[principals]!);
+      if (i >= 3) times[principals]!.push(claim.ms);
+      seen[principals] = claim.principals;
+    }
+  }
+  for (const principals of [1_000, 1]) {
+    const sorted = [...times[principals]!].sort((a, b) => a - b);
+    console.log(`  over ${principals} principal(s): median ${ms(median(sorted))}, p90 ${ms(sorted[Math.floor(sorted.length * 0.9)]!)} (a claim took ${seen[principals]} principals)`);
+    await storages[principals]!.close();
+  }
+  console.log(`  ratio 1,000 principals / 1 principal: ${(median(times[1_000]!) / median(times[1]!)).toFixed(2)}x (target <= 2x)`);
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+}
