@@ -99,6 +99,13 @@ export interface DeliveryAdapter {
   submit(part: OutgoingPart): Promise<SubmitAck>;
   /** Stops: no more receipts are reported after it resolves; leaves no timer or socket. */
   close(): Promise<void>;
+  /**
+   * The most parts a second this adapter submits, when it paces itself (an SMPP bind's
+   * `tps`). The worker then gives it only about a twentieth of a second of parts at once:
+   * a part waiting in the adapter's own queue for its pace cannot be passed by a message
+   * claimed later, while the parts waiting for the worker's slots go in fair order.
+   */
+  readonly submitsPerSecond?: number;
 }
 
 /**

@@ -10,11 +10,14 @@
 import { OptionError } from '../errors.js';
 
 /**
- * Every method of a contract `T`: `true` when required, `false` when optional. A table typed
- * with `satisfies MethodTable<Storage>` must list each method of the interface and nothing
- * else, so a method added to the contract cannot be forgotten here.
+ * Every method of a contract `T` (its other properties are not checked): `true` when
+ * required, `false` when optional. A table typed with `satisfies MethodTable<Storage>` must
+ * list each method of the interface and nothing else, so a method added to the contract
+ * cannot be forgotten here.
  */
-export type MethodTable<T> = { [K in keyof T]-?: object extends Pick<T, K> ? false : true };
+export type MethodTable<T> = {
+  [K in keyof T as NonNullable<T[K]> extends (...args: never[]) => unknown ? K : never]-?: object extends Pick<T, K> ? false : true;
+};
 
 /** What `value` is, for an error message: never its contents, which may hold secrets. */
 export function describeType(value: unknown): string {

@@ -21,6 +21,7 @@ import type { InsertLease, MessageRecord, NewMessage, Storage, SubmissionResult,
 import { QueuedRecord } from '../storage/queued-record.js';
 import { retryDelay } from './backoff.js';
 import { ClaimLoop } from '../outbox/claim-loop.js';
+import { FairSlotQueue } from './fair-slots.js';
 import type { MessageHandOff } from '../outbox/hand-off.js';
 
 /** What the worker needs. */
@@ -50,14 +51,31 @@ export function concatRefOf(ref: string): number {
  */
 export const HELD_PER_SLOT = 4;
 
+/**
+ * For an adapter that paces its submits (`DeliveryAdapter.submitsPerSecond`): the seconds
+ * of submits given slots at the carrier. A part in a slot may wait in the adapter's own
+ * queue for its pace, where nothing passes it; the parts waiting for a slot are served in
+ * fair order (fair-slots.ts). So a twentieth of a second of slots keeps the bind busy while
+ * a one-time password claimed now waits behind at most that much of a campaign.
+ */
+const PACED_SLOT_SECONDS = 0.05;
+
+/** The slots at the carrier: `worker.concurrency`, fewer for an adapter that paces itself. */
+export function carrierSlots(concurrency: number, submitsPerSecond: number | undefined): number {
+  if (submitsPerSecond === undefined || !(submitsPerSecond > 0)) return concurrency;
+  return Math.min(concurrency, Math.max(1, Math.ceil(submitsPerSecond * PACED_SLOT_SECONDS)));
+}
+
 /** Claims and submits queued messages until closed; takes messages handed over by the send endpoints. */
 export class SubmitWorker implements MessageHandOff {
   readonly #deps: SubmitWorkerDeps;
   readonly #loop: ClaimLoop<MessageRecord>;
-  /** Submissions waiting for the carrier now: at most `concurrency`. */
+  /** Submissions waiting for the carrier now: at most {@link SubmitWorker.#slots}. */
   #atCarrier = 0;
+  /** Submissions that may wait for the carrier at once (`worker.concurrency`, less for a paced adapter). */
+  readonly #slots: number;
   /** Parts waiting for a slot, first come first served. */
-  readonly #slotQueue: (() => void)[] = [];
+  readonly #slotQueue = new FairSlotQueue();
   /** Messages handed over by {@link SubmitWorker.stored}, submitted at the end of the turn. */
   #adopted: { message: NewMessage; leaseEnd: number }[] = [];
   #adopting: NodeJS.Immediate | null = null;
@@ -67,6 +85,7 @@ export class SubmitWorker implements MessageHandOff {
   constructor(deps: SubmitWorkerDeps) {
     this.#deps = deps;
     const { storage, config, owner } = deps;
+    this.#slots = carrierSlots(config.concurrency, deps.delivery.submitsPerSecond);
     this.#loop = new ClaimLoop<MessageRecord>({
       capacity: config.concurrency * HELD_PER_SLOT,
       pollIntervalMs: config.pollIntervalMs,
@@ -130,9 +149,9 @@ export class SubmitWorker implements MessageHandOff {
   }
 
   /** Waits for a slot at the carrier. */
-  async #takeSlot(): Promise<void> {
-    if (this.#atCarrier < this.#deps.config.concurrency) this.#atCarrier++;
-    else await new Promise<void>((resolve) => this.#slotQueue.push(resolve));
+  async #takeSlot(message: MessageRecord): Promise<void> {
+    if (this.#atCarrier < this.#slots) this.#atCarrier++;
+    else await new Promise<void>((resolve) => this.#slotQueue.push(message.priority ?? 'bulk', message.principalId, resolve));
   }
 
   /** Hands the slot to the next part waiting, or frees it. */
@@ -190,7 +209,7 @@ export class SubmitWorker implements MessageHandOff {
           messageType: message.messageType,
           reqType: message.reqType,
         };
-        await this.#takeSlot();
+        await this.#takeSlot(message);
         // Past its lease the message may be another instance's now: submitting more parts
         // would send them twice. What is left goes out with the next claim.
         if (now() >= leaseEnd) {

@@ -63,6 +63,11 @@ export class SmppDelivery implements DeliveryAdapter {
     this.#config = resolveSmppOptions(options);
   }
 
+  /** The `tps` option, when set: the worker gives the bind only about a twentieth of a second of submits at once. */
+  get submitsPerSecond(): number | undefined {
+    return Number.isFinite(this.#config.tps) ? this.#config.tps : undefined;
+  }
+
   /** True while the bind that submits is bound. */
   get bound(): boolean {
     return this.#transmitter?.bound ?? false;
