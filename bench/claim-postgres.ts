@@ -9,7 +9,8 @@
  *    principals, and over 1 principal (target: at most 2x): the whole claim (select, lease,
  *    read the records), and its selection alone (`due_messages`, in a transaction rolled
  *    back). Each claimed batch is then marked submitted, untimed, as the worker would; 30
- *    claims, median and p90.
+ *    claims, median and p90. Before the claims, `countQueued` with that backlog queued, for
+ *    everyone and for one principal (median of 10).
  *
  * PostgreSQL on 127.0.0.1 only (PGPORT, PGUSER, PGDATABASE as the tests use them); every
  * schema it makes is dropped at the end. About two minutes.
@@ -146,6 +147,20 @@ async function claimTimes(storage: PostgresStorage, schema: string): Promise<Cla
   return { median: at(times, 0.5), p90: at(times, 0.9), selection: at(selections, 0.5), principals };
 }
 
+/** `countQueued` with the backlog queued, for everyone and for principal p0: median of 10 (after 2 untimed), ms. */
+async function countTimes(storage: PostgresStorage): Promise<{ all: number; one: number }> {
+  const median = async (count: () => Promise<unknown>): Promise<number> => {
+    const times: number[] = [];
+    for (let i = 0; i < 12; i++) {
+      const started = performance.now();
+      await count();
+      if (i >= 2) times.push(performance.now() - started);
+    }
+    return times.sort((a, b) => a - b)[5]!;
+  };
+  return { all: await median(() => storage.countQueued()), one: await median(() => storage.countQueued('p0')) };
+}
+
 const ms = (value: number): string => `${value.toFixed(2)} ms`;
 
 try {
@@ -163,12 +178,14 @@ try {
     const loading = performance.now();
     const { storage, schema } = await backlog(principals);
     const loaded = (performance.now() - loading) / 1_000;
+    const counts = await countTimes(storage);
     results[principals] = await claimTimes(storage, schema);
     const { median, p90, selection, principals: seen } = results[principals]!;
     console.log(
       `  over ${principals} principal(s): median ${ms(median)}, p90 ${ms(p90)}; the selection alone ${ms(selection)}` +
         ` (a claim took ${seen} principals; loaded at ${Math.round(1e6 / loaded)} msg/s)`,
     );
+    console.log(`    countQueued: everyone ${ms(counts.all)}, one principal ${ms(counts.one)} (median of 10)`);
     await pool.query(`DROP SCHEMA "${schema}" CASCADE`);
   }
   const ratio = (key: 'median' | 'selection'): string => (results[1_000]![key] / results[1]![key]).toFixed(2);

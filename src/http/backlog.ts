@@ -5,8 +5,9 @@
  * answer carries a `Retry-After` estimated from how fast the queue drained lately.
  *
  * The counts come from `Storage.countQueued`, at most once per `refreshMs` per key (and for
- * all), plus what this instance accepted since: a count per request would cost a storage
- * round trip each. So a bound holds to within what all instances accept in `refreshMs`.
+ * all; less often when counting is slow), plus what this instance accepted since: a count
+ * per request would cost a storage round trip each. So a bound holds to within what all
+ * instances accept between two counts.
  */
 import type { Principal } from '../auth/principal.js';
 import { SmsError } from '../errors.js';
@@ -36,8 +37,17 @@ const DRAIN_WINDOW_S = 10;
 interface Count {
   queued: number;
   at: number;
+  /** How long the last read took, ms. */
+  tookMs: number;
   reading: Promise<void> | null;
 }
+
+/**
+ * A count is read again no sooner than this many times its last read took: counting a
+ * backlog of a million on PostgreSQL reads a million index entries (about 0.3 s), and a
+ * count a second would keep a core a quarter busy. So a count costs at most 5% of the time.
+ */
+const READ_COST_FACTOR = 20;
 
 /** Messages that left the queue in each of the last seconds, to estimate the drain rate. */
 class DrainRate {
@@ -70,7 +80,7 @@ export class BacklogGate {
   readonly #config: Required<BacklogOptions>;
   readonly #now: () => number;
   readonly #keys = new Map<string, Count>();
-  readonly #all: Count = { queued: 0, at: Number.NEGATIVE_INFINITY, reading: null };
+  readonly #all: Count = { queued: 0, at: Number.NEGATIVE_INFINITY, tookMs: 0, reading: null };
   readonly #drained = new DrainRate();
   readonly #drainedByKey = new Map<string, DrainRate>();
 
@@ -87,7 +97,7 @@ export class BacklogGate {
   async admit(principal: Principal, count: number): Promise<void> {
     const now = this.#now();
     let key = this.#keys.get(principal.id);
-    if (key === undefined) this.#keys.set(principal.id, (key = { queued: 0, at: Number.NEGATIVE_INFINITY, reading: null }));
+    if (key === undefined) this.#keys.set(principal.id, (key = { queued: 0, at: Number.NEGATIVE_INFINITY, tookMs: 0, reading: null }));
     await Promise.all([this.#fresh(key, now, principal.id), this.#fresh(this.#all, now)]);
     const perKey = principal.maxQueued ?? this.#config.perKey;
     if (key.queued + count > perKey) {
@@ -128,13 +138,15 @@ export class BacklogGate {
     this.#all.queued = Math.max(0, this.#all.queued - 1);
   }
 
-  /** Reads `count` again from storage when it is older than `refreshMs`; one read at a time. */
+  /** Reads `count` again from storage when it is older than `refreshMs` (see {@link READ_COST_FACTOR}); one read at a time. */
   async #fresh(count: Count, now: number, principalId?: string): Promise<void> {
-    if (now - count.at < this.#config.refreshMs) return;
+    if (now - count.at < Math.max(this.#config.refreshMs, READ_COST_FACTOR * count.tookMs)) return;
+    const started = performance.now();
     count.reading ??= this.#count(principalId)
       .then((read) => {
         count.queued = read.transactional + read.bulk;
         count.at = this.#now();
+        count.tookMs = performance.now() - started;
       })
       .finally(() => {
         count.reading = null;

@@ -10,6 +10,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Pool } from 'pg';
 import { TERMINAL_STATES } from '../../lifecycle/states.js';
+import { PRIORITY_RANK } from '../fair-tags.js';
 import { postgresBatches, type PostgresBatches } from './batches.js';
 import type { StoredFunction } from './function-parts.js';
 import { storedFunctions } from './functions.js';
@@ -27,11 +28,19 @@ import type {
   NewMessage,
   Outcome,
   PartReceipt,
+  QueueCount,
   ReceiptResult,
   Storage,
   SubmissionResult,
   Transition,
 } from '../contract.js';
+
+/** A row of the count (statements.ts `countQueued`): a class's rank, its count and oldest `created_at`. */
+interface CountRow {
+  priority: number;
+  n: string;
+  oldest: string;
+}
 
 /** The parameters of both claims (claims.ts): owner, lease end, now, limit. */
 function claimParams(options: ClaimOptions): unknown[] {
@@ -213,6 +222,31 @@ export class PostgresStorage implements Storage {
     // Batched like the message steps: one report is one attempt, so unbatched every report
     // would be a transaction of its own, waiting for its own WAL flush.
     await this.batches.attempts.call({ uid, attempt });
+  }
+
+  /**
+   * The queued messages (leased and retrying ones included) by class, and the oldest one's
+   * acceptance time, of everyone or of `principalId`: one statement, an index-only scan of
+   * messages_principal_queued_idx (statements.ts `countQueued`). It reads every queued
+   * entry (of the principal), so its cost grows with the backlog: 1,000,000 queued take
+   * about 0.2-0.3 s (bench/claim-postgres.ts), a principal's 1,000 about 0.3 ms.
+   */
+  async countQueued(principalId?: string): Promise<QueueCount> {
+    await this.ready();
+    const { rows } =
+      principalId === undefined
+        ? await this.pool.query<CountRow>(this.sql.countQueued)
+        : await this.pool.query<CountRow>(this.sql.countQueuedOf, [principalId]);
+    const count: QueueCount = { transactional: 0, bulk: 0, oldestAcceptedAt: null };
+    for (const row of rows) {
+      // int8 values come back as strings; counts and times fit a double.
+      const n = Number(row.n);
+      if (row.priority === PRIORITY_RANK.transactional) count.transactional += n;
+      else count.bulk += n;
+      const oldest = Number(row.oldest);
+      if (count.oldestAcceptedAt === null || oldest < count.oldestAcceptedAt) count.oldestAcceptedAt = oldest;
+    }
+    return count;
   }
 
   /** Deletes up to `limit` terminal messages changed before `before` without a pending report. */

@@ -194,6 +194,25 @@ export function migrations(s: string): { version: number; statements: string[] }
         END $$`,
       ],
     },
+    {
+      // Counting the queue (countQueued, statements.ts): the principal's index of queued
+      // messages carries each one's acceptance time (INCLUDE, not a key column), so the count
+      // by class and the oldest `created_at`, for everyone or for one principal, are one
+      // index-only scan; without it the oldest was a read of every queued row in the heap
+      // (1,000,000 queued: 420-575 ms against 200-280 ms for the whole count, 6.7 ms against
+      // 0.3 ms for a principal with 1,000). The key is unchanged, so the inserts' lookup of a
+      // principal's last tag and the claims read it as before; an entry is 8 bytes wider, and
+      // there is no index more to maintain. Rebuilt under the same name (the build reads the
+      // queued messages once, under the migration's lock, blocking writes for it: 2.5-4.5 s with
+      // 1,000,000 queued). Nothing else changes: instances of schema 5 still running go on
+      // working (their SQL names no index), only new ones of that version refuse to start.
+      version: 6,
+      statements: [
+        `DROP INDEX ${s}.messages_principal_queued_idx`,
+        `CREATE INDEX messages_principal_queued_idx ON ${s}.messages (principal_id, priority, fair_tag)
+          INCLUDE (created_at) WHERE state = 'queued'`,
+      ],
+    },
   ];
 }
 

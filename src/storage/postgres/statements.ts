@@ -62,6 +62,28 @@ export interface PostgresStatements extends ClaimStatements {
    * report, with their carrier ids and finished report; its row count is the messages'.
    */
   purge: string;
+  /**
+   * The queued messages by class (`priority`, `n` and the `oldest` created_at of each rank
+   * queued; no row for a class with none), of everyone; {@link countQueuedOf} for one
+   * principal.
+   */
+  countQueued: string;
+  /** {@link countQueued} for principal `$1`. */
+  countQueuedOf: string;
+}
+
+/**
+ * `countQueued`: the queued messages (leased and retrying ones included: their state is
+ * `queued` until submitted or ended) grouped by class, with the oldest acceptance time.
+ * Both read messages_principal_queued_idx alone (index-only where the visibility map allows),
+ * which carries `created_at` since migration 6: the whole index for everyone, the
+ * principal's range for one. Two texts rather than `$1 IS NULL OR ...`, which a generic plan
+ * could not turn into the principal's range.
+ */
+function countQueuedSql(t: PostgresTables, ofPrincipal: boolean): string {
+  return `SELECT priority, count(*) AS n, min(created_at) AS oldest FROM ${t.messages}
+      WHERE state = 'queued'${ofPrincipal ? ' AND principal_id = $1' : ''}
+      GROUP BY priority`;
 }
 
 /** The statements over tables `t`, calling the functions `f`. */
@@ -127,5 +149,7 @@ export function postgresStatements(t: PostgresTables, f: FunctionNames): Postgre
       carrier_ids AS (DELETE FROM ${t.carrierIds} WHERE ref IN (SELECT ref FROM doomed)),
       callbacks AS (DELETE FROM ${t.callbacks} WHERE ref IN (SELECT ref FROM doomed))
       DELETE FROM ${t.messages} WHERE ref IN (SELECT ref FROM doomed)`,
+    countQueued: countQueuedSql(t, false),
+    countQueuedOf: countQueuedSql(t, true),
   };
 }
