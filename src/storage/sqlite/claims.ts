@@ -69,10 +69,11 @@ export interface ClaimStatements {
   /** Puts back in the claim order the retries due at `@now`, in their places. */
   wakeRetries: Database.Statement<{ now: number }>;
   /**
-   * Queues a message just stored: its key, principal, due time (its acceptance), and the
-   * lease it was stored under (owner and end, or `null`s).
+   * Queues a message just stored: its key, principal, due time (its acceptance), the lease
+   * it was stored under (owner and end, or `null`s), and its acceptance time (`created_at`,
+   * which countQueued reads: statements.ts).
    */
-  enqueue: Database.Statement<[...QueueKey, string, number, string | null, number | null]>;
+  enqueue: Database.Statement<[...QueueKey, string, number, string | null, number | null, number]>;
   /** Takes the message of a key, under `retrying` 0 or 1, out of the queue (it left `queued`): see {@link leaveQueue}. */
   dequeue: Database.Statement<[0 | 1, ...QueueKey]>;
   /**
@@ -124,9 +125,10 @@ export function prepareClaimStatements(db: Database.Database): ClaimStatements {
     wakeRetries: db.prepare<{ now: number }>(
       'UPDATE sms_queue INDEXED BY sms_queue_retries SET retrying = 0 WHERE retrying = 1 AND next_attempt_at <= @now',
     ),
-    enqueue: db.prepare<[...QueueKey, string, number, string | null, number | null]>(`
-      INSERT INTO sms_queue (retrying, priority, fair_tag, message_id, principal_id, next_attempt_at, lease_owner, lease_until)
-      VALUES (0, ?, ?, ?, ?, ?, ?, ?)`),
+    enqueue: db.prepare<[...QueueKey, string, number, string | null, number | null, number]>(`
+      INSERT INTO sms_queue (retrying, priority, fair_tag, message_id, principal_id, next_attempt_at, lease_owner, lease_until,
+        created_at)
+      VALUES (0, ?, ?, ?, ?, ?, ?, ?, ?)`),
     // `retrying = ?` rather than `IN (0, 1)`, which SQLite runs with a temporary table.
     dequeue: db.prepare<[0 | 1, ...QueueKey]>(`DELETE FROM sms_queue WHERE retrying = ? AND ${key}`),
     requeue: db.prepare<[0 | 1, number, 0 | 1, ...QueueKey]>(`

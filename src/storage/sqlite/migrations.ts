@@ -159,6 +159,22 @@ export const MIGRATIONS: readonly string[] = [
     WHERE state = 'queued' AND (lease_owner IS NOT NULL OR lease_until IS NOT NULL);
   DROP INDEX sms_messages_claim;
   `,
+  // 6: counting the queue (countQueued, statements.ts). Each queue row carries its message's
+  // acceptance time (`created_at`), and the principal index carries it too, after the key
+  // the inserts read (its last tag in a class: unchanged), so the count by class and the
+  // oldest acceptance time are one scan of `sms_queue` for everyone (in its key's order, no
+  // sort) and one covering range of `sms_queue_principal` for one principal, without reading
+  // a message row. Not `min(message_id)`: ids follow the order of storing, and two instances
+  // with clocks that disagree store messages out of acceptance order. No index more to
+  // maintain: a queue row and its principal entry are a few bytes wider. ADD COLUMN with a
+  // constant default rewrites no row; the UPDATE then fills in the rows already queued (every
+  // later one is inserted with its time: claims.ts \`enqueue\`).
+  `
+  ALTER TABLE sms_queue ADD COLUMN created_at INTEGER NOT NULL DEFAULT 0;
+  UPDATE sms_queue SET created_at = (SELECT created_at FROM sms_messages WHERE id = sms_queue.message_id);
+  DROP INDEX sms_queue_principal;
+  CREATE INDEX sms_queue_principal ON sms_queue (principal_id, priority, fair_tag, created_at);
+  `,
 ];
 
 /**

@@ -60,7 +60,18 @@ export interface Statements extends ClaimStatements, ClaimReads {
   deleteCallback: Database.Statement<[number]>;
   /** Deletes a message. */
   deleteMessage: Database.Statement<[number]>;
+  /**
+   * The queued messages of everyone (leased and retrying ones included: every queued message
+   * has its one row in `sms_queue`), by class: `[rank, count, oldest created_at]`, a row per
+   * `retrying` and rank that has any (up to four: the caller adds them up).
+   */
+  countQueued: Database.Statement<[], QueueCountRow>;
+  /** {@link Statements.countQueued} for one principal: a row per rank it has queued. */
+  countQueuedOf: Database.Statement<[string], QueueCountRow>;
 }
+
+/** A row of the queue count: a class's rank, how many of it are queued, and the oldest one's acceptance time. */
+export type QueueCountRow = [rank: number, count: number, oldest: number];
 
 /** Prepares every statement of the storage on `db`, whose schema is up to date. */
 export function prepareStatements(db: Database.Database): Statements {
@@ -122,5 +133,20 @@ export function prepareStatements(db: Database.Database): Statements {
     deleteCarrierIds: db.prepare<[number]>('DELETE FROM sms_carrier_ids WHERE message_id = ?'),
     deleteCallback: db.prepare<[number]>('DELETE FROM sms_callbacks WHERE message_id = ?'),
     deleteMessage: db.prepare<[number]>('DELETE FROM sms_messages WHERE id = ?'),
+    // Both read `sms_queue` only, with each row's `created_at` (from migration 6): everyone's
+    // is one pass over the table in its key's order (grouped by the key's first two columns,
+    // so no sort), one principal's the covering range of `sms_queue_principal`, in rank order.
+    // Two statements rather than `? IS NULL OR principal_id = ?`, which would not plan as the
+    // principal's range.
+    countQueued: db
+      .prepare<[], QueueCountRow>(
+        'SELECT priority, count(*), min(created_at) FROM sms_queue GROUP BY retrying, priority',
+      )
+      .raw(true),
+    countQueuedOf: db
+      .prepare<[string], QueueCountRow>(
+        'SELECT priority, count(*), min(created_at) FROM sms_queue WHERE principal_id = ? GROUP BY priority',
+      )
+      .raw(true),
   };
 }
