@@ -1,7 +1,6 @@
 /**
- * Runs `test/fixtures/gateway-host.ts` (simulated carrier) or `test/e2e/smpp-host.ts`
- * (`SmppDelivery` to an SMSC the test runs, when {@link HostConfig.smsc} is given) as a
- * child process: the router on a real HTTP port with durable storage, which a test may
+ * Runs `test/fixtures/gateway-host.ts` (the simulated carrier, or `SmppDelivery` to an
+ * SMSC the test runs when {@link HostConfig.smsc} is given) as a child process: the router on a real HTTP port with durable storage, which a test may
  * kill with SIGKILL at any moment. The child's stdout is a stream of JSON lines
  * ({@link HostLine}); this module parses them as they come.
  */
@@ -12,7 +11,6 @@ import type { DlrOptions, SimulatorOptions, WorkerOptions } from '../../src/inde
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const hostScript = join(root, 'test', 'fixtures', 'gateway-host.ts');
-const smppHostScript = join(root, 'test', 'e2e', 'smpp-host.ts');
 
 /** The environment variable that carries a {@link HostConfig} (as JSON) to the child. */
 export const HOST_CONFIG_ENV = 'SMS_OUTBOX_E2E_HOST';
@@ -91,8 +89,7 @@ export interface HostProcess {
  */
 export function startHost(config: HostConfig, startMs = 20_000): Promise<HostProcess> {
   // `node --import tsx` rather than `npx tsx`: one process, so SIGKILL hits the host itself.
-  const script = config.smsc === undefined ? hostScript : smppHostScript;
-  const child = spawn(process.execPath, ['--import', 'tsx', script], {
+  const child = spawn(process.execPath, ['--import', 'tsx', hostScript], {
     cwd: root,
     env: { ...process.env, [HOST_CONFIG_ENV]: JSON.stringify(config) },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -361,8 +361,8 @@ describe('rateLimit options', () => {
 
   it('throws at construction for an unknown or bad option, with a hint', () => {
     const make = (rateLimit: unknown) => () => createGateway({ rateLimit: rateLimit as SmsRouterOptions['rateLimit'] });
-    expect(make({ request: {} })).toThrow(new OptionError('rateLimit: unknown option `request`. Did you mean `requests`?'));
-    expect(make({ requests: { limt: 5 } })).toThrow(new OptionError('rateLimit.requests: unknown option `limt`. Did you mean `limit`?'));
+    expect(make({ request: {} })).toThrow(new OptionError('rateLimit: unknown option `request`. Did you mean `requests`?', 'UNKNOWN_OPTION'));
+    expect(make({ requests: { limt: 5 } })).toThrow(new OptionError('rateLimit.requests: unknown option `limt`. Did you mean `limit`?', 'UNKNOWN_OPTION'));
     expect(make({ failedAuth: { windowMS: 5 } })).toThrow(/Did you mean `windowMs`\?/);
     expect(make({ requests: { limit: -1 } })).toThrow(/rateLimit\.requests\.limit must be an integer >= 0/);
     expect(make({ messages: { windowMs: 0 } })).toThrow(/rateLimit\.messages\.windowMs must be an integer >= 1/);
