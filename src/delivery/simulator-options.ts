@@ -96,6 +96,7 @@ export interface SimulatorConfig {
   keepSubmitted: number;
 }
 
+/** Checks the simulator's options and fills every default; throws an `OptionError` naming the bad one. */
 export function resolveSimulatorOptions(options: SimulatorOptions): SimulatorConfig {
   const where = 'SimulatorDelivery';
   assertKnownKeys(where, options, OPTION_KEYS);
