@@ -5,6 +5,9 @@ import { MemoryStorage, SimulatorDelivery, type PromClient, type SmsRouterOption
 import { GatedDelivery } from './helpers/gated-delivery.js';
 import { createGateway, KEY, type TestGateway } from './helpers/gateway.js';
 import { eventually } from './helpers/poll.js';
+import { SmsEventEmitter } from '../src/observe/events.js';
+import { attachMetrics } from '../src/observe/metrics.js';
+import type { MessageRecord } from '../src/storage/contract.js';
 import { startReceiver, type Receiver } from './dlr/helpers.js';
 
 // Compile-time: the real prom-client module fits the structural type the option takes.
@@ -232,6 +235,50 @@ describe('metrics option', () => {
       await eventually(async () => (await value(registry, 'sms_outbox_queue_depth', { class: 'bulk' })) === 0);
     } finally {
       vi.useRealTimers();
+    }
+  });
+
+  it('records how long submitted messages took to reach their final state, by class', async () => {
+    const registry = new client.Registry();
+    const { app } = gatewayWith(registry, { delivery: new SimulatorDelivery({ seed: 7, latencyMs: [1, 10], outcomes: { delivered: 1 } }) });
+    const sent = await request(app)
+      .post('/api/outbox/create')
+      .set('X-API-Key', KEY)
+      .send({ profile_code: '12345', messages: Array.from({ length: 4 }, (_, i) => ({ recipient: `25471234567${i}`, message: 'Hi' })) });
+    expect(sent.status).toBe(200);
+
+    await reaches(registry, 'sms_outbox_messages_finished_total', { state: 'delivered' }, 4);
+    expect(await value(registry, 'sms_outbox_submit_to_final_seconds_count', { class: 'bulk' })).toBe(4);
+    expect(await value(registry, 'sms_outbox_submit_to_final_seconds_count', { class: 'transactional' })).toBe(0);
+    // The simulator's receipts come within a second or so; the buckets reach 48 h.
+    expect(await value(registry, 'sms_outbox_submit_to_final_seconds_bucket', { class: 'bulk', le: '10' })).toBe(4);
+    expect(await value(registry, 'sms_outbox_submit_to_final_seconds_bucket', { class: 'bulk', le: '172800' })).toBe(4);
+    const seconds = await value(registry, 'sms_outbox_submit_to_final_seconds_sum', { class: 'bulk' });
+    expect(seconds).toBeGreaterThanOrEqual(0);
+    expect(seconds).toBeLessThan(10);
+  });
+
+  it('remembers at most 100,000 submit times, dropping the oldest: a dropped message is not observed', async () => {
+    const registry = new client.Registry();
+    const events = new SmsEventEmitter();
+    const detach = attachMetrics(events, { client: typedClient, registry });
+    const record = (ref: string, state: MessageRecord['state'], updatedAt: number, priority: MessageRecord['priority'] = 'transactional') =>
+      ({ ref, endpoint: 'quick', priority, state, statusReason: null, createdAt: 0, updatedAt }) as unknown as MessageRecord;
+    try {
+      for (let i = 0; i <= 100_000; i++) events.emit('message.submitted', { message: record(`m${i}`, 'submitted', 1_000) });
+      // m0 was the oldest when the 100,001st came: dropped. m1 and the last are remembered.
+      for (const ref of ['m0', 'm1', 'm100000']) {
+        events.emit('message.status', { message: record(ref, 'delivered', 3_000), previousState: 'submitted' });
+      }
+      // One that ends without having been submitted here (another instance's) is not observed either.
+      events.emit('message.status', { message: record('elsewhere', 'delivered', 3_000), previousState: 'submitted' });
+      expect(await value(registry, 'sms_outbox_submit_to_final_seconds_count', { class: 'transactional' })).toBe(2);
+      expect(await value(registry, 'sms_outbox_submit_to_final_seconds_sum', { class: 'transactional' })).toBe(4);
+      // Each is observed once: a second final transition (none should come) finds no entry.
+      events.emit('message.status', { message: record('m1', 'delivered', 5_000), previousState: 'submitted' });
+      expect(await value(registry, 'sms_outbox_submit_to_final_seconds_count', { class: 'transactional' })).toBe(2);
+    } finally {
+      detach();
     }
   });
 });

@@ -1,10 +1,11 @@
 /**
  * The demo host's dashboard routes: the page at `/`, a Server-Sent Events stream of the
- * recent messages at `/demo/events`, and Prometheus metrics at `/metrics`.
+ * recent messages and of the queue at `/demo/events`, and Prometheus metrics at `/metrics`.
  */
 import { readFileSync } from 'node:fs';
 import express, { type Router } from 'express';
 import type { SmsRouter, Storage } from '../../src/index.js';
+import { QueueView, type QueueSample } from './queue.js';
 import { RecentMessages, type MessageRow } from './recent.js';
 
 /** What the dashboard needs from the demo host. */
@@ -41,6 +42,7 @@ function sse(res: express.Response, event: string, data: unknown): void {
  */
 export function dashboardRoutes(options: DashboardOptions): Router {
   const recent = new RecentMessages(options.sms, options.storage);
+  const queue = new QueueView(options.sms, options.storage);
   const page = PAGE.replace('__SMS_API_KEY__', attribute(options.apiKey)).replace('__SMS_BASE_PATH__', attribute(options.basePath));
   const router = express.Router();
 
@@ -51,16 +53,23 @@ export function dashboardRoutes(options: DashboardOptions): Router {
   // SSE rather than polling: the router's events already say when a row changes.
   router.get('/demo/events', async (req, res, next) => {
     let rows: MessageRow[];
+    let now: QueueSample | null;
     try {
-      rows = await recent.snapshot();
+      [rows, now] = await Promise.all([recent.snapshot(), queue.current()]);
     } catch (error) {
       next(error);
       return;
     }
     res.writeHead(200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-store', Connection: 'keep-alive' });
     sse(res, 'snapshot', rows);
-    const unsubscribe = recent.subscribe((row) => sse(res, 'row', row));
-    req.on('close', unsubscribe);
+    // The queue now, then each `queue.depth` sample (every 5 s).
+    if (now !== null) sse(res, 'queue', now);
+    const unsubscribeRows = recent.subscribe((row) => sse(res, 'row', row));
+    const unsubscribeQueue = queue.subscribe((sample) => sse(res, 'queue', sample));
+    req.on('close', () => {
+      unsubscribeRows();
+      unsubscribeQueue();
+    });
   });
 
   router.get('/metrics', async (_req, res, next) => {

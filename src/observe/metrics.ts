@@ -94,6 +94,18 @@ export interface MetricsConfig {
 /** Upper bounds of the queue-wait buckets, seconds: from a carrier that keeps up to a backlog of an hour. */
 const QUEUE_WAIT_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600];
 
+/**
+ * Upper bounds of the submitted-to-final buckets, seconds: a handset receipt comes in
+ * seconds, an absent subscriber's after hours, and carriers keep trying for up to 48 h.
+ */
+const SUBMIT_TO_FINAL_BUCKETS = [1, 2.5, 5, 10, 30, 60, 300, 900, 1800, 3600, 7200, 14_400, 43_200, 86_400, 172_800];
+
+/**
+ * How many submitted messages the submitted-to-final histogram remembers the submit time
+ * of; past it the oldest are forgotten, and not observed when they end.
+ */
+const SUBMITTED_TRACKED_MAX = 100_000;
+
 /** Upper bounds of the delivery-report duration buckets, seconds: up to the default 15 s timeout and past it. */
 const DLR_DURATION_BUCKETS = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 15, 30];
 
@@ -157,6 +169,14 @@ export function attachMetrics(events: SmsEventEmitter, config: MetricsConfig): (
     ['class'],
     QUEUE_WAIT_BUCKETS,
   );
+  const submitToFinal = histogram(
+    'submit_to_final_seconds',
+    'From the carrier accepting every part to the final state (the delivery receipt), by class. ' +
+      'Not observed: a message submitted by another instance, or one whose submit time was dropped ' +
+      `(this process remembers at most ${SUBMITTED_TRACKED_MAX}, the oldest dropped first).`,
+    ['class'],
+    SUBMIT_TO_FINAL_BUCKETS,
+  );
   const errors = counter('errors_total', 'Unexpected errors (500s, storage, carrier, listeners), by source.', ['source']);
 
   const detach: (() => void)[] = [];
@@ -175,9 +195,19 @@ export function attachMetrics(events: SmsEventEmitter, config: MetricsConfig): (
     accepted.inc(labels);
     units.inc(labels, m.smsCount);
   });
+  // When each message awaiting its final state was submitted: the record at the final
+  // transition no longer says. Bounded, oldest forgotten first (a Map keeps insertion
+  // order); a message submitted by another instance, or forgotten, is not observed.
+  const submittedAt = new Map<string, number>();
   on('message.submitted', ({ message: m }) => {
     submitted.inc({ endpoint: m.endpoint });
     acceptToSubmit.observe({ class: m.priority }, Math.max(0, m.updatedAt - m.createdAt) / 1000);
+    submittedAt.delete(m.ref);
+    submittedAt.set(m.ref, m.updatedAt);
+    if (submittedAt.size > SUBMITTED_TRACKED_MAX) {
+      const oldest = submittedAt.keys().next();
+      if (oldest.done !== true) submittedAt.delete(oldest.value);
+    }
   });
   on('queue.depth', (q) => {
     queueDepth.set({ class: 'transactional' }, q.transactional);
@@ -185,8 +215,13 @@ export function attachMetrics(events: SmsEventEmitter, config: MetricsConfig): (
     oldestAge.set({}, q.oldestAcceptedAt === null ? 0 : Math.max(0, q.at - q.oldestAcceptedAt) / 1000);
   });
   on('message.retrying', () => retries.inc({}));
-  on('message.status', ({ message: m }) => {
-    if (isTerminal(m.state)) finished.inc({ endpoint: m.endpoint, state: m.state, reason: m.statusReason ?? 'unknown' });
+  on('message.status', ({ message: m, previousState }) => {
+    if (!isTerminal(m.state)) return;
+    finished.inc({ endpoint: m.endpoint, state: m.state, reason: m.statusReason ?? 'unknown' });
+    const sent = submittedAt.get(m.ref);
+    if (sent === undefined) return;
+    submittedAt.delete(m.ref);
+    if (previousState === 'submitted') submitToFinal.observe({ class: m.priority }, Math.max(0, m.updatedAt - sent) / 1000);
   });
   on('message.inbound', () => inbound.inc({}));
   on('dlr.sent', dlr('sent'));
@@ -196,5 +231,6 @@ export function attachMetrics(events: SmsEventEmitter, config: MetricsConfig): (
 
   return () => {
     for (const off of detach.splice(0)) off();
+    submittedAt.clear();
   };
 }

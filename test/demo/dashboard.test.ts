@@ -3,6 +3,7 @@
  * dir, simulated carrier), its page in headless Chromium, a message sent from the page's
  * form, and its row seen reaching `delivered` with its delivery report attempt. A second
  * demo whose simulator expires every message shows the reason cell of `expired/expired`.
+ * The page shows the queue: a count when it connects, then each 5-second sample.
  */
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -158,6 +159,24 @@ describe.skipIf(missing !== null)('demo dashboard', () => {
     await page.locator(`tr[data-ref="${second}"] td.ref.copied`).waitFor({ timeout: 5_000 });
     // A string, as the tests are compiled without the DOM's types.
     expect(await page.evaluate('navigator.clipboard.readText()')).toBe(second);
+  }, 30_000);
+
+  it('shows the queue by class and the oldest message\u2019s wait, then each new sample', async () => {
+    await page.goto(`${origin}/`);
+    // The count taken when the page connected: no 5 s wait for the first sample.
+    const shown = page.locator('#queue[data-at]');
+    await shown.waitFor({ timeout: 10_000 });
+    expect(await page.locator('#queue-transactional').textContent()).toMatch(/^\d+$/);
+    expect(await page.locator('#queue-bulk').textContent()).toMatch(/^\d+$/);
+    expect(await page.locator('#queue-oldest').textContent()).toMatch(/^(none|\d+ s|\d+ min \d+ s|\d+ h \d+ min)$/);
+    expect(await shown.getAttribute('data-transactional')).toMatch(/^\d+$/);
+    expect(await shown.getAttribute('data-bulk')).toMatch(/^\d+$/);
+    const first = Number(await shown.getAttribute('data-at'));
+    expect(first).toBeGreaterThan(0);
+
+    // The router's queue.depth sample comes within 5 s and replaces it.
+    await page.waitForFunction(`Number(document.getElementById('queue').dataset.at) > ${first}`, undefined, { timeout: 12_000 });
+    expect(await page.locator('#queue-bulk').textContent()).toMatch(/^\d+$/);
   }, 30_000);
 
   it('does not repeat the state as its reason: expired/expired shows the description', async () => {
