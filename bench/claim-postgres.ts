@@ -12,8 +12,11 @@
  *    claims, median and p90. Before the claims, `countQueued` with that backlog queued, for
  *    everyone and for one principal (median of 10).
  *
+ * The human lines go to stderr; the last line on stdout is one JSON object with the
+ * figures (`npm run bench` reads it: case `claim-postgres`). `--claims-only` skips part 1.
+ *
  * PostgreSQL on 127.0.0.1 only (PGPORT, PGUSER, PGDATABASE as the tests use them); every
- * schema it makes is dropped at the end. About two minutes.
+ * schema it makes is dropped at the end. About two minutes (a little less without part 1).
  */
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
@@ -162,34 +165,61 @@ async function countTimes(storage: PostgresStorage): Promise<{ all: number; one:
 }
 
 const ms = (value: number): string => `${value.toFixed(2)} ms`;
+const claimsOnly = process.argv.includes('--claims-only');
+const say = (line: string): void => console.error(line);
 
 try {
-  console.log('Inserts: one principal, 100-message requests, 16 at once, 4 s each');
-  for (let round = 1; round <= 2; round++) {
-    const before = await insertRate(await schema4Inserter());
-    const storage = new PostgresStorage({ pool, schema: freshSchema() });
-    const after = await insertRate((batch) => storage.insertMessages(batch));
-    console.log(`  round ${round}: schema 4 ${Math.round(before)} msg/s, fair tags ${Math.round(after)} msg/s (${(after / before).toFixed(2)}x)`);
+  const inserts: { round: number; schema4PerSec: number; fairPerSec: number }[] = [];
+  if (!claimsOnly) {
+    say('Inserts: one principal, 100-message requests, 16 at once, 4 s each');
+    for (let round = 1; round <= 2; round++) {
+      const before = await insertRate(await schema4Inserter());
+      const storage = new PostgresStorage({ pool, schema: freshSchema() });
+      const after = await insertRate((batch) => storage.insertMessages(batch));
+      inserts.push({ round, schema4PerSec: Math.round(before), fairPerSec: Math.round(after) });
+      say(`  round ${round}: schema 4 ${Math.round(before)} msg/s, fair tags ${Math.round(after)} msg/s (${(after / before).toFixed(2)}x)`);
+    }
   }
 
-  console.log('Claims of 256 with 1,000,000 queued');
+  say('Claims of 256 with 1,000,000 queued');
   const results: Record<string, ClaimTimes> = {};
+  const counts: Record<number, { all: number; one: number }> = {};
   for (const principals of [1_000, 1]) {
     const loading = performance.now();
     const { storage, schema } = await backlog(principals);
     const loaded = (performance.now() - loading) / 1_000;
-    const counts = await countTimes(storage);
+    counts[principals] = await countTimes(storage);
     results[principals] = await claimTimes(storage, schema);
     const { median, p90, selection, principals: seen } = results[principals]!;
-    console.log(
+    say(
       `  over ${principals} principal(s): median ${ms(median)}, p90 ${ms(p90)}; the selection alone ${ms(selection)}` +
         ` (a claim took ${seen} principals; loaded at ${Math.round(1e6 / loaded)} msg/s)`,
     );
-    console.log(`    countQueued: everyone ${ms(counts.all)}, one principal ${ms(counts.one)} (median of 10)`);
+    say(`    countQueued: everyone ${ms(counts[principals]!.all)}, one principal ${ms(counts[principals]!.one)} (median of 10)`);
     await pool.query(`DROP SCHEMA "${schema}" CASCADE`);
   }
-  const ratio = (key: 'median' | 'selection'): string => (results[1_000]![key] / results[1]![key]).toFixed(2);
-  console.log(`  1,000 principals against 1: claim ${ratio('median')}x, selection ${ratio('selection')}x (target <= 2x)`);
+  const ratio = (key: 'median' | 'selection'): number => results[1_000]![key] / results[1]![key];
+  say(`  1,000 principals against 1: claim ${ratio('median').toFixed(2)}x, selection ${ratio('selection').toFixed(2)}x (target <= 2x)`);
+  const side = (keys: number) => ({
+    keys,
+    medianMs: results[keys]!.median,
+    p90Ms: results[keys]!.p90,
+    selectionMedianMs: results[keys]!.selection,
+    keysPerClaim: results[keys]!.principals,
+    countQueuedAllMs: counts[keys]!.all,
+    countQueuedOneMs: counts[keys]!.one,
+  });
+  console.log(
+    JSON.stringify({
+      storage: 'postgres',
+      claims: 30,
+      manyKeys: side(1_000),
+      oneKey: side(1),
+      ratio: Number(ratio('median').toFixed(3)),
+      selectionRatio: Number(ratio('selection').toFixed(3)),
+      inserts,
+    }),
+  );
 } finally {
   for (const schema of schemas) await pool.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
   await pool.end();

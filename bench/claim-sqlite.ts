@@ -13,7 +13,10 @@
  *    slows both alike; each claimed batch is then submitted, untimed, as the worker would.
  *    30 claims each after 3, median and p90.
  *
- * Files in a temporary folder, removed at the end. About two minutes.
+ * The human lines go to stderr; the last line on stdout is one JSON object with the
+ * figures (`npm run bench` reads it: cases `claim-sqlite`). `--claims-only` skips part 1.
+ *
+ * Files in a temporary folder, removed at the end. About two minutes (one without part 1).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -117,24 +120,30 @@ async function claimOnce(storage: SqliteStorage): Promise<{ ms: number; principa
   return { ms, principals: new Set(claimed.map((m) => m.principalId)).size };
 }
 
+const claimsOnly = process.argv.includes('--claims-only');
+const say = (line: string): void => console.error(line);
 const us = (value: number): string => `${value.toFixed(1)} us`;
 const ms = (value: number): string => `${value.toFixed(2)} ms`;
 
 try {
-  console.log('Inserts: CPU us per message, median of 20 rounds (schema 4 -> fair queues)');
-  for (const principals of [1, 1_000]) {
-    for (const size of [1, 100]) {
-      const [before, after] = await insertCosts(size, principals);
-      console.log(`  ${size}-message requests, ${principals} principal(s): ${us(before)} -> ${us(after)} (${(after / before).toFixed(2)}x)`);
+  const inserts: { size: number; principals: number; schema4Us: number; fairUs: number }[] = [];
+  if (!claimsOnly) {
+    say('Inserts: CPU us per message, median of 20 rounds (schema 4 -> fair queues)');
+    for (const principals of [1, 1_000]) {
+      for (const size of [1, 100]) {
+        const [before, after] = await insertCosts(size, principals);
+        inserts.push({ size, principals, schema4Us: before, fairUs: after });
+        say(`  ${size}-message requests, ${principals} principal(s): ${us(before)} -> ${us(after)} (${(after / before).toFixed(2)}x)`);
+      }
     }
   }
 
-  console.log('Claims of 256 with 1,000,000 queued');
+  say('Claims of 256 with 1,000,000 queued');
   const storages: Record<number, SqliteStorage> = {};
   for (const principals of [1_000, 1]) {
     const loading = performance.now();
     storages[principals] = await backlog(principals);
-    console.log(`  loaded over ${principals} principal(s) at ${Math.round(1e6 / ((performance.now() - loading) / 1_000))} msg/s`);
+    say(`  loaded over ${principals} principal(s) at ${Math.round(1e6 / ((performance.now() - loading) / 1_000))} msg/s`);
   }
   const times: Record<number, number[]> = { 1_000: [], 1: [] };
   const seen: Record<number, number> = {};
@@ -145,12 +154,25 @@ try {
       seen[principals] = claim.principals;
     }
   }
+  const figures: Record<number, { median: number; p90: number; principals: number }> = {};
   for (const principals of [1_000, 1]) {
     const sorted = [...times[principals]!].sort((a, b) => a - b);
-    console.log(`  over ${principals} principal(s): median ${ms(median(sorted))}, p90 ${ms(sorted[Math.floor(sorted.length * 0.9)]!)} (a claim took ${seen[principals]} principals)`);
+    figures[principals] = { median: median(sorted), p90: sorted[Math.floor(sorted.length * 0.9)]!, principals: seen[principals]! };
+    say(`  over ${principals} principal(s): median ${ms(median(sorted))}, p90 ${ms(sorted[Math.floor(sorted.length * 0.9)]!)} (a claim took ${seen[principals]} principals)`);
     await storages[principals]!.close();
   }
-  console.log(`  ratio 1,000 principals / 1 principal: ${(median(times[1_000]!) / median(times[1]!)).toFixed(2)}x (target <= 2x)`);
+  const ratio = median(times[1_000]!) / median(times[1]!);
+  say(`  ratio 1,000 principals / 1 principal: ${ratio.toFixed(2)}x (target <= 2x)`);
+  console.log(
+    JSON.stringify({
+      storage: 'sqlite',
+      claims: 30,
+      manyKeys: { keys: 1_000, medianMs: figures[1_000]!.median, p90Ms: figures[1_000]!.p90, keysPerClaim: figures[1_000]!.principals },
+      oneKey: { keys: 1, medianMs: figures[1]!.median, p90Ms: figures[1]!.p90, keysPerClaim: figures[1]!.principals },
+      ratio: Number(ratio.toFixed(3)),
+      inserts,
+    }),
+  );
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }

@@ -110,7 +110,7 @@ export function sendHandler(deps: SendHandlerDeps): RequestHandler {
       throw error;
     }
     const messages = toMessages(request, principal, profile, sender, deps.now());
-    const lease = deps.handOff.lease(messages.length);
+    const lease = deps.handOff.lease(messages.length, messages[0]!.priority);
     try {
       await deps.storage.insertMessages(messages, lease ?? undefined);
     } catch (error) {

@@ -112,10 +112,11 @@ export class ClaimLoop<T> {
 
   /**
    * Takes room for `count` items about to be handed over ({@link ClaimLoop.hold}) without a
-   * claim; false (nothing taken) when the loop is not running or has not that much room.
+   * claim; false (nothing taken) when the loop is not running or has not that much room,
+   * counting `overdraft` items past the capacity as room.
    */
-  reserve(count: number): boolean {
-    if (!this.running || this.room() < count) return false;
+  reserve(count: number, overdraft = 0): boolean {
+    if (!this.running || this.room() + overdraft < count) return false;
     this.#reserved += count;
     return true;
   }

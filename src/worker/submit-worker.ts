@@ -17,7 +17,7 @@ import type { Emit } from '../observe/events.js';
 import { outcome } from '../lifecycle/states.js';
 import type { WorkerOptions } from './options.js';
 import { splitSms } from '../sms/segments.js';
-import type { InsertLease, MessageRecord, NewMessage, Storage, SubmissionResult, Transition } from '../storage/contract.js';
+import type { InsertLease, MessageRecord, NewMessage, Priority, Storage, SubmissionResult, Transition } from '../storage/contract.js';
 import { QueuedRecord } from '../storage/queued-record.js';
 import { retryDelay } from './backoff.js';
 import { ClaimLoop } from '../outbox/claim-loop.js';
@@ -74,6 +74,8 @@ export class SubmitWorker implements MessageHandOff {
   #atCarrier = 0;
   /** Submissions that may wait for the carrier at once (`worker.concurrency`, less for a paced adapter). */
   readonly #slots: number;
+  /** Messages held at most (claimed or handed over), transactional ones past it aside. */
+  readonly #capacity: number;
   /** Parts waiting for a slot, first come first served. */
   readonly #slotQueue = new FairSlotQueue();
   /** Messages handed over by {@link SubmitWorker.stored}, submitted at the end of the turn. */
@@ -86,8 +88,9 @@ export class SubmitWorker implements MessageHandOff {
     this.#deps = deps;
     const { storage, config, owner } = deps;
     this.#slots = carrierSlots(config.concurrency, deps.delivery.submitsPerSecond);
+    this.#capacity = config.concurrency * HELD_PER_SLOT;
     this.#loop = new ClaimLoop<MessageRecord>({
-      capacity: config.concurrency * HELD_PER_SLOT,
+      capacity: this.#capacity,
       pollIntervalMs: config.pollIntervalMs,
       claim: (limit, now) => storage.claimMessages({ owner, limit, leaseMs: config.leaseMs, now }),
       run: (message, claimedAt) => this.#submit(message, claimedAt + config.leaseMs),
@@ -112,8 +115,12 @@ export class SubmitWorker implements MessageHandOff {
    * claim. `null` when there is not room for all of them (or the worker is not running):
    * they are then stored unleased and claimed like any other.
    */
-  lease(count: number): InsertLease | null {
-    if (!this.#loop.reserve(count)) return null;
+  lease(count: number, priority: Priority): InsertLease | null {
+    // Transactional messages are taken even past the room, up to as much again: stored
+    // unleased they would wait for a claim while the held bulk messages took the slots
+    // freed meanwhile; held, they go first in the slot queue.
+    const overdraft = priority === 'transactional' ? this.#capacity : 0;
+    if (!this.#loop.reserve(count, overdraft)) return null;
     return { owner: this.#deps.owner, until: this.#deps.now() + this.#deps.config.leaseMs };
   }
 
@@ -135,6 +142,13 @@ export class SubmitWorker implements MessageHandOff {
       return;
     }
     for (const message of messages) this.#adopted.push({ message, leaseEnd: lease.until });
+    // A transactional message takes its place in the slot queue now: until the end of the
+    // turn, a slot freed by the carrier would go to a held bulk message before it.
+    if (messages[0]?.priority === 'transactional') {
+      if (this.#adopting !== null) clearImmediate(this.#adopting);
+      this.#submitAdopted();
+      return;
+    }
     this.#adopting ??= setImmediate(() => this.#submitAdopted());
   }
 
