@@ -6,10 +6,8 @@
  */
 import { afterAll, describe, it } from 'vitest';
 import { PostgresStorage } from '../../src/storage/postgres/adapter.js';
-import { eventually } from '../helpers/poll.js';
 import { runCrashScenario } from './crash-scenario.js';
-import { hostApplicationName } from './host-process.js';
-import { dropSchema, freshSchema, makePool, postgresUnavailable } from './postgres-service.js';
+import { dropSchema, freshSchema, hostStatementsSettled, makePool, postgresUnavailable } from './postgres-service.js';
 
 const unavailable = await postgresUnavailable('PostgreSQL crash e2e test');
 const schemas: string[] = [];
@@ -34,19 +32,7 @@ afterAll(async () => {
         await storage.ready();
         return { storage, close: () => pool.end() };
       },
-      settle: async (instanceId) => {
-        const pool = makePool(1);
-        const open = async (): Promise<number> => {
-          const sql = 'SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = $1';
-          const { rows } = await pool.query<{ n: number }>(sql, [hostApplicationName(instanceId)]);
-          return rows[0]!.n;
-        };
-        try {
-          await eventually(async () => (await open()) === 0, { timeoutMs: 15_000 });
-        } finally {
-          await pool.end();
-        }
-      },
+      settle: hostStatementsSettled,
     });
   });
 });

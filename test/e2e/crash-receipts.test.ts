@@ -15,10 +15,9 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { isTerminal } from '../../src/lifecycle/states.js';
 import { startSmsc, type SmscEvent, type SmscHandle } from '../fixtures/smsc.js';
-import { eventually } from '../helpers/poll.js';
 import { runSenders, statusesOnceEnded, type AckedMessage } from './client.js';
-import { hostApplicationName, startHost, type HostProcess, type HostStorage } from './host-process.js';
-import { dropSchema, freshSchema, makePool, postgresUnavailable } from './postgres-service.js';
+import { startHost, type HostProcess, type HostStorage } from './host-process.js';
+import { dropSchema, freshSchema, hostStatementsSettled, makePool, postgresUnavailable } from './postgres-service.js';
 
 /** Hosts killed before the one that must finish the work. */
 const KILLS = 4;
@@ -38,21 +37,6 @@ afterAll(async () => {
   for (const schema of schemas) await dropSchema(pool, schema);
   await pool.end();
 });
-
-/** Waits until PostgreSQL has finished every statement the killed host had sent. */
-async function postgresSettled(instanceId: string): Promise<void> {
-  const pool = makePool(1);
-  const open = async (): Promise<number> => {
-    const sql = 'SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = $1';
-    const { rows } = await pool.query<{ n: number }>(sql, [hostApplicationName(instanceId)]);
-    return rows[0]!.n;
-  };
-  try {
-    await eventually(async () => (await open()) === 0, { timeoutMs: 15_000 });
-  } finally {
-    await pool.end();
-  }
-}
 
 async function runReceiptCrashLoop(name: string, storage: HostStorage, settle?: (instanceId: string) => Promise<void>): Promise<void> {
   const started = Date.now();
@@ -124,6 +108,6 @@ describe('carrier receipts across kill -9, SmppDelivery to a real SMSC with imme
   it.skipIf(pgUnavailable !== null)('PostgreSQL: every acknowledged message ends delivered, none stuck', { timeout: 90_000 }, async () => {
     const schema = freshSchema('e2e_crash_receipts');
     schemas.push(schema);
-    await runReceiptCrashLoop('postgres', { kind: 'postgres', schema }, postgresSettled);
+    await runReceiptCrashLoop('postgres', { kind: 'postgres', schema }, hostStatementsSettled);
   });
 });

@@ -6,6 +6,8 @@
 import { randomBytes } from 'node:crypto';
 import type pg from 'pg';
 import { makePool, postgresUnavailable as unavailable } from '../helpers/services.js';
+import { eventually } from '../helpers/poll.js';
+import { hostApplicationName } from './host-process.js';
 
 export { makePool };
 
@@ -32,4 +34,22 @@ export function freshSchema(prefix: string): string {
 /** Drops `schema` and everything in it. */
 export async function dropSchema(pool: pg.Pool, schema: string): Promise<void> {
   await pool.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+}
+
+/**
+ * Waits until PostgreSQL has finished every statement a killed host (by instance id) had
+ * sent: the server runs, and commits, a statement whose client died while it ran.
+ */
+export async function hostStatementsSettled(instanceId: string): Promise<void> {
+  const pool = makePool(1);
+  const open = async (): Promise<number> => {
+    const sql = 'SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = $1';
+    const { rows } = await pool.query<{ n: number }>(sql, [hostApplicationName(instanceId)]);
+    return rows[0]!.n;
+  };
+  try {
+    await eventually(async () => (await open()) === 0, { timeoutMs: 15_000 });
+  } finally {
+    await pool.end();
+  }
 }
