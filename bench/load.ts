@@ -3,6 +3,7 @@
  * fixed JSON body to 127.0.0.1 and returns the figures the report needs.
  */
 import autocannon from 'autocannon';
+import { keyedRequests } from './idempotency.js';
 
 /** What to send, and for how long. */
 export interface LoadOptions {
@@ -14,6 +15,8 @@ export interface LoadOptions {
   body: string;
   /** Extra request headers (the API key). */
   headers?: Record<string, string>;
+  /** Give every request an `Idempotency-Key` of its own, starting with this prefix (bench/idempotency.ts). */
+  idempotencyKeys?: string;
   /** Concurrent connections. */
   connections: number;
   /** Seconds to run; ignored when `amount` is given. */
@@ -49,6 +52,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
     method: 'POST',
     headers: { 'content-type': 'application/json', ...options.headers },
     body: options.body,
+    ...(options.idempotencyKeys === undefined ? {} : { requests: keyedRequests(options.idempotencyKeys) }),
     connections: options.connections,
     pipelining: 1,
     // autocannon wants a duration even with `amount`; `amount` takes precedence.

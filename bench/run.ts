@@ -35,6 +35,7 @@ import { callgrindPrefix, callgrindProblem, instructionsSoFar, startCounting } f
 import { caseRatio, formatSpread, publish, times, type CaseResult, type RunReport, type TargetVerdict } from './report.js';
 import { BENCH_KEY, BENCH_PROFILE, benchItems, type ServerEvent } from './servers/host.js';
 import { COUNT_SMS_WARMUPS, NAIVE_WARMUPS, type CountSmsBenchResult } from './count-sms.js';
+import { IDEMPOTENCY_CASE, IDEMPOTENCY_TARGET } from './idempotency.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const startedAt = Date.now();
@@ -402,6 +403,8 @@ interface HttpCase {
   baseline?: string;
   /** Extra environment for the server (BENCH_RATE_LIMIT=off, say). */
   env?: Record<string, string>;
+  /** Every request with an `Idempotency-Key` of its own (bench/idempotency.ts). */
+  idempotencyKeys?: boolean;
 }
 
 /**
@@ -413,6 +416,7 @@ const HTTP_CASES: HttpCase[] = ([
   { name: 'baseline-1', title: 'bare Express 5 + express.json(), one-message body, answers a one-item array', script: 'baseline', perRequest: 1, connections: 16 },
   { name: 'memory-1', title: 'quick send, 1 message/request, memory storage, simulator carrier, worker running', script: 'memory', perRequest: 1, connections: 16, baseline: 'baseline-1' },
   { name: 'memory-1-nolimits', title: 'memory-1 with `rateLimit: false`: the cost of the three limiters is 1 - memory-1 / this', script: 'memory', perRequest: 1, connections: 16, baseline: 'baseline-1', env: { BENCH_RATE_LIMIT: 'off' } },
+  IDEMPOTENCY_CASE,
   { name: 'sqlite-1', title: 'quick send, 1 message/request, SQLite (temp file, default synchronous=FULL)', script: 'sqlite', perRequest: 1, connections: 16, baseline: 'baseline-1' },
   { name: 'postgres-1', title: 'quick send, 1 message/request, PostgreSQL (fresh schema, pool of 20)', script: 'postgres', perRequest: 1, connections: 16, baseline: 'baseline-1' },
   { name: 'baseline-100', title: 'bare Express 5 baseline fed the 100-message body, answers a 100-item array', script: 'baseline', perRequest: 100, connections: 8 },
@@ -496,12 +500,14 @@ async function runHttpOnce(c: HttpCase, variant: Variant = 'current'): Promise<H
   try {
     storage = await freshStorage(c.script);
     server = await startServer(c.script, { ...storage.env, ...c.env }, variant);
+    // Keys of their own per run: a fresh server, and the warm-up's keys are not the measured part's.
+    const keys = (part: string) => (c.idempotencyKeys === true ? { idempotencyKeys: `${c.name}-${variant}-${part}` } : {});
     const load = { port: server.port, path: PATH, body, headers: HEADERS, connections: c.connections };
-    await runLoad({ ...load, durationSec: options.warmupSec });
+    await runLoad({ ...load, ...keys('warm'), durationSec: options.warmupSec });
     const finished0 = await server.finished();
     const peakReset = resetPeakRss(server.pid);
     const cpu0 = cpuSeconds(server.pid);
-    const result = await runLoad({ ...load, durationSec: options.durationSec });
+    const result = await runLoad({ ...load, ...keys('run'), durationSec: options.durationSec });
     const cpu1 = cpuSeconds(server.pid);
     const finished1 = await server.finished();
     const memory = rss(server.pid);
@@ -615,9 +621,10 @@ async function instructionCases(): Promise<void> {
         storage = await freshStorage(c.script);
         server = await startServer(c.script, { ...storage.env, ...c.env }, 'current', { wrap: callgrindPrefix(outDir), listenWithinMs: 180_000 });
         const load = { port: server.port, path: PATH, body: sendBody(c.perRequest, `bench-${c.name}`), headers: HEADERS, connections: c.connections, amount, deadlineMs: 600_000 };
-        await runLoad({ ...load, amount: amount * INSTRUCTION_WARMUP });
+        const keys = (part: string) => (c.idempotencyKeys === true ? { idempotencyKeys: `${c.name}-${run}-${part}` } : {});
+        await runLoad({ ...load, ...keys('warm'), amount: amount * INSTRUCTION_WARMUP });
         startCounting(server.pid);
-        const result = await runLoad(load);
+        const result = await runLoad({ ...load, ...keys('run') });
         const instructions = instructionsSoFar(server.pid, outDir);
         if (instructions === null || result.ok === 0) throw new SkipError(`no count read (${result.ok} requests answered 2xx)`);
         perRound.get(c.name)![run - 1] = instructions / result.ok;
@@ -1344,6 +1351,19 @@ function verdicts(cases: CaseResult[], rssOutcome: { accepted: number; rssMb: nu
       list.push({ target, measured: `${cost(r.median)}${range} (medians ${Math.round(on)} vs ${Math.round(off)} req/s)`, verdict: 1 - r.median < 0.05 ? 'met' : 'not met' });
     }
   }
+  {
+    // Issue 30: the Idempotency-Key header (a lookup, a hash, a record stored with the message).
+    const on = median(get(IDEMPOTENCY_CASE.name), 'requestsPerSec');
+    const off = median(get('memory-1'), 'requestsPerSec');
+    const r = caseRatio(get(IDEMPOTENCY_CASE.name), get('memory-1'), 'requestsPerSec');
+    if (r === null || on === null || off === null) list.push({ target: IDEMPOTENCY_TARGET, measured: on === null ? why(get(IDEMPOTENCY_CASE.name), IDEMPOTENCY_CASE.name) : why(get('memory-1'), 'memory-1'), verdict: 'not measured' });
+    else {
+      const cost = (x: number) => `${((1 - x) * 100).toFixed(1)}%`;
+      const range = r.runs > 1 ? ` [${cost(r.max)} to ${cost(r.min)} by round]` : '';
+      list.push({ target: IDEMPOTENCY_TARGET, measured: `${cost(r.median)}${range} (medians ${Math.round(on)} vs ${Math.round(off)} req/s)`, verdict: 1 - r.median < 0.05 ? 'met' : 'not met' });
+    }
+  }
+
   ratioTarget('quick send, 1 msg, SQLite: >= 0.8x baseline req/s', 'sqlite-1', 'baseline-1', 'requestsPerSec', (r) => r >= 0.8);
   absTarget('100 msgs/request, SQLite: >= 100,000 msg/s', 'sqlite-100', 100_000, 'store-sqlite-100');
   absTarget('100 msgs/request, PostgreSQL: >= 50,000 msg/s', 'postgres-100', 50_000, 'store-postgres-100');

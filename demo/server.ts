@@ -55,12 +55,15 @@ async function carrier(): Promise<DeliveryAdapter> {
   return new SmppDelivery({ url });
 }
 
+/** The demo key's principal: its messages are the ones the dashboard searches. */
+const principalId = 'demo';
+
 mkdirSync(dirname(dbPath), { recursive: true });
 const storage = new SqliteStorage({ path: dbPath });
 // Process metrics beside the gateway's own, all on prom-client's default registry.
 promClient.collectDefaultMetrics();
 const sms = createSmsRouter({
-  verifyKey: staticKeys([{ key: apiKey, id: 'demo', scopes: ['quick', 'premium'], profiles: ['12345', '22021501'] }]),
+  verifyKey: staticKeys([{ key: apiKey, id: principalId, scopes: ['quick', 'premium'], profiles: ['12345', '22021501'] }]),
   storage,
   delivery: await carrier(),
   // A demo: delivery reports may go to this machine, and to nowhere else internal.
@@ -76,7 +79,7 @@ const app = express();
 app.use(sms);
 app.use(
   dashboardRoutes({
-    sms, storage, apiKey, basePath: '/api/outbox',
+    sms, storage, principalId, apiKey, basePath: '/api/outbox',
     metrics: async () => ({ contentType: promClient.register.contentType, text: await promClient.register.metrics() }),
   }),
 );

@@ -16,6 +16,7 @@ import {
   staticKeys,
   type CallbackAttempt,
   type ClaimOptions,
+  type IdempotencyRecord,
   type InsertLease,
   type NewMessage,
   type Outcome,
@@ -39,6 +40,9 @@ export class CallLogStorage implements Storage {
    * (backlog bounds, queue gauges); without it, those are off.
    */
   declare countQueued?: (principalId?: string) => Promise<QueueCount>;
+  /** Optional too (`Idempotency-Key`): without them the send endpoints refuse the header. */
+  declare findIdempotency?: (principalId: string, key: string, now: number) => Promise<IdempotencyRecord | null>;
+  declare purgeIdempotency?: (now: number, limit: number) => Promise<number>;
 
   constructor(
     private readonly inner: Storage,
@@ -48,6 +52,12 @@ export class CallLogStorage implements Storage {
     if (countQueued !== undefined) {
       this.countQueued = (principalId?: string) =>
         this.#call('countQueued', () => (principalId === undefined ? countQueued() : countQueued(principalId)));
+    }
+    const find = inner.findIdempotency?.bind(inner);
+    const purge = inner.purgeIdempotency?.bind(inner);
+    if (find !== undefined && purge !== undefined) {
+      this.findIdempotency = (principalId, key, now) => this.#call('findIdempotency', () => find(principalId, key, now));
+      this.purgeIdempotency = (now, limit) => this.#call('purgeIdempotency', () => purge(now, limit));
     }
   }
 
@@ -66,8 +76,8 @@ export class CallLogStorage implements Storage {
 
   ready = () => this.#call('ready', async () => this.inner.ready?.());
   close = () => this.#call('close', async () => this.inner.close?.());
-  insertMessages = (messages: readonly NewMessage[], lease?: InsertLease) =>
-    this.#call('insertMessages', () => this.inner.insertMessages(messages, lease));
+  insertMessages = (messages: readonly NewMessage[], lease?: InsertLease, idempotency?: IdempotencyRecord) =>
+    this.#call('insertMessages', () => this.inner.insertMessages(messages, lease, idempotency));
   claimMessages = (options: ClaimOptions) => this.#call('claimMessages', () => this.inner.claimMessages(options));
   recordSubmission = (ref: string, index: number, carrierId: string, now: number) =>
     this.#call('recordSubmission', () => this.inner.recordSubmission(ref, index, carrierId, now));

@@ -3,18 +3,25 @@
  * status, and the `details` text. The README's error table is checked against it by a test.
  */
 
-/** The registry: code -> status and default `details`. */
+/**
+ * The registry: code -> status and default `details`. An error answer is
+ * `{ "details": ..., "code": <key> }`: `details` for people, the key for programs to match.
+ */
 export const ERRORS = {
   INVALID_JSON: { status: 400, details: 'Body is not valid JSON' },
+  INVALID_IDEMPOTENCY_KEY: { status: 400, details: 'Idempotency-Key must be 1 to 255 visible ASCII characters, without spaces' },
   MISSING_API_KEY: { status: 401, details: 'Missing X-API-Key header' },
   INVALID_API_KEY: { status: 401, details: 'Invalid API key' },
   KEY_DISABLED: { status: 403, details: 'API key is disabled' },
   SCOPE_DENIED: { status: 403, details: 'API key may not use this endpoint' },
   NOT_FOUND: { status: 404, details: 'Message not found' },
+  METHOD_NOT_ALLOWED: { status: 405, details: 'Method not allowed' },
+  IDEMPOTENCY_IN_FLIGHT: { status: 409, details: 'A request with this Idempotency-Key is still being processed; retry shortly' },
   BODY_TOO_LARGE: { status: 413, details: 'Body is too large' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, details: 'Content-Type must be application/json' },
   INVALID_PROFILE: { status: 422, details: 'Invalid Profile Code' },
   VALIDATION_FAILED: { status: 422, details: 'Invalid request' },
+  IDEMPOTENCY_CONFLICT: { status: 422, details: 'Idempotency-Key was already used for a different request' },
   RATE_LIMITED: { status: 429, details: 'Too many requests' },
   QUEUE_FULL: { status: 429, details: 'Too many queued messages for this key' },
   BACKLOG_FULL: { status: 503, details: 'The gateway has too many queued messages' },
@@ -25,11 +32,11 @@ export const ERRORS = {
 export type ErrorCode = keyof typeof ERRORS;
 
 /**
- * An error answered to the client as `{ "details": ... }` with the registry's status.
- * `details` defaults to the registry's text; validation errors name the field instead.
+ * An error answered to the client as `{ "details": ..., "code": ... }` with the registry's
+ * status. `details` defaults to the registry's text; validation errors name the field instead.
  */
 export class SmsError extends Error {
-  /** The stable code. */
+  /** The stable code, sent as `code`. */
   readonly code: ErrorCode;
   /** The HTTP status. */
   readonly status: number;

@@ -3,7 +3,7 @@
  * This file only re-exports; each name is documented where it is defined.
  */
 export { createSmsRouter, type SmsRouter } from './router/create-router.js';
-export type { SmsRouterOptions, BacklogOptions, LimitOptions, WorkerOptions, RetentionOptions } from './router/options.js';
+export type { SmsRouterOptions, BacklogOptions, LimitOptions, WorkerOptions, RetentionOptions, IdempotencyOptions } from './router/options.js';
 export type { DlrOptions } from './dlr/options.js';
 export type { DlrPayload, DlrData } from './dlr/payload.js';
 
@@ -54,5 +54,6 @@ export {
   type OptionErrorCode,
 } from './errors.js';
 export { buildOpenApiDocument, type OpenApiDocument, type OpenApiDocumentOptions } from './openapi/document.js';
+export type { OpenApiOptions } from './openapi/serve.js';
 export type { SmsLogger, LogMethod } from './observe/logging.js';
 export type { MetricsOptions, PromClient, PromRegistry, PromCounter, PromHistogram, PromGauge, PromMetricConfig } from './observe/metrics.js';

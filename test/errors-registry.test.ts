@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import express from 'express';
+import express, { type Express } from 'express';
 import request from 'supertest';
 import { describe, expect, it } from 'vitest';
 import {
@@ -11,8 +11,12 @@ import {
   OPTION_ERRORS,
   OptionError,
   staticKeys,
+  type ErrorCode,
   type ErrorEvent,
+  type SmsRouterOptions,
 } from '../src/index.js';
+import { createGateway, DISABLED_KEY, KEY, QUICK_ONLY_KEY } from './helpers/gateway.js';
+import { GatedDelivery } from './helpers/gated-delivery.js';
 
 describe('the error registry', () => {
   it('is documented in the README table, code by code, with its status and details', () => {
@@ -25,10 +29,100 @@ describe('the error registry', () => {
     for (const [code, entry] of Object.entries(ERRORS)) {
       const row = rows.get(code)!;
       expect(row.status, code).toBe(entry.status);
-      // Fixed texts are quoted verbatim; dynamic ones (validation, sizes) are described.
-      if (!['VALIDATION_FAILED', 'BODY_TOO_LARGE', 'SCOPE_DENIED', 'RATE_LIMITED', 'SERVER_ERROR', 'QUEUE_FULL', 'BACKLOG_FULL'].includes(code)) {
+      // Fixed texts are quoted verbatim; dynamic ones (validation, sizes, methods) are described.
+      const dynamic = ['VALIDATION_FAILED', 'BODY_TOO_LARGE', 'SCOPE_DENIED', 'METHOD_NOT_ALLOWED', 'RATE_LIMITED', 'SERVER_ERROR', 'QUEUE_FULL', 'BACKLOG_FULL'];
+      if (!dynamic.includes(code)) {
         expect(row.text, code).toContain(`\`${entry.details}\``);
       }
+    }
+  });
+});
+
+/** How a client meets each code of the registry: the router options, then the requests (the last one's answer counts). */
+const TRIGGERS: Record<ErrorCode, { options?: Partial<SmsRouterOptions>; ask: (app: Express) => Promise<request.Response> }> = {
+  INVALID_JSON: { ask: (app) => send(app, 'create', KEY, '{"profile_code": ') },
+  MISSING_API_KEY: { ask: (app) => send(app, 'create', null, valid()) },
+  INVALID_API_KEY: { ask: (app) => send(app, 'create', 'not-a-key', valid()) },
+  KEY_DISABLED: { ask: (app) => send(app, 'create', DISABLED_KEY, valid()) },
+  SCOPE_DENIED: { ask: (app) => send(app, 'premium', QUICK_ONLY_KEY, valid()) },
+  NOT_FOUND: { ask: (app) => request(app).get('/api/outbox/delivery-status/nope').set('X-API-Key', KEY) },
+  METHOD_NOT_ALLOWED: { ask: (app) => request(app).delete('/api/outbox/create').set('X-API-Key', KEY) },
+  BODY_TOO_LARGE: { options: { limits: { maxBodyBytes: 100 } }, ask: (app) => send(app, 'create', KEY, valid('x'.repeat(200))) },
+  UNSUPPORTED_MEDIA_TYPE: { ask: (app) => send(app, 'create', KEY, 'a=b', 'application/x-www-form-urlencoded') },
+  INVALID_PROFILE: { ask: (app) => send(app, 'create', KEY, { ...valid(), profile_code: '00000' }) },
+  VALIDATION_FAILED: { ask: (app) => send(app, 'create', KEY, { ...valid(), messages: [{ recipient: '+254712345678', message: 'x' }] }) },
+  RATE_LIMITED: {
+    options: { rateLimit: { requests: { limit: 1, windowMs: 60_000 } } },
+    ask: async (app) => (await send(app, 'create', KEY, valid()).expect(200), send(app, 'create', KEY, valid())),
+  },
+  QUEUE_FULL: {
+    options: { delivery: new GatedDelivery('all'), worker: { concurrency: 1 }, backlog: { perKey: 1, total: 10, refreshMs: 1 } },
+    ask: async (app) => (await send(app, 'create', KEY, valid()).expect(200), send(app, 'create', KEY, valid())),
+  },
+  BACKLOG_FULL: {
+    options: { delivery: new GatedDelivery('all'), worker: { concurrency: 1 }, backlog: { perKey: 10, total: 1, refreshMs: 1 } },
+    ask: async (app) => (await send(app, 'create', KEY, valid()).expect(200), send(app, 'create', KEY, valid())),
+  },
+  INVALID_IDEMPOTENCY_KEY: { ask: (app) => send(app, 'create', KEY, valid()).set('Idempotency-Key', 'two words') },
+  IDEMPOTENCY_CONFLICT: {
+    ask: async (app) => (
+      await send(app, 'create', KEY, valid()).set('Idempotency-Key', 'k-1').expect(200),
+      send(app, 'create', KEY, valid('other')).set('Idempotency-Key', 'k-1')
+    ),
+  },
+  IDEMPOTENCY_IN_FLIGHT: (() => {
+    // The first request's insert waits until the second one was answered.
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let entered!: () => void;
+    const inserting = new Promise<void>((resolve) => (entered = resolve));
+    const storage = new MemoryStorage();
+    const insert = storage.insertMessages.bind(storage);
+    storage.insertMessages = async (...args) => (entered(), await held, insert(...args));
+    return {
+      options: { storage },
+      ask: async (app: Express) => {
+        const first = send(app, 'create', KEY, valid()).set('Idempotency-Key', 'k-1').then((res) => res);
+        await inserting;
+        const second = await send(app, 'create', KEY, valid()).set('Idempotency-Key', 'k-1');
+        release();
+        expect((await first).status).toBe(200);
+        return second;
+      },
+    };
+  })(),
+  SERVER_ERROR: {
+    options: { storage: Object.assign(new MemoryStorage(), { insertMessages: () => Promise.reject(new Error('disk full')) }) },
+    ask: (app) => send(app, 'create', KEY, valid()),
+  },
+};
+
+function valid(message = 'hi') {
+  return { profile_code: '12345', messages: [{ recipient: '254712345678', message }] };
+}
+
+function send(app: Express, endpoint: 'create' | 'premium', key: string | null, body: unknown, type = 'application/json') {
+  const req = request(app).post(`/api/outbox/${endpoint}`).set('Content-Type', type);
+  if (key !== null) req.set('X-API-Key', key);
+  return req.send(typeof body === 'string' ? body : JSON.stringify(body));
+}
+
+describe('every code of the registry', () => {
+  it.each(Object.keys(ERRORS) as ErrorCode[])('%s is answered by a gateway with its status, as { details, code }', async (code) => {
+    const trigger = TRIGGERS[code];
+    const { app, sms } = createGateway(trigger.options);
+    sms.on('error', () => undefined);
+    try {
+      const res = await trigger.ask(app);
+      expect(res.status).toBe(ERRORS[code].status);
+      expect(res.headers['content-type']).toMatch(/^application\/json/);
+      expect(Object.keys(res.body)).toEqual(['details', 'code']);
+      expect(res.body.code).toBe(code);
+      expect(typeof res.body.details).toBe('string');
+    } finally {
+      const carrier = trigger.options?.delivery;
+      if (carrier instanceof GatedDelivery) carrier.open();
+      await sms.close();
     }
   });
 });

@@ -1,8 +1,11 @@
+import net from 'node:net';
+import express from 'express';
 import { pino } from 'pino';
 import request from 'supertest';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import type { SmsLogger } from '../src/index.js';
-import { createGateway, KEY, type TestGateway } from './helpers/gateway.js';
+import { createSmsRouter, type SmsLogger } from '../src/index.js';
+import { SmppDelivery } from '../src/smpp.js';
+import { createGateway, KEY, testKeys, type TestGateway } from './helpers/gateway.js';
 import { eventually } from './helpers/poll.js';
 import { startReceiver, type Receiver } from './dlr/helpers.js';
 
@@ -54,7 +57,7 @@ describe('logger option', () => {
     const ref = await sendOne(gateway.app);
     await eventually(() => logger.lines.some((l) => l.obj.event === 'message.status' && l.level === 'info'));
     expect(events(logger.lines, 'debug')).toEqual(['message.accepted', 'message.submitted', 'message.status']);
-    const terminal = logger.lines.find((l) => l.level === 'info')!;
+    const terminal = logger.lines.find((l) => l.level === 'info' && l.obj.event === 'message.status')!;
     expect(terminal.obj).toMatchObject({ event: 'message.status', ref, state: 'delivered', previousState: 'submitted', externalId: 'e-1' });
     expect(terminal.msg).toBe('sms delivered');
     const everything = JSON.stringify(logger.lines);
@@ -66,8 +69,8 @@ describe('logger option', () => {
     const logger = fakeLogger(false);
     gateway = createGateway({ logger });
     await sendOne(gateway.app);
-    await eventually(() => logger.lines.length > 0);
-    expect(events(logger.lines)).toEqual(['message.status']);
+    await eventually(() => logger.lines.some((l) => l.obj.event === 'message.status'));
+    expect(events(logger.lines)).toEqual(['storage.ready', 'carrier.connection', 'message.status']);
   });
 
   it('logs a rejected request at info and an unexpected error at error', async () => {
@@ -136,5 +139,65 @@ describe('logger option', () => {
     expect(error.level).toBe(50);
     expect(error.err.message).toBe('pino boom');
     expect(error.err.stack).toContain('pino boom');
+  });
+
+  it('leads every line with module "sms-outbox", and says at info that storage is ready and the carrier bound', async () => {
+    const logger = fakeLogger();
+    gateway = createGateway({ logger });
+    await sendOne(gateway.app);
+    await eventually(() => logger.lines.some((l) => l.obj.event === 'message.status' && l.level === 'info'));
+    expect(logger.lines.every((l) => Object.keys(l.obj)[0] === 'module' && l.obj.module === 'sms-outbox')).toBe(true);
+    const started = logger.lines.filter((l) => l.level === 'info').slice(0, 2);
+    expect(started).toEqual([
+      { level: 'info', obj: expect.objectContaining({ event: 'storage.ready', storage: 'MemoryStorage' }), msg: 'storage ready' },
+      {
+        level: 'info',
+        obj: expect.objectContaining({ event: 'carrier.connection', bind: 'simulator', state: 'bound', reconnect: false }),
+        msg: 'carrier simulator bound',
+      },
+    ]);
+  });
+
+  it('carries the host\u2019s request id (pino-http\u2019s `req.id`) on the lines a request causes', async () => {
+    const logger = fakeLogger();
+    const sms = createSmsRouter({ verifyKey: testKeys, logger, worker: { pollIntervalMs: 20 } });
+    gateway = { app: express(), sms };
+    let next = 41;
+    // What pino-http does: a number per request unless the host generates its own.
+    gateway.app.use((req, _res, go) => {
+      (req as { id?: unknown }).id = req.headers['x-request-id'] ?? (next += 1);
+      go();
+    });
+    gateway.app.use(sms);
+    await sendOne(gateway.app);
+    await request(gateway.app).post('/api/outbox/create').set('X-API-Key', 'wrong').set('X-Request-Id', 'abc-7').send({}).expect(401);
+    expect(logger.lines.find((l) => l.obj.event === 'message.accepted')?.obj).toMatchObject({ reqId: 42 });
+    expect(logger.lines.find((l) => l.obj.event === 'request.rejected')?.obj).toMatchObject({ reqId: 'abc-7', status: 401 });
+  });
+
+  it('leaves the request id out when the host has none', async () => {
+    const logger = fakeLogger();
+    gateway = createGateway({ logger });
+    await request(gateway.app).post('/api/outbox/create').set('X-API-Key', 'wrong').send({}).expect(401);
+    const rejected = logger.lines.find((l) => l.obj.event === 'request.rejected');
+    expect(rejected?.obj).not.toHaveProperty('reqId');
+  });
+
+  it('prints a refused carrier connection\u2019s reason once through pino, with its system code', async () => {
+    // A port nothing listens on: every connect is refused.
+    const server = net.createServer();
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as net.AddressInfo;
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    const out: Record<string, unknown>[] = [];
+    const logger = pino({ level: 'debug' }, { write: (line: string) => void out.push(JSON.parse(line) as Record<string, unknown>) });
+    const delivery = new SmppDelivery({ url: `smpp://gateway:secret@127.0.0.1:${port}`, reconnectMinMs: 20, reconnectMaxMs: 50 });
+    gateway = createGateway({ logger, delivery });
+    await eventually(() => out.some((l) => l.event === 'carrier.connection' && l.attempt === 2));
+    const outage = out.filter((l) => l.level === 50);
+    expect(outage).toHaveLength(1);
+    const err = outage[0]!.err as { message: string; code: string };
+    expect(err.message).toBe(`SMPP connect to 127.0.0.1:${port} failed: connect ECONNREFUSED 127.0.0.1:${port}`);
+    expect(err.code).toBe('ECONNREFUSED');
   });
 });

@@ -8,6 +8,7 @@ import { eventually } from './helpers/poll.js';
 import { SmsEventEmitter } from '../src/observe/events.js';
 import { attachMetrics } from '../src/observe/metrics.js';
 import type { MessageRecord } from '../src/storage/contract.js';
+import { VERSION } from '../src/version.js';
 import { startReceiver, type Receiver } from './dlr/helpers.js';
 
 // Compile-time: the real prom-client module fits the structural type the option takes.
@@ -33,13 +34,22 @@ function parse(text: string): Sample[] {
   return samples;
 }
 
-/** The value of the one sample of `name` whose labels include `labels`, or 0 when there is none. */
+/** The samples of `name` whose labels include `labels`. */
+async function samples(registry: client.Registry, name: string, labels: Record<string, string> = {}): Promise<Sample[]> {
+  return parse(await registry.metrics()).filter((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v));
+}
+
+/** True when some sample of `name` has labels including `labels`. */
+async function exists(registry: client.Registry, name: string, labels: Record<string, string>): Promise<boolean> {
+  return (await samples(registry, name, labels)).length > 0;
+}
+
+/**
+ * The sum of the samples of `name` whose labels include `labels` (0 when there is none): a
+ * counter's total over the labels left out.
+ */
 async function value(registry: client.Registry, name: string, labels: Record<string, string> = {}): Promise<number> {
-  const found = parse(await registry.metrics()).filter(
-    (s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v),
-  );
-  if (found.length > 1) throw new Error(`${name} ${JSON.stringify(labels)} matches ${found.length} samples`);
-  return found[0]?.value ?? 0;
+  return (await samples(registry, name, labels)).reduce((sum, s) => sum + s.value, 0);
 }
 
 /** Waits until `name{labels}` reaches `expected`. */
@@ -194,7 +204,60 @@ describe('metrics option', () => {
     }
   });
 
+  it('has every counter series with known labels at 0 before anything happens, and the build info', async () => {
+    const registry = new client.Registry();
+    const { sms } = gatewayWith(registry);
+    await sms.ready();
+    const series = async (name: string, labels: Record<string, string>) => (await samples(registry, name, labels)).map((s) => s.value);
+    // An alert on the first failed report, or the first refused key, has a series to fire on.
+    for (const result of ['sent', 'retrying', 'failed']) expect(await series('sms_outbox_dlr_attempts_total', { result })).toEqual([0]);
+    for (const source of ['request', 'worker', 'receipt', 'dlr', 'listener', 'delivery', 'storage']) {
+      expect(await series('sms_outbox_errors_total', { source })).toEqual([0]);
+    }
+    for (const endpoint of ['quick', 'premium', 'status']) {
+      for (const status of ['400', '401', '403', '404', '413', '415', '422', '429']) {
+        expect(await series('sms_outbox_requests_rejected_total', { endpoint, status })).toEqual([0]);
+      }
+    }
+    for (const endpoint of ['quick', 'premium']) {
+      expect(await series('sms_outbox_messages_submitted_total', { endpoint })).toEqual([0]);
+      expect(await series('sms_outbox_messages_finished_total', { endpoint, state: 'failed', reason: 'unknown' })).toEqual([0]);
+      expect(await series('sms_outbox_messages_finished_total', { endpoint, state: 'delivered', reason: 'delivered_to_terminal' })).toEqual([0]);
+    }
+    expect(await series('sms_outbox_submission_retries_total', {})).toEqual([0]);
+    expect(await series('sms_outbox_inbound_messages_total', {})).toEqual([0]);
+    // Profiles are the host's to know: their series start with their first message.
+    expect(await samples(registry, 'sms_outbox_messages_accepted_total')).toEqual([]);
+    expect(await samples(registry, 'sms_outbox_build_info')).toEqual([{ name: 'sms_outbox_build_info', labels: { version: VERSION }, value: 1 }]);
+    // The simulator's one connection is up from the start.
+    expect(await samples(registry, 'sms_outbox_carrier_bound')).toEqual([{ name: 'sms_outbox_carrier_bound', labels: { bind: 'simulator' }, value: 1 }]);
+    expect(await value(registry, 'sms_outbox_carrier_reconnects_total', { bind: 'simulator' })).toBe(0);
+  });
+
+  it('drops the profile label with `profileLabel: false`, keeping one series per endpoint', async () => {
+    const registry = new client.Registry();
+    const { app } = gatewayWith(registry, { metrics: { client: typedClient, registry, profileLabel: false } });
+    expect((await samples(registry, 'sms_outbox_messages_accepted_total')).map((s) => s.labels)).toEqual([{ endpoint: 'quick' }, { endpoint: 'premium' }]);
+    await request(app)
+      .post('/api/outbox/create')
+      .set('X-API-Key', KEY)
+      .send({ profile_code: '12345', messages: [{ recipient: '254712345678', message: GSM_161 }] })
+      .expect(200);
+    expect(await samples(registry, 'sms_outbox_messages_accepted_total', { endpoint: 'quick' })).toEqual([
+      { name: 'sms_outbox_messages_accepted_total', labels: { endpoint: 'quick' }, value: 1 },
+    ]);
+    expect(await value(registry, 'sms_outbox_sms_units_accepted_total', { endpoint: 'quick' })).toBe(2);
+    expect(await exists(registry, 'sms_outbox_messages_accepted_total', { profile: '12345' })).toBe(false);
+    // A second router on the same registry must label alike: told at construction, not at its first count.
+    expect(() => createGateway({ metrics: { client: typedClient, registry } })).toThrow(
+      /`sms_outbox_messages_accepted_total` is already registered with the labels \[endpoint\], not \[endpoint, profile\]/,
+    );
+  });
+
   it('refuses a bad metrics option at construction, saying what to pass', () => {
+    expect(() => createGateway({ metrics: { client: typedClient, profileLabel: 'no' as unknown as boolean } })).toThrow(
+      /`metrics.profileLabel` must be true or false/,
+    );
     const registry = new client.Registry();
     expect(() => createGateway({ metrics: registry as unknown as SmsRouterOptions['metrics'] })).toThrow(
       /`metrics.client` must be the prom-client module/,
@@ -261,7 +324,7 @@ describe('metrics option', () => {
   it('remembers at most 100,000 submit times, dropping the oldest: a dropped message is not observed', async () => {
     const registry = new client.Registry();
     const events = new SmsEventEmitter();
-    const detach = attachMetrics(events, { client: typedClient, registry });
+    const detach = attachMetrics(events, { client: typedClient, registry, profileLabel: true });
     const record = (ref: string, state: MessageRecord['state'], updatedAt: number, priority: MessageRecord['priority'] = 'transactional') =>
       ({ ref, endpoint: 'quick', priority, state, statusReason: null, createdAt: 0, updatedAt }) as unknown as MessageRecord;
     try {

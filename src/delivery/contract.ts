@@ -65,7 +65,47 @@ export interface InboundMessage {
   receivedAt: number;
 }
 
-/** Callbacks the worker gives the adapter. Both may be called at any time after `start`. */
+/**
+ * A carrier connection came up: it can carry traffic. What an adapter passes to
+ * {@link DeliveryHandlers.connection}.
+ */
+export interface ConnectionBound {
+  /**
+   * Which connection: an SMPP adapter names its binds `transmitter`, `receiver` or
+   * `transceiver`, the simulator `simulator`. A small fixed set per adapter: it becomes a
+   * metric label.
+   */
+  bind: string;
+  /** It is up. */
+  state: 'bound';
+  /** True when it replaces one that was bound before and lost (a reconnect); false for the first. */
+  reconnect: boolean;
+}
+
+/**
+ * A carrier connection is down: it was lost, or an attempt to establish it failed. The
+ * adapter keeps trying on its own. What an adapter passes to {@link DeliveryHandlers.connection}.
+ */
+export interface ConnectionUnbound {
+  /** Which connection, as in {@link ConnectionBound.bind}. */
+  bind: string;
+  /** It is down. */
+  state: 'unbound';
+  /** Why. */
+  error: unknown;
+  /**
+   * Failures in a row since it was last up (or since start), this one included: 1 is the
+   * start of an outage, more are retries that failed during it.
+   */
+  attempt: number;
+  /** When the adapter tries again, ms from now, if it knows. */
+  retryInMs?: number;
+}
+
+/** A change of a carrier connection's state: up, or down (with why). */
+export type ConnectionChange = ConnectionBound | ConnectionUnbound;
+
+/** Callbacks the worker gives the adapter. Each may be called at any time after `start`. */
 export interface DeliveryHandlers {
   /**
    * A receipt arrived. Resolves once it is recorded in storage (or found to repeat one
@@ -82,8 +122,19 @@ export interface DeliveryHandlers {
   receipt(receipt: CarrierReceipt): Promise<void>;
   /** A mobile-originated message arrived. */
   inbound(message: InboundMessage): Promise<void>;
-  /** Something went wrong that no request is waiting for (a dropped bind, say). */
+  /**
+   * Something went wrong that no request is waiting for: a receipt that cannot be read, a
+   * dropped bind when `connection` is not given.
+   */
   error(error: unknown): void;
+  /**
+   * A connection to the carrier came up or went down; optional for both sides. An adapter
+   * that holds connections reports each change here when the handler is given (the router
+   * always gives it, and reports a failure on to the `error` event itself), and otherwise
+   * reports each failure through `error`. An adapter without connections never calls it,
+   * or reports `bound` once at start.
+   */
+  connection?(change: ConnectionChange): void;
 }
 
 /** How a message reaches the carrier. */

@@ -93,11 +93,15 @@ export class SimulatorDelivery implements DeliveryAdapter {
     this.#nextId = 0xa00000000000 + Math.floor(Math.random() * 0x1000000) * 0x100000;
   }
 
-  /** Reports receipts to `handlers` from now on. Call once, before `submit`. */
+  /**
+   * Reports receipts to `handlers` from now on, and its one connection (`simulator`) as
+   * bound: it never goes down. Call once, before `submit`.
+   */
   async start(handlers: DeliveryHandlers): Promise<void> {
     if (this.#closed) throw new Error('SimulatorDelivery: start() after close()');
     if (this.#handlers) throw new Error('SimulatorDelivery: start() called twice');
     this.#handlers = handlers;
+    handlers.connection?.({ bind: 'simulator', state: 'bound', reconnect: false });
   }
 
   /**

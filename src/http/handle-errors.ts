@@ -1,17 +1,20 @@
 /**
- * The router's error middleware: every failure becomes `{ "details": ... }`. A known
- * {@link SmsError} is answered with its status; anything else is answered exactly
- * `500 server-error` and reported through the `error` event, never to the client.
+ * The router's error middleware: every failure becomes `{ "details": ..., "code": ... }`. A
+ * known {@link SmsError} is answered with its status and code; anything else is answered
+ * exactly `500 { "details": "500 server-error", "code": "SERVER_ERROR" }` and reported
+ * through the `error` event, never to the client.
  */
 import type { ErrorRequestHandler, Request } from 'express';
 import { SmsError } from '../errors.js';
 import type { Emit, RequestRejectedEvent } from '../observe/events.js';
-import { sendDetails } from './respond.js';
+import { requestIdOf } from '../observe/request-id.js';
+import { sendError } from './respond.js';
 
 /**
  * True for the error Express raises when a path parameter is not valid percent-encoding
- * (`/delivery-status/%E0%A4%A`). It comes before authentication, from the client alone; such
- * a path names no message, so it is answered 404 rather than 500.
+ * (`/delivery-status/%E0%A4%A`): a URIError with status 400, from Express 4's router and
+ * Express 5's alike. It comes before authentication, from the client alone; such a path
+ * names no message, so it is answered 404 rather than 500.
  */
 function undecodablePath(error: unknown): boolean {
   return error instanceof URIError && (error as { status?: unknown }).status === 400;
@@ -27,7 +30,7 @@ export function handleErrors(emit: Emit, endpointOf: EndpointOf): ErrorRequestHa
   return (error: unknown, req, res, next) => {
     if (res.headersSent) {
       // The answer is out; all that is left is to tell the host.
-      emit('error', { error, source: 'request' });
+      emit('error', { error, source: 'request', requestId: requestIdOf(req) });
       next();
       return;
     }
@@ -35,9 +38,9 @@ export function handleErrors(emit: Emit, endpointOf: EndpointOf): ErrorRequestHa
     const answer = known ?? serverError;
     if (answer.status === 401) res.setHeader('WWW-Authenticate', 'ApiKey header="X-API-Key"');
     if (answer.retryAfter !== undefined) res.setHeader('Retry-After', String(answer.retryAfter));
-    sendDetails(res, answer.status, answer.details);
+    sendError(res, answer);
     if (known === null) {
-      emit('error', { error, source: 'request' });
+      emit('error', { error, source: 'request', requestId: requestIdOf(req) });
       return;
     }
     const principal = res.locals.smsPrincipal as { id: string } | undefined;
@@ -47,6 +50,7 @@ export function handleErrors(emit: Emit, endpointOf: EndpointOf): ErrorRequestHa
       endpoint: endpointOf(req),
       principalId: principal?.id ?? null,
       ip: req.ip,
+      requestId: requestIdOf(req),
     });
   };
 }

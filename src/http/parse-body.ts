@@ -4,6 +4,9 @@
  * the raw decoded bytes are checked: an empty body and a body nested deeper than
  * {@link MAX_JSON_DEPTH} are refused without building anything.
  */
+import type { IncomingHttpHeaders } from 'node:http';
+import { finished } from 'node:stream';
+import { createBrotliDecompress, type BrotliDecompress } from 'node:zlib';
 import express, { type Request, type RequestHandler } from 'express';
 import { SmsError } from '../errors.js';
 
@@ -110,7 +113,7 @@ const HOST_PARSED_WARNING =
   '(express.json() mounted before the router?). The router validates that body as it is, but the ' +
   "host's parser now decides the size limit (express.json() defaults to 100 KB, not the router's " +
   'limits.maxBodyBytes), answers malformed or oversized JSON with its own error page instead of ' +
-  '{ "details" }, and does not apply the nesting limit. To keep the router\'s answers, mount it ' +
+  '{ "details", "code" }, and does not apply the nesting limit. To keep the router\'s answers, mount it ' +
   "before express.json(), or mount express.json() on the host's own routes only.";
 
 /**
@@ -144,15 +147,65 @@ export function parseJsonBody(maxBodyBytes: number): RequestHandler {
       next(declaredEmpty(req) ? notJson : undefined);
       return;
     }
-    json(req, res, (error?: unknown) => {
-      if (error === undefined) {
-        // No body at all (neither a length nor chunks) is no JSON document either.
-        next(req.body === undefined ? notJson : undefined);
+    // No body at all (neither a length nor chunks) is no JSON document either. Asked here,
+    // not of the parser: body-parser 1.x (Express 4) sets `{}` for it, 2.x leaves nothing.
+    if (!hasBody(req)) {
+      next(notJson);
+      return;
+    }
+    const brotli = brotliDecoded(req);
+    const source = brotli ?? req;
+    json(source as Request, res, (error?: unknown) => {
+      const answer = (): void => {
+        if (error === undefined) {
+          next();
+          return;
+        }
+        const type = (error as { type?: string }).type;
+        if (type === 'entity.too.large') next(tooLarge);
+        else next((type !== undefined && PARSER_ERRORS[type]) || notJson);
+      };
+      if (brotli === null) {
+        answer();
         return;
       }
-      const type = (error as { type?: string }).type;
-      if (type === 'entity.too.large') next(tooLarge);
-      else next((type !== undefined && PARSER_ERRORS[type]) || notJson);
+      req.unpipe(brotli);
+      brotli.destroy();
+      if (error === undefined) req.body = brotli.body;
+      // As the parser does with its own decoders: read off the rest of the request, then answer.
+      req.resume();
+      finished(req, answer);
     });
   };
+}
+
+/** type-is's `hasBody`, which both body-parser versions ask before reading. */
+function hasBody(req: Request): boolean {
+  return req.headers['transfer-encoding'] !== undefined || !Number.isNaN(Number(req.headers['content-length'] ?? NaN));
+}
+
+/** A request body as the JSON parser reads it: a stream with the request's headers. */
+type BodySource = BrotliDecompress & { headers: IncomingHttpHeaders; body?: unknown };
+
+/**
+ * A `Content-Encoding: br` body, decoded for the JSON parser, or null for any other.
+ * Express 5's parser (body-parser 2) decodes brotli itself, Express 4's (body-parser 1)
+ * answers it 415; decoding it here gives both the same answers. The parser then reads the
+ * decoded stream as an identity body with no declared length, through its own limit (on the
+ * decoded bytes, as for gzip), charset, `verify` and parse steps.
+ */
+function brotliDecoded(req: Request): BodySource | null {
+  if ((req.headers['content-encoding'] ?? '').toLowerCase() !== 'br') return null;
+  const headers: IncomingHttpHeaders = { ...req.headers, 'content-encoding': 'identity', 'transfer-encoding': 'chunked' };
+  delete headers['content-length'];
+  const decoded: BodySource = Object.assign(createBrotliDecompress(), { headers });
+  // The parser hears a corrupt body through its own listener while it reads; this one keeps
+  // an error after that (or after the stream is destroyed) from crashing the process.
+  decoded.on('error', () => undefined);
+  // A client gone mid-body ends the read as an aborted request, which the parser reports.
+  req.once('close', () => {
+    if (!req.complete) decoded.emit('aborted');
+  });
+  req.pipe(decoded);
+  return decoded;
 }

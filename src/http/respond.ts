@@ -3,6 +3,7 @@
  * body, which costs time and means nothing for a POST answer.
  */
 import type { Response } from 'express';
+import type { ErrorCode } from '../errors.js';
 
 /** Sends `body` (already serialised) as JSON with `status`. */
 export function sendJsonText(res: Response, status: number, body: string): void {
@@ -12,7 +13,11 @@ export function sendJsonText(res: Response, status: number, body: string): void 
   res.end(body);
 }
 
-/** Sends `{ "details": details }` with `status`. */
-export function sendDetails(res: Response, status: number, details: string): void {
-  sendJsonText(res, status, JSON.stringify({ details }));
+/**
+ * Sends an error answer, `{ "details": details, "code": code }` with `status`. `details` comes
+ * first: clients of the original service read the body as `{ details }`, and `code` is the
+ * registry's name for the same refusal, for programs to match.
+ */
+export function sendError(res: Response, error: { status: number; details: string; code: ErrorCode }): void {
+  sendJsonText(res, error.status, JSON.stringify({ details: error.details, code: error.code }));
 }

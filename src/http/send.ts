@@ -1,12 +1,15 @@
 /**
- * The send endpoints' last stages: resolve the profile, store the request's messages in
- * one atomic step, answer with one item per message, and announce them.
+ * The send endpoints' last stages: replay the answer kept under the request's
+ * `Idempotency-Key` (idempotency.ts), or resolve the profile, store the request's messages
+ * (with the answer, under its key) in one atomic step, answer with one item per message, and
+ * announce them.
  */
-import type { RequestHandler } from 'express';
+import type { Request, RequestHandler, Response } from 'express';
 import { isPromiseLike } from '../util/settle.js';
 import { SmsError } from '../errors.js';
 import { defaultSender, type Profile, type ProfileResolver } from '../auth/profiles.js';
 import type { Emit } from '../observe/events.js';
+import { requestIdOf } from '../observe/request-id.js';
 import type { NewMessage, Storage } from '../storage/contract.js';
 import type { MessageHandOff } from '../outbox/hand-off.js';
 import { principalOf } from './authenticate.js';
@@ -16,6 +19,7 @@ import { sendJsonText } from './respond.js';
 import type { RequestValidator, SendRequest } from './validate-request.js';
 import type { ChargeMessages } from './message-budget.js';
 import type { BacklogGate } from './backlog.js';
+import { idempotencyKeyOf, type IdempotencyKeys, type KeyClaim } from './idempotency.js';
 
 /** What a send handler needs. */
 export interface SendHandlerDeps {
@@ -30,6 +34,8 @@ export interface SendHandlerDeps {
   chargeMessages: ChargeMessages;
   /** Refuses a request that would pass a backlog bound (429/503), before it is charged; `null`: no bounds. */
   backlog: BacklogGate | null;
+  /** The `Idempotency-Key`s; `null` when the storage cannot keep them (the header is then refused). */
+  idempotency: IdempotencyKeys | null;
 }
 
 const invalidProfile = new SmsError('INVALID_PROFILE');
@@ -93,7 +99,22 @@ function acceptedBody(messages: readonly NewMessage[]): string {
 export function sendHandler(deps: SendHandlerDeps): RequestHandler {
   return async (req, res) => {
     const principal = principalOf(res);
+    const key = idempotencyKeyOf(req, deps.idempotency !== null);
     const request = deps.validate(req.body);
+    if (key === null) return accept(req, res, principal, request, null);
+    // After validation: a replay's body is the first request's, which was valid, and the
+    // canonical hash then walks a body of known shape. Before the profile, the budgets and
+    // the backlog: a replay passes none of them.
+    const claim = await deps.idempotency!.open(res, principal.id, key, request.endpoint, req.body);
+    if (claim === null) return;
+    try {
+      await accept(req, res, principal, request, claim);
+    } finally {
+      claim.close();
+    }
+  };
+
+  async function accept(req: Request, res: Response, principal: Principal, request: SendRequest, claim: KeyClaim | null): Promise<void> {
     // The plug-ins may answer synchronously (the defaults do); awaiting a plain value would
     // still cost a promise turn per request.
     const resolving = deps.resolveProfile(request.profileCode, principal);
@@ -111,15 +132,19 @@ export function sendHandler(deps: SendHandlerDeps): RequestHandler {
     }
     const messages = toMessages(request, principal, profile, sender, deps.now());
     const lease = deps.handOff.lease(messages.length, messages[0]!.priority);
+    const answer = acceptedBody(messages);
     try {
-      await deps.storage.insertMessages(messages, lease ?? undefined);
+      await deps.storage.insertMessages(messages, lease ?? undefined, claim?.record(answer));
     } catch (error) {
       deps.handOff.notStored(messages.length, lease);
       deps.backlog?.notStored(principal, count);
+      // Another instance stored a request with this key first: answer as a retry would be.
+      if (claim !== null && (await claim.answerTaken(res).catch(() => false))) return;
       throw error;
     }
-    sendJsonText(res, 200, acceptedBody(messages));
-    for (const message of messages) deps.emit('message.accepted', { message });
+    sendJsonText(res, 200, answer);
+    const requestId = requestIdOf(req);
+    for (const message of messages) deps.emit('message.accepted', { message, requestId });
     deps.handOff.stored(messages, lease);
-  };
+  }
 }

@@ -2,7 +2,8 @@
  * `GET /delivery-status/:message_ref` and `GET /delivery-status?external_id=...`: a
  * message's state as its sender may see it.
  */
-import type { RequestHandler } from 'express';
+import { parse as parseQuery } from 'node:querystring';
+import type { Request, RequestHandler } from 'express';
 import { SmsError } from '../errors.js';
 import type { MessageRecord, Storage } from '../storage/contract.js';
 import { principalOf } from './authenticate.js';
@@ -57,10 +58,24 @@ export function statusByRef(storage: Storage): RequestHandler {
   };
 }
 
+/**
+ * The `external_id` query parameter, read from the URL as Express 5 reads a query by default
+ * (`node:querystring`). Not from `req.query`: that is the host app's `query parser` setting,
+ * which Express 4 defaults to `qs` (decoding a malformed escape differently) and a host may
+ * turn off, and the endpoint must find the same messages on every host.
+ */
+function externalIdOf(req: Request): unknown {
+  const url = req.url;
+  const start = url.indexOf('?');
+  if (start === -1) return undefined;
+  const end = url.indexOf('#', start);
+  return parseQuery(url.slice(start + 1, end === -1 ? undefined : end)).external_id;
+}
+
 /** `GET /delivery-status?external_id=...`: all of the caller's matches, newest first. */
 export function statusByExternalId(storage: Storage): RequestHandler {
   return async (req, res) => {
-    const externalId = req.query.external_id;
+    const externalId = externalIdOf(req);
     if (typeof externalId !== 'string' || externalId === '') {
       throw new SmsError('VALIDATION_FAILED', 'external_id: is required (one query parameter)');
     }

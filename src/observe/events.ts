@@ -5,14 +5,19 @@
 import { EventEmitter } from 'eventemitter3';
 import type { MessageState } from '../lifecycle/states.js';
 import type { Endpoint, MessageRecord, NewMessage } from '../storage/contract.js';
-import type { InboundMessage } from '../delivery/contract.js';
+import type { ConnectionChange, InboundMessage } from '../delivery/contract.js';
 import { eventErrorCode, type EventErrorCode } from '../errors.js';
 
 /** Payload of `message.accepted`. */
 export interface MessageAcceptedEvent {
   /** The stored message (state `queued`). */
   message: NewMessage;
+  /** The host's id of the request (`req.id`, as pino-http sets it), when it has one. */
+  requestId?: RequestId;
 }
+
+/** A host's request id: what pino-http (or another middleware) put in `req.id`. */
+export type RequestId = string | number;
 
 /** Payload of `message.submitted`: every part was accepted by the carrier. */
 export interface MessageSubmittedEvent {
@@ -82,6 +87,8 @@ export interface RequestRejectedEvent {
   principalId: string | null;
   /** The client's address as Express sees it (`req.ip`). */
   ip: string | undefined;
+  /** The host's id of the request (`req.id`, as pino-http sets it), when it has one. */
+  requestId?: RequestId;
 }
 
 /** Where an `error` happened. */
@@ -100,6 +107,13 @@ export interface ErrorEvent {
   code: EventErrorCode;
   /** The message concerned, if one. */
   ref?: string;
+  /** For a 500: the host's id of the request (`req.id`), when it has one. */
+  requestId?: RequestId;
+  /**
+   * For a carrier connection that failed: which one (the same failure is also a
+   * `carrier.connection` event, state `unbound`).
+   */
+  bind?: string;
 }
 
 /** What the router's parts pass to emit an `error`: the code is filled in from the error or the source. */
@@ -134,6 +148,14 @@ export interface QueueDepthEvent {
   at: number;
 }
 
+/**
+ * Payload of `carrier.connection`: a carrier connection (an SMPP bind) came up or went
+ * down, as the delivery adapter reports it. `bound` says whether it replaces a lost one
+ * (`reconnect`); `unbound` carries the `error` and the `attempt` (1 starts an outage, more
+ * are retries that failed).
+ */
+export type CarrierConnectionEvent = ConnectionChange;
+
 /** Every event the router emits, with its payload. */
 export interface SmsEvents {
   /** A message was stored and acknowledged (one event per message). Bill from this. */
@@ -157,6 +179,11 @@ export interface SmsEvents {
   'dlr.retrying': (event: DlrRetryingEvent) => void;
   /** A delivery report was given up on (schedule exhausted, or 410 Gone). */
   'dlr.failed': (event: DlrFailedEvent) => void;
+  /**
+   * A carrier connection (an SMPP bind; the simulator's at start) came up or went down.
+   * Each failed reconnect is reported too, with its `attempt`.
+   */
+  'carrier.connection': (event: CarrierConnectionEvent) => void;
   /** A request was refused with a 4xx. */
   'request.rejected': (event: RequestRejectedEvent) => void;
   /** An unexpected error; requests answered 500 and worker failures end up here. */

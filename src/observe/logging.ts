@@ -3,7 +3,7 @@
  * (`logger.info(obj, msg)`), so a host gets useful logs without writing listeners.
  */
 import { inspect } from 'node:util';
-import type { ErrorEvent, SmsEventEmitter, SmsEventName, SmsEvents } from './events.js';
+import type { ErrorEvent, RequestId, SmsEventEmitter, SmsEventName, SmsEvents } from './events.js';
 import { isTerminal } from '../lifecycle/states.js';
 
 /** One log method: a structured object first, then the message (pino's calling convention). */
@@ -14,13 +14,13 @@ export type LogMethod = (obj: Record<string, unknown>, msg: string) => void;
  * `console` work too). Without `debug`, debug-level lines are dropped.
  */
 export interface SmsLogger {
-  /** Accepted requests' outcomes, terminal states, inbound messages, rejected requests. */
+  /** Terminal states, inbound messages, rejected requests; storage ready, carrier bound (again). */
   info: LogMethod;
   /** Delivery reports that failed, carrier errors that will be retried. */
   warn: LogMethod;
-  /** The `error` event: failures no client was told about. */
+  /** The `error` event: failures no client was told about; a carrier outage, once. */
   error: LogMethod;
-  /** Each message accepted, submitted and its non-terminal changes; reports sent. */
+  /** Each message accepted, submitted and its non-terminal changes; reports sent; each failed reconnect. */
   debug?: LogMethod;
 }
 
@@ -34,17 +34,41 @@ function safeUrl(url: string): string {
   }
 }
 
+/** The value of every line's `module` field: where the line comes from in the host's logs. */
+export const LOG_MODULE = 'sms-outbox';
+
+/** What {@link attachLogger} returns. */
+export interface AttachedLogger {
+  /** Logs at info that storage is ready: a start-up step no event reports. */
+  storageReady(storage: object, durationMs: number): void;
+  /** Unsubscribes from the events. */
+  detach(): void;
+}
+
+/** `method` bound to `logger` (pino's methods read `this`), each line led by `module`. */
+function lines(logger: SmsLogger, method: LogMethod): LogMethod;
+function lines(logger: SmsLogger, method: LogMethod | undefined): LogMethod | undefined;
+function lines(logger: SmsLogger, method: LogMethod | undefined): LogMethod | undefined {
+  if (method === undefined) return undefined;
+  const bound = method.bind(logger);
+  return (obj, msg) => bound({ module: LOG_MODULE, ...obj }, msg);
+}
+
+/** `{ reqId }` when the event carries the host's request id (pino-http's field name), else nothing. */
+function reqId(requestId: RequestId | undefined): { reqId?: RequestId } {
+  return requestId === undefined ? {} : { reqId: requestId };
+}
+
 /**
- * Subscribes `logger` to `events`. Each line carries `event` and the ids needed to follow
- * a message (`ref`, `principalId`, `externalId`), never its text, recipient number or
- * signing secret. Returns a function that unsubscribes.
+ * Subscribes `logger` to `events`. Each line carries `module: 'sms-outbox'`, `event` and
+ * the ids needed to follow a message (`ref`, `principalId`, `externalId`) or a request
+ * (`reqId`, the host's `req.id`), never a message's text, recipient number or signing secret.
  */
-export function attachLogger(events: SmsEventEmitter, logger: SmsLogger): () => void {
-  // Bound once here: pino's methods read `this`.
-  const info = logger.info.bind(logger);
-  const warn = logger.warn.bind(logger);
-  const error = logger.error.bind(logger);
-  const debug = logger.debug?.bind(logger);
+export function attachLogger(events: SmsEventEmitter, logger: SmsLogger): AttachedLogger {
+  const info = lines(logger, logger.info);
+  const warn = lines(logger, logger.warn);
+  const error = lines(logger, logger.error);
+  const debug = lines(logger, logger.debug);
   const detach: (() => void)[] = [];
   const on = <K extends SmsEventName>(name: K, listener: SmsEvents[K]): void => {
     events.on(name, listener as never);
@@ -52,9 +76,12 @@ export function attachLogger(events: SmsEventEmitter, logger: SmsLogger): () => 
   };
 
   if (debug) {
-    on('message.accepted', ({ message: m }) =>
+    on('message.accepted', ({ message: m, requestId }) =>
       debug(
-        { event: 'message.accepted', ref: m.ref, principalId: m.principalId, externalId: m.externalId, endpoint: m.endpoint, smsCount: m.smsCount },
+        {
+          event: 'message.accepted', ref: m.ref, principalId: m.principalId, externalId: m.externalId, endpoint: m.endpoint, smsCount: m.smsCount,
+          ...reqId(requestId),
+        },
         'sms accepted',
       ),
     );
@@ -91,15 +118,34 @@ export function attachLogger(events: SmsEventEmitter, logger: SmsLogger): () => 
   );
   on('request.rejected', (e) =>
     info(
-      { event: 'request.rejected', status: e.status, details: e.details, endpoint: e.endpoint, principalId: e.principalId, ip: e.ip },
+      { event: 'request.rejected', status: e.status, details: e.details, endpoint: e.endpoint, principalId: e.principalId, ip: e.ip, ...reqId(e.requestId) },
       `request rejected: ${e.status}`,
     ),
   );
-  // `err` is the key pino's standard serializer prints with its stack.
-  on('error', (e) => error({ event: 'error', source: e.source, ref: e.ref, err: e.error }, `sms-outbox ${e.source} error`));
+  // An outage is one error line, its retries debug lines, and the way back one info line.
+  on('carrier.connection', (c) => {
+    const line = { event: 'carrier.connection', bind: c.bind, state: c.state };
+    if (c.state === 'bound') {
+      info({ ...line, reconnect: c.reconnect }, c.reconnect ? `carrier ${c.bind} bound again` : `carrier ${c.bind} bound`);
+      return;
+    }
+    const down = { ...line, attempt: c.attempt, retryInMs: c.retryInMs, err: c.error };
+    if (c.attempt <= 1) error(down, `carrier ${c.bind} down; reconnecting`);
+    else debug?.(down, `carrier ${c.bind} reconnect ${c.attempt} failed`);
+  });
+  // `err` is the key pino's standard serializer prints with its stack. A connection's
+  // failure is logged above, from its `carrier.connection` event.
+  on('error', (e) => {
+    if (e.bind !== undefined) return;
+    error({ event: 'error', source: e.source, ref: e.ref, ...reqId(e.requestId), err: e.error }, `sms-outbox ${e.source} error`);
+  });
 
-  return () => {
-    for (const off of detach.splice(0)) off();
+  return {
+    storageReady: (storage, durationMs) =>
+      info({ event: 'storage.ready', storage: storage.constructor.name, durationMs: Math.round(durationMs) }, 'storage ready'),
+    detach: () => {
+      for (const off of detach.splice(0)) off();
+    },
   };
 }
 

@@ -3,9 +3,10 @@
  * on the host's prom-client registry, so a host gets a gateway dashboard without writing
  * listeners. prom-client stays the host's: this file never imports it, not even its types.
  */
-import type { SmsEventEmitter, SmsEventName, SmsEvents } from './events.js';
-import { isTerminal } from '../lifecycle/states.js';
-import { OptionError } from '../errors.js';
+import type { ErrorSource, SmsEventEmitter, SmsEventName, SmsEvents } from './events.js';
+import { isTerminal, type StatusReason, type TerminalState } from '../lifecycle/states.js';
+import { ERRORS, OptionError } from '../errors.js';
+import { VERSION } from '../version.js';
 
 /** The part of a prom-client `Registry` the router uses. */
 export interface PromRegistry {
@@ -83,12 +84,19 @@ export interface MetricsOptions {
   client: PromClient;
   /** The registry the metrics go in. Default: `client.register` (prom-client's default registry). */
   registry?: PromRegistry;
+  /**
+   * Label the accepted-message counters with the `profile` code. Its values are bounded by
+   * the profiles you configure; a gateway with thousands of profiles turns it off (`false`)
+   * to keep one series per endpoint. Default `true`.
+   */
+  profileLabel?: boolean;
 }
 
-/** {@link MetricsOptions} with the registry filled in. */
+/** {@link MetricsOptions} with every default filled in. */
 export interface MetricsConfig {
   client: PromClient;
   registry: PromRegistry;
+  profileLabel: boolean;
 }
 
 /** Upper bounds of the queue-wait buckets, seconds: from a carrier that keeps up to a backlog of an hour. */
@@ -105,6 +113,33 @@ const SUBMIT_TO_FINAL_BUCKETS = [1, 2.5, 5, 10, 30, 60, 300, 900, 1800, 3600, 72
  * of; past it the oldest are forgotten, and not observed when they end.
  */
 const SUBMITTED_TRACKED_MAX = 100_000;
+
+/** The endpoints a message is accepted on. */
+const SEND_ENDPOINTS = ['quick', 'premium'] as const;
+
+/** The endpoints a request can be refused on (the `none` of a path outside them appears when used). */
+const REQUEST_ENDPOINTS = [...SEND_ENDPOINTS, 'status'] as const;
+
+/** Every 4xx status of the error registry. */
+const REFUSAL_STATUSES = [...new Set(Object.values(ERRORS).map((entry) => entry.status))].filter((status) => status < 500);
+
+/**
+ * The finished series that exist before the first message ends: each terminal state with
+ * its usual reason. The other reasons appear with their first message; every combination
+ * would be forty series per endpoint, most of which never move.
+ */
+const FINISHED_SERIES: readonly [TerminalState, StatusReason][] = [
+  ['delivered', 'delivered_to_terminal'],
+  ['undelivered', 'absent_subscriber'],
+  ['expired', 'expired'],
+  ['rejected', 'rejected'],
+  ['failed', 'unknown'],
+];
+
+/** Every `error` event source; written as a record so that a new source fails to compile until listed. */
+const ERROR_SOURCES = Object.keys({
+  request: true, worker: true, receipt: true, dlr: true, listener: true, delivery: true, storage: true,
+} satisfies Record<ErrorSource, true>);
 
 /** Upper bounds of the delivery-report duration buckets, seconds: up to the default 15 s timeout and past it. */
 const DLR_DURATION_BUCKETS = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 15, 30];
@@ -128,26 +163,38 @@ function metric<M extends PromCounter | PromHistogram | PromGauge>(
   if (!(existing instanceof kind)) {
     throw new OptionError(`metrics: \`${config.name}\` is already registered as another kind of metric`);
   }
+  // Two routers on one registry with other labels (one with `profileLabel: false`) would
+  // fail at their first count; tell it at construction instead.
+  const labels = (existing as { labelNames?: unknown }).labelNames;
+  if (Array.isArray(labels) && labels.join() !== config.labelNames.join()) {
+    throw new OptionError(
+      `metrics: \`${config.name}\` is already registered with the labels [${labels.join(', ')}], not [${config.labelNames.join(', ')}]; give routers that differ in \`profileLabel\` their own registry`,
+    );
+  }
   return existing;
 }
 
 /**
  * Subscribes Prometheus metrics to `events`. Every metric is named `sms_outbox_*` and
  * derived from the events alone (no storage queries, nothing on the request path beyond
- * a counter increment). Labels have bounded values: endpoint, profile code, state,
- * reason, result, HTTP status, error source; never a ref, number or URL. Returns a
- * function that unsubscribes (the metrics stay registered).
+ * a counter increment). Labels have bounded values: endpoint, profile code (unless
+ * `profileLabel` is off), state, reason, result, HTTP status, error source, carrier bind;
+ * never a ref, number or URL. Counters whose label values are known in advance start at 0
+ * for them, so a rate or an alert works from the first occurrence. Returns a function that
+ * unsubscribes (the metrics stay registered).
  */
 export function attachMetrics(events: SmsEventEmitter, config: MetricsConfig): () => void {
-  const { client, registry } = config;
+  const { client, registry, profileLabel } = config;
   const counter = (name: string, help: string, labelNames: readonly string[] = []) =>
     metric(registry, { name: `sms_outbox_${name}`, help, labelNames, registers: [] }, client.Counter);
   const histogram = (name: string, help: string, labelNames: readonly string[], buckets: number[]) =>
     metric(registry, { name: `sms_outbox_${name}`, help, labelNames, registers: [], buckets }, client.Histogram);
 
   const rejected = counter('requests_rejected_total', 'Requests answered with a 4xx, by endpoint and status.', ['endpoint', 'status']);
-  const accepted = counter('messages_accepted_total', 'Messages stored and acknowledged, by endpoint and profile.', ['endpoint', 'profile']);
-  const units = counter('sms_units_accepted_total', 'SMS units (parts) of the accepted messages, by endpoint and profile.', ['endpoint', 'profile']);
+  const byProfile = profileLabel ? ' and profile' : '';
+  const acceptedLabels = profileLabel ? ['endpoint', 'profile'] : ['endpoint'];
+  const accepted = counter('messages_accepted_total', `Messages stored and acknowledged, by endpoint${byProfile}.`, acceptedLabels);
+  const units = counter('sms_units_accepted_total', `SMS units (parts) of the accepted messages, by endpoint${byProfile}.`, acceptedLabels);
   const submitted = counter('messages_submitted_total', 'Messages whose every part the carrier accepted, by endpoint.', ['endpoint']);
   const retries = counter('submission_retries_total', 'Submissions that failed with a retryable carrier error and will be tried again.');
   const finished = counter('messages_finished_total', 'Messages that reached a terminal state, by endpoint, state and reason.', ['endpoint', 'state', 'reason']);
@@ -178,6 +225,25 @@ export function attachMetrics(events: SmsEventEmitter, config: MetricsConfig): (
     SUBMIT_TO_FINAL_BUCKETS,
   );
   const errors = counter('errors_total', 'Unexpected errors (500s, storage, carrier, listeners), by source.', ['source']);
+  const bound = gauge('carrier_bound', 'Whether each carrier connection (SMPP bind) is up: 1 bound, 0 down.', ['bind']);
+  const reconnects = counter('carrier_reconnects_total', 'Carrier connections (SMPP binds) bound again after being lost, by bind.', ['bind']);
+  gauge('build_info', 'The sms-outbox version, as a label; always 1.', ['version']).set({ version: VERSION }, 1);
+
+  // Series whose label values are known start at 0 (`inc` by 0 creates one).
+  for (const endpoint of REQUEST_ENDPOINTS) {
+    for (const status of REFUSAL_STATUSES) rejected.inc({ endpoint, status: String(status) }, 0);
+  }
+  for (const endpoint of SEND_ENDPOINTS) {
+    // A profile's series starts with its first message: the codes are the host's to know.
+    if (!profileLabel) {
+      accepted.inc({ endpoint }, 0);
+      units.inc({ endpoint }, 0);
+    }
+    submitted.inc({ endpoint }, 0);
+    for (const [state, reason] of FINISHED_SERIES) finished.inc({ endpoint, state, reason }, 0);
+  }
+  for (const result of ['sent', 'retrying', 'failed']) dlrAttempts.inc({ result }, 0);
+  for (const source of ERROR_SOURCES) errors.inc({ source }, 0);
 
   const detach: (() => void)[] = [];
   const on = <K extends SmsEventName>(name: K, listener: SmsEvents[K]): void => {
@@ -191,7 +257,7 @@ export function attachMetrics(events: SmsEventEmitter, config: MetricsConfig): (
 
   on('request.rejected', (e) => rejected.inc({ endpoint: e.endpoint ?? 'none', status: String(e.status) }));
   on('message.accepted', ({ message: m }) => {
-    const labels = { endpoint: m.endpoint, profile: m.profileCode };
+    const labels: Record<string, string> = profileLabel ? { endpoint: m.endpoint, profile: m.profileCode } : { endpoint: m.endpoint };
     accepted.inc(labels);
     units.inc(labels, m.smsCount);
   });
@@ -228,6 +294,10 @@ export function attachMetrics(events: SmsEventEmitter, config: MetricsConfig): (
   on('dlr.retrying', dlr('retrying'));
   on('dlr.failed', dlr('failed'));
   on('error', (e) => errors.inc({ source: e.source }));
+  on('carrier.connection', (c) => {
+    bound.set({ bind: c.bind }, c.state === 'bound' ? 1 : 0);
+    reconnects.inc({ bind: c.bind }, c.state === 'bound' && c.reconnect ? 1 : 0);
+  });
 
   return () => {
     for (const off of detach.splice(0)) off();

@@ -8,6 +8,7 @@
  * @module
  */
 import { LIMIT_DEFAULTS, type LimitOptions } from '../http/limits.js';
+import type { RateLimitHeaders } from '../http/rate-limit/options.js';
 import { apiPaths } from './paths.js';
 import { componentResponses } from './responses.js';
 import { componentSchemas } from './schemas.js';
@@ -22,20 +23,31 @@ export interface OpenApiDocumentOptions {
   basePath?: string;
   /** The router's `limits`, so the stated bounds match. Default: the router's defaults. */
   limits?: LimitOptions;
-  /** Absolute URL of the server, written to `servers`. Default: none (the document's own origin). */
+  /**
+   * Where clients reach the host, written to `servers`: an absolute URL of its origin (e.g.
+   * `https://sms.example.com`), or a path prefix in front of `basePath` a proxy adds. The
+   * paths already carry `basePath`, so it must not repeat it. A trailing `/` is dropped.
+   * Default `/`: the origin the document was fetched from.
+   */
   serverUrl?: string;
   /** Overrides of the `info` object (title, version, description). */
   info?: { title?: string; version?: string; description?: string };
+  /**
+   * The router's `rateLimit.headers`: with `'always'` every answer given after
+   * authentication may carry the `RateLimit` headers, and the document says so. Default
+   * `'refused'`: only the 429s of a limit carry them.
+   */
+  rateLimitHeaders?: RateLimitHeaders;
 }
 
 /** An OpenAPI 3.1 document, as plain JSON-serialisable data. */
 export interface OpenApiDocument {
   /** Always `3.1.0`. */
   openapi: '3.1.0';
-  /** Title, version and description. */
-  info: { title: string; version: string; description?: string };
-  /** The server, when `serverUrl` was given. */
-  servers?: { url: string }[];
+  /** Title, version, description and license. */
+  info: { title: string; version: string; description?: string; license: { name: string; identifier: string } };
+  /** The server: `serverUrl`, or `/` (the document's own origin). */
+  servers: { url: string; description: string }[];
   /** The default security requirement (the API key). */
   security: Record<string, string[]>[];
   /** The four endpoints. */
@@ -58,6 +70,8 @@ export interface OpenApiDocument {
 export function buildOpenApiDocument(options: OpenApiDocumentOptions = {}): OpenApiDocument {
   const limits = { ...LIMIT_DEFAULTS, ...options.limits };
   const basePath = (options.basePath ?? '/api/outbox').replace(/\/+$/, '');
+  const rateLimit = options.rateLimitHeaders ?? 'refused';
+  const serverUrl = options.serverUrl?.replace(/\/+$/, '') || '/';
   // Cloned so a caller (or a validator that dereferences in place) may change the result
   // without touching the shared constants and schemas it is built from.
   return structuredClone<OpenApiDocument>({
@@ -70,14 +84,20 @@ export function buildOpenApiDocument(options: OpenApiDocumentOptions = {}): Open
         'Send SMS through the quick and premium endpoints, query delivery status, and receive delivery reports. ' +
           `Numbers are digits in international format, country code first, no plus sign. A message may need at most ${limits.maxSegments} SMS units; ` +
           `a request may carry at most ${limits.maxMessagesPerRequest} messages and ${limits.maxBodyBytes} bytes.`,
+      license: { name: 'MIT', identifier: 'MIT' },
     },
-    ...(options.serverUrl === undefined ? {} : { servers: [{ url: options.serverUrl }] }),
+    servers: [
+      {
+        url: serverUrl,
+        description: serverUrl === '/' ? 'The host this document was fetched from.' : 'The SMS gateway.',
+      },
+    ],
     security: [{ ApiKey: [] }],
-    paths: apiPaths(basePath),
+    paths: apiPaths(basePath, rateLimit),
     webhooks: WEBHOOKS,
     components: {
       schemas: componentSchemas(limits),
-      responses: componentResponses(limits),
+      responses: componentResponses(limits, rateLimit),
       securitySchemes: {
         ApiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'The key the operator issued you.' },
       },

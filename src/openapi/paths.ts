@@ -4,14 +4,52 @@
  * error answers it can give (responses.ts). The paths are built under the base path the
  * clients see, so a document served from any mount point names its real endpoints.
  *
+ * A send's parameters, body media types and error answers are the tables below, shared
+ * by both send endpoints: a new header or answer of a send is one more entry there.
+ *
  * @module
  */
-import { EXAMPLE_REF, json, ref, type Schema } from './refs.js';
+import type { RateLimitHeaders } from '../http/rate-limit/options.js';
+import { EXAMPLE_REF, header, json, pacingHeaders, ref, type Schema } from './refs.js';
+
+/** The header parameters of a send, besides the API key (a security scheme). */
+const SEND_PARAMETERS: Schema[] = [
+  {
+    name: 'Content-Encoding',
+    in: 'header',
+    required: false,
+    description:
+      'The body may be compressed; it is decompressed before the size limit and the JSON parser apply. ' +
+      'Any other coding is refused with 415.',
+    schema: { type: 'string', enum: ['identity', 'gzip', 'deflate', 'br'] },
+  },
+  {
+    name: 'Idempotency-Key',
+    in: 'header',
+    required: false,
+    description:
+      'Makes a retry safe: a later request of the same key with the same body (compared as parsed JSON, so key order and ' +
+      'spacing do not matter) gets the first answer again, byte for byte, with `Idempotent-Replayed: true`, and sends and ' +
+      'charges nothing. The key belongs to the API key\u2019s owner and holds for 24 hours by default. The same key with ' +
+      'another body is refused with 422; while the first request is still being processed, with 409. Only a 200 answer ' +
+      'is kept: after a refusal the key is still free. 1 to 255 visible ASCII characters, no spaces.',
+    schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7E]+$' },
+    example: '8e03978e-40d5-43e8-bc93-6894a57f9324',
+  },
+];
+
+/**
+ * What a send body may be sent as, besides `application/json`: any JSON media type
+ * (`application/<anything>+json`, e.g. `application/vnd.api+json`), in UTF-8.
+ */
+const JSON_SUFFIX_MEDIA = 'application/*+json';
 
 const SEND_ERRORS = {
   '400': ref('responses', 'BadRequest'),
   '401': ref('responses', 'Unauthorized'),
   '403': ref('responses', 'Forbidden'),
+  '405': ref('responses', 'MethodNotAllowed'),
+  '409': ref('responses', 'IdempotencyInFlight'),
   '413': ref('responses', 'PayloadTooLarge'),
   '415': ref('responses', 'UnsupportedMediaType'),
   '422': ref('responses', 'Unprocessable'),
@@ -23,6 +61,7 @@ const SEND_ERRORS = {
 const STATUS_ERRORS = {
   '401': ref('responses', 'Unauthorized'),
   '403': ref('responses', 'Forbidden'),
+  '405': ref('responses', 'MethodNotAllowed'),
   '429': ref('responses', 'TooManyRequests'),
   '500': ref('responses', 'ServerError'),
 };
@@ -47,27 +86,48 @@ const PREMIUM_LIST_EXAMPLE = {
   dlr_callback_url: 'https://client.example/dlr',
 };
 
+/** What differs between the two send endpoints. */
+interface SendEndpoint {
+  operationId: string;
+  summary: string;
+  /** The request body's schema, and its examples. */
+  body: Schema;
+  examples: Record<string, unknown>;
+  /** The schema of one accepted item of the 200 answer, and the answer's examples. */
+  accepted: Schema;
+  answer: Record<string, unknown>;
+}
+
 /** A send endpoint's path item: its body, its examples, its accepted items and the send errors. */
-function sendOperation(
-  operationId: string,
-  summary: string,
-  body: Schema,
-  examples: Record<string, unknown>,
-  accepted: Schema,
-  answer: Record<string, unknown>,
-): Record<string, unknown> {
+function sendOperation(endpoint: SendEndpoint, pacing: Record<string, unknown>): Record<string, unknown> {
   return {
     post: {
-      operationId,
-      summary,
+      operationId: endpoint.operationId,
+      summary: endpoint.summary,
       description:
         'Stores every message of the request or none, and answers one item per message in request order. ' +
         'Each message later reaches one terminal state, reported to `dlr_callback_url` (see the `deliveryReport` webhook).',
-      requestBody: { required: true, content: json({ schema: body, examples }) },
+      parameters: SEND_PARAMETERS,
+      requestBody: {
+        required: true,
+        description:
+          'JSON in UTF-8, as `application/json` or any `application/*+json` media type; a `charset` other than ' +
+          'UTF-8 is refused with 415. The body may be compressed (`Content-Encoding: gzip`, `deflate` or `br`).',
+        content: {
+          ...json({ schema: endpoint.body, examples: endpoint.examples }),
+          [JSON_SUFFIX_MEDIA]: { schema: endpoint.body },
+        },
+      },
       responses: {
         '200': {
-          description: 'Accepted: one item per message, in request order.',
-          content: json({ schema: { type: 'array', items: accepted }, examples: answer }),
+          description:
+            'Accepted: one item per message, in request order; or, with `Idempotent-Replayed: true`, the answer to the ' +
+            'first request of the same `Idempotency-Key`, sent again.',
+          headers: {
+            ...pacing,
+            'Idempotent-Replayed': header('`true` when the answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise.', 'string'),
+          },
+          content: json({ schema: { type: 'array', items: endpoint.accepted }, examples: endpoint.answer }),
         },
         ...SEND_ERRORS,
       },
@@ -75,38 +135,61 @@ function sendOperation(
   };
 }
 
-/** `paths`: the four endpoints under `basePath` (no trailing slash). */
-export function apiPaths(basePath: string): Record<string, unknown> {
+/** `{ headers }` when there are any, else nothing (an empty map is noise to a reader). */
+function withHeaders(headers: Record<string, unknown>): { headers?: Record<string, unknown> } {
+  return Object.keys(headers).length > 0 ? { headers } : {};
+}
+
+/**
+ * `paths`: the four endpoints under `basePath` (no trailing slash). With `rateLimit`
+ * `'always'`, their 200 answers may carry the rate-limit headers too.
+ */
+export function apiPaths(basePath: string, rateLimit: RateLimitHeaders): Record<string, unknown> {
+  const pacing = pacingHeaders(rateLimit);
   return {
     [`${basePath}/create`]: sendOperation(
-      'quickSend',
-      'Quick send',
-      ref('schemas', 'QuickSendRequest'),
-      { quick: { summary: 'One message', value: QUICK_EXAMPLE } },
-      ref('schemas', 'QuickAccepted'),
-      { quick: { value: [{ external_id: 'abc-1', recipient: '254712345678', sms_count: 1, message_ref: EXAMPLE_REF }] } },
+      {
+        operationId: 'quickSend',
+        summary: 'Quick send',
+        body: ref('schemas', 'QuickSendRequest'),
+        examples: { quick: { summary: 'One message', value: QUICK_EXAMPLE } },
+        accepted: ref('schemas', 'QuickAccepted'),
+        answer: { quick: { value: [{ external_id: 'abc-1', recipient: '254712345678', sms_count: 1, message_ref: EXAMPLE_REF }] } },
+      },
+      pacing,
     ),
     [`${basePath}/premium`]: sendOperation(
-      'premiumSend',
-      'Premium (subscription, MT/MO) send',
-      ref('schemas', 'PremiumSendRequest'),
       {
-        messages: { summary: 'Messages form', value: PREMIUM_MESSAGES_EXAMPLE },
-        list: { summary: 'Parameter-list form', value: PREMIUM_LIST_EXAMPLE },
+        operationId: 'premiumSend',
+        summary: 'Premium (subscription, MT/MO) send',
+        body: ref('schemas', 'PremiumSendRequest'),
+        examples: {
+          messages: { summary: 'Messages form', value: PREMIUM_MESSAGES_EXAMPLE },
+          list: { summary: 'Parameter-list form', value: PREMIUM_LIST_EXAMPLE },
+        },
+        accepted: { oneOf: [ref('schemas', 'PremiumMessagesAccepted'), ref('schemas', 'PremiumListAccepted')] },
+        answer: {
+          messages: { value: [{ external_id: 'p-1', mobile_number: '254712345678', sms_count: 1, message_ref: EXAMPLE_REF }] },
+          list: { value: [{ message_id: 'm-1', to: '254712345678', sms_count: 1, message_ref: EXAMPLE_REF }] },
+        },
       },
-      { oneOf: [ref('schemas', 'PremiumMessagesAccepted'), ref('schemas', 'PremiumListAccepted')] },
-      {
-        messages: { value: [{ external_id: 'p-1', mobile_number: '254712345678', sms_count: 1, message_ref: EXAMPLE_REF }] },
-        list: { value: [{ message_id: 'm-1', to: '254712345678', sms_count: 1, message_ref: EXAMPLE_REF }] },
-      },
+      pacing,
     ),
     [`${basePath}/delivery-status/{message_ref}`]: {
       get: {
         operationId: 'getDeliveryStatus',
         summary: 'Status of one of the caller\u2019s messages',
-        parameters: [{ name: 'message_ref', in: 'path', required: true, schema: { type: 'string' } }],
+        parameters: [
+          {
+            name: 'message_ref',
+            in: 'path',
+            required: true,
+            description: 'The `message_ref` a send answered; any other value answers 404.',
+            schema: { type: 'string', format: 'uuid' },
+          },
+        ],
         responses: {
-          '200': { description: 'The message.', content: json({ schema: ref('schemas', 'MessageStatus') }) },
+          '200': { description: 'The message.', ...withHeaders(pacing), content: json({ schema: ref('schemas', 'MessageStatus') }) },
           '404': ref('responses', 'NotFound'),
           ...STATUS_ERRORS,
         },
@@ -120,6 +203,7 @@ export function apiPaths(basePath: string): Record<string, unknown> {
         responses: {
           '200': {
             description: 'The matches; an empty array when there are none.',
+            ...withHeaders(pacing),
             content: json({ schema: { type: 'array', items: ref('schemas', 'MessageStatus') } }),
           },
           '422': ref('responses', 'Unprocessable'),

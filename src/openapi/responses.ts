@@ -1,67 +1,96 @@
 /**
  * The OpenAPI document's component responses: every error answer of the endpoints, each
  * with the examples of the error codes it carries, taken from the error registry
- * (`errors.ts`) so the document shows the very `details` the router sends.
+ * (`errors.ts`) so the document shows the very `details` and `code` the router sends, and
+ * with the headers that go with it (`Retry-After`, the rate-limit headers, `Allow`).
  *
  * @module
  */
 import { ERRORS, type ErrorCode } from '../errors.js';
 import type { LimitOptions } from '../http/limits.js';
+import type { RateLimitHeaders } from '../http/rate-limit/options.js';
 import { phoneProblem } from '../http/validate-request.js';
-import { json, ref } from './refs.js';
+import { header, json, pacingHeaders, rateLimitHeaders, ref } from './refs.js';
 
-/** `{ details }` examples keyed by error code, from the error registry. */
+/** `{ details, code }` examples keyed by error code, from the error registry. */
 function errorExamples(codes: readonly ErrorCode[], details: Partial<Record<ErrorCode, string>> = {}) {
   return Object.fromEntries(
-    codes.map((code) => [code, { summary: code, value: { details: details[code] ?? ERRORS[code].details } }]),
+    codes.map((code) => [code, { summary: code, value: { details: details[code] ?? ERRORS[code].details, code } }]),
   );
 }
 
-/** `components.responses`: the error answers, with the body limit of `limits`. */
-export function componentResponses(limits: Required<LimitOptions>): Record<string, unknown> {
-  const error = (description: string, examples: Record<string, unknown>, headers?: Record<string, unknown>) => ({
+const retryAfter = (description: string) => header(description, 'integer', true);
+
+/**
+ * `components.responses`: the error answers, with the body limit of `limits`. With
+ * `rateLimitHeaders: 'always'` the answers given after authentication may carry the
+ * rate-limit headers too (401 and 403 come before the per-key limit, 405 before the route).
+ */
+export function componentResponses(limits: Required<LimitOptions>, rateLimit: RateLimitHeaders): Record<string, unknown> {
+  const pacing = pacingHeaders(rateLimit);
+  const error = (description: string, examples: Record<string, unknown>, headers: Record<string, unknown> = pacing) => ({
     description,
-    ...(headers ? { headers } : {}),
+    ...(Object.keys(headers).length > 0 ? { headers } : {}),
     content: json({ schema: ref('schemas', 'Error'), examples }),
   });
-  const header = (description: string, type: string) => ({ description, schema: { type } });
   return {
-    BadRequest: error('The body is not valid JSON (or is empty, or was cut short).', errorExamples(['INVALID_JSON'])),
+    BadRequest: error(
+      'The body is not valid JSON (or is empty, nested too deep, or was cut short), or the `Idempotency-Key` is not 1 to 255 visible ASCII characters (or the gateway\u2019s storage keeps no keys).',
+      errorExamples(['INVALID_JSON', 'INVALID_IDEMPOTENCY_KEY']),
+    ),
     Unauthorized: error(
       'The `X-API-Key` header is missing or not a valid key.',
       errorExamples(['MISSING_API_KEY', 'INVALID_API_KEY']),
-      { 'WWW-Authenticate': header('`ApiKey header="X-API-Key"`', 'string') },
+      { 'WWW-Authenticate': header('`ApiKey header="X-API-Key"`', 'string', true) },
     ),
     Forbidden: error(
       'The key is valid but may not do this: it is disabled, or lacks the scope of the endpoint.',
       errorExamples(['KEY_DISABLED', 'SCOPE_DENIED'], { SCOPE_DENIED: 'API key may not use the premium endpoint' }),
+      {},
     ),
     NotFound: error('No such message, or it is another key\u2019s.', errorExamples(['NOT_FOUND'])),
+    MethodNotAllowed: error(
+      'The path exists, but not with this method.',
+      errorExamples(['METHOD_NOT_ALLOWED'], { METHOD_NOT_ALLOWED: 'Method not allowed here; use POST' }),
+      { Allow: header('The methods the path takes, e.g. `POST, OPTIONS`.', 'string', true) },
+    ),
+    IdempotencyInFlight: error(
+      'A request with the same `Idempotency-Key` is still being processed. Retry after `Retry-After`: the retry then gets its answer.',
+      errorExamples(['IDEMPOTENCY_IN_FLIGHT']),
+      { 'Retry-After': retryAfter('Seconds to wait before retrying: 1.'), ...pacing },
+    ),
     PayloadTooLarge: error(
-      `The body is larger than ${limits.maxBodyBytes} bytes.`,
+      `The body is larger than ${limits.maxBodyBytes} bytes (once decompressed).`,
       errorExamples(['BODY_TOO_LARGE'], { BODY_TOO_LARGE: `Body is larger than ${limits.maxBodyBytes} bytes` }),
     ),
-    UnsupportedMediaType: error('`Content-Type` is not JSON, or not UTF-8.', errorExamples(['UNSUPPORTED_MEDIA_TYPE'])),
+    UnsupportedMediaType: error(
+      '`Content-Type` is not JSON (`application/json` or `application/*+json`), its charset is not UTF-8, or `Content-Encoding` is not one of `identity`, `gzip`, `deflate`, `br`.',
+      errorExamples(['UNSUPPORTED_MEDIA_TYPE']),
+    ),
     Unprocessable: error(
-      '`Invalid Profile Code` when the profile is unknown or not the key\u2019s own; otherwise the field that failed and why.',
-      errorExamples(['INVALID_PROFILE', 'VALIDATION_FAILED'], {
+      '`Invalid Profile Code` when the profile is unknown or not the key\u2019s own; the `Idempotency-Key` was used for a different request; otherwise the field that failed and why.',
+      errorExamples(['INVALID_PROFILE', 'VALIDATION_FAILED', 'IDEMPOTENCY_CONFLICT'], {
         VALIDATION_FAILED: `messages[0].recipient: ${phoneProblem('+254712345678')}`,
       }),
     ),
-    TooManyRequests: error('The rate limit was hit; the standard `RateLimit` headers tell the window.', errorExamples(['RATE_LIMITED']), {
-      'Retry-After': header('Seconds until a request may be made again.', 'integer'),
+    TooManyRequests: error('A rate limit was hit; the `RateLimit` headers tell which, and its window.', errorExamples(['RATE_LIMITED']), {
+      'Retry-After': retryAfter('Seconds until a request may be made again.'),
+      ...rateLimitHeaders(true),
     }),
     SendTooManyRequests: error(
-      'The rate limit was hit (the standard `RateLimit` headers tell the window), or the key has as many messages queued as it may. Nothing was stored or charged.',
+      'A rate limit was hit (the `RateLimit` headers tell which, and its window), or the key has as many messages queued as it may (no `RateLimit` headers then). Nothing was stored or charged.',
       errorExamples(['RATE_LIMITED', 'QUEUE_FULL'], {
         QUEUE_FULL: 'Too many queued messages for this key: 100000 queued, at most 100000; retry once some are sent',
       }),
-      { 'Retry-After': header('Seconds until a request may be made again (for a full queue: estimated from how fast it drains).', 'integer') },
+      {
+        'Retry-After': retryAfter('Seconds until a request may be made again (for a full queue: estimated from how fast it drains).'),
+        ...rateLimitHeaders(false),
+      },
     ),
     ServiceUnavailable: error(
       'The gateway has as many messages queued in all as it may. Nothing was stored or charged.',
       errorExamples(['BACKLOG_FULL'], { BACKLOG_FULL: 'The gateway has too many queued messages; retry once some are sent' }),
-      { 'Retry-After': header('Seconds until a request may be made again, estimated from how fast the queue drains.', 'integer') },
+      { 'Retry-After': retryAfter('Seconds until a request may be made again, estimated from how fast the queue drains.'), ...pacing },
     ),
     ServerError: error(
       'An unexpected failure. The answer is always exactly this; the cause is reported to the operator.',

@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { ERRORS } from '../errors.js';
 import type { LimitOptions } from '../http/limits.js';
 import { premiumListSchema, premiumMessagesSchema, quickSendSchema } from '../http/schemas.js';
 import { STATUS_DESCRIPTIONS, TERMINAL_STATES } from '../lifecycle/states.js';
@@ -15,6 +16,9 @@ const STATES = ['queued', 'submitted', ...TERMINAL_STATES];
 const REASONS = Object.keys(STATUS_DESCRIPTIONS);
 const REASON_LIST = REASONS.map((reason) => `\`${reason}\``).join(', ');
 
+/** A `message_ref`: the UUID (version 7, so refs sort by creation) the service assigned. */
+const MESSAGE_REF = { type: 'string', format: 'uuid' };
+
 /** The premium list form as clients may send it: `to` may also be one number, not a list. */
 function premiumListRequest(limits: Required<LimitOptions>): Schema {
   const base = premiumListSchema(limits);
@@ -22,7 +26,7 @@ function premiumListRequest(limits: Required<LimitOptions>): Schema {
     ...base,
     properties: { ...base.properties, to: { anyOf: [base.properties.to.items, base.properties.to] } },
     // A body with `messages` is read as the messages form, whatever else it carries.
-    not: { required: ['messages'] },
+    not: { properties: { messages: {} }, required: ['messages'] },
   };
 }
 
@@ -35,7 +39,7 @@ function acceptedItem(reference: string, recipient: string): Schema {
       [reference]: { type: 'string', description: 'The caller\u2019s reference, echoed as a string (generated when none was sent).' },
       [recipient]: { type: 'string', description: 'The destination number.' },
       sms_count: { type: 'integer', minimum: 1, description: 'SMS units the text needs (GSM 03.38); bill from this.' },
-      message_ref: { type: 'string', description: 'The id the service assigned; use it to query the status.' },
+      message_ref: { ...MESSAGE_REF, description: 'The id the service assigned; use it to query the status.' },
     },
   };
 }
@@ -66,7 +70,7 @@ export function componentSchemas(limits: Required<LimitOptions>): Record<string,
         'request used (`external_id` or `message_id`; `recipient`, `mobile_number` or `to`).',
       required: ['message_ref', 'profile_code', 'status', 'sms_count'],
       properties: {
-        message_ref: { type: 'string' },
+        message_ref: MESSAGE_REF,
         external_id: { type: 'string' },
         message_id: { type: 'string' },
         recipient: { type: 'string' },
@@ -102,8 +106,15 @@ export function componentSchemas(limits: Required<LimitOptions>): Record<string,
     },
     Error: {
       type: 'object',
-      required: ['details'],
-      properties: { details: { type: 'string', description: 'Human-readable reason.' } },
+      required: ['details', 'code'],
+      properties: {
+        details: { type: 'string', minLength: 1, description: 'Human-readable reason; for people, its wording may change.' },
+        code: {
+          type: 'string',
+          enum: Object.keys(ERRORS),
+          description: 'Stable machine-readable name of the error, from the error registry: match on this, not on `details`.',
+        },
+      },
     },
     DeliveryReport: {
       type: 'object',
@@ -119,7 +130,7 @@ export function componentSchemas(limits: Required<LimitOptions>): Record<string,
           properties: {
             external_id: { type: 'string', description: 'The caller\u2019s reference, whichever field name it used.' },
             message_id: { type: 'string', description: 'The reference again, only when the caller sent it as `message_id`.' },
-            message_ref: { type: 'string' },
+            message_ref: MESSAGE_REF,
             recipient: { type: 'string' },
             status: { type: 'string', enum: [...TERMINAL_STATES] },
             status_reason: reason,

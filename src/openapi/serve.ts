@@ -3,26 +3,39 @@
  * clients see them wherever the host mounted the router.
  */
 import type { RequestHandler } from 'express';
-import type { LimitOptions } from '../http/limits.js';
 import { sendJsonText } from '../http/respond.js';
-import { buildOpenApiDocument } from './document.js';
+import { buildOpenApiDocument, type OpenApiDocumentOptions } from './document.js';
+
+/** The router's `openapi` option, when it is an object: what the served document says beyond the routes. */
+export interface OpenApiOptions {
+  /**
+   * Written to the document's `servers`: the absolute URL of the origin clients reach
+   * (e.g. `https://sms.example.com`, when a proxy or another host name stands in front), or
+   * a path prefix a proxy adds. Not the mount path: the paths carry it already.
+   * Default `/`, the origin the document was fetched from.
+   */
+  serverUrl?: string;
+  /** Overrides of the document's `info`: `title`, `version`, `description`. */
+  info?: OpenApiDocumentOptions['info'];
+}
 
 /** Mount points remembered; a mount path with parameters could otherwise grow the cache without end. */
 const MAX_CACHED = 16;
 
 /**
- * Returns the handler that serves the document of a router whose routes sit under
- * `routerBase` (its `basePath` option). It needs no API key: the document holds nothing
- * secret. Each serialised document is built once per mount point.
+ * Returns the handler that serves the document, built from `options` (the router's limits,
+ * rate-limit headers, server and info), of a router whose routes sit under `routerBase`
+ * (its `basePath` option). It needs no API key: the document holds nothing secret. Each
+ * serialised document is built once per mount point.
  */
-export function serveOpenApi(limits: Required<LimitOptions>, routerBase: string): RequestHandler {
+export function serveOpenApi(options: Omit<OpenApiDocumentOptions, 'basePath'>, routerBase: string): RequestHandler {
   const cache = new Map<string, string>();
   return (req, res) => {
     // `baseUrl` is where the host mounted the router; the router's own base path follows it.
     const basePath = `${req.baseUrl}${routerBase}`;
     let body = cache.get(basePath);
     if (body === undefined) {
-      body = JSON.stringify(buildOpenApiDocument({ basePath, limits }));
+      body = JSON.stringify(buildOpenApiDocument({ ...options, basePath }));
       if (cache.size < MAX_CACHED) cache.set(basePath, body);
     }
     res.setHeader('Cache-Control', 'no-cache');

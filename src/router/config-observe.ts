@@ -35,9 +35,9 @@ export function resolveMetrics(options: MetricsOptions | undefined): MetricsConf
     throw new OptionError("createSmsRouter: `metrics` must be an object: { client } with client from `import * as client from 'prom-client'`");
   }
   if (!('client' in options) && typeof (options as Partial<PromRegistry>).getSingleMetric === 'function') {
-    throw new OptionError("createSmsRouter: `metrics` takes { client, registry? }, not a registry alone: `metrics.client` must be the prom-client module (`import * as client from 'prom-client'`)");
+    throw new OptionError("createSmsRouter: `metrics` takes { client, registry?, profileLabel? }, not a registry alone: `metrics.client` must be the prom-client module (`import * as client from 'prom-client'`)");
   }
-  assertKnownKeys('metrics', options, ['client', 'registry']);
+  assertKnownKeys('metrics', options, ['client', 'registry', 'profileLabel']);
   const client = options.client as Partial<PromClient> | undefined;
   if (typeof client !== 'object' || client === null || typeof client.Counter !== 'function' || typeof client.Histogram !== 'function' || typeof client.Gauge !== 'function') {
     throw new OptionError("createSmsRouter: `metrics.client` must be the prom-client module (`import * as client from 'prom-client'`)");
@@ -46,5 +46,7 @@ export function resolveMetrics(options: MetricsOptions | undefined): MetricsConf
   if (typeof registry !== 'object' || registry === null || typeof registry.getSingleMetric !== 'function' || typeof registry.registerMetric !== 'function') {
     throw new OptionError('createSmsRouter: `metrics.registry` must be a prom-client Registry');
   }
-  return { client: client as PromClient, registry };
+  const profileLabel = options.profileLabel ?? true;
+  if (typeof profileLabel !== 'boolean') throw new OptionError('createSmsRouter: `metrics.profileLabel` must be true or false');
+  return { client: client as PromClient, registry, profileLabel };
 }

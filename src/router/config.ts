@@ -11,6 +11,7 @@ import { staticKeys } from '../auth/static-keys.js';
 import type { DeliveryAdapter } from '../delivery/contract.js';
 import { SimulatorDelivery } from '../delivery/simulator.js';
 import { BACKLOG_DEFAULTS } from '../http/backlog.js';
+import { IDEMPOTENCY_DEFAULTS } from '../http/idempotency.js';
 import { LIMIT_DEFAULTS } from '../http/limits.js';
 import type { Storage } from '../storage/contract.js';
 import { MemoryStorage } from '../storage/memory/adapter.js';
@@ -20,13 +21,14 @@ import { RETENTION_DEFAULTS } from '../worker/retention.js';
 import { WORKER_DEFAULTS } from '../worker/options.js';
 import { resolveDlrOptions } from './config-dlr.js';
 import { resolveLogger, resolveMetrics } from './config-observe.js';
+import { resolveOpenApiOptions } from './config-openapi.js';
 import { resolveRateLimitOptions } from './config-rate-limit.js';
 import type { SmsRouterConfig, SmsRouterOptions } from './options.js';
 import { OptionError } from '../errors.js';
 
 const OPTION_KEYS = [
   'verifyKey', 'resolveProfile', 'storage', 'delivery', 'basePath', 'limits',
-  'worker', 'backlog', 'dlr', 'retention', 'rateLimit', 'openapi', 'logger', 'metrics', 'instanceId', 'now',
+  'worker', 'backlog', 'dlr', 'retention', 'idempotency', 'rateLimit', 'openapi', 'logger', 'metrics', 'instanceId', 'now',
 ] as const;
 
 /** The {@link Storage} contract's methods (`true`: required), checked at construction. */
@@ -34,6 +36,8 @@ const STORAGE_METHODS = {
   ready: false,
   close: false,
   countQueued: false,
+  findIdempotency: false,
+  purgeIdempotency: false,
   insertMessages: true,
   claimMessages: true,
   recordSubmission: true,
@@ -106,9 +110,6 @@ export function resolveOptions(options: SmsRouterOptions): SmsRouterConfig {
   const delivery = adapter('delivery', options.delivery, 'new SimulatorDelivery(), a fake carrier', (where, value) =>
     assertAdapter(where, value, DELIVERY_METHODS, 'DeliveryAdapter'),
   );
-  if (options.openapi !== undefined && typeof options.openapi !== 'boolean') {
-    throw new OptionError('createSmsRouter: `openapi` must be true or false');
-  }
   const basePath = (options.basePath ?? '/api/outbox').replace(/\/+$/, '');
   if (basePath !== '' && !basePath.startsWith('/')) {
     throw new OptionError(`createSmsRouter: \`basePath\` must start with "/", got "${basePath}"`);
@@ -118,19 +119,22 @@ export function resolveOptions(options: SmsRouterOptions): SmsRouterConfig {
   if (!/^(\/[A-Za-z0-9._~-]+)*$/.test(basePath)) {
     throw new OptionError(`createSmsRouter: \`basePath\` must be "/"-separated segments of letters, digits and . _ ~ -, got "${basePath}"`);
   }
+  const limits = section('limits', options.limits, LIMIT_DEFAULTS);
+  const rateLimit = resolveRateLimitOptions(options.rateLimit);
   return {
     verifyKey: options.verifyKey,
     resolveProfile: resolveProfile ?? principalProfiles,
     storage: storage ?? new MemoryStorage(),
     delivery: delivery ?? new SimulatorDelivery(),
     basePath,
-    limits: section('limits', options.limits, LIMIT_DEFAULTS),
+    limits,
     worker: section('worker', options.worker, WORKER_DEFAULTS),
     backlog: options.backlog === false ? false : section('backlog', options.backlog, BACKLOG_DEFAULTS),
     dlr: resolveDlrOptions(options.dlr),
     retention: options.retention === false ? false : section('retention', options.retention, RETENTION_DEFAULTS),
-    rateLimit: resolveRateLimitOptions(options.rateLimit),
-    openapi: options.openapi ?? true,
+    idempotency: section('idempotency', options.idempotency, IDEMPOTENCY_DEFAULTS),
+    rateLimit,
+    openapi: resolveOpenApiOptions(options.openapi, limits, rateLimit === false ? 'refused' : rateLimit.headers),
     logger: resolveLogger(options.logger),
     metrics: resolveMetrics(options.metrics),
     instanceId: options.instanceId ?? randomUUID(),

@@ -8,16 +8,18 @@ import express, { type Request, type RequestHandler } from 'express';
 import { authenticate } from '../http/authenticate.js';
 import { chain } from '../http/chain.js';
 import { handleErrors } from '../http/handle-errors.js';
+import { methodNotAllowed } from '../http/method-not-allowed.js';
 import { parseJsonBody } from '../http/parse-body.js';
 import { createRateLimiters } from '../http/rate-limit/limiters.js';
 import { sendHandler } from '../http/send.js';
+import { IdempotencyKeys } from '../http/idempotency.js';
 import { BacklogGate } from '../http/backlog.js';
 import { isTerminal } from '../lifecycle/states.js';
 import { statusByExternalId, statusByRef } from '../http/status.js';
 import { createValidators } from '../http/validate-request.js';
 import { callbackUrlProblem } from '../dlr/address-guard.js';
 import { CallbackDispatcher } from '../dlr/dispatcher.js';
-import { SmsEventEmitter, emitterOf } from '../observe/events.js';
+import { SmsEventEmitter, emitterOf, type SmsEvents } from '../observe/events.js';
 import { attachLogger, unheardErrorWriter } from '../observe/logging.js';
 import { attachMetrics } from '../observe/metrics.js';
 import { serveOpenApi } from '../openapi/serve.js';
@@ -31,14 +33,22 @@ import { ReceiptHandler } from '../worker/receipt-handler.js';
 import { queueSampler } from '../worker/queue-sampler.js';
 import { SubmitWorker } from '../worker/submit-worker.js';
 
-/** What {@link createSmsRouter} returns: Express middleware with typed events and a lifecycle. */
+/**
+ * What {@link createSmsRouter} returns: Express middleware with typed events and a lifecycle.
+ * The event methods return the router, so they chain
+ * (`sms.on('message.accepted', bill).on('error', report)`); the emitter behind them stays
+ * the router's own: a host cannot emit events or remove the router's own listeners.
+ */
 export interface SmsRouter extends RequestHandler {
-  /** Subscribes to an event (see `SmsEvents`). A throwing listener is reported via `error`. */
-  on: SmsEventEmitter['on'];
-  /** Subscribes for one occurrence. */
-  once: SmsEventEmitter['once'];
-  /** Unsubscribes a listener passed to `on` or `once`. */
-  off: SmsEventEmitter['off'];
+  /**
+   * Subscribes `listener` to `event` (see `SmsEvents`; the payload type follows the name).
+   * A listener that throws is reported through `error`; the others still run. Returns the router.
+   */
+  on<E extends keyof SmsEvents>(event: E, listener: SmsEvents[E]): SmsRouter;
+  /** Subscribes `listener` to the next `event` only. Returns the router. */
+  once<E extends keyof SmsEvents>(event: E, listener: SmsEvents[E]): SmsRouter;
+  /** Unsubscribes a listener passed to `on` or `once` (once per subscription). Returns the router. */
+  off<E extends keyof SmsEvents>(event: E, listener: SmsEvents[E]): SmsRouter;
   /** Resolves when storage is ready and the carrier connection started; requests wait for it anyway. */
   ready(): Promise<void>;
   /**
@@ -70,7 +80,7 @@ export function createSmsRouter(options: SmsRouterOptions): SmsRouter {
   // an `error` listener, even one added after this, takes them over.
   const events = new SmsEventEmitter({ unheardError: unheardErrorWriter({ now: config.now }) });
   const emit = emitterOf(events);
-  if (config.logger) attachLogger(events, config.logger);
+  const log = config.logger ? attachLogger(events, config.logger) : null;
   if (config.metrics) attachMetrics(events, config.metrics);
   const { storage, delivery, now } = config;
 
@@ -82,7 +92,7 @@ export function createSmsRouter(options: SmsRouterOptions): SmsRouter {
     reportLease: (at) => dispatcher.reportLease(at),
     submissionsRecorded: () => worker.submissionsRecorded(),
   });
-  const retention = config.retention === false ? null : retentionSweep(storage, config.retention, now, emit);
+  const retention = retentionSweep(storage, config.retention, now, emit);
   const receiptTimeout = receiptTimeoutSweep(storage, config.worker.receiptTimeoutMs, now, emit, onTransition);
   const queueDepth = queueSampler(storage, () => events.listenerCount('queue.depth') > 0, now, emit);
 
@@ -97,13 +107,20 @@ export function createSmsRouter(options: SmsRouterOptions): SmsRouter {
     // Which adapter failed, for the `error` event's source.
     let source: 'storage' | 'delivery' = 'storage';
     started ??= (async () => {
+      const storageStart = performance.now();
       await storage.ready?.();
+      log?.storageReady(storage, performance.now() - storageStart);
       source = 'delivery';
       carrierStarted ??= delivery
         .start({
           receipt: (receipt) => receipts.receive(receipt),
           inbound: async (message) => emit('message.inbound', message),
           error: (error) => emit('error', { error, source: 'delivery' }),
+          // A failure is an `error` too, so that `error` listeners and stderr hear of it.
+          connection: (change) => {
+            emit('carrier.connection', change);
+            if (change.state === 'unbound') emit('error', { error: change.error, source: 'delivery', bind: change.bind });
+          },
         })
         .catch((error: unknown) => {
           carrierStarted = null;
@@ -139,10 +156,14 @@ export function createSmsRouter(options: SmsRouterOptions): SmsRouter {
   }
   const validators = createValidators(config.limits, (url) => callbackUrlProblem(url, config.dlr.allowance));
   const limiters = createRateLimiters(config.rateLimit, emit);
+  const idempotency =
+    storage.findIdempotency === undefined
+      ? null
+      : new IdempotencyKeys({ find: storage.findIdempotency.bind(storage), ttlMs: config.idempotency.ttlMs, now, refund: limiters.refundRequest });
   const send = (validate: typeof validators.quick): RequestHandler =>
     sendHandler({
       validate, resolveProfile: config.resolveProfile, storage, emit, now,
-      handOff: worker, chargeMessages: limiters.chargeMessages, backlog,
+      handOff: worker, chargeMessages: limiters.chargeMessages, backlog, idempotency,
     });
   const body = parseJsonBody(config.limits.maxBodyBytes);
   // The admission stage of every endpoint, one Express layer: wait for the start (once it
@@ -160,20 +181,34 @@ export function createSmsRouter(options: SmsRouterOptions): SmsRouter {
   // request. Paths are matched case-sensitively, base path included.
   const base = config.basePath;
   const routes = express.Router({ strict: false, caseSensitive: true });
-  if (config.openapi) routes.get(`${base}/openapi.json`, serveOpenApi(config.limits, base));
+  if (config.openapi) routes.get(`${base}/openapi.json`, serveOpenApi(config.openapi, base));
   // Rate limits sit around authentication: failed attempts per address before it, the
   // per-key request limit after it, so a refused client costs no body parsing.
   routes.post(`${base}/create`, chain(admit('quick'), body, send(validators.quick)));
   routes.post(`${base}/premium`, chain(admit('premium'), body, send(validators.premium)));
   routes.get(`${base}/delivery-status`, chain(admit(null), statusByExternalId(storage)));
   routes.get(`${base}/delivery-status/:message_ref`, chain(admit(null), statusByRef(storage)));
+  // The router's own paths answer every other method 405 with `Allow` (OPTIONS 204), in
+  // its JSON; paths it does not own fall through to the host.
+  if (config.openapi) routes.all(`${base}/openapi.json`, methodNotAllowed(['GET']));
+  routes.all([`${base}/create`, `${base}/premium`], methodNotAllowed(['POST']));
+  routes.all([`${base}/delivery-status`, `${base}/delivery-status/:message_ref`], methodNotAllowed(['GET']));
   routes.use(handleErrors(emit, endpointsUnder(base)));
 
   let closing: Promise<void> | null = null;
   const router = ((req, res, next) => routes(req, res, next)) as SmsRouter;
-  router.on = events.on.bind(events);
-  router.once = events.once.bind(events);
-  router.off = events.off.bind(events);
+  router.on = (event, listener) => {
+    events.on(event, listener as never);
+    return router;
+  };
+  router.once = (event, listener) => {
+    events.once(event, listener as never);
+    return router;
+  };
+  router.off = (event, listener) => {
+    events.off(event, listener as never);
+    return router;
+  };
   router.ready = start;
   router.close = () => {
     closing ??= (async () => {

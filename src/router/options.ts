@@ -8,15 +8,18 @@ import type { ProfileResolver } from '../auth/profiles.js';
 import type { DeliveryAdapter } from '../delivery/contract.js';
 import type { DlrConfig, DlrOptions } from '../dlr/options.js';
 import type { BacklogOptions } from '../http/backlog.js';
+import type { IdempotencyOptions } from '../http/idempotency.js';
 import type { LimitOptions } from '../http/limits.js';
 import type { RateLimitConfig, RateLimitOptions } from '../http/rate-limit/options.js';
 import type { SmsLogger } from '../observe/logging.js';
 import type { MetricsConfig, MetricsOptions } from '../observe/metrics.js';
+import type { OpenApiOptions } from '../openapi/serve.js';
+import type { OpenApiConfig } from './config-openapi.js';
 import type { Storage } from '../storage/contract.js';
 import type { RetentionOptions } from '../worker/retention.js';
 import type { WorkerOptions } from '../worker/options.js';
 
-export type { BacklogOptions, LimitOptions, RetentionOptions, WorkerOptions };
+export type { BacklogOptions, IdempotencyOptions, LimitOptions, RetentionOptions, WorkerOptions };
 
 /** Options of {@link createSmsRouter}. Only `verifyKey` is required. */
 export interface SmsRouterOptions {
@@ -51,21 +54,35 @@ export interface SmsRouterOptions {
   backlog?: BacklogOptions | false;
   /** Delivery report (callback) settings: signing, retries, address policy. */
   dlr?: DlrOptions;
-  /** Purging of old terminal messages, or `false` to keep everything. */
+  /**
+   * Purging of old terminal messages, or `false` to keep them all. Expired idempotency keys
+   * are swept on its schedule either way (every hour, 1000 a batch, with `false`).
+   */
   retention?: RetentionOptions | false;
+  /**
+   * The send endpoints' `Idempotency-Key`: `ttlMs`, how long a key replays its request's
+   * answer (default 24 hours). Needs a storage with `findIdempotency` (the bundled ones have
+   * it); without one, a request with the header is refused 400.
+   */
+  idempotency?: IdempotencyOptions;
   /**
    * Request and message limits per key, failed-auth limits per address, and their stores;
    * `false` turns them all off. Default: all on, counted in memory (see `RateLimitOptions`).
    */
   rateLimit?: RateLimitOptions | false;
-  /** Serves the OpenAPI document at `<basePath>/openapi.json` (no key needed); `false` turns it off. Default `true`. */
-  openapi?: boolean;
+  /**
+   * Serves the OpenAPI document at `<basePath>/openapi.json` (no key needed); `false` turns it
+   * off. `{ serverUrl, info }` serves it with that server (default `/`, the origin it was
+   * fetched from) and `info` (title, version, description). Default `true`.
+   */
+  openapi?: boolean | OpenApiOptions;
   /** Logs every event on a pino-style logger (`info`, `warn`, `error`, `debug?`). Default: none, nothing is logged. */
   logger?: SmsLogger;
   /**
    * Prometheus metrics (`sms_outbox_*`) from the events: `{ client }` where `client` is the
    * host's prom-client module (`import * as client from 'prom-client'`), and optionally
-   * `registry` (default: prom-client's default registry). Default: none, prom-client not needed.
+   * `registry` (default: prom-client's default registry) and `profileLabel: false` (no
+   * `profile` label, for gateways with thousands of profiles). Default: none, prom-client not needed.
    */
   metrics?: MetricsOptions;
   /** This instance's id, used as the lease owner. Default: a random UUID. */
@@ -86,8 +103,9 @@ export interface SmsRouterConfig {
   backlog: Required<BacklogOptions> | false;
   dlr: DlrConfig;
   retention: Required<RetentionOptions> | false;
+  idempotency: Required<IdempotencyOptions>;
   rateLimit: RateLimitConfig | false;
-  openapi: boolean;
+  openapi: OpenApiConfig | false;
   logger: SmsLogger | null;
   metrics: MetricsConfig | null;
   instanceId: string;

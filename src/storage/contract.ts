@@ -16,6 +16,9 @@
  *
  * - Claims are fair (see {@link Storage.claimMessages}): transactional before bulk, principals
  *   with queued messages in turn by weight, each principal's messages in acceptance order.
+ * - A request's idempotency record ({@link IdempotencyRecord}) is stored in the same atomic
+ *   step as its messages, and one principal's key is taken by at most one request until it
+ *   expires: two requests with the same key store the messages of one of them.
  *
  * What it does NOT promise: a strict order between messages (the turns are exact for one
  * writer and approximate when two instances accept for one principal at once), exactly-once
@@ -24,6 +27,7 @@
  * in the same millisecond.
  */
 import type { MessageState, Outcome, StatusReason, TerminalState } from '../lifecycle/states.js';
+import type { IdempotencyRecord } from './idempotency-record.js';
 
 /** Which endpoint accepted a message. */
 export type Endpoint = 'quick' | 'premium';
@@ -277,8 +281,30 @@ export interface Storage {
    * `lease`, they are stored leased to its owner until it ends: no claim returns them before
    * then. An adapter must honour it, or the messages would be submitted by their owner and
    * by whichever worker claims them (the contract suite checks it).
+   *
+   * With `idempotency`, the record is stored in the same atomic step as the messages. When
+   * the principal's key is already taken by a live record (`expiresAt > idempotency.createdAt`),
+   * nothing is stored and it throws; an expired one is replaced. Two calls with the same
+   * principal and key at once store at most one of them, on every instance sharing the
+   * storage (the other throws, after waiting for the first to commit or roll back if it must).
+   * The caller tells the refusal from other failures by reading the key again
+   * ({@link Storage.findIdempotency}), so any error will do. An adapter without
+   * `findIdempotency` is never given a record.
    */
-  insertMessages(messages: readonly NewMessage[], lease?: InsertLease): Promise<void>;
+  insertMessages(messages: readonly NewMessage[], lease?: InsertLease, idempotency?: IdempotencyRecord): Promise<void>;
+
+  /**
+   * The principal's live record under `key` (`now < expiresAt`), exactly as stored, or
+   * `null`. Optional, with {@link Storage.purgeIdempotency}: without it, the send endpoints
+   * refuse the `Idempotency-Key` header (400), as they cannot keep its promise.
+   */
+  findIdempotency?(principalId: string, key: string, now: number): Promise<IdempotencyRecord | null>;
+
+  /**
+   * Deletes up to `limit` records expired at `now` (`expiresAt <= now`), oldest expiry
+   * first; returns how many. An expired record is never found, so this only frees space.
+   */
+  purgeIdempotency?(now: number, limit: number): Promise<number>;
 
   /**
    * Leases up to `limit` messages that are `queued`, due (`nextAttemptAt <= now`) and not
@@ -366,4 +392,4 @@ export interface Storage {
   purge(before: number, limit: number): Promise<number>;
 }
 
-export type { MessageState, Outcome, StatusReason, TerminalState };
+export type { IdempotencyRecord, MessageState, Outcome, StatusReason, TerminalState };

@@ -1,27 +1,38 @@
 /**
- * Retention: purges terminal messages older than the configured age, in bounded batches,
- * so storage does not grow without end.
+ * Retention: purges terminal messages older than the configured age, and idempotency keys
+ * whose time is up, in bounded batches, so storage does not grow without end.
  */
 import type { Emit } from '../observe/events.js';
 import { drainInBatches, Periodic } from './periodic.js';
 import type { Storage } from '../storage/contract.js';
 
-/** Returns the periodic purge of `storage` (start it, close it with the router). */
-export function retentionSweep(storage: Storage, config: Required<RetentionOptions>, now: () => number, emit: Emit): Periodic {
+/**
+ * Returns the periodic purge of `storage` (start it, close it with the router), or `null`
+ * when there is nothing to purge. With `config` false, terminal messages are kept, and only
+ * expired idempotency keys are swept, on the default schedule: an expired key is never read
+ * again, so keeping it would keep nothing a client can see.
+ */
+export function retentionSweep(storage: Storage, config: Required<RetentionOptions> | false, now: () => number, emit: Emit): Periodic | null {
+  const purgeKeys = storage.purgeIdempotency?.bind(storage);
+  if (config === false && purgeKeys === undefined) return null;
+  const { intervalMs, batchSize, maxAgeMs } = config === false ? RETENTION_DEFAULTS : config;
   return new Periodic(
-    config.intervalMs,
-    () => drainInBatches(config.batchSize, () => storage.purge(now() - config.maxAgeMs, config.batchSize)),
+    intervalMs,
+    async () => {
+      if (config !== false) await drainInBatches(batchSize, () => storage.purge(now() - maxAgeMs, batchSize));
+      if (purgeKeys !== undefined) await drainInBatches(batchSize, () => purgeKeys(now(), batchSize));
+    },
     (error) => emit('error', { error, source: 'storage' }),
   );
 }
 
-/** How terminal messages are purged so storage does not grow without end. */
+/** How terminal messages and expired idempotency keys are purged so storage does not grow without end. */
 export interface RetentionOptions {
   /** Terminal messages last changed longer ago than this are deleted, ms. Default 30 days. */
   maxAgeMs?: number;
   /** How often to purge, ms. Default 1 hour. */
   intervalMs?: number;
-  /** Most messages deleted per storage call (a purge loops until done). Default 1000. */
+  /** Most messages (or keys) deleted per storage call (a purge loops until done). Default 1000. */
   batchSize?: number;
 }
 

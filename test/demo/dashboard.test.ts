@@ -3,24 +3,103 @@
  * dir, simulated carrier), its page in headless Chromium, a message sent from the page's
  * form, and its row seen reaching `delivered` with its delivery report attempt. A second
  * demo whose simulator expires every message shows the reason cell of `expired/expired`.
- * The page shows the queue: a count when it connects, then each 5-second sample.
+ * The page shows the queue: a count when it connects, then each 5-second sample; the last
+ * hour's counts per state and delivery rate; both premium forms; a search by ref and by
+ * external id; the pages past the newest 50; a waiting report's next attempt; and it logs
+ * no console error. A screenshot is kept in test-artifacts/.
  */
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { fileURLToPath } from 'node:url';
+import { chromium, type Browser, type ConsoleMessage, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { MessageRecord, NewMessage, SmsRouter } from '../../src/index.js';
+import { HourStats, HOUR_MS } from '../../demo/dashboard/stats.js';
 import { startDemo, stopDemo } from '../helpers/demo.js';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const API_KEY = 'dashboard-test-key';
+/** Where the screenshot is kept (git-ignored). */
+const ARTIFACTS = fileURLToPath(new URL('../../test-artifacts/', import.meta.url));
+
+/** Sends `body` to the demo's `/create` or `/premium`; returns the answer's refs. */
+async function send(origin: string, path: '/create' | '/premium', body: unknown): Promise<string[]> {
+  const res = await fetch(`${origin}/api/outbox${path}`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', 'X-API-Key': API_KEY },
+    body: JSON.stringify(body),
+  });
+  expect(res.status).toBe(200);
+  return ((await res.json()) as { message_ref: string }[]).map((m) => m.message_ref);
+}
+
+/** The console errors and uncaught exceptions of `page`, as they come. */
+function consoleErrorsOf(page: Page): string[] {
+  const errors: string[] = [];
+  page.on('console', (message: ConsoleMessage) => {
+    if (message.type() === 'error') errors.push(`${message.text()} (${message.location().url})`);
+  });
+  page.on('pageerror', (error) => errors.push(`uncaught: ${error.message}`));
+  return errors;
+}
 
 const missing = existsSync(CHROMIUM) ? null : `Chromium not found at ${CHROMIUM} (apt-get install chromium)`;
 if (missing !== null && process.env.SMS_OUTBOX_REQUIRE_SERVICES === '1') {
   throw new Error(`${missing}, and SMS_OUTBOX_REQUIRE_SERVICES=1 requires it`);
 }
 if (missing !== null) console.warn(`skipping the dashboard test: ${missing}`);
+
+// The counts' window, with a clock the test holds: no browser needed.
+describe('the dashboard\u2019s last hour', () => {
+  /** The router's `on`, which is all HourStats uses, and a way to emit. */
+  function fakeRouter(): { sms: SmsRouter; emit: (name: string, payload: unknown) => void } {
+    const listeners = new Map<string, ((payload: unknown) => void)[]>();
+    const sms = {
+      on(name: string, listener: (payload: unknown) => void) {
+        listeners.set(name, [...(listeners.get(name) ?? []), listener]);
+        return sms;
+      },
+    } as unknown as SmsRouter;
+    return { sms, emit: (name, payload) => listeners.get(name)?.forEach((listener) => listener(payload)) };
+  }
+  const message = (ref: string, createdAt: number, state?: string) =>
+    (state === undefined ? { ref, createdAt } : { ref, createdAt, state }) as unknown as NewMessage & MessageRecord;
+
+  it('counts each message once in its latest state, and lets it go an hour after it was accepted', () => {
+    let now = 1_000_000_000;
+    const { sms, emit } = fakeRouter();
+    const stats = new HourStats(sms, () => now);
+    expect(stats.counts()).toMatchObject({ accepted: 0, finished: 0, deliveryRate: null });
+
+    emit('message.accepted', { message: message('a', now) });
+    emit('message.accepted', { message: message('b', now) });
+    emit('message.status', { message: message('a', now, 'submitted') });
+    emit('message.status', { message: message('a', now, 'delivered') });
+    // A late event of an earlier transition does not take it back.
+    emit('message.status', { message: message('a', now, 'submitted') });
+    now += 1_000;
+    emit('message.accepted', { message: message('c', now) });
+    emit('message.status', { message: message('b', now - 1_000, 'expired') });
+    expect(stats.counts()).toMatchObject({
+      accepted: 3,
+      states: { queued: 1, submitted: 0, delivered: 1, expired: 1, undelivered: 0, rejected: 0, failed: 0 },
+      finished: 2,
+      delivered: 1,
+      deliveryRate: 0.5,
+    });
+
+    // An hour after c was accepted: a and b, a second older, have left the window; c is at its edge.
+    now += HOUR_MS;
+    expect(stats.counts()).toMatchObject({ accepted: 1, states: { queued: 1 }, finished: 0, deliveryRate: null, since: now - HOUR_MS, at: now });
+    // A message accepted before the window is not counted when its late event comes.
+    emit('message.status', { message: message('old', now - HOUR_MS - 1, 'delivered') });
+    expect(stats.counts().accepted).toBe(1);
+  });
+});
 
 describe.skipIf(missing !== null)('demo dashboard', () => {
   let dir: string;
@@ -29,8 +108,12 @@ describe.skipIf(missing !== null)('demo dashboard', () => {
   /** A demo whose every message ends `expired` with the reason `expired`. */
   let expiring: ReturnType<typeof startDemo>;
   let expiringOrigin: string;
+  /** The message the expiring demo expired. */
+  let expiredRef: string;
   let browser: Browser;
   let page: Page;
+  /** What `page` logged as errors over every test. */
+  let pageErrors: string[];
 
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'sms-outbox-dashboard-'));
@@ -54,6 +137,7 @@ describe.skipIf(missing !== null)('demo dashboard', () => {
       }),
     ]);
     page = await browser.newPage();
+    pageErrors = consoleErrorsOf(page);
   }, 60_000);
 
   afterAll(async () => {
@@ -63,10 +147,14 @@ describe.skipIf(missing !== null)('demo dashboard', () => {
     if (dir) await rm(dir, { recursive: true, force: true });
   }, 30_000);
 
-  it('sends a message from the form and shows it reach delivered, with its delivery report', async () => {
+  it('sends a message from the form and shows it reach delivered, with its delivery report and the hour\u2019s counts', async () => {
     await page.goto(`${origin}/`);
     // The live stream is open (its snapshot arrived), so no change can be missed.
     await page.locator('#live.on').waitFor({ timeout: 10_000 });
+    // A fresh gateway: nothing accepted in the last hour, no rate yet.
+    await page.locator('#stats[data-accepted="0"]').waitFor({ timeout: 10_000 });
+    expect(await page.locator('#rate').textContent()).toBe('none yet');
+    expect(await page.locator('#count-delivered').textContent()).toBe('0');
 
     await page.fill('#recipient', '254712345678');
     await page.fill('#message', 'Dashboard test \u00e9t\u00e9');
@@ -88,6 +176,16 @@ describe.skipIf(missing !== null)('demo dashboard', () => {
     const sent = row.locator('.attempt[data-result="sent"]');
     await sent.waitFor({ timeout: 20_000 });
     expect(await sent.textContent()).toMatch(/^#1 sent 204 \(\d+ ms\)$/);
+    // Reported nothing waits: no next attempt.
+    expect(await row.locator('.next-attempt').count()).toBe(0);
+
+    // The hour's counts followed it: one accepted, now delivered; every one that ended was.
+    await page.locator('#count-delivered[data-count="1"]').waitFor({ timeout: 10_000 });
+    expect(await page.locator('#stats').getAttribute('data-accepted')).toBe('1');
+    expect(await page.locator('#count-queued').textContent()).toBe('0');
+    expect(await page.locator('#count-submitted').textContent()).toBe('0');
+    expect(await page.locator('#rate').textContent()).toBe('100%');
+    expect(await page.locator('#rate-of').textContent()).toBe('(1 delivered of 1 ended)');
 
     // A reload gets the row back from the snapshot, its state read from storage.
     await page.reload();
@@ -187,7 +285,9 @@ describe.skipIf(missing !== null)('demo dashboard', () => {
     });
     expect(res.status).toBe(200);
     const [{ message_ref: ref }] = (await res.json()) as [{ message_ref: string }];
+    expiredRef = ref;
     const expiringPage = await browser.newPage();
+    const errors = consoleErrorsOf(expiringPage);
     try {
       await expiringPage.goto(`${expiringOrigin}/`);
       const row = expiringPage.locator(`tr[data-ref="${ref}"][data-state="expired"]`);
@@ -199,8 +299,271 @@ describe.skipIf(missing !== null)('demo dashboard', () => {
       const reason = await row.locator('.reason-cell').textContent();
       expect(reason).not.toBe('expired');
       expect(reason).toBe(status.status_description);
+
+      // The hour's counts: one accepted, expired; none of those that ended was delivered.
+      await expiringPage.locator('#count-expired[data-count="1"]').waitFor({ timeout: 10_000 });
+      expect(await expiringPage.locator('#count-delivered').textContent()).toBe('0');
+      expect(await expiringPage.locator('#rate').textContent()).toBe('0%');
+      expect(await expiringPage.locator('#rate-of').textContent()).toBe('(0 delivered of 1 ended)');
+      expect(errors).toEqual([]);
     } finally {
       await expiringPage.close();
     }
+  }, 30_000);
+
+  it('sends from both premium forms: messages with mobile_number, and the parameter list `to`', async () => {
+    await page.goto(`${origin}/`);
+    await page.locator('#live.on').waitFor({ timeout: 10_000 });
+
+    await page.selectOption('#endpoint', 'premium');
+    await page.selectOption('#profile', '22021501');
+    await page.fill('#recipient', '254712345600');
+    await page.fill('#message', 'Premium, one');
+    await page.fill('#external-id', 'prem-1');
+    await page.click('#submit');
+    await page.locator('#result[data-ref]').waitFor({ timeout: 10_000 });
+    const one = (await page.locator('#result').getAttribute('data-ref'))!;
+    const oneRow = page.locator(`#messages tr[data-ref="${one}"]`);
+    await oneRow.waitFor({ timeout: 10_000 });
+    expect(await oneRow.locator('.endpoint').textContent()).toBe('premium');
+    expect(await oneRow.locator('.recipient').textContent()).toBe('254712345600');
+    expect(await oneRow.locator('.external-id').textContent()).toBe('prem-1');
+
+    // The list form: the labels say what the fields become.
+    await page.selectOption('#endpoint', 'premium-list');
+    expect(await page.locator('#recipient-label').textContent()).toBe('Recipients (to)');
+    expect(await page.locator('#external-id-label').textContent()).toBe('message_id');
+    await page.fill('#recipient', '254712345601, 254712345602 254712345603');
+    await page.fill('#message', 'Premium, to three');
+    await page.fill('#external-id', 'list-1');
+    await page.click('#submit');
+    await page.locator('#result[data-refs]').waitFor({ timeout: 10_000 });
+    expect(await page.locator('#result').textContent()).toMatch(/^200: accepted /);
+    const refs = (await page.locator('#result').getAttribute('data-refs'))!.split(' ');
+    expect(refs).toHaveLength(3);
+    const recipients: string[] = [];
+    for (const ref of refs) {
+      const row = page.locator(`#messages tr[data-ref="${ref}"][data-state="delivered"]`);
+      await row.waitFor({ timeout: 20_000 });
+      expect(await row.locator('.endpoint').textContent()).toBe('premium');
+      // One message_id covers every number.
+      expect(await row.locator('.external-id').textContent()).toBe('list-1');
+      expect(await row.locator('.text').textContent()).toBe('Premium, to three');
+      recipients.push((await row.locator('.recipient').textContent())!);
+    }
+    expect(recipients.sort()).toEqual(['254712345601', '254712345602', '254712345603']);
+    // The API agrees: the list form's message_id is the messages' reference.
+    const status = (await (await fetch(`${origin}/api/outbox/delivery-status?external_id=list-1`, { headers: { 'X-API-Key': API_KEY } })).json()) as { message_ref: string }[];
+    expect(status.map((m) => m.message_ref).sort()).toEqual([...refs].sort());
+  }, 60_000);
+
+  it('finds a message by its ref and by its external id', async () => {
+    await page.goto(`${origin}/`);
+    await page.locator('#live.on').waitFor({ timeout: 10_000 });
+    const [first, second] = await send(origin, '/create', {
+      profile_code: '12345',
+      messages: [
+        { recipient: '254712345610', message: 'Find me', external_id: 'search-me' },
+        { recipient: '254712345611', message: 'Find me too', external_id: 'search-me' },
+      ],
+    });
+    const [other] = await send(origin, '/create', { profile_code: '12345', messages: [{ recipient: '254712345612', message: 'Not me', external_id: 'search-not-me' }] });
+
+    // By ref: that message alone.
+    await page.fill('#search-q', second!);
+    await page.click('#search-submit');
+    await page.locator('#search-status[data-count]').waitFor({ timeout: 10_000 });
+    expect(await page.locator('#search-status').getAttribute('data-count')).toBe('1');
+    expect(await page.locator('#found tr').evaluateAll((rows) => rows.map((r) => (r as unknown as { dataset: { ref: string } }).dataset.ref))).toEqual([second]);
+    expect(await page.locator('#found .text').textContent()).toBe('Find me too');
+
+    // By external id: both messages that carry it, newest first, and not the other one.
+    await page.fill('#search-q', '  search-me ');
+    await page.click('#search-submit');
+    await page.locator('#search-status[data-count="2"]').waitFor({ timeout: 10_000 });
+    const found = await page.locator('#found tr').evaluateAll((rows) => rows.map((r) => (r as unknown as { dataset: { ref: string } }).dataset.ref));
+    expect(found.sort()).toEqual([first, second].sort());
+    expect(found).not.toContain(other);
+    expect(await page.locator('#search-status').textContent()).toBe('2 messages with the ref or external id \u201csearch-me\u201d:');
+    // The found rows follow the message as it changes.
+    await page.locator(`#found tr[data-ref="${first}"][data-state="delivered"]`).waitFor({ timeout: 20_000 });
+
+    // Nothing found says so.
+    await page.fill('#search-q', 'no-such-reference');
+    await page.click('#search-submit');
+    await page.locator('#search-status[data-count="0"]').waitFor({ timeout: 10_000 });
+    expect(await page.locator('#search-status').textContent()).toBe('No message has the ref or external id \u201cno-such-reference\u201d.');
+    expect(await page.locator('#found-table').isHidden()).toBe(true);
+
+    // The search is a plain endpoint too; bad input is a 400 with a reason.
+    const empty = await fetch(`${origin}/demo/search?q=%20`);
+    expect(empty.status).toBe(400);
+    expect(await empty.json()).toEqual({ details: 'q: give one message_ref or external_id, 1 to 200 characters' });
+    const repeated = await fetch(`${origin}/demo/search?q=a&q=b`);
+    expect(repeated.status).toBe(400);
+  }, 60_000);
+
+  it('shows the messages past the newest 50 on the next page, and comes back to the live first page', async () => {
+    const externalIds = () => page.locator('#messages .external-id').allTextContents();
+    await page.goto(`${origin}/`);
+    await page.locator('#live.on').waitFor({ timeout: 10_000 });
+    const refs = await send(origin, '/create', {
+      profile_code: '12345',
+      messages: Array.from({ length: 55 }, (_, i) => ({ recipient: `2547123457${String(i).padStart(2, '0')}`, message: `Page test ${i}`, external_id: `page-${i}` })),
+    });
+    const newest = refs[54]!;
+    const oldest = refs[0]!;
+    await page.locator(`#messages tr[data-ref="${newest}"]`).waitFor({ timeout: 10_000 });
+    expect(await page.locator('#messages tr').count()).toBe(50);
+    // Newest first, live and after a reload alike, though the batch shares its millisecond.
+    const batchNewestFirst = Array.from({ length: 55 }, (_, i) => `page-${54 - i}`);
+    expect(await externalIds()).toEqual(batchNewestFirst.slice(0, 50));
+    await page.reload();
+    await page.locator('#live.on').waitFor({ timeout: 10_000 });
+    expect(await externalIds()).toEqual(batchNewestFirst.slice(0, 50));
+    await page.locator('.pager[data-pages="2"]').waitFor({ timeout: 10_000 });
+    const listed = Number(/\((\d+) messages\)/.exec((await page.locator('#page-info').textContent())!)![1]);
+    expect(listed).toBeGreaterThan(55);
+    expect(listed).toBeLessThanOrEqual(100);
+    expect(await page.locator('#newer').isDisabled()).toBe(true);
+    expect(await page.locator(`#messages tr[data-ref="${oldest}"]`).count()).toBe(0);
+
+    await page.click('#older');
+    await page.locator('.pager[data-page="2"]').waitFor({ timeout: 10_000 });
+    expect(await page.locator('#page-info').textContent()).toBe(`page 2 of 2 (${listed} messages)`);
+    expect(await page.locator('#messages tr').count()).toBe(listed - 50);
+    // The oldest of the batch is here, with every message sent before it; the newest is not.
+    expect(await page.locator(`#messages tr[data-ref="${oldest}"] .external-id`).textContent()).toBe('page-0');
+    expect((await externalIds()).filter((id) => id.startsWith('page-'))).toEqual(batchNewestFirst.slice(50));
+    expect(await page.locator(`#messages tr[data-ref="${newest}"]`).count()).toBe(0);
+    expect(await page.locator('#older').isDisabled()).toBe(true);
+    // A new message does not push into an older page.
+    const [later] = await send(origin, '/create', { profile_code: '12345', messages: [{ recipient: '254712345699', message: 'While on page 2' }] });
+    await page.locator('.pager[data-pages="2"]').filter({ hasText: `(${listed + 1} messages)` }).waitFor({ timeout: 10_000 });
+    expect(await page.locator(`#messages tr[data-ref="${later}"]`).count()).toBe(0);
+
+    await page.click('#newer');
+    await page.locator('.pager[data-page="1"]').waitFor({ timeout: 10_000 });
+    await page.locator(`#messages tr[data-ref="${later}"]`).waitFor({ timeout: 10_000 });
+    expect(await page.locator('#messages tr').count()).toBe(50);
+
+    // A page that is not a number is refused with a reason; one past the end is the last.
+    const bad = await fetch(`${origin}/demo/messages?page=two`);
+    expect(bad.status).toBe(400);
+    expect(await bad.json()).toEqual({ details: 'page: must be a whole number from 1' });
+    const past = (await (await fetch(`${origin}/demo/messages?page=99`)).json()) as { page: number; pages: number };
+    expect(past).toMatchObject({ page: 2, pages: 2 });
+  }, 60_000);
+
+  it('shows when a waiting delivery report is tried next, live and from storage', async () => {
+    // A receiver that is down, and asks for an hour: the next attempt stays put while the test looks.
+    let hits = 0;
+    const receiver: Server = createServer((_req, res) => {
+      hits += 1;
+      res.writeHead(503, { 'Retry-After': '3600' }).end();
+    });
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = receiver.address() as AddressInfo;
+      await page.goto(`${origin}/`);
+      await page.locator('#live.on').waitFor({ timeout: 10_000 });
+      const sentAt = Date.now();
+      const [ref] = await send(origin, '/create', {
+        profile_code: '12345',
+        messages: [{ recipient: '254712345620', message: 'Report me', external_id: 'waiting-report' }],
+        dlr_callback_url: `http://127.0.0.1:${port}/dlr`,
+      });
+      const row = page.locator(`#messages tr[data-ref="${ref}"]`);
+      const next = row.locator('.next-attempt');
+      await next.waitFor({ timeout: 20_000 });
+      expect(hits).toBe(1);
+      expect(await row.locator('.attempt[data-result="retrying"]').textContent()).toMatch(/^#1 retrying 503 \(\d+ ms\)$/);
+
+      // The same time as the status endpoint's, about an hour away (the receiver's Retry-After).
+      const status = (await (await fetch(`${origin}/api/outbox/delivery-status/${ref}`, { headers: { 'X-API-Key': API_KEY } })).json()) as {
+        callback: { state: string; attempts: number; next_attempt_at: string };
+      };
+      expect(status.callback).toMatchObject({ state: 'pending', attempts: 1 });
+      const due = new Date(status.callback.next_attempt_at).getTime();
+      expect(Number(await next.getAttribute('data-at'))).toBe(due);
+      expect(due).toBeGreaterThan(sentAt + 59 * 60_000);
+      expect(await next.getAttribute('title')).toBe(new Date(due).toISOString());
+      const shown = (await page.evaluate(`new Date(${due}).toLocaleTimeString()`)) as string;
+      expect(await next.textContent()).toBe(`next attempt (#2) at ${shown}`);
+
+      // A search reads the report from storage, and shows the same time.
+      await page.fill('#search-q', ref!);
+      await page.click('#search-submit');
+      await page.locator('#search-status[data-count="1"]').waitFor({ timeout: 10_000 });
+      expect(await page.locator(`#found tr[data-ref="${ref}"] .next-attempt`).getAttribute('data-at')).toBe(String(due));
+
+      // The counts have caught up with the delivered message, for a screenshot that agrees with itself.
+      await page.locator('#count-submitted[data-count="0"]').waitFor({ timeout: 10_000 });
+      await mkdir(ARTIFACTS, { recursive: true });
+      const screenshot = join(ARTIFACTS, 'dashboard.png');
+      await page.screenshot({ path: screenshot, fullPage: true });
+      console.log(`dashboard screenshot: ${screenshot}`);
+    } finally {
+      receiver.closeAllConnections();
+      await new Promise<void>((resolve) => receiver.close(() => resolve()));
+    }
+  }, 60_000);
+
+  it('finds a message from before a restart, which the list never saw, in storage', async () => {
+    expect(expiredRef).toBeDefined();
+    await stopDemo(expiring.child);
+    expiring = startDemo({ SMS_DB: join(dir, 'expiring.db'), SMS_API_KEY: API_KEY, SMS_SIM_OUTCOMES: 'expired:1' });
+    expiringOrigin = await expiring.origin;
+    const restarted = await browser.newPage();
+    const errors = consoleErrorsOf(restarted);
+    try {
+      await restarted.goto(`${expiringOrigin}/`);
+      await restarted.locator('#live.on').waitFor({ timeout: 10_000 });
+      // The list and the hour's counts start empty: they are this process's events.
+      await restarted.locator('#stats[data-accepted="0"]').waitFor({ timeout: 10_000 });
+      expect(await restarted.locator('#messages tr').count()).toBe(0);
+      expect(await restarted.locator('#page-info').textContent()).toBe('page 1 of 1 (0 messages)');
+
+      await restarted.fill('#search-q', expiredRef);
+      await restarted.click('#search-submit');
+      const row = restarted.locator(`#found tr[data-ref="${expiredRef}"][data-state="expired"]`);
+      await row.waitFor({ timeout: 10_000 });
+      expect(await row.locator('.text').textContent()).toBe('Too late');
+      expect(await row.locator('.callbacks').textContent()).toBe('none requested');
+      expect(errors).toEqual([]);
+    } finally {
+      await restarted.close();
+    }
+  }, 60_000);
+
+  it('logs no console error: not on a fresh page, not over every test above', async () => {
+    const fresh = await browser.newPage();
+    const errors = consoleErrorsOf(fresh);
+    const failed: string[] = [];
+    fresh.on('response', (res) => {
+      if (res.status() >= 400) failed.push(`${res.status()} ${res.url()}`);
+    });
+    try {
+      await fresh.goto(`${origin}/`);
+      await fresh.locator('#live.on').waitFor({ timeout: 10_000 });
+      await fresh.locator('#stats[data-accepted]').waitFor({ timeout: 10_000 });
+      await fresh.click('#older');
+      await fresh.locator('.pager[data-page="2"]').waitFor({ timeout: 10_000 });
+      await fresh.fill('#search-q', 'search-me');
+      await fresh.click('#search-submit');
+      await fresh.locator('#search-status[data-count="2"]').waitFor({ timeout: 10_000 });
+      await fresh.reload();
+      await fresh.locator('#live.on').waitFor({ timeout: 10_000 });
+      // No request for /favicon.ico: the page carries its icon.
+      expect(failed).toEqual([]);
+      expect(errors).toEqual([]);
+    } finally {
+      await fresh.close();
+    }
+    // The favicon, when a browser asks anyway (on /metrics), is no error either.
+    expect((await fetch(`${origin}/favicon.ico`)).status).toBe(204);
+    // The one error the shared page logged: Chromium's line for the request the test made
+    // the API refuse (422), which is the page doing its job.
+    expect(pageErrors).toEqual([expect.stringMatching(/status of 422 .*\/api\/outbox\/create\)$/)]);
   }, 30_000);
 });

@@ -41,7 +41,7 @@ async function checkAtomic(storage: Storage, count: (prefix: string) => Promise<
       request(gateway.app).post('/api/outbox/create').set('X-API-Key', KEY).send(good),
     ]);
     expect(bad.status).toBe(500);
-    expect(bad.body).toEqual({ details: '500 server-error' });
+    expect(bad.body).toEqual({ details: '500 server-error', code: 'SERVER_ERROR' });
     expect(String(errors[0])).toMatch(/injected failure/);
     expect(await count('bad')).toBe(0);
     // The request sharing its commit (SQLite groups them) is untouched.

@@ -29,8 +29,8 @@ async function post(url: string, payload: unknown, key = KEY) {
     body: JSON.stringify(payload),
   });
   const text = await res.text();
-  // A send answers an array of items; an error `{ details }`; a path of the host's, its own page.
-  const body = (res.headers.get('content-type')?.startsWith('application/json') ? JSON.parse(text) : text) as SendItem[] & { details?: string };
+  // A send answers an array of items; an error `{ details, code }`; a path of the host's, its own page.
+  const body = (res.headers.get('content-type')?.startsWith('application/json') ? JSON.parse(text) : text) as SendItem[] & { details?: string; code?: string };
   return { status: res.status, body };
 }
 
@@ -50,7 +50,7 @@ describe('examples/host-with-key-database', () => {
     const sent = await post(`${host.url}/api/outbox/create`, quick(), acme);
     expect(sent.status).toBe(200);
     expect(sent.body[0]!.sms_count).toBe(1);
-    expect((await post(`${host.url}/api/outbox/create`, quick(), other)).body).toEqual({ details: 'Invalid Profile Code' });
+    expect((await post(`${host.url}/api/outbox/create`, quick(), other)).body).toEqual({ details: 'Invalid Profile Code', code: 'INVALID_PROFILE' });
     expect((await post(`${host.url}/api/outbox/create`, quick(), 'not-a-key')).status).toBe(401);
     expect((await post(`${host.url}/api/outbox/premium`, quick(), acme)).status).toBe(403);
     host.disableCustomer('acme');

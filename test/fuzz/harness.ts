@@ -120,7 +120,7 @@ export async function startFuzzGateway(
 
 /**
  * Throws unless `answer` is one a client may see: a documented status; for an error, a JSON
- * `{ "details" }` body that leaks nothing and no insert made for it; for a send's 200,
+ * `{ "details", "code" }` body (a registry code of that status) that leaks nothing and no insert made for it; for a send's 200,
  * exactly one insert with one message per answered item; and no 500 cause reported.
  */
 export function checkAnswer(gateway: FuzzGateway, request: FuzzRequest, answer: FuzzAnswer, insertsBefore: number, errorsBefore: number): void {
@@ -132,7 +132,7 @@ export function checkAnswer(gateway: FuzzGateway, request: FuzzRequest, answer: 
   const newInserts = gateway.inserts.length - insertsBefore;
   if (answer.status !== 200) {
     if (!/^application\/json/.test(answer.contentType ?? '')) throw new Error(`error answer is not JSON (${answer.contentType}): ${where()}`);
-    const problem = leakProblem(answer.text);
+    const problem = leakProblem(answer.text, answer.status);
     if (problem !== null) throw new Error(`${problem}: ${where()}`);
     if (newInserts !== 0) throw new Error(`a rejected request stored ${newInserts} batch(es): ${where()}`);
     return;

@@ -8,11 +8,11 @@ import { KEY } from '../helpers/gateway.js';
 import { assertNoLeak, leakProblem } from '../helpers/no-leak.js';
 import { startFuzzGateway } from './harness.js';
 
-const body = (details: unknown) => JSON.stringify({ details });
+const body = (details: unknown, code: unknown = 'VALIDATION_FAILED') => JSON.stringify({ details, code });
 
 describe('leakProblem', () => {
   it('passes every details text of the error registry, and field-naming 422s', () => {
-    for (const { details } of Object.values(ERRORS)) expect(leakProblem(body(details))).toBeNull();
+    for (const [code, { details, status }] of Object.entries(ERRORS)) expect(leakProblem(body(details, code), status)).toBeNull();
     for (const details of [
       'messages[3].recipient: must not start with "+": write digits in international format, country code first, no plus sign (e.g. 254712345678)',
       'messages: must have at most 1000 items',
@@ -44,12 +44,18 @@ describe('leakProblem', () => {
     for (const details of leaks) expect(leakProblem(body(details)), details).not.toBeNull();
   });
 
-  it('insists on exactly { details: non-empty string }', () => {
-    for (const raw of ['', 'oops', '[]', 'null', '{}', body(''), body(3), JSON.stringify({ details: 'x', stack: 'y' }), JSON.stringify({ error: 'x' })]) {
-      expect(leakProblem(raw), raw).not.toBeNull();
-    }
-    expect(() => assertNoLeak(body('Invalid API key'))).not.toThrow();
-    expect(() => assertNoLeak(JSON.stringify({ details: 'x', stack: 'at f (/src/a.ts:1:2)' }))).toThrow(/details/);
+  it('insists on exactly { details: non-empty string, code: a registry code of the status }', () => {
+    const malformed = [
+      '', 'oops', '[]', 'null', '{}', body(''), body(3), JSON.stringify({ error: 'x' }),
+      JSON.stringify({ details: 'x' }),
+      JSON.stringify({ details: 'x', code: 'VALIDATION_FAILED', stack: 'y' }),
+      JSON.stringify({ code: 'VALIDATION_FAILED', details: 'x' }),
+      body('x', 'NOT_A_CODE'), body('x', 3), body('x', 'toString'),
+    ];
+    for (const raw of malformed) expect(leakProblem(raw), raw).not.toBeNull();
+    expect(leakProblem(body('Invalid API key', 'INVALID_API_KEY'), 422)).toMatch(/INVALID_API_KEY is a 401/);
+    expect(() => assertNoLeak(body('Invalid API key', 'INVALID_API_KEY'), 401)).not.toThrow();
+    expect(() => assertNoLeak(JSON.stringify({ details: 'at f (/src/a.ts:1:2)', code: 'VALIDATION_FAILED' }))).toThrow(/stack trace/);
   });
 });
 
@@ -71,10 +77,10 @@ describe('answers when the inside fails loudly', () => {
         headers: { 'content-type': 'application/json', 'x-api-key': KEY },
         body: JSON.stringify({ profile_code: '12345', messages: [{ recipient: '254712345678', message: 'x' }] }),
       });
-      expect([sent.status, sent.text]).toEqual([500, body('500 server-error')]);
+      expect([sent.status, sent.text]).toEqual([500, body('500 server-error', 'SERVER_ERROR')]);
       assertNoLeak(sent.text);
       const looked = await gateway.send({ method: 'GET', path: '/api/outbox/delivery-status/abc', headers: { 'x-api-key': KEY } });
-      expect([looked.status, looked.text]).toEqual([500, body('500 server-error')]);
+      expect([looked.status, looked.text]).toEqual([500, body('500 server-error', 'SERVER_ERROR')]);
       expect(gateway.requestErrors).toEqual([failure, expect.any(TypeError)]);
     } finally {
       await gateway.close();

@@ -40,19 +40,19 @@ describe.skipIf(unavailable !== null)('hostile input against PostgresStorage', (
   // encoding UTF8: 0x00"), so a NUL in any stored or looked-up string was a 500.
   it('answers a U+0000 in any stored field or lookup without a 500', async () => {
     const item = { recipient: '254712345678', message: 'hi', external_id: 'x' };
-    const refused: [unknown, string][] = [
-      [{ profile_code: '12345', messages: [{ ...item, message: 'a\u0000b' }] }, 'messages[0].message: must not contain U+0000 (NUL)'],
-      [{ profile_code: '12345', messages: [item, { ...item, external_id: 'a\u0000b' }] }, 'messages[1].external_id: must not contain U+0000 (NUL)'],
-      [{ profile_code: '12345', messages: [{ ...item, external_id: 'a\ud800' }] }, 'messages[0].external_id: contains a lone UTF-16 surrogate'],
-      [{ profile_code: '12345', messages: [item], dlr_callback_url: 'https://example.com/a\u0000b' }, 'dlr_callback_url: must not contain U+0000 (NUL)'],
-      [{ profile_code: '12\u000045', messages: [item] }, 'Invalid Profile Code'],
+    const refused: [unknown, string, string][] = [
+      [{ profile_code: '12345', messages: [{ ...item, message: 'a\u0000b' }] }, 'messages[0].message: must not contain U+0000 (NUL)', 'VALIDATION_FAILED'],
+      [{ profile_code: '12345', messages: [item, { ...item, external_id: 'a\u0000b' }] }, 'messages[1].external_id: must not contain U+0000 (NUL)', 'VALIDATION_FAILED'],
+      [{ profile_code: '12345', messages: [{ ...item, external_id: 'a\ud800' }] }, 'messages[0].external_id: contains a lone UTF-16 surrogate', 'VALIDATION_FAILED'],
+      [{ profile_code: '12345', messages: [item], dlr_callback_url: 'https://example.com/a\u0000b' }, 'dlr_callback_url: must not contain U+0000 (NUL)', 'VALIDATION_FAILED'],
+      [{ profile_code: '12\u000045', messages: [item] }, 'Invalid Profile Code', 'INVALID_PROFILE'],
     ];
-    for (const [body, details] of refused) {
+    for (const [body, details, code] of refused) {
       const answer = await post('/api/outbox/create', body);
-      expect([answer.status, JSON.parse(answer.text)]).toEqual([422, { details }]);
+      expect([answer.status, JSON.parse(answer.text)]).toEqual([422, { details, code }]);
     }
     const list = { profile_code: '22021501', to: ['254712345678'], message: 'hi', message_id: 'm\u0000' };
-    expect(JSON.parse((await post('/api/outbox/premium', list)).text)).toEqual({ details: 'message_id: must not contain U+0000 (NUL)' });
+    expect(JSON.parse((await post('/api/outbox/premium', list)).text)).toEqual({ details: 'message_id: must not contain U+0000 (NUL)', code: 'VALIDATION_FAILED' });
     for (const path of ['/api/outbox/delivery-status/a%00b', '/api/outbox/delivery-status?external_id=a%00b']) {
       const answer = await sendAndCheck(gateway, { method: 'GET', path, headers: { 'x-api-key': KEY } });
       expect([200, 404]).toContain(answer.status);

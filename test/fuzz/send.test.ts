@@ -1,6 +1,6 @@
 /**
  * Property tests of the send endpoints: whatever a client sends, the answer is a documented
- * status, an error is a clean `{ "details" }`, and a refused request stores nothing.
+ * status, an error is a clean `{ "details", "code" }`, and a refused request stores nothing.
  */
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

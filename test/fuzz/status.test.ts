@@ -73,7 +73,7 @@ describe('status endpoints under hostile paths and queries', () => {
     for (const ref of ['%', '%E0%A4%A', '%zz', 'a%']) {
       for (const key of [KEY, undefined]) {
         const answer = await sendAndCheck(gateway, { method: 'GET', path: `/api/outbox/delivery-status/${ref}`, headers: { 'x-api-key': key } });
-        expect([answer.status, JSON.parse(answer.text)]).toEqual([404, { details: 'Message not found' }]);
+        expect([answer.status, JSON.parse(answer.text)]).toEqual([404, { details: 'Message not found', code: 'NOT_FOUND' }]);
       }
     }
   });

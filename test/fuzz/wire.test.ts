@@ -3,7 +3,7 @@
  * and oversized headers, bodies shorter or longer than `Content-Length`, chunked and
  * compressed bodies, gzip bombs. What Node's own HTTP parser refuses (400 with no body,
  * 431 for headers over `--max-http-header-size`) never reaches the router; everything else
- * must get a documented status with a clean `{ "details" }`.
+ * must get a documented status with a clean `{ "details", "code" }`.
  */
 import { gzipSync } from 'node:zlib';
 import fc from 'fast-check';
@@ -86,7 +86,7 @@ function checkResponses(responses: RawResponse[], insertsBefore: number, expectA
     if (fromNodeParser(r)) continue;
     if (!DOCUMENTED_STATUSES.has(r.status)) throw new Error(`undocumented status ${r.status}: ${r.body}`);
     if (r.status !== 200) {
-      assertNoLeak(r.body);
+      assertNoLeak(r.body, r.status);
     }
   }
   const answered200 = responses.some((r) => r.status === 200);
@@ -139,13 +139,13 @@ describe('hostile HTTP framing and headers', () => {
     const bomb = encode(VALID, 'gzip-bomb');
     expect(bomb.bytes.length).toBeLessThan(FUZZ_MAX_BODY_BYTES);
     const answer = await rawExchange(gateway.port, build({ headerLines: [`X-API-Key: ${KEY}`, 'Content-Type: application/json', 'Content-Encoding: gzip'], body: bomb.bytes, framing: 'exact' }), { end: false });
-    expect(answer.map((r) => [r.status, r.body])).toEqual([[413, JSON.stringify({ details: `Body is larger than ${FUZZ_MAX_BODY_BYTES} bytes` })]]);
+    expect(answer.map((r) => [r.status, r.body])).toEqual([[413, JSON.stringify({ details: `Body is larger than ${FUZZ_MAX_BODY_BYTES} bytes`, code: 'BODY_TOO_LARGE' })]]);
   });
 
   it('answers 415 for an unknown Content-Encoding and 400 for a body cut short', async () => {
     const compress = await rawExchange(gateway.port, build({ headerLines: [`X-API-Key: ${KEY}`, 'Content-Type: application/json', 'Content-Encoding: compress'], body: Buffer.from(VALID), framing: 'exact' }), { end: false });
-    expect(compress.map((r) => r.status)).toEqual([415]);
-    assertNoLeak(compress[0]!.body);
+    expect(compress.map((r) => [r.status, JSON.parse(r.body).code])).toEqual([[415, 'UNSUPPORTED_MEDIA_TYPE']]);
+    assertNoLeak(compress[0]!.body, 415);
     const short = await rawExchange(gateway.port, build({ headerLines: [`X-API-Key: ${KEY}`, 'Content-Type: application/json'], body: Buffer.from(VALID), framing: 'short' }), { end: true });
     for (const r of short) expect(r.status).toBe(400);
   });
@@ -154,6 +154,6 @@ describe('hostile HTTP framing and headers', () => {
     const answer = await rawExchange(gateway.port, build({ headerLines: [`X-API-Key: ${'k'.repeat(20_000)}`, 'Content-Type: application/json'], body: Buffer.from(VALID), framing: 'exact' }), { end: false });
     expect(answer.map((r) => r.status)).toEqual([431]);
     const justUnder = await rawExchange(gateway.port, build({ headerLines: [`X-API-Key: ${'k'.repeat(15_000)}`, 'Content-Type: application/json'], body: Buffer.from(VALID), framing: 'exact' }), { end: false });
-    expect(justUnder.map((r) => [r.status, r.body])).toEqual([[401, JSON.stringify({ details: 'Invalid API key' })]]);
+    expect(justUnder.map((r) => [r.status, r.body])).toEqual([[401, JSON.stringify({ details: 'Invalid API key', code: 'INVALID_API_KEY' })]]);
   });
 });

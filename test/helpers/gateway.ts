@@ -3,6 +3,7 @@
  */
 import express, { type Express, type RequestHandler } from 'express';
 import { leakProblem } from './no-leak.js';
+import { recordAnswers } from './answers.js';
 import { createSmsRouter, SimulatorDelivery, staticKeys, type SmsRouter, type SmsRouterOptions } from '../../src/index.js';
 
 /** A key with both scopes and the demo profiles. */
@@ -40,6 +41,7 @@ export function createGateway(options: Partial<SmsRouterOptions> = {}, mount = '
     ...options,
   });
   const app = express();
+  app.use(recordAnswers(documentOptions(options, mount)));
   app.use(guardErrorBodies);
   app.use(mount, sms);
   app.use((_req, res) => {
@@ -47,6 +49,21 @@ export function createGateway(options: Partial<SmsRouterOptions> = {}, mount = '
     res.status(404).json({ host: 'fell through' });
   });
   return { app, sms };
+}
+
+/**
+ * What the document of a router built with `options` and mounted at `mount` is built from,
+ * as the router serves it: every answer of the gateway is checked against it
+ * (`answers.ts`, failing the test as the setup file `test/setup/answer-guard.ts` says).
+ */
+function documentOptions(options: Partial<SmsRouterOptions>, mount: string) {
+  const base = (options.basePath ?? '/api/outbox').replace(/\/+$/, '');
+  const rateLimit = options.rateLimit;
+  return {
+    basePath: `${mount.replace(/\/+$/, '')}${base}`,
+    ...(options.limits === undefined ? {} : { limits: options.limits }),
+    rateLimitHeaders: rateLimit === false || rateLimit === undefined ? ('refused' as const) : (rateLimit.headers ?? 'refused'),
+  };
 }
 
 /**
@@ -62,7 +79,7 @@ const guardErrorBodies: RequestHandler = (req, res, next) => {
   res.end = ((...args: unknown[]) => {
     const [body] = args;
     if (res.statusCode >= 400 && res.locals.fellThrough !== true && (typeof body === 'string' || Buffer.isBuffer(body))) {
-      const problem = leakProblem(body.toString());
+      const problem = leakProblem(body.toString(), res.statusCode);
       if (problem !== null) leakedAnswers.push(`${req.method} ${req.originalUrl} -> ${res.statusCode}: ${problem}`);
     }
     return end(...args);

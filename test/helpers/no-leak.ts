@@ -1,11 +1,12 @@
 /**
  * The shared assertion that an error answer tells the client why, and nothing about the
- * inside: exactly `{ "details": string }`, with no stack frame, file path, SQL or
- * internal exception text in it.
+ * inside: exactly `{ "details": string, "code": <registry code> }`, with no stack frame,
+ * file path, SQL or internal exception text in it.
  *
  * It throws a plain `Error` (not a vitest assertion) so fast-check properties, plain
  * scripts (`scripts/fuzz-long.ts`) and vitest tests can all use it.
  */
+import { ERRORS } from '../../src/errors.js';
 
 /** One kind of leak and the patterns that betray it. */
 interface LeakRule {
@@ -64,9 +65,10 @@ const RULES: readonly LeakRule[] = [
 
 /**
  * Returns what is wrong with an error answer's raw body, or `null` when it is a clean
- * `{ "details": "<text>" }`.
+ * `{ "details": "<text>", "code": "<CODE>" }` with a code of the error registry. Given the
+ * answer's `status`, the code must be one the registry gives that status.
  */
-export function leakProblem(rawBody: string): string | null {
+export function leakProblem(rawBody: string, status?: number): string | null {
   let parsed: unknown;
   try {
     parsed = JSON.parse(rawBody);
@@ -77,8 +79,11 @@ export function leakProblem(rawBody: string): string | null {
     return `body is not a JSON object: ${rawBody.slice(0, 200)}`;
   }
   const keys = Object.keys(parsed);
-  if (keys.length !== 1 || keys[0] !== 'details') return `body keys are [${keys.join(', ')}], not exactly [details]`;
-  const details = (parsed as { details: unknown }).details;
+  if (keys.join() !== 'details,code') return `body keys are [${keys.join(', ')}], not exactly [details, code]`;
+  const { details, code } = parsed as { details: unknown; code: unknown };
+  if (typeof code !== 'string' || !Object.hasOwn(ERRORS, code)) return `code ${JSON.stringify(code)} is not in the error registry`;
+  const registered = ERRORS[code as keyof typeof ERRORS].status;
+  if (status !== undefined && registered !== status) return `code ${code} is a ${registered}, answered with ${status}`;
   if (typeof details !== 'string') return `details is a ${typeof details}, not a string`;
   if (details === '') return 'details is empty';
   // The raw text is checked too: an escaped newline or path hides in neither form alone.
@@ -93,10 +98,11 @@ export function leakProblem(rawBody: string): string | null {
 }
 
 /**
- * Throws unless `rawBody` is exactly `{ "details": string }` with nothing internal in it.
- * Pass the body text as received (supertest: `res.text`), not a re-serialised object.
+ * Throws unless `rawBody` is exactly `{ "details": string, "code": <registry code> }` with
+ * nothing internal in it. Pass the body text as received (supertest: `res.text`), not a
+ * re-serialised object, and the status to check the code against.
  */
-export function assertNoLeak(rawBody: string): void {
-  const problem = leakProblem(rawBody);
+export function assertNoLeak(rawBody: string, status?: number): void {
+  const problem = leakProblem(rawBody, status);
   if (problem !== null) throw new Error(`error body leaks or is malformed: ${problem}`);
 }

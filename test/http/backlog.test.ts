@@ -55,7 +55,7 @@ describe('the backlog bounds', () => {
     await send('a', 3).expect(200);
     const refused = await send('a', 2);
     expect(refused.status).toBe(429);
-    expect(refused.body.details).toBe('Too many queued messages for this key: 3 queued, at most 3; retry once some are sent');
+    expect(refused.body).toEqual({ details: 'Too many queued messages for this key: 3 queued, at most 3; retry once some are sent', code: 'QUEUE_FULL' });
     expect(Number(refused.headers['retry-after'])).toBeGreaterThanOrEqual(1);
     expect((await storage.countQueued()).bulk).toBe(3);
     // Another key is not held back by it.
@@ -65,7 +65,8 @@ describe('the backlog bounds', () => {
   it("let a principal's maxQueued replace the per-key bound", async () => {
     const { send } = gateway();
     await send('vip', 6).expect(200);
-    expect((await send('vip', 1)).status).toBe(429);
+    const refused = await send('vip', 1);
+    expect([refused.status, refused.body.code]).toEqual([429, 'QUEUE_FULL']);
   });
 
   it('refuse with 503 a send that would pass the global bound', async () => {
@@ -74,7 +75,7 @@ describe('the backlog bounds', () => {
     await send('a', 2).expect(200);
     const refused = await send('b', 1);
     expect(refused.status).toBe(503);
-    expect(refused.body.details).toBe('The gateway has too many queued messages; retry once some are sent');
+    expect(refused.body).toEqual({ details: 'The gateway has too many queued messages; retry once some are sent', code: 'BACKLOG_FULL' });
     expect(Number(refused.headers['retry-after'])).toBeGreaterThanOrEqual(1);
     const count = await storage.countQueued();
     expect(count.bulk + count.transactional).toBe(8);
@@ -89,7 +90,7 @@ describe('the backlog bounds', () => {
     // 3 sent + 2 now = the budget of 5: the refused 2 were not charged.
     await send('a', 2).expect(200);
     const overBudget = await send('a', 1);
-    expect(overBudget.status).toBe(429);
+    expect([overBudget.status, overBudget.body.code]).toEqual([429, 'RATE_LIMITED']);
     expect(overBudget.body.details).not.toContain('queued');
   });
 });

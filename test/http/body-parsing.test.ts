@@ -63,7 +63,7 @@ async function raw(port: number, head: string, body: Buffer | string = ''): Prom
 }
 
 const SEND = (path: string) => `POST /api/outbox/${path} HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nX-API-Key: ${KEY}`;
-const NOT_JSON = { details: 'Body is not valid JSON' };
+const NOT_JSON = { details: 'Body is not valid JSON', code: 'INVALID_JSON' };
 
 describe('an empty body', () => {
   it('is answered 400 "Body is not valid JSON" however it is framed, on both endpoints', async () => {
@@ -88,7 +88,7 @@ const arrays = (depth: number, inner = '') => `${'['.repeat(depth)}${inner}${']'
 /** A valid quick send with `extra` as the value of a field the router does not know. */
 const withExtra = (extra: string, text = 'Hello') =>
   `{"profile_code":"12345","messages":[{"recipient":"254712345678","message":${JSON.stringify(text)}}],"client_meta":${extra}}`;
-const TOO_DEEP = { details: 'Body is nested more than 32 levels deep' };
+const TOO_DEEP = { details: 'Body is nested more than 32 levels deep', code: 'INVALID_JSON' };
 
 describe('nesting', () => {
   it('refuses a body nested past 32 levels with 400 naming the limit, and counts only brackets outside strings', async () => {
@@ -166,7 +166,7 @@ describe('charsets', () => {
       expect({ charset, status: answer.status, body: JSON.parse(answer.body) as unknown }).toEqual({
         charset,
         status: 415,
-        body: { details: 'Body must be UTF-8 encoded JSON' },
+        body: { details: 'Body must be UTF-8 encoded JSON', code: 'UNSUPPORTED_MEDIA_TYPE' },
       });
     }
     const utf8 = Buffer.from(json);
@@ -215,7 +215,7 @@ describe('a host that parses JSON itself', () => {
         .post('/api/outbox/create')
         .set('X-API-Key', KEY)
         .send({ ...valid, messages: [{ recipient: '+254712345678', message: 'Hello' }] });
-      expect(bad.status).toBe(422);
+      expect([bad.status, bad.body.code]).toEqual([422, 'VALIDATION_FAILED']);
       expect(bad.body.details).toMatch(/^messages\[0\]\.recipient: must not start with "\+"/);
       // express.json() reads Content-Length: 0 as {}; the router still answers it as empty.
       const port = await listen(app);
@@ -227,7 +227,7 @@ describe('a host that parses JSON itself', () => {
     expect(warnings[0]!.message).toMatch(/maxBodyBytes/);
 
     // What README says changes: malformed JSON never reaches the router, so the host's
-    // parser answers it (Express's default: an HTML page), not { details }.
+    // parser answers it (Express's default: an HTML page), not { details, code }.
     const malformed = await request(app).post('/api/outbox/create').set('X-API-Key', KEY).set('Content-Type', 'application/json').send('{"profile_code": ');
     expect(malformed.status).toBe(400);
     expect(malformed.headers['content-type']).toMatch(/^text\/html/);

@@ -1,6 +1,6 @@
 import request from 'supertest';
 import { afterEach, describe, expect, it } from 'vitest';
-import { MemoryStorage, type NewMessage } from '../../src/index.js';
+import { MemoryStorage, type ErrorCode, type NewMessage } from '../../src/index.js';
 import { createGateway, DISABLED_KEY, KEY, OTHER_KEY, QUICK_ONLY_KEY, type TestGateway } from '../helpers/gateway.js';
 
 let gateway: TestGateway;
@@ -20,11 +20,12 @@ function post(path: string, key: string | null, body: unknown, type = 'applicati
   return req.send(typeof body === 'string' ? body : JSON.stringify(body));
 }
 
-/** Every error answer is exactly `{ details: string }`. */
-function expectDetails(res: request.Response, status: number, details: string | RegExp) {
+/** Every error answer is exactly `{ details: string, code: string }`, in that order. */
+function expectError(res: request.Response, status: number, code: ErrorCode, details: string | RegExp) {
   expect(res.status).toBe(status);
   expect(res.headers['content-type']).toMatch(/^application\/json/);
-  expect(Object.keys(res.body)).toEqual(['details']);
+  expect(Object.keys(res.body)).toEqual(['details', 'code']);
+  expect(res.body.code).toBe(code);
   if (typeof details === 'string') expect(res.body.details).toBe(details);
   else expect(res.body.details).toMatch(details);
 }
@@ -32,24 +33,24 @@ function expectDetails(res: request.Response, status: number, details: string | 
 describe('the error table of README.md#errors', () => {
   it('400 for a body that is not valid JSON', async () => {
     gateway = createGateway();
-    expectDetails(await post('create', KEY, '{"profile_code": '), 400, 'Body is not valid JSON');
+    expectError(await post('create', KEY, '{"profile_code": '), 400, 'INVALID_JSON', 'Body is not valid JSON');
   });
 
   it('401 with WWW-Authenticate when the key is missing or wrong', async () => {
     gateway = createGateway();
     const missing = await post('create', null, valid());
-    expectDetails(missing, 401, 'Missing X-API-Key header');
+    expectError(missing, 401, 'MISSING_API_KEY', 'Missing X-API-Key header');
     expect(missing.headers['www-authenticate']).toBe('ApiKey header="X-API-Key"');
     const wrong = await post('create', 'not-a-key', valid());
-    expectDetails(wrong, 401, 'Invalid API key');
+    expectError(wrong, 401, 'INVALID_API_KEY', 'Invalid API key');
     expect(wrong.headers['www-authenticate']).toBeDefined();
   });
 
   it('403 for a disabled key and for a key without the premium scope', async () => {
     gateway = createGateway();
-    expectDetails(await post('create', DISABLED_KEY, valid()), 403, 'API key is disabled');
+    expectError(await post('create', DISABLED_KEY, valid()), 403, 'KEY_DISABLED', 'API key is disabled');
     const premium = { profile_code: '12345', messages: [{ mobile_number: '254712345678', message: 'x' }] };
-    expectDetails(await post('premium', QUICK_ONLY_KEY, premium), 403, 'API key may not use the premium endpoint');
+    expectError(await post('premium', QUICK_ONLY_KEY, premium), 403, 'SCOPE_DENIED', 'API key may not use the premium endpoint');
     expect((await post('create', QUICK_ONLY_KEY, valid())).status).toBe(200);
   });
 
@@ -57,28 +58,28 @@ describe('the error table of README.md#errors', () => {
     gateway = createGateway();
     const sent = await post('create', KEY, valid());
     const ref = sent.body[0].message_ref;
-    expectDetails(await request(gateway.app).get('/api/outbox/delivery-status/nope').set('X-API-Key', KEY), 404, 'Message not found');
-    expectDetails(await request(gateway.app).get(`/api/outbox/delivery-status/${ref}`).set('X-API-Key', OTHER_KEY), 404, 'Message not found');
+    expectError(await request(gateway.app).get('/api/outbox/delivery-status/nope').set('X-API-Key', KEY), 404, 'NOT_FOUND', 'Message not found');
+    expectError(await request(gateway.app).get(`/api/outbox/delivery-status/${ref}`).set('X-API-Key', OTHER_KEY), 404, 'NOT_FOUND', 'Message not found');
     const others = await request(gateway.app).get('/api/outbox/delivery-status').query({ external_id: 'e-1' }).set('X-API-Key', OTHER_KEY);
     expect(others.body).toEqual([]);
   });
 
   it('413 for a body over limits.maxBodyBytes', async () => {
     gateway = createGateway({ limits: { maxBodyBytes: 1000 } });
-    expectDetails(await post('create', KEY, valid({ padding: 'x'.repeat(2000) })), 413, 'Body is larger than 1000 bytes');
+    expectError(await post('create', KEY, valid({ padding: 'x'.repeat(2000) })), 413, 'BODY_TOO_LARGE', 'Body is larger than 1000 bytes');
   });
 
   it('415 for a Content-Type that is not JSON', async () => {
     gateway = createGateway();
-    expectDetails(await post('create', KEY, JSON.stringify(valid()), 'text/plain'), 415, 'Content-Type must be application/json');
-    expectDetails(await post('create', KEY, 'a=b', 'application/x-www-form-urlencoded'), 415, 'Content-Type must be application/json');
+    expectError(await post('create', KEY, JSON.stringify(valid()), 'text/plain'), 415, 'UNSUPPORTED_MEDIA_TYPE', 'Content-Type must be application/json');
+    expectError(await post('create', KEY, 'a=b', 'application/x-www-form-urlencoded'), 415, 'UNSUPPORTED_MEDIA_TYPE', 'Content-Type must be application/json');
     expect((await post('create', KEY, valid(), 'application/json; charset=utf-8')).status).toBe(200);
   });
 
   it('422 "Invalid Profile Code" for an unknown profile and for one the key does not own', async () => {
     gateway = createGateway();
-    expectDetails(await post('create', KEY, valid({ profile_code: '00000' })), 422, 'Invalid Profile Code');
-    expectDetails(await post('create', KEY, valid({ profile_code: '99999' })), 422, 'Invalid Profile Code');
+    expectError(await post('create', KEY, valid({ profile_code: '00000' })), 422, 'INVALID_PROFILE', 'Invalid Profile Code');
+    expectError(await post('create', KEY, valid({ profile_code: '99999' })), 422, 'INVALID_PROFILE', 'Invalid Profile Code');
   });
 
   it('422 naming the field for each validation rule', async () => {
@@ -102,7 +103,7 @@ describe('the error table of README.md#errors', () => {
       [valid({ dlr_callback_url: 'http://user:pass@example.com/x' }), /^dlr_callback_url: /],
       [valid({ dlr_callback_url: 'http://127.1/x' }), /^dlr_callback_url: /],
     ];
-    for (const [body, details] of cases) expectDetails(await post('create', KEY, body), 422, details);
+    for (const [body, details] of cases) expectError(await post('create', KEY, body), 422, 'VALIDATION_FAILED', details);
   });
 
   it('500 exactly "500 server-error" when storage fails, with the cause on the error event only', async () => {
@@ -114,7 +115,7 @@ describe('the error table of README.md#errors', () => {
     const errors: unknown[] = [];
     gateway.sms.on('error', ({ error }) => errors.push(error));
     const res = await post('create', KEY, valid());
-    expectDetails(res, 500, '500 server-error');
+    expectError(res, 500, 'SERVER_ERROR', '500 server-error');
     expect(JSON.stringify(res.body)).not.toContain('disk');
     expect(errors).toHaveLength(1);
     expect(String(errors[0])).toContain('disk on fire');

@@ -111,7 +111,7 @@ async function send(host: Host, key: string, count = 1, ip = '192.0.2.1'): Promi
     expect(statuses.filter((status) => status === 200)).toHaveLength(10);
     expect(statuses.filter((status) => status === 429)).toHaveLength(2);
     const refused = answers.find((res) => res.status === 429)!;
-    expect(await refused.json()).toEqual({ details: expect.stringMatching(/^Too many requests: this key may make 10 per 1 minute/) });
+    expect(await refused.json()).toEqual({ details: expect.stringMatching(/^Too many requests: this key may make 10 per 1 minute/), code: 'RATE_LIMITED' });
     expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
     expect(refused.headers.get('ratelimit')).toMatch(/^"requests"; r=0; t=\d+$/);
     expect(refused.headers.get('x-ratelimit-limit')).toBeNull();
@@ -127,7 +127,7 @@ async function send(host: Host, key: string, count = 1, ip = '192.0.2.1'): Promi
     expect((await send(a!, 'shared-key', 10)).status).toBe(200);
     const refused = await send(b!, 'shared-key', 10);
     expect(refused.status).toBe(429);
-    expect(await refused.json()).toEqual({ details: expect.stringMatching(/^Message budget exceeded: 10 messages asked, 5 of 15 left/) });
+    expect(await refused.json()).toEqual({ details: expect.stringMatching(/^Message budget exceeded: 10 messages asked, 5 of 15 left/), code: 'RATE_LIMITED' });
     expect(refused.headers.get('ratelimit')).toMatch(/"messages"; r=5; t=\d+/);
     expect((await send(b!, 'shared-key', 5)).status).toBe(200);
     expect((await send(a!, 'shared-key', 1)).status).toBe(429);

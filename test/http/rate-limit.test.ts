@@ -39,11 +39,12 @@ function statusQuery(app: TestGateway['app'], key: string, ip?: string) {
   return req;
 }
 
-/** The 429 of every limiter: exactly `{ details }`, JSON, Retry-After, no legacy headers. */
+/** The 429 of every limiter: exactly `{ details, code: 'RATE_LIMITED' }`, JSON, Retry-After, no legacy headers. */
 function expect429(res: request.Response, details: RegExp, maxRetrySeconds: number) {
   expect(res.status).toBe(429);
   expect(res.headers['content-type']).toMatch(/^application\/json/);
-  expect(Object.keys(JSON.parse(res.text))).toEqual(['details']);
+  expect(Object.keys(JSON.parse(res.text))).toEqual(['details', 'code']);
+  expect(res.body.code).toBe('RATE_LIMITED');
   expect(res.body.details).toMatch(details);
   const retry = Number(res.headers['retry-after']);
   expect(Number.isInteger(retry)).toBe(true);
@@ -63,7 +64,7 @@ function policy(res: request.Response, header: 'ratelimit' | 'ratelimit-policy',
 }
 
 describe('the per-key request limit', () => {
-  it('answers 429 with exactly { details }, Retry-After and the draft-8 headers once a key is over', async () => {
+  it('answers 429 with exactly { details, code }, Retry-After and the draft-8 headers once a key is over', async () => {
     const { app } = start({ rateLimit: { requests: { limit: 3, windowMs: 60_000 }, headers: 'always' } });
     for (let i = 1; i <= 3; i++) {
       const ok = await send(app, KEY);
@@ -184,7 +185,7 @@ describe('the per-key message budget', () => {
     const { app } = start({ storage, rateLimit: { messages: { limit: 500 }, headers: 'always' } });
     const res = await send(app, KEY, 1000, 'huge');
     expect(res.status).toBe(422);
-    expect(res.body).toEqual({ details: 'messages: 1000 messages are more than this key may send per 1 minute (500); split the request' });
+    expect(res.body).toEqual({ details: 'messages: 1000 messages are more than this key may send per 1 minute (500); split the request', code: 'VALIDATION_FAILED' });
     expect(res.headers['retry-after']).toBeUndefined();
     expect(inserts).toEqual([]);
     expect(await lookup(app, 'huge')).toEqual([]);
@@ -201,7 +202,7 @@ describe('the per-key message budget', () => {
     expect(invalid.status).toBe(422);
     const unknownProfile = await request(app).post('/api/outbox/create').set('X-API-Key', KEY)
       .send({ profile_code: '99999', messages: messages(2, 'p') });
-    expect(unknownProfile.body).toEqual({ details: 'Invalid Profile Code' });
+    expect(unknownProfile.body).toEqual({ details: 'Invalid Profile Code', code: 'INVALID_PROFILE' });
     expect((await send(app, KEY, 2)).status).toBe(200);
   });
 
@@ -216,7 +217,7 @@ describe('the per-key message budget', () => {
     sms.on('error', ({ error }) => errors.push(error));
     const res = await send(app, KEY, 2);
     expect(res.status).toBe(500);
-    expect(res.body).toEqual({ details: '500 server-error' });
+    expect(res.body).toEqual({ details: '500 server-error', code: 'SERVER_ERROR' });
     expect(errors).toEqual([failure]);
     expect(inserts).toEqual([]);
   });

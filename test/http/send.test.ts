@@ -199,12 +199,12 @@ describe('POST /api/outbox/premium', () => {
       .set('X-API-Key', KEY)
       .send({ profile_code: '12345', messages: [{ recipient: '254711000001', message: null }] });
     expect(res.status).toBe(422);
-    expect(res.body).toEqual({ details: 'messages[0].message: must be a string' });
+    expect(res.body).toEqual({ details: 'messages[0].message: must be a string', code: 'VALIDATION_FAILED' });
     const wrongType = await request(gateway.app)
       .post('/api/outbox/create')
       .set('X-API-Key', KEY)
       .send({ profile_code: '12345', dlr_callback_url: 5, messages: [{ recipient: '254711000001', message: 'x' }] });
-    expect(wrongType.body).toEqual({ details: 'dlr_callback_url: must be a string' });
+    expect(wrongType.body).toEqual({ details: 'dlr_callback_url: must be a string', code: 'VALIDATION_FAILED' });
   });
 
   it('refuses a body with both forms, storing nothing', async () => {
@@ -221,7 +221,7 @@ describe('POST /api/outbox/premium', () => {
         message: 'two',
       });
     expect(res.status).toBe(422);
-    expect(res.body).toEqual({ details: 'to: must not be sent with messages: use one form' });
+    expect(res.body).toEqual({ details: 'to: must not be sent with messages: use one form', code: 'VALIDATION_FAILED' });
     expect(stored).toEqual([]);
   });
 
@@ -232,7 +232,7 @@ describe('POST /api/outbox/premium', () => {
       .set('X-API-Key', KEY)
       .send({ profile_code: '22021501', to: ['254711000001'], message: 'x', from: '99999' });
     expect(res.status).toBe(422);
-    expect(res.body).toEqual({ details: 'from: is not a sender of this profile' });
+    expect(res.body).toEqual({ details: 'from: is not a sender of this profile', code: 'VALIDATION_FAILED' });
   });
 });
 
@@ -251,7 +251,8 @@ describe('mounting', () => {
       expect(res.status).toBe(404);
       expect(res.body).toEqual({ host: 'fell through' });
     }
+    // A path of the router's own, asked with a method it does not serve, is the router's 405.
     const wrongMethod = await request(gateway.app).get('/sms/api/outbox/create').set('X-API-Key', KEY);
-    expect(wrongMethod.body).toEqual({ host: 'fell through' });
+    expect([wrongMethod.status, wrongMethod.headers.allow, wrongMethod.body.code]).toEqual([405, 'POST, OPTIONS', 'METHOD_NOT_ALLOWED']);
   });
 });

@@ -1,9 +1,11 @@
+import { gzipSync } from 'node:zlib';
 import { compileErrors, dereference, validate } from '@readme/openapi-parser';
+import { createConfig, lintFromString } from '@redocly/openapi-core';
 import { Ajv } from 'ajv';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import request from 'supertest';
 import { afterEach, describe, expect, it } from 'vitest';
-import { buildOpenApiDocument, ERRORS, type OpenApiDocument } from '../../src/index.js';
+import { buildOpenApiDocument, ERRORS, OptionError, type OpenApiDocument } from '../../src/index.js';
 import { buildDlrPayload } from '../../src/dlr/payload.js';
 import { premiumListSchema, premiumMessagesSchema, quickSendSchema } from '../../src/http/schemas.js';
 import { createValidators } from '../../src/http/validate-request.js';
@@ -43,6 +45,7 @@ describe('buildOpenApiDocument', () => {
       buildOpenApiDocument(),
       buildOpenApiDocument({ basePath: '/sms/v1/', limits: { maxMessagesPerRequest: 5 }, serverUrl: 'https://sms.example' }),
       buildOpenApiDocument({ basePath: '' }),
+      buildOpenApiDocument({ rateLimitHeaders: 'always', serverUrl: '/gateway' }),
     ]) {
       const result = await check(doc);
       expect(result.valid ? 'valid' : compileErrors(result)).toBe('valid');
@@ -83,17 +86,17 @@ describe('buildOpenApiDocument', () => {
       '/sms/api/outbox/delivery-status/{message_ref}',
       '/sms/api/outbox/premium',
     ]);
-    expect(doc.servers).toEqual([{ url: 'https://sms.example' }]);
+    expect(doc.servers.map((server) => server.url)).toEqual(['https://sms.example']);
     expect(doc.components.securitySchemes).toEqual({
       ApiKey: expect.objectContaining({ type: 'apiKey', in: 'header', name: 'X-API-Key' }),
     });
     expect(doc.security).toEqual([{ ApiKey: [] }]);
   });
 
-  it('lists every error status with the {details} schema and examples from the error registry', async () => {
+  it('lists every error status with the {details, code} schema and examples from the error registry', async () => {
     const doc = await resolved();
     const send = doc.paths['/api/outbox/create'].post.responses;
-    expect(Object.keys(send).sort()).toEqual(['200', '400', '401', '403', '413', '415', '422', '429', '500', '503']);
+    expect(Object.keys(send).sort()).toEqual(['200', '400', '401', '403', '405', '409', '413', '415', '422', '429', '500', '503']);
     expect(Object.keys(doc.paths['/api/outbox/delivery-status/{message_ref}'].get.responses)).toContain('404');
     const errorSchema = compile2020(doc.components.schemas.Error);
     const seen = new Set<string>();
@@ -103,6 +106,7 @@ describe('buildOpenApiDocument', () => {
       expect(media.schema).toEqual(doc.components.schemas.Error);
       for (const [code, example] of Object.entries<Json>(media.examples)) {
         expect(errorSchema(example.value), `${status} ${code}`).toBe(true);
+        expect(example.value.code).toBe(code);
         expect(ERRORS[code as keyof typeof ERRORS].status).toBe(Number(status));
         seen.add(code);
       }
@@ -110,7 +114,11 @@ describe('buildOpenApiDocument', () => {
     expect(send['429'].headers['Retry-After']).toBeDefined();
     expect(send['503'].headers['Retry-After']).toBeDefined();
     expect(send['401'].headers['WWW-Authenticate']).toBeDefined();
-    expect(send['500'].content['application/json'].examples.SERVER_ERROR.value).toEqual({ details: '500 server-error' });
+    expect(send['405'].headers.Allow.required).toBe(true);
+    expect(send['500'].content['application/json'].examples.SERVER_ERROR.value).toEqual({
+      details: '500 server-error',
+      code: 'SERVER_ERROR',
+    });
     // Every code a send can answer has an example (NOT_FOUND belongs to the status endpoint).
     expect([...seen].sort()).toEqual(Object.keys(ERRORS).filter((code) => code !== 'NOT_FOUND').sort());
   });
@@ -229,7 +237,9 @@ describe('GET <basePath>/openapi.json', () => {
   });
 
   it('refuses a non-boolean `openapi` at construction', () => {
-    expect(() => createGateway({ openapi: 'yes' as unknown as boolean })).toThrow(/`openapi` must be true or false/);
+    expect(() => createGateway({ openapi: 'yes' as unknown as boolean })).toThrow(
+      /`openapi` must be true, false or \{ serverUrl, info \}, got a string/,
+    );
   });
 
   it('describes what the router really answers: a send and its status match the documented schemas', async () => {
@@ -258,5 +268,288 @@ describe('GET <basePath>/openapi.json', () => {
     expect(refused.status).toBe(422);
     const errorSchema = compile2020(paths['/api/outbox/create'].post.responses['422'].content['application/json'].schema);
     expect(errorSchema(refused.body)).toBe(true);
+  });
+});
+
+/** Redocly's `recommended` ruleset on `doc`: each problem as `severity rule: message at pointer`. */
+async function redoclyProblems(doc: OpenApiDocument): Promise<string[]> {
+  const config = await createConfig({ extends: ['recommended'] });
+  const problems = await lintFromString({ source: JSON.stringify(doc, null, 2), absoluteRef: '/openapi.json', config });
+  return problems.map((p) => `${p.severity} ${p.ruleId}: ${p.message} at ${p.location[0]?.pointer ?? '?'}`);
+}
+
+/** The send and status operations of a resolved document, by `METHOD path`. */
+function operations(doc: Json): [string, Json][] {
+  return Object.entries<Json>(doc.paths).flatMap(([path, item]) =>
+    Object.entries<Json>(item).map(([method, operation]): [string, Json] => [`${method.toUpperCase()} ${path}`, operation]),
+  );
+}
+
+describe('the document passes Redocly\u2019s recommended rules', () => {
+  it('has no error and no warning, with the defaults and with every option', async () => {
+    expect(await redoclyProblems(buildOpenApiDocument())).toEqual([]);
+    const everything = buildOpenApiDocument({
+      basePath: '',
+      serverUrl: 'https://sms.example.org/',
+      rateLimitHeaders: 'always',
+      limits: { maxMessagesPerRequest: 5 },
+      info: { title: 'Acme SMS', version: '2.1.0', description: 'Acme\u2019s gateway.' },
+    });
+    expect(await redoclyProblems(everything)).toEqual([]);
+  });
+
+  it('reports what it is asked to check, so the empty list above means something', async () => {
+    const doc = buildOpenApiDocument() as Json;
+    delete doc.servers;
+    delete doc.info.license;
+    const problems = await redoclyProblems(doc as OpenApiDocument);
+    expect(problems).toEqual([
+      expect.stringMatching(/^error no-empty-servers:/),
+      expect.stringMatching(/^warn info-license:/),
+    ]);
+  });
+});
+
+describe('servers and license', () => {
+  it('names the origin the document was fetched from unless told the server, and the MIT license', () => {
+    const doc = buildOpenApiDocument();
+    expect(doc.servers).toEqual([{ url: '/', description: expect.any(String) }]);
+    expect(doc.info.license).toEqual({ name: 'MIT', identifier: 'MIT' });
+    // A trailing slash would double the one each path starts with.
+    expect(buildOpenApiDocument({ serverUrl: 'https://sms.example.org/' }).servers[0]!.url).toBe('https://sms.example.org');
+  });
+
+  describe('served by the router', () => {
+    let gateway: TestGateway | undefined;
+    afterEach(async () => {
+      await gateway?.sms.close();
+      gateway = undefined;
+    });
+
+    it('takes the server and info from the `openapi` option', async () => {
+      gateway = createGateway({ openapi: { serverUrl: 'https://sms.example.org', info: { title: 'Acme SMS', version: '3.0.0' } } });
+      const doc = (await request(gateway.app).get('/api/outbox/openapi.json')).body as Json;
+      expect(doc.servers).toEqual([{ url: 'https://sms.example.org', description: expect.any(String) }]);
+      expect(doc.info).toMatchObject({ title: 'Acme SMS', version: '3.0.0', license: { name: 'MIT' } });
+      expect(Object.keys(doc.paths)).toContain('/api/outbox/create');
+      // `{}` serves the document as `true` does.
+      const plain = createGateway({ openapi: {} });
+      const served = (await request(plain.app).get('/api/outbox/openapi.json')).body as Json;
+      await plain.sms.close();
+      expect(served).toEqual(buildOpenApiDocument());
+    });
+
+    it('refuses a server that is not a URL or a path, and a typo, at construction', () => {
+      const built = (openapi: unknown) => () => createGateway({ openapi: openapi as never });
+      expect(built({ serverUrl: 'sms.example.org' })).toThrow(/`openapi`.serverUrl must be an absolute http\(s\) URL/);
+      expect(built({ serverUrl: 'ftp://sms.example.org' })).toThrow(/must be an http or https URL/);
+      expect(built({ serverUrl: 'https://user:pw@sms.example.org' })).toThrow(/no credentials, query or fragment/);
+      expect(built({ serverUrl: 42 })).toThrow(/serverUrl must be a string, got a number/);
+      expect(built({ serverURL: 'https://sms.example.org' })).toThrow(/Did you mean `serverUrl`\?/);
+      expect(built({ info: { title: '' } })).toThrow(/info.title must be a non-empty string/);
+      expect(built({ serverUrl: 'nope' })).toThrow(OptionError);
+    });
+  });
+});
+
+describe('rate-limit headers in the document', () => {
+  it('declares Retry-After, RateLimit and RateLimit-Policy on 429, required where every 429 carries them', async () => {
+    const doc = await resolved();
+    const status = doc.paths['/api/outbox/delivery-status'].get.responses['429'].headers;
+    expect(Object.keys(status).sort()).toEqual(['RateLimit', 'RateLimit-Policy', 'Retry-After']);
+    expect(Object.values<Json>(status).every((header) => header.required === true)).toBe(true);
+    // A send's 429 may be a full queue, which no rate limit counted: only Retry-After is certain.
+    const send = doc.paths['/api/outbox/create'].post.responses['429'].headers;
+    expect(Object.keys(send).sort()).toEqual(['RateLimit', 'RateLimit-Policy', 'Retry-After']);
+    expect(send['Retry-After'].required).toBe(true);
+    expect(send.RateLimit.required).toBeUndefined();
+  });
+
+  it('declares them on every answer after authentication only with `headers: always`', async () => {
+    const refused = await resolved(buildOpenApiDocument());
+    const always = await resolved(buildOpenApiDocument({ rateLimitHeaders: 'always' }));
+    for (const [name, operation] of operations(always)) {
+      for (const status of ['200', '400', '404', '413', '415', '422', '500', '503']) {
+        const headers = operation.responses[status]?.headers;
+        if (operation.responses[status] === undefined) continue;
+        expect(Object.keys(headers ?? {}), `${name} ${status}`).toEqual(expect.arrayContaining(['RateLimit', 'RateLimit-Policy']));
+      }
+      // Refused before the per-key limit counts the request: they never carry its headers.
+      for (const status of ['401', '403', '405']) expect(operation.responses[status].headers?.RateLimit, `${name} ${status}`).toBeUndefined();
+    }
+    for (const [name, operation] of operations(refused)) {
+      expect(operation.responses['200'].headers?.RateLimit, name).toBeUndefined();
+    }
+  });
+
+  describe('what the router sends', () => {
+    let gateway: TestGateway | undefined;
+    afterEach(async () => {
+      await gateway?.sms.close();
+      gateway = undefined;
+    });
+
+    it('serves a document that declares the headers its answers carry with `headers: always`', async () => {
+      gateway = createGateway({ rateLimit: { requests: { limit: 1 }, headers: 'always' } });
+      const doc = await resolved((await request(gateway.app).get('/api/outbox/openapi.json')).body);
+      const responses = doc.paths['/api/outbox/delivery-status/{message_ref}'].get.responses;
+      const first = await request(gateway.app).get(`/api/outbox/delivery-status/${EXAMPLE_UUID}`).set('X-API-Key', KEY);
+      expect(first.status).toBe(404);
+      const second = await request(gateway.app).get(`/api/outbox/delivery-status/${EXAMPLE_UUID}`).set('X-API-Key', KEY);
+      expect(second.status).toBe(429);
+      for (const [answer, response] of [
+        [first, responses['404']],
+        [second, responses['429']],
+      ] as const) {
+        expect(Object.keys(response.headers).map((name) => name.toLowerCase())).toEqual(
+          expect.arrayContaining(['ratelimit', 'ratelimit-policy']),
+        );
+        expect(answer.headers.ratelimit).toMatch(/^"requests"; r=0; t=\d+$/);
+        expect(answer.headers['ratelimit-policy']).toMatch(/^"requests"; q=1; w=60; pk=:[A-Za-z0-9+/=]+:$/);
+      }
+      expect(second.headers['retry-after']).toMatch(/^\d+$/);
+      expect(second.body.code).toBe('RATE_LIMITED');
+    });
+  });
+});
+
+const EXAMPLE_UUID = '0193f1d2-8c4e-7a10-9b2f-4d5e6f708192';
+
+describe('message_ref and the error body', () => {
+  /** Compiles with format checks on, as a client generator that maps `uuid` to a UUID type would read it. */
+  function compileWithFormats(schema: unknown) {
+    const ajv = new Ajv2020({ strict: false, allowUnionTypes: true });
+    ajv.addFormat('uuid', /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i);
+    ajv.addFormat('date-time', () => true);
+    return ajv.compile(schema as object);
+  }
+
+  it('gives message_ref the uuid format wherever it appears', async () => {
+    const doc = await resolved();
+    const schemas = doc.components.schemas;
+    for (const schema of [
+      schemas.QuickAccepted.properties.message_ref,
+      schemas.PremiumMessagesAccepted.properties.message_ref,
+      schemas.PremiumListAccepted.properties.message_ref,
+      schemas.MessageStatus.properties.message_ref,
+      schemas.DeliveryReport.properties.data.properties.message_ref,
+      doc.paths['/api/outbox/delivery-status/{message_ref}'].get.parameters[0].schema,
+    ]) {
+      expect(schema).toMatchObject({ type: 'string', format: 'uuid' });
+    }
+    const accepted = compileWithFormats(schemas.QuickAccepted);
+    const item = { external_id: 'a', recipient: '254712345678', sms_count: 1, message_ref: EXAMPLE_UUID };
+    expect(accepted(item)).toBe(true);
+    expect(accepted({ ...item, message_ref: 'msg-1' })).toBe(false);
+  });
+
+  it('requires a code from the error registry beside details', async () => {
+    const doc = await resolved();
+    const error = doc.components.schemas.Error;
+    expect(error.required).toEqual(['details', 'code']);
+    expect(error.properties.code.enum).toEqual(Object.keys(ERRORS));
+    const check = compile2020(error);
+    expect(check({ details: 'Invalid API key', code: 'INVALID_API_KEY' })).toBe(true);
+    expect(check({ details: 'Invalid API key' })).toBe(false);
+    expect(check({ details: 'Invalid API key', code: 'NO_SUCH_CODE' })).toBe(false);
+  });
+
+  describe('against the router', () => {
+    let gateway: TestGateway | undefined;
+    afterEach(async () => {
+      await gateway?.sms.close();
+      gateway = undefined;
+    });
+
+    it('answers message_refs that are UUIDs, and refusals with a registry code, as documented', async () => {
+      gateway = createGateway();
+      const doc = await resolved();
+      const sent = await request(gateway.app)
+        .post('/api/outbox/create')
+        .set('X-API-Key', KEY)
+        .send({ profile_code: '12345', messages: [{ recipient: '254712345678', message: 'Hi' }] });
+      expect(sent.status).toBe(200);
+      const accepted = compileWithFormats(doc.paths['/api/outbox/create'].post.responses['200'].content['application/json'].schema);
+      expect(accepted(sent.body), JSON.stringify(accepted.errors)).toBe(true);
+      const refused = await request(gateway.app).post('/api/outbox/create').set('X-API-Key', 'nope').send({});
+      expect(refused.status).toBe(401);
+      expect(compile2020(doc.components.schemas.Error)(refused.body)).toBe(true);
+      expect(refused.body.code).toBe('INVALID_API_KEY');
+    });
+  });
+});
+
+describe('405 on the router\u2019s paths', () => {
+  let gateway: TestGateway | undefined;
+  afterEach(async () => {
+    await gateway?.sms.close();
+    gateway = undefined;
+  });
+
+  it('is declared on every operation, with a required Allow header', async () => {
+    const doc = await resolved();
+    const all = operations(doc);
+    expect(all).toHaveLength(4);
+    for (const [name, operation] of all) {
+      const response = operation.responses['405'];
+      expect(response, name).toBeDefined();
+      expect(response.headers.Allow.required, name).toBe(true);
+      expect(response.content['application/json'].examples.METHOD_NOT_ALLOWED.value.code).toBe('METHOD_NOT_ALLOWED');
+    }
+  });
+
+  it('is what the router answers for another method on its paths', async () => {
+    gateway = createGateway();
+    const doc = await resolved();
+    const answer = await request(gateway.app).get('/api/outbox/create').set('X-API-Key', KEY);
+    expect(answer.status).toBe(405);
+    expect(answer.headers.allow).toMatch(/POST/);
+    const schema = compile2020(doc.paths['/api/outbox/create'].post.responses['405'].content['application/json'].schema);
+    expect(schema(answer.body), JSON.stringify(answer.body)).toBe(true);
+  });
+});
+
+describe('accepted request encodings', () => {
+  let gateway: TestGateway | undefined;
+  afterEach(async () => {
+    await gateway?.sms.close();
+    gateway = undefined;
+  });
+
+  it('documents application/*+json bodies and Content-Encoding gzip, deflate and br on both sends', async () => {
+    const doc = await resolved();
+    for (const path of ['/api/outbox/create', '/api/outbox/premium']) {
+      const operation = doc.paths[path].post;
+      const content = operation.requestBody.content;
+      expect(Object.keys(content)).toEqual(['application/json', 'application/*+json']);
+      expect(content['application/*+json'].schema).toEqual(content['application/json'].schema);
+      expect(operation.requestBody.description).toMatch(/Content-Encoding: gzip`, `deflate` or `br`/);
+      const encoding = operation.parameters.find((p: Json) => p.name === 'Content-Encoding');
+      expect(encoding).toMatchObject({ in: 'header', required: false, schema: { enum: ['identity', 'gzip', 'deflate', 'br'] } });
+    }
+    expect(doc.components.responses.UnsupportedMediaType.description).toMatch(/Content-Encoding/);
+  });
+
+  it('are what the router accepts: a gzip-compressed application/vnd.api+json send, and 415 for another coding', async () => {
+    gateway = createGateway();
+    const body = JSON.stringify({ profile_code: '12345', messages: [{ recipient: '254712345678', message: 'Packed' }] });
+    const packed = await request(gateway.app)
+      .post('/api/outbox/create')
+      .set('X-API-Key', KEY)
+      .set('Content-Type', 'application/vnd.api+json')
+      .set('Content-Encoding', 'gzip')
+      // The bytes as they are: superagent would serialise a Buffer as JSON.
+      .serialize((bytes: Buffer) => bytes as unknown as string)
+      .send(gzipSync(body));
+    expect(packed.status).toBe(200);
+    expect(packed.body[0].sms_count).toBe(1);
+    const unknown = await request(gateway.app)
+      .post('/api/outbox/create')
+      .set('X-API-Key', KEY)
+      .set('Content-Type', 'application/json')
+      .set('Content-Encoding', 'compress')
+      .send(body);
+    expect(unknown.status).toBe(415);
+    expect(unknown.body.code).toBe('UNSUPPORTED_MEDIA_TYPE');
   });
 });

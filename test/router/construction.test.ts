@@ -133,7 +133,7 @@ describe('a verifyKey that returns something other than a principal', () => {
       .set('X-API-Key', 'any')
       .send({ profile_code: '12345', messages: [{ recipient: '254712345678', message: 'hi' }] });
     expect(res.status).toBe(500);
-    expect(res.body.details).toBe('500 server-error');
+    expect(res.body).toEqual({ details: '500 server-error', code: 'SERVER_ERROR' });
     const [event] = await eventually(() => (errors.length > 0 ? errors : undefined));
     const message = (event!.error as Error).message;
     expect(message).toContain(expected);

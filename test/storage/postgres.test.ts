@@ -164,7 +164,7 @@ dbDescribe('PostgresStorage', () => {
         'SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY table_name',
         [schema],
       );
-      expect(rows.map((row) => row.table_name)).toEqual(['callbacks', 'carrier_ids', 'messages', 'migrations']);
+      expect(rows.map((row) => row.table_name)).toEqual(['callbacks', 'carrier_ids', 'idempotency_keys', 'messages', 'migrations']);
       const versions = await pool.query(`SELECT version FROM "${schema}".migrations ORDER BY version`);
       expect(versions.rows).toEqual(ALL_VERSIONS);
     } finally {
@@ -535,7 +535,7 @@ dbDescribe('PostgresStorage', () => {
       await new PostgresStorage({ pool, schema }).ready();
       await pool.query(`INSERT INTO "${schema}".migrations (version, applied_at) VALUES (99, 0)`);
       await pool.query(`DROP FUNCTION "${schema}".finish_v5`);
-      await expect(new PostgresStorage({ pool, schema }).ready()).rejects.toThrow(/at migration 99, newer than this version of sms-outbox knows \(6\)/);
+      await expect(new PostgresStorage({ pool, schema }).ready()).rejects.toThrow(/at migration 99, newer than this version of sms-outbox knows \(7\)/);
       const finish = await pool.query(
         `SELECT count(*)::int AS n FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = $1 AND p.proname = 'finish_v5'`,
         [schema],

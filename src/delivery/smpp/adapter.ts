@@ -19,6 +19,7 @@ import type { PDU, Session } from 'smpp';
 import {
   DeliveryError,
   ReceiptNotYetMatched,
+  type ConnectionChange,
   type DeliveryAdapter,
   type DeliveryHandlers,
   type OutgoingPart,
@@ -41,8 +42,9 @@ const ESM_DELIVERY_RECEIPT = 0x04;
 
 /**
  * Delivers parts over SMPP 3.4 and reports receipts and MO messages. `start` begins
- * connecting and resolves at once (bind failures go to `handlers.error` and are retried
- * with backoff); `submit` waits up to `waitTimeoutMs` for the bind.
+ * connecting and resolves at once; each bind reports coming up and going down to
+ * `handlers.connection` (without it, each failure to `handlers.error`) and reconnects
+ * with backoff; `submit` waits up to `waitTimeoutMs` for the bind.
  *
  * Addresses: a numeric sender of at most 8 digits is a short code (TON `shortCodeTon`,
  * NPI `shortCodeNpi`), a longer numeric one international (TON 1, NPI 1), anything else
@@ -81,7 +83,7 @@ export class SmppDelivery implements DeliveryAdapter {
     if (this.#closing) return;
     const hooks: BindHooks = {
       deliver: (pdu, session) => void this.#onDeliver(pdu, session),
-      error: (error) => this.#report(error),
+      connection: (change) => this.#connection(change),
     };
     const modes: BindMode[] =
       this.#config.bindMode === 'separate' ? ['transmitter', 'receiver'] : ['transceiver'];
@@ -110,6 +112,21 @@ export class SmppDelivery implements DeliveryAdapter {
   async close(): Promise<void> {
     this.#closing = true;
     await Promise.all(this.#binds.map((bind) => bind.close()));
+  }
+
+  /** A bind's state, to `handlers.connection`; without one, each failure to `handlers.error`. */
+  #connection(change: ConnectionChange): void {
+    const handlers = this.#handlers;
+    if (this.#closing || !handlers) return;
+    if (!handlers.connection) {
+      if (change.state === 'unbound') this.#report(change.error);
+      return;
+    }
+    try {
+      handlers.connection(change);
+    } catch {
+      // A throwing handler must not break the connection logic.
+    }
   }
 
   #report(error: unknown): void {

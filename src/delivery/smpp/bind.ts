@@ -6,6 +6,7 @@
  * through hooks, so this file knows the connection and nothing of what messages mean.
  */
 import type { PDU, Session } from 'smpp';
+import type { ConnectionChange } from '../contract.js';
 import { ESME_ROK, statusName, type SmppLib } from './library.js';
 import type { SmppConfig } from './options.js';
 import { SubmitWindow } from './window.js';
@@ -17,8 +18,11 @@ export type BindMode = 'transceiver' | 'transmitter' | 'receiver';
 export interface BindHooks {
   /** A `deliver_sm` or `data_sm` arrived; the adapter answers it on `session`. */
   deliver(pdu: PDU, session: Session): void;
-  /** A connection, bind or link failure, reported while the bind recovers on its own. */
-  error(error: unknown): void;
+  /**
+   * The bind came up, or went down: once per session, with the first failure that ended it
+   * (connect, bind, link), while the bind recovers on its own.
+   */
+  connection(change: ConnectionChange): void;
 }
 
 /**
@@ -33,7 +37,12 @@ export class SmppBind {
   #session: Session | null = null;
   #sessionClosed: Promise<void> = Promise.resolve();
   #bound = false;
+  /** Bound at least once: the next bind is a reconnect. */
+  #everBound = false;
+  /** The first failure of the current session: what its close reports. */
+  #failure: Error | null = null;
   #closing = false;
+  /** Sessions that failed in a row since the last bind: the backoff's exponent and the reported attempt. */
   #failures = 0;
   #reconnectTimer: NodeJS.Timeout | null = null;
   #enquireTimer: NodeJS.Timeout | null = null;
@@ -55,7 +64,7 @@ export class SmppBind {
     return this.#bound;
   }
 
-  /** Begins connecting; failures go to `hooks.error` and are retried with backoff. */
+  /** Begins connecting; failures go to `hooks.connection` and are retried with backoff. */
   start(): void {
     this.#connect();
   }
@@ -116,8 +125,8 @@ export class SmppBind {
     const { host, port, tls } = this.#config;
     const session = this.#lib.connect({ host, port, tls });
     this.#session = session;
+    this.#failure = null;
     this.#sessionClosed = new Promise((resolve) => session.once('close', () => resolve()));
-    let errorReported = false;
     session.on(tls ? 'secureConnect' : 'connect', () => {
       // PDUs are small and each waits for an answer: with Nagle's algorithm on, a submit
       // could sit in the kernel for a delayed ACK (up to 40 ms on Linux) while the window
@@ -125,16 +134,17 @@ export class SmppBind {
       session.socket.setNoDelay(true);
       this.#bind(session);
     });
-    session.on('error', (error: Error) => {
-      if (!errorReported && !this.#closing) {
-        errorReported = true;
-        const what = this.#bound ? 'connection' : 'connect';
-        this.#hooks.error(new Error(`SMPP ${what} to ${host}:${port} failed: ${error.message}`, { cause: error }));
-      }
+    session.on('error', (error: Error & { code?: unknown }) => {
+      const what = this.#bound ? 'connection' : 'connect';
+      // The reason is in the message and not also in a `cause`: pino's serializer appends
+      // each cause's message, which would print it twice. The system code stays matchable.
+      const failure = new Error(`SMPP ${what} to ${host}:${port} failed: ${error.message}`);
+      if (typeof error.code === 'string') Object.assign(failure, { code: error.code });
+      this.#fail(session, failure);
       // The library stops reading after a malformed PDU; only a new connection recovers.
       session.destroy();
     });
-    session.on('close', () => this.#onClose(session, errorReported));
+    session.on('close', () => this.#onClose(session));
     session.on('deliver_sm', (pdu: PDU) => this.#hooks.deliver(pdu, session));
     // Some SMSCs send receipts and MO as data_sm; it is read the same way.
     session.on('data_sm', (pdu: PDU) => this.#hooks.deliver(pdu, session));
@@ -144,7 +154,7 @@ export class SmppBind {
       if (!pdu.isResponse()) session.send(pdu.response());
     });
     session.on('unbind', (pdu: PDU) => {
-      if (!this.#closing) this.#hooks.error(new Error(`SMPP ${host}:${port} unbound us; reconnecting`));
+      this.#fail(session, new Error(`SMPP ${host}:${port} unbound us; reconnecting`));
       this.#bound = false;
       session.send(pdu.response());
       session.close();
@@ -153,7 +163,7 @@ export class SmppBind {
 
   #bind(session: Session): void {
     const timer = setTimeout(() => {
-      this.#hooks.error(new Error(`SMPP bind timed out after ${this.#config.responseTimeoutMs} ms`));
+      this.#fail(session, new Error(`SMPP bind timed out after ${this.#config.responseTimeoutMs} ms`));
       session.destroy();
     }, this.#config.responseTimeoutMs);
     timer.unref();
@@ -168,25 +178,26 @@ export class SmppBind {
       clearTimeout(timer);
       if (session !== this.#session || this.#closing) return;
       if (response.command_status !== ESME_ROK) {
-        this.#hooks.error(
-          new Error(`SMPP bind failed: ${statusName(this.#lib, response.command_status)} (${this.#mode}); retrying`),
-        );
+        this.#fail(session, new Error(`SMPP bind failed: ${statusName(this.#lib, response.command_status)} (${this.#mode}); retrying`));
         session.destroy();
         return;
       }
+      const reconnect = this.#everBound;
       this.#bound = true;
+      this.#everBound = true;
       this.#failures = 0;
       this.#enquirePending = false;
       this.#enquireTimer = setInterval(() => this.#enquire(session), this.#config.enquireLinkMs);
       this.#enquireTimer.unref();
       for (const waiter of [...this.#bindWaiters]) waiter();
+      this.#hooks.connection({ bind: this.#mode, state: 'bound', reconnect });
       this.#window.pump();
     });
   }
 
   #enquire(session: Session): void {
     if (this.#enquirePending) {
-      this.#hooks.error(new Error('SMPP enquire_link unanswered; dropping the connection'));
+      this.#fail(session, new Error('SMPP enquire_link unanswered; dropping the connection'));
       session.destroy();
       return;
     }
@@ -196,7 +207,12 @@ export class SmppBind {
     });
   }
 
-  #onClose(session: Session, errorReported: boolean): void {
+  /** Keeps the first failure of `session`, for its close to report; later ones follow from it. */
+  #fail(session: Session, failure: Error): void {
+    if (session === this.#session && this.#failure === null && !this.#closing) this.#failure = failure;
+  }
+
+  #onClose(session: Session): void {
     if (session !== this.#session) return;
     const wasBound = this.#bound;
     this.#bound = false;
@@ -204,15 +220,22 @@ export class SmppBind {
     this.#clearTimer('enquire');
     const lost = this.#window.sessionLost();
     if (this.#closing) return;
-    if (wasBound && !errorReported) {
-      this.#hooks.error(new Error(`SMPP connection lost (${lost} submit_sm in flight); reconnecting`));
-    }
-    const ceiling = Math.min(this.#config.reconnectMaxMs, this.#config.reconnectMinMs * 2 ** this.#failures);
-    this.#failures = Math.min(this.#failures + 1, 30);
+    const { host, port } = this.#config;
+    const error =
+      this.#failure ??
+      new Error(
+        wasBound
+          ? `SMPP connection lost: ${host}:${port} (${lost} submit_sm in flight); reconnecting`
+          : `SMPP connection to ${host}:${port} closed before the bind completed`,
+      );
+    this.#failure = null;
+    const ceiling = Math.min(this.#config.reconnectMaxMs, this.#config.reconnectMinMs * 2 ** Math.min(this.#failures, 30));
+    this.#failures += 1;
     // Jitter spreads the reconnects of many instances after an SMSC restart.
     const delay = ceiling / 2 + Math.random() * (ceiling / 2);
     this.#reconnectTimer = setTimeout(() => this.#connect(), delay);
     this.#reconnectTimer.unref();
+    this.#hooks.connection({ bind: this.#mode, state: 'unbound', error, attempt: this.#failures, retryInMs: Math.round(delay) });
   }
 
   #clearTimer(which: 'reconnect' | 'enquire'): void {

@@ -3,7 +3,9 @@
  * over its own store, and hands the router what it places in the request path.
  */
 import type { Logger, Store } from 'express-rate-limit';
-import type { RequestHandler } from 'express';
+import type { RequestHandler, Response } from 'express';
+import { isPromiseLike } from '../../util/settle.js';
+import { principalOf } from '../authenticate.js';
 import type { Emit } from '../../observe/events.js';
 import { messageBudget, type ChargeMessages } from '../message-budget.js';
 import { failedAuthGuard } from './failed-auth.js';
@@ -22,6 +24,11 @@ export interface RateLimiters {
   around(authenticate: RequestHandler): RequestHandler;
   /** The message budget; the send handler calls it once the message count is known. */
   chargeMessages: ChargeMessages;
+  /**
+   * Gives back the per-key request limit's count of this request (the store's `decrement`),
+   * for a request answered with a replay: it was counted before its body was read.
+   */
+  refundRequest(res: Response): void;
   /** Stops the timers of the memory stores made here; a host's stores are left alone. */
   close(): Promise<void>;
 }
@@ -34,7 +41,7 @@ export interface RateLimiters {
  */
 export function createRateLimiters(config: RateLimitConfig | false, emit: Emit): RateLimiters {
   if (config === false) {
-    return { around: (authenticate) => authenticate, chargeMessages: () => undefined, close: async () => undefined };
+    return { around: (authenticate) => authenticate, chargeMessages: () => undefined, refundRequest: () => undefined, close: async () => undefined };
   }
   const report = (error: unknown): void => emit('error', { error, source: 'request' });
   const logger: Logger = {
@@ -55,7 +62,8 @@ export function createRateLimiters(config: RateLimitConfig | false, emit: Emit):
   };
 
   const guard = config.failedAuth === false ? null : failedAuthGuard(config.failedAuth, storeFor('failed-auth'), report);
-  const perKey = config.requests === false ? null : requestLimiter(config.requests, storeFor('requests'), logger, config.headers);
+  const requestStore = config.requests === false ? null : storeFor('requests');
+  const perKey = config.requests === false ? null : requestLimiter(config.requests, requestStore!, logger, config.headers);
   const chargeMessages: ChargeMessages =
     config.messages === false ? () => undefined : messageBudget(config.messages, config.budgetStore, config.headers);
 
@@ -71,6 +79,16 @@ export function createRateLimiters(config: RateLimitConfig | false, emit: Emit):
       };
     },
     chargeMessages,
+    refundRequest: (res) => {
+      if (requestStore === null) return;
+      try {
+        // A store that cannot give back (or fails to) costs the client one request, no more.
+        const giving = requestStore.decrement(principalOf(res).id) as unknown;
+        if (isPromiseLike(giving)) Promise.resolve(giving).catch(report);
+      } catch (error) {
+        report(error);
+      }
+    },
     close: async () => {
       for (const store of own) await store.shutdown?.();
     },

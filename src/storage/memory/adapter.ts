@@ -10,12 +10,14 @@ import { randomUUID } from 'node:crypto';
 import { foldParts, isTerminal } from '../../lifecycle/states.js';
 import { MessageQueue, ReportQueue } from './claims.js';
 import { CarrierIdIndex, ExternalIdIndex, LaterPart } from './indexes.js';
+import { IdempotencyRecords } from './idempotency.js';
 import { copyRecord, SharedOutcomes, StoredMessage, type StoredCallback } from './records.js';
 import type {
   CallbackAttempt,
   CallbackState,
   ClaimOptions,
   DueCallback,
+  IdempotencyRecord,
   InsertLease,
   MessageRecord,
   NewMessage,
@@ -47,6 +49,7 @@ export class MemoryStorage implements Storage {
   private readonly callbacks = new Map<string, StoredCallback>();
   /** The pending reports, which a report claim takes from. */
   private readonly reports = new ReportQueue();
+  private readonly idempotency = new IdempotencyRecords();
   private seq = 0;
 
   /** Nothing to prepare; present so callers can treat every adapter alike. */
@@ -55,14 +58,21 @@ export class MemoryStorage implements Storage {
   /** Nothing to release; the data stays until the instance is garbage-collected. */
   async close(): Promise<void> {}
 
-  /** Stores every message as `queued` (leased under `lease`), or none if any ref is already taken. */
-  async insertMessages(messages: readonly NewMessage[], lease?: InsertLease): Promise<void> {
+  /**
+   * Stores every message as `queued` (leased under `lease`) with the idempotency record, if
+   * any, or nothing if any ref or the record's key is already taken.
+   */
+  async insertMessages(messages: readonly NewMessage[], lease?: InsertLease, idempotency?: IdempotencyRecord): Promise<void> {
     const refs = messages.length > 1 ? new Set<string>() : null;
     for (const message of messages) {
       if (this.messages.has(message.ref) || refs?.has(message.ref) === true) {
         throw new Error(`MemoryStorage: message ref ${JSON.stringify(message.ref)} already exists`);
       }
       refs?.add(message.ref);
+    }
+    if (idempotency !== undefined) {
+      this.idempotency.assertFree(idempotency);
+      this.idempotency.set(idempotency);
     }
     const stored = messages.map((message) => {
       const record = new StoredMessage(message, this.seq++, lease);
@@ -71,6 +81,16 @@ export class MemoryStorage implements Storage {
       return record;
     });
     this.queue.add(messages, stored);
+  }
+
+  /** The principal's live idempotency record under `key`, or `null`. */
+  async findIdempotency(principalId: string, key: string, now: number): Promise<IdempotencyRecord | null> {
+    return this.idempotency.find(principalId, key, now);
+  }
+
+  /** Deletes up to `limit` idempotency records expired at `now`, oldest expiry first. */
+  async purgeIdempotency(now: number, limit: number): Promise<number> {
+    return this.idempotency.purge(now, limit);
   }
 
   /** Leases up to `limit` due, unleased `queued` messages, in fair order (claims.ts). */

@@ -14,6 +14,7 @@ import { PRIORITY_RANK } from '../fair-tags.js';
 import { postgresBatches, type PostgresBatches } from './batches.js';
 import type { StoredFunction } from './function-parts.js';
 import { storedFunctions } from './functions.js';
+import { toIdempotencyRecord, type IdempotencyRow } from './idempotency.js';
 import { migrate } from './migrations.js';
 import { functionNames, quoteIdent, schemaTables } from './names.js';
 import { resolvePostgresOptions, type PostgresStorageOptions } from './options.js';
@@ -23,6 +24,7 @@ import type {
   CallbackAttempt,
   ClaimOptions,
   DueCallback,
+  IdempotencyRecord,
   InsertLease,
   MessageRecord,
   NewMessage,
@@ -109,15 +111,37 @@ export class PostgresStorage implements Storage {
   }
 
   /**
-   * Stores all messages and their parts in one statement: all or none. Requests stored at
-   * the same time share the statement (and its commit); if it fails, each request is
-   * stored on its own, so one request's failure is not another's.
+   * Stores all messages and their parts, with the idempotency record if any, in one
+   * statement: all or none. Requests stored at the same time share the statement (and its
+   * commit); if it fails, each request is stored on its own, so one request's failure is not
+   * another's. A key held by a live record (of this instance or another) stores nothing.
    */
-  async insertMessages(messages: readonly NewMessage[], lease?: InsertLease): Promise<void> {
+  async insertMessages(messages: readonly NewMessage[], lease?: InsertLease, idempotency?: IdempotencyRecord): Promise<void> {
     await this.ready();
     if (messages.length === 0) return;
     // Copied now: the caller may reuse its array before the batch goes out.
-    await this.batches.inserts.call({ messages: [...messages], owner: lease?.owner ?? null, until: lease?.until ?? null });
+    const stored = await this.batches.inserts.call({
+      messages: [...messages],
+      owner: lease?.owner ?? null,
+      until: lease?.until ?? null,
+      idempotency: idempotency === undefined ? null : { ...idempotency },
+    });
+    if (!stored) throw new Error(`PostgresStorage: idempotency key ${JSON.stringify(idempotency!.key)} is taken`);
+  }
+
+  /** The principal's live idempotency record under `key`, or `null`. */
+  async findIdempotency(principalId: string, key: string, now: number): Promise<IdempotencyRecord | null> {
+    await this.ready();
+    const { rows } = await this.pool.query<IdempotencyRow>(this.sql.findIdempotency, [principalId, key, now]);
+    return rows[0] === undefined ? null : toIdempotencyRecord(principalId, key, rows[0]);
+  }
+
+  /** Deletes up to `limit` idempotency records expired at `now`, oldest expiry first; instances sweeping at once skip each other's rows. */
+  async purgeIdempotency(now: number, limit: number): Promise<number> {
+    await this.ready();
+    if (limit <= 0) return 0;
+    const result = await this.pool.query(this.sql.purgeIdempotency, [now, limit]);
+    return result.rowCount ?? 0;
   }
 
   /** Leases up to `limit` due, unleased `queued` messages, oldest first, with their parts (claims.ts). */

@@ -9,6 +9,7 @@
  */
 import type { Pool } from 'pg';
 import { Batcher, type BatcherOptions } from '../../util/batcher.js';
+import { idempotencyParams, storedCalls, type TakenKeys } from './idempotency.js';
 import { insertParams, toReceiptResult, toSubmissionResult, type InsertRows, type ReceiptJson, type SubmissionJson } from './rows.js';
 import type { PostgresStatements } from './statements.js';
 import type { CallbackAttempt, PartReceipt, ReceiptResult, SubmissionResult } from '../contract.js';
@@ -35,8 +36,11 @@ export interface AttemptCall {
 
 /** The batched steps of one storage; `call` each with one call's item. */
 export interface PostgresBatches {
-  /** Inserts each call's messages under its lease, if any. */
-  inserts: Batcher<InsertRows, void>;
+  /**
+   * Inserts each call's messages under its lease, if any, with its idempotency record;
+   * resolves false for a call whose key was held by a live record (nothing of it stored).
+   */
+  inserts: Batcher<InsertRows, boolean>;
   /** `record_submission`, or `record_submissions` for a batch. */
   submissions: Batcher<SubmissionCall, SubmissionResult>;
   /** `apply_receipt`, or `apply_receipts` for a batch. */
@@ -61,9 +65,18 @@ function runAsOneStatement<I>(write: (calls: readonly I[]) => Promise<void>): Pi
 
 /** The batched steps over `pool`, running the statements `sql`. */
 export function postgresBatches(pool: Pool, sql: PostgresStatements): PostgresBatches {
-  /** The insert itself: one statement for every message of every call given. */
-  const insert = async (calls: readonly InsertRows[]): Promise<void> => {
-    await pool.query(sql.insertMessages, insertParams(calls));
+  /**
+   * The insert itself: one statement for every message of every call given; the keyed one
+   * only when a call has an idempotency record, so the others pay nothing for it. A call
+   * refused for its key leaves a gap in its group's fair tags: its messages were counted.
+   */
+  const insert = async (calls: readonly InsertRows[]): Promise<boolean[]> => {
+    if (calls.every((call) => call.idempotency == null)) {
+      await pool.query(sql.insertMessages, insertParams(calls));
+      return calls.map(() => true);
+    }
+    const { rows } = await pool.query<TakenKeys>(sql.insertMessagesKeyed, [...insertParams(calls), ...idempotencyParams(calls)]);
+    return storedCalls(calls, rows[0]!);
   };
 
   const recordSubmission = async (call: SubmissionCall): Promise<SubmissionResult> => {
@@ -125,7 +138,7 @@ export function postgresBatches(pool: Pool, sql: PostgresStatements): PostgresBa
   // take connections from the host's pool.
   const batching = { maxBatch: 100, maxInFlight: 3 };
   return {
-    inserts: new Batcher({ ...batching, ...runAsOneStatement(insert) }),
+    inserts: new Batcher({ ...batching, runOne: async (call) => (await insert([call]))[0]!, runBatch: insert }),
     submissions: new Batcher({ ...batching, runOne: recordSubmission, runBatch: recordSubmissions }),
     receipts: new Batcher({ ...batching, runOne: applyReceipt, runBatch: applyReceipts }),
     attempts: new Batcher({ ...batching, ...runAsOneStatement(recordAttempts) }),

@@ -213,6 +213,28 @@ export function migrations(s: string): { version: number; statements: string[] }
           INCLUDE (created_at) WHERE state = 'queued'`,
       ],
     },
+    {
+      // Idempotency keys (storage/contract.ts IdempotencyRecord): one row per principal and
+      // key, written by the statement that inserts the request's messages (statements.ts
+      // `insertMessagesKeyed`), so a crash keeps both or neither. The primary key decides
+      // between two instances writing one key at once: the second waits for the first's
+      // commit, then finds the key taken. The expiry index serves the sweep. A new table only:
+      // instances of schema 6 still running go on working (they never name it).
+      version: 7,
+      statements: [
+        `CREATE TABLE ${s}.idempotency_keys (
+          principal_id text NOT NULL,
+          key text NOT NULL,
+          body_hash text NOT NULL,
+          status integer NOT NULL,
+          body text NOT NULL,
+          created_at bigint NOT NULL,
+          expires_at bigint NOT NULL,
+          PRIMARY KEY (principal_id, key)
+        )`,
+        `CREATE INDEX idempotency_keys_expiry_idx ON ${s}.idempotency_keys (expires_at)`,
+      ],
+    },
   ];
 }
 

@@ -20,6 +20,8 @@ export interface PostgresTables {
   carrierIds: string;
   /** `<schema>.callbacks` */
   callbacks: string;
+  /** `<schema>.idempotency_keys` */
+  idempotencyKeys: string;
 }
 
 /** Every table of the schema, the migrations' own bookkeeping included. */
@@ -34,6 +36,7 @@ export function schemaTables(s: string): SchemaTables {
     messages: `${s}.messages`,
     carrierIds: `${s}.carrier_ids`,
     callbacks: `${s}.callbacks`,
+    idempotencyKeys: `${s}.idempotency_keys`,
     migrations: `${s}.migrations`,
   };
 }

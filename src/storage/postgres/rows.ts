@@ -13,6 +13,7 @@ import type {
   CallbackState,
   Encoding,
   Endpoint,
+  IdempotencyRecord,
   LeasedReport,
   MessageRecord,
   MessageState,
@@ -166,11 +167,12 @@ export function toRecord(row: RecordRow): MessageRecord {
   };
 }
 
-/** Messages to insert, with the lease they are stored under (both null: none). */
+/** Messages to insert, with the lease they are stored under (both null: none) and their request's idempotency record, if any. */
 export interface InsertRows {
   messages: readonly NewMessage[];
   owner: string | null;
   until: number | null;
+  idempotency?: IdempotencyRecord | null;
 }
 
 /**

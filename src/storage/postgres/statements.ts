@@ -31,6 +31,15 @@ export interface PostgresStatements extends ClaimStatements {
    * many messages it carries.
    */
   insertMessages: string;
+  /**
+   * {@link insertMessages} with idempotency records (`$28`-`$35`, idempotency.ts): messages
+   * whose key another record holds are left out; returns the `principals` and `keys` taken.
+   */
+  insertMessagesKeyed: string;
+  /** Principal `$1`'s idempotency record under key `$2` while live at `$3`. */
+  findIdempotency: string;
+  /** Deletes up to `$2` idempotency records expired at `$1`, oldest expiry first. */
+  purgeIdempotency: string;
   /** `record_submission($1 ref, $2 idx, $3 carrier id, $4 now) AS result` */
   recordSubmission: string;
   /** `record_submissions` of four arrays, one element per call `AS result` */
@@ -86,16 +95,25 @@ function countQueuedSql(t: PostgresTables, ofPrincipal: boolean): string {
       GROUP BY priority`;
 }
 
-/** The statements over tables `t`, calling the functions `f`. */
-export function postgresStatements(t: PostgresTables, f: FunctionNames): PostgresStatements {
-  return {
-    ...claimStatements(t, f),
-    // The start of each group's tags (claims.ts), once, then the rows with their tags.
-    // `ORDER BY ord` gives them their seq in the calls' order.
-    insertMessages: `WITH s AS MATERIALIZED (
-        SELECT ${f.fairStarts}($24::text[], $25::int2[], $26::float8[], $27::int8) AS starts
-      )
-      INSERT INTO ${t.messages} (ref, principal_id, endpoint, profile_code, sender, recipient, text,
+/**
+ * `insertMessages`, or with `keyed` `insertMessagesKeyed`: the start of each group's tags
+ * (claims.ts), once, then the rows with their tags; `ORDER BY ord` gives them their seq in
+ * the calls' order. Keyed, the idempotency records (`$28`-`$34`, one element per record: see
+ * idempotency.ts) are written first, each taking its key or replacing an expired record under
+ * it; a key held by a live record writes nothing (ON CONFLICT waits for a writer of that key
+ * still in flight, then sees its commit), and the messages whose key (`$35`, one per message,
+ * null for none) was not taken are left out. The statement returns the keys it took.
+ */
+function insertMessagesSql(t: PostgresTables, f: FunctionNames, keyed: boolean): string {
+  const records = `k AS (
+        INSERT INTO ${t.idempotencyKeys} AS i (principal_id, key, body_hash, status, body, created_at, expires_at)
+        SELECT * FROM unnest($28::text[], $29::text[], $30::text[], $31::int4[], $32::text[], $33::int8[], $34::int8[])
+        ON CONFLICT (principal_id, key) DO UPDATE SET body_hash = EXCLUDED.body_hash, status = EXCLUDED.status,
+          body = EXCLUDED.body, created_at = EXCLUDED.created_at, expires_at = EXCLUDED.expires_at
+        WHERE i.expires_at <= EXCLUDED.created_at
+        RETURNING i.principal_id, i.key
+      ),`;
+  const insert = `INSERT INTO ${t.messages} (ref, principal_id, endpoint, profile_code, sender, recipient, text,
         message_type, req_type, external_id, recipient_field, reference_field, sms_count, encoding,
         callback_url, callback_secret, created_at, state, attempts, next_attempt_at, lease_owner, lease_until,
         updated_at, parts, priority, fair_tag)
@@ -105,12 +123,28 @@ export function postgresStatements(t: PostgresTables, f: FunctionNames): Postgre
         t.parts, t.priority, ${FAIR_TAG}
       FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
         $8::int4[], $9::int4[], $10::text[], $11::text[], $12::text[], $13::int4[], $14::text[], $15::text[],
-        $16::text[], $17::int8[], $18::text[], $19::int8[], $20::jsonb[], $21::int2[], $22::int4[], $23::float8[])
+        $16::text[], $17::int8[], $18::text[], $19::int8[], $20::jsonb[], $21::int2[], $22::int4[], $23::float8[]${keyed ? ', $35::text[]' : ''})
         WITH ORDINALITY AS t(ref, principal_id, endpoint, profile_code, sender, recipient, text, message_type,
           req_type, external_id, recipient_field, reference_field, sms_count, encoding, callback_url,
-          callback_secret, created_at, lease_owner, lease_until, parts, priority, grp, tag_offset, ord)
-      CROSS JOIN s
-      ORDER BY ord`,
+          callback_secret, created_at, lease_owner, lease_until, parts, priority, grp, tag_offset,${keyed ? ' idem_key,' : ''} ord)
+      CROSS JOIN s${keyed ? '\n      WHERE t.idem_key IS NULL OR EXISTS (SELECT 1 FROM k WHERE k.principal_id = t.principal_id AND k.key = t.idem_key)' : ''}
+      ORDER BY ord`;
+  const starts = `WITH s AS MATERIALIZED (
+        SELECT ${f.fairStarts}($24::text[], $25::int2[], $26::float8[], $27::int8) AS starts
+      ),`;
+  if (!keyed) return `${starts.slice(0, -1)}\n      ${insert}`;
+  return `${starts}
+      ${records}
+      m AS (${insert})
+      SELECT array(SELECT principal_id FROM k) AS principals, array(SELECT key FROM k) AS keys`;
+}
+
+/** The statements over tables `t`, calling the functions `f`. */
+export function postgresStatements(t: PostgresTables, f: FunctionNames): PostgresStatements {
+  return {
+    ...claimStatements(t, f),
+    insertMessages: insertMessagesSql(t, f, false),
+    insertMessagesKeyed: insertMessagesSql(t, f, true),
     recordSubmission: `SELECT ${f.recordSubmission}($1::text, $2::int4, $3::text, $4::int8) AS result`,
     recordSubmissions: `SELECT ${f.recordSubmissions}($1::text[], $2::int4[], $3::text[], $4::int8[]) AS result`,
     reschedule: `UPDATE ${t.messages} SET attempts = attempts + 1, last_error = $2, next_attempt_at = $3,
@@ -149,6 +183,11 @@ export function postgresStatements(t: PostgresTables, f: FunctionNames): Postgre
       carrier_ids AS (DELETE FROM ${t.carrierIds} WHERE ref IN (SELECT ref FROM doomed)),
       callbacks AS (DELETE FROM ${t.callbacks} WHERE ref IN (SELECT ref FROM doomed))
       DELETE FROM ${t.messages} WHERE ref IN (SELECT ref FROM doomed)`,
+    findIdempotency: `SELECT body_hash, status, body, created_at, expires_at FROM ${t.idempotencyKeys}
+      WHERE principal_id = $1 AND key = $2 AND expires_at > $3`,
+    purgeIdempotency: `DELETE FROM ${t.idempotencyKeys} WHERE (principal_id, key) IN (
+        SELECT principal_id, key FROM ${t.idempotencyKeys} WHERE expires_at <= $1
+        ORDER BY expires_at LIMIT $2 FOR UPDATE SKIP LOCKED)`,
     countQueued: countQueuedSql(t, false),
     countQueuedOf: countQueuedSql(t, true),
   };

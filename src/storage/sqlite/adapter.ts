@@ -24,6 +24,7 @@ import type {
   CallbackState,
   ClaimOptions,
   DueCallback,
+  IdempotencyRecord,
   InsertLease,
   MessageRecord,
   NewMessage,
@@ -92,16 +93,21 @@ export class SqliteStorage implements Storage {
   }
 
   /**
-   * Stores every message as `queued` (leased under `lease`) in its fair place (claims.ts), or
-   * none; shares a commit with concurrent calls.
+   * Stores every message as `queued` (leased under `lease`) in its fair place (claims.ts), with
+   * the idempotency record if any, or nothing (a taken key throws before any message is
+   * written); shares a commit with concurrent calls.
    */
-  async insertMessages(messages: readonly NewMessage[], lease?: InsertLease): Promise<void> {
+  async insertMessages(messages: readonly NewMessage[], lease?: InsertLease, idempotency?: IdempotencyRecord): Promise<void> {
     const s = await this.prepared();
     if (messages.length === 0) return;
     // Copied now: the caller may reuse its objects before the group is written.
     const batch = messages.map((message) => ({ ...message }));
     const leased = lease === undefined ? undefined : { owner: lease.owner, until: lease.until };
+    const k = idempotency === undefined ? undefined : { ...idempotency };
     await this.commits.run(() => {
+      if (k !== undefined && s.takeIdempotencyKey.run(k.principalId, k.key, k.bodyHash, k.status, k.body, k.createdAt, k.expiresAt).changes === 0) {
+        throw new Error(`SqliteStorage: idempotency key ${JSON.stringify(k.key)} is taken`);
+      }
       // In the write, not before it: the places depend on what is queued when it runs.
       const places = fairPlaces(s, batch);
       batch.forEach((m, i) => {
@@ -110,6 +116,20 @@ export class SqliteStorage implements Storage {
         s.enqueue.run(rank, tag, id, m.principalId, m.createdAt, leased?.owner ?? null, leased?.until ?? null, m.createdAt);
       });
     });
+  }
+
+  /** The principal's live idempotency record under `key`, or `null`. */
+  async findIdempotency(principalId: string, key: string, now: number): Promise<IdempotencyRecord | null> {
+    const s = await this.prepared();
+    const row = s.idempotencyRecord.get(principalId, key, now);
+    if (row === undefined) return null;
+    return { principalId, key, bodyHash: row.body_hash, status: row.status, body: row.body, createdAt: row.created_at, expiresAt: row.expires_at };
+  }
+
+  /** Deletes up to `limit` idempotency records expired at `now`, oldest expiry first. */
+  async purgeIdempotency(now: number, limit: number): Promise<number> {
+    const s = await this.prepared();
+    return this.commits.run(() => s.purgeIdempotency.run(now, Math.max(0, limit)).changes);
   }
 
   /** Leases up to `limit` due, unleased `queued` messages, in fair order (claims.ts). */

@@ -175,6 +175,23 @@ export const MIGRATIONS: readonly string[] = [
   DROP INDEX sms_queue_principal;
   CREATE INDEX sms_queue_principal ON sms_queue (principal_id, priority, fair_tag, created_at);
   `,
+  // 7: idempotency keys (storage/contract.ts IdempotencyRecord). One row per principal and
+  // key, written in the transaction of the request's messages; the key is the primary key,
+  // so of two writers of one key the second finds it taken. `sms_idempotency_expiry` finds
+  // the expired ones for the sweep.
+  `
+  CREATE TABLE sms_idempotency (
+    principal_id TEXT NOT NULL,
+    key TEXT NOT NULL,
+    body_hash TEXT NOT NULL,
+    status INTEGER NOT NULL,
+    body TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    expires_at INTEGER NOT NULL,
+    PRIMARY KEY (principal_id, key)
+  ) WITHOUT ROWID;
+  CREATE INDEX sms_idempotency_expiry ON sms_idempotency (expires_at);
+  `,
 ];
 
 /**

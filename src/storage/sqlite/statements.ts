@@ -68,6 +68,27 @@ export interface Statements extends ClaimStatements, ClaimReads {
   countQueued: Database.Statement<[], QueueCountRow>;
   /** {@link Statements.countQueued} for one principal: a row per rank it has queued. */
   countQueuedOf: Database.Statement<[string], QueueCountRow>;
+  /**
+   * Takes a principal's idempotency key (principal, key, body hash, status, body, created at,
+   * expires at): inserts the record, or replaces one expired at its creation; changes no row
+   * when the key is held by a live record.
+   */
+  takeIdempotencyKey: Database.Statement<[string, string, string, number, string, number, number]>;
+  /** A principal's record under a key while live at a time. */
+  idempotencyRecord: Database.Statement<[string, string, number], IdempotencyRow>;
+  /** Deletes up to a number of records expired at a time, oldest expiry first. */
+  purgeIdempotency: Database.Statement<[number, number]>;
+}
+
+/** A row of `sms_idempotency`. */
+export interface IdempotencyRow {
+  principal_id: string;
+  key: string;
+  body_hash: string;
+  status: number;
+  body: string;
+  created_at: number;
+  expires_at: number;
 }
 
 /** A row of the queue count: a class's rank, how many of it are queued, and the oldest one's acceptance time. */
@@ -148,5 +169,17 @@ export function prepareStatements(db: Database.Database): Statements {
         'SELECT priority, count(*), min(created_at) FROM sms_queue WHERE principal_id = ? GROUP BY priority',
       )
       .raw(true),
+    takeIdempotencyKey: db.prepare<[string, string, string, number, string, number, number]>(`
+      INSERT INTO sms_idempotency (principal_id, key, body_hash, status, body, created_at, expires_at)
+      VALUES (?, ?, ?, ?, ?, ?, ?)
+      ON CONFLICT (principal_id, key) DO UPDATE SET body_hash = excluded.body_hash, status = excluded.status,
+        body = excluded.body, created_at = excluded.created_at, expires_at = excluded.expires_at
+      WHERE sms_idempotency.expires_at <= excluded.created_at`),
+    idempotencyRecord: db.prepare<[string, string, number], IdempotencyRow>(
+      'SELECT * FROM sms_idempotency WHERE principal_id = ? AND key = ? AND expires_at > ?',
+    ),
+    purgeIdempotency: db.prepare<[number, number]>(`
+      DELETE FROM sms_idempotency WHERE (principal_id, key) IN (
+        SELECT principal_id, key FROM sms_idempotency WHERE expires_at <= ? ORDER BY expires_at LIMIT +?)`),
   };
 }

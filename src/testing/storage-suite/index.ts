@@ -11,6 +11,7 @@ import { claimTests } from './claims.js';
 import { suiteContext, type StorageSuiteHarness, type StorageSuiteOptions } from './context.js';
 import { endingTests } from './endings.js';
 import { fairnessTests } from './fairness.js';
+import { idempotencyTests } from './idempotency.js';
 import { messageTests } from './messages.js';
 import { queueCountTests } from './queue-count.js';
 import { receiptTests } from './receipts.js';
@@ -39,5 +40,6 @@ export function runStorageContract(harness: StorageSuiteHarness, options: Storag
     receiptTests(context);
     callbackTests(context);
     retentionTests(context);
+    idempotencyTests(context);
   });
 }

@@ -1,0 +1,28 @@
+/**
+ * The record a send request with an `Idempotency-Key` leaves in storage: part of the storage
+ * contract (contract.ts re-exports it), kept in a file of its own.
+ *
+ * @module
+ */
+
+/**
+ * The answer to a send request that carried an `Idempotency-Key`, kept so that a retry with
+ * the same key and body gets it again instead of sending again. Stored with the request's
+ * messages (`Storage.insertMessages`): a crash keeps both or neither.
+ */
+export interface IdempotencyRecord {
+  /** The principal the key belongs to: keys of two principals never meet. */
+  principalId: string;
+  /** The `Idempotency-Key` header's value. */
+  key: string;
+  /** What the request asked for: SHA-256 (hex) of its endpoint and canonical body. */
+  bodyHash: string;
+  /** The answer's HTTP status. */
+  status: number;
+  /** The answer's body, exactly as sent. */
+  body: string;
+  /** When the request was accepted, epoch ms. */
+  createdAt: number;
+  /** When the key is free again, epoch ms: the record is live while `now < expiresAt`. */
+  expiresAt: number;
+}
