@@ -17,6 +17,7 @@ import {
 } from '../src/index.js';
 import { createGateway, DISABLED_KEY, KEY, QUICK_ONLY_KEY } from './helpers/gateway.js';
 import { GatedDelivery } from './helpers/gated-delivery.js';
+import { recordAnswers } from './helpers/answers.js';
 
 describe('the error registry', () => {
   it('is documented in the README table, code by code, with its status and details', () => {
@@ -173,7 +174,7 @@ describe('the option and error-event codes', () => {
     sms.on('message.accepted', () => {
       throw new Error('listener bug');
     });
-    const app = express().use(sms);
+    const app = express().use(recordAnswers({ basePath: '/api/outbox' }), sms);
     await request(app).get('/api/outbox/delivery-status/0193a0c4-7b1e-7cc0-8000-000000000000').set('X-API-Key', 'k').expect(500);
     await request(app).get('/api/outbox/delivery-status/0193a0c4-7b1e-7cc0-8000-000000000000').set('X-API-Key', 'odd').expect(500);
     await request(app)

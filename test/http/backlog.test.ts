@@ -11,6 +11,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createSmsRouter, MemoryStorage, staticKeys, type SmsRouter } from '../../src/index.js';
 import { GatedDelivery } from '../helpers/gated-delivery.js';
 import { eventually } from '../helpers/poll.js';
+import { recordAnswers } from '../helpers/answers.js';
 
 const keys = staticKeys([
   { key: 'a', id: 'a', profiles: ['12345'] },
@@ -40,7 +41,8 @@ function gateway(messagesPerWindow = 100) {
     backlog: { perKey: 3, total: 8, refreshMs: 1 },
     rateLimit: { messages: { limit: messagesPerWindow, windowMs: 60_000 } },
   });
-  const app = express().use(sms);
+  // Every answer is checked against the OpenAPI document (test/helpers/answers.ts).
+  const app = express().use(recordAnswers({ basePath: '/api/outbox' }), sms);
   const send = (key: string, count: number) =>
     request(app)
       .post('/api/outbox/create')

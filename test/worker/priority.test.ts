@@ -9,6 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createSmsRouter, MemoryStorage, staticKeys, staticProfiles, type SmsRouter } from '../../src/index.js';
 import { GatedDelivery } from '../helpers/gated-delivery.js';
 import { eventually } from '../helpers/poll.js';
+import { recordAnswers } from '../helpers/answers.js';
 
 let sms: SmsRouter | undefined;
 let carrier: GatedDelivery | undefined;
@@ -36,7 +37,7 @@ describe('a transactional message', () => {
       worker: { concurrency: 1 },
       rateLimit: false,
     });
-    const app = express().use(sms);
+    const app = express().use(recordAnswers({ basePath: '/api/outbox' }), sms);
     const send = (key: string, profile: string, count: number) =>
       request(app)
         .post('/api/outbox/create')
