@@ -15,19 +15,13 @@ import { PostgresStorage } from '../../src/storage/postgres/adapter.js';
 import { SqliteStorage } from '../../src/storage/sqlite/adapter.js';
 import { quickBody } from './client.js';
 import { HOST_KEY, HOST_PRINCIPAL, startHost, type HostProcess, type HostStorage } from './host-process.js';
-import { dropSchema, freshSchema, hostStatementsSettled, makePool, postgresUnavailable } from './postgres-service.js';
+import { hostStatementsSettled, makePool, postgresUnavailable, schemasOfThisFile } from './postgres-service.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'sms-outbox-e2e-idem-'));
 const pgUnavailable = await postgresUnavailable('PostgreSQL idempotency crash test');
-const schemas: string[] = [];
+const newSchema = schemasOfThisFile(pgUnavailable);
 
-afterAll(async () => {
-  rmSync(dir, { recursive: true, force: true });
-  if (pgUnavailable !== null) return;
-  const pool = makePool(1);
-  for (const schema of schemas) await dropSchema(pool, schema);
-  await pool.end();
-});
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 /** One request a client sent, retried until it was answered 200. */
 interface KeyedRequest {
@@ -166,8 +160,7 @@ describe('Idempotency-Key retries across kill -9', () => {
   });
 
   (pgUnavailable === null ? it : it.skip)('PostgreSQL: every key\u2019s messages are stored exactly once', { timeout: 90_000 }, async () => {
-    const schema = freshSchema('e2e_idem');
-    schemas.push(schema);
+    const schema = newSchema('e2e_idem');
     await run({
       storage: { kind: 'postgres', schema },
       open: async () => {

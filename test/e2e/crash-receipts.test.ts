@@ -17,7 +17,7 @@ import { isTerminal } from '../../src/lifecycle/states.js';
 import { startSmsc, type SmscEvent, type SmscHandle } from '../fixtures/smsc.js';
 import { runSenders, statusesOnceEnded, type AckedMessage } from './client.js';
 import { startHost, type HostProcess, type HostStorage } from './host-process.js';
-import { dropSchema, freshSchema, hostStatementsSettled, makePool, postgresUnavailable } from './postgres-service.js';
+import { hostStatementsSettled, makePool, postgresUnavailable, schemasOfThisFile } from './postgres-service.js';
 
 /** Hosts killed before the one that must finish the work. */
 const KILLS = 4;
@@ -28,15 +28,9 @@ const DRAIN_MS = 25_000;
 
 const dir = mkdtempSync(join(tmpdir(), 'sms-outbox-e2e-crash-receipts-'));
 const pgUnavailable = await postgresUnavailable('PostgreSQL receipt crash e2e test');
-const schemas: string[] = [];
+const newSchema = schemasOfThisFile(pgUnavailable);
 
-afterAll(async () => {
-  rmSync(dir, { recursive: true, force: true });
-  if (pgUnavailable !== null) return;
-  const pool = makePool(1);
-  for (const schema of schemas) await dropSchema(pool, schema);
-  await pool.end();
-});
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 async function runReceiptCrashLoop(name: string, storage: HostStorage, settle?: (instanceId: string) => Promise<void>): Promise<void> {
   const started = Date.now();
@@ -106,8 +100,7 @@ describe('carrier receipts across kill -9, SmppDelivery to a real SMSC with imme
   });
 
   it.skipIf(pgUnavailable !== null)('PostgreSQL: every acknowledged message ends delivered, none stuck', { timeout: 90_000 }, async () => {
-    const schema = freshSchema('e2e_crash_receipts');
-    schemas.push(schema);
+    const schema = newSchema('e2e_crash_receipts');
     await runReceiptCrashLoop('postgres', { kind: 'postgres', schema }, hostStatementsSettled);
   });
 });

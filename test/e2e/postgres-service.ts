@@ -5,6 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type pg from 'pg';
+import { afterAll } from 'vitest';
 import { makePool, postgresUnavailable as unavailable } from '../helpers/services.js';
 import { eventually } from '../helpers/poll.js';
 import { hostApplicationName } from './host-process.js';
@@ -29,6 +30,25 @@ export async function postgresUnavailable(what: string): Promise<string | null> 
 /** A schema name no other test uses. */
 export function freshSchema(prefix: string): string {
   return `${prefix}_${randomBytes(6).toString('hex')}`;
+}
+
+/**
+ * Fresh schema names for one test file (see {@link freshSchema}), every one of them dropped
+ * when the file's tests are done; nothing is dropped when PostgreSQL was `unavailable`.
+ */
+export function schemasOfThisFile(unavailable: string | null): (prefix: string) => string {
+  const schemas: string[] = [];
+  afterAll(async () => {
+    if (unavailable !== null || schemas.length === 0) return;
+    const pool = makePool(1);
+    for (const schema of schemas) await dropSchema(pool, schema);
+    await pool.end();
+  });
+  return (prefix) => {
+    const schema = freshSchema(prefix);
+    schemas.push(schema);
+    return schema;
+  };
 }
 
 /** Drops `schema` and everything in it. */
