@@ -449,7 +449,7 @@ const FAIR_CASES = [
   { name: 'claim-postgres', script: 'claim-postgres.ts', args: ['--claims-only'], kind: 'claim', storage: 'PostgreSQL' },
 ] as const;
 
-const OTHER_CASES = ['e2e-simulator', 'e2e-sqlite', 'e2e-postgres', 'smpp-raw', 'smpp-raw-pinned', 'e2e-smpp', 'count-sms', 'rss-sqlite', ...STORE_CASES.map((c) => c.name), ...FAIR_CASES.map((c) => c.name)] as const;
+const OTHER_CASES = ['e2e-simulator', 'e2e-sqlite', 'e2e-postgres', 'smpp-raw', 'smpp-raw-pinned', 'e2e-smpp', 'smpp-binds', 'count-sms', 'rss-sqlite', ...STORE_CASES.map((c) => c.name), ...FAIR_CASES.map((c) => c.name)] as const;
 
 function selected(name: string): boolean {
   if (options.filter === null) return true;
@@ -1192,6 +1192,38 @@ async function scriptCase(c: (typeof FAIR_CASES)[number]): Promise<CaseResult> {
 // ---------------------------------------------------------------------------------------
 // countSms and RSS
 
+/**
+ * Several binds to one SMSC (bench/smpp-binds.ts): SmppDelivery's submit rate with 4 binds,
+ * and with 1 in the same runs, against an SMSC answering 20 ms late with a window of 10 per
+ * bind, so one bind is bounded by its window (500 a second) and each bind adds as much.
+ */
+async function smppBindsCase(): Promise<CaseResult> {
+  const title = 'SmppDelivery with 4 binds to one SMSC (bench/smpp-binds.ts benchSmppBinds()): submits/s, the SMSC answering 20 ms late, window 10 per bind';
+  const messages = options.quick ? 1_000 : 4_000;
+  const four: number[] = [];
+  const one: number[] = [];
+  try {
+    const { benchSmppBinds } = (await import('./smpp-binds.js')) as typeof import('./smpp-binds.js');
+    for (let run = 1; run <= options.runs; run++) {
+      const single = await benchSmppBinds({ binds: 1, messages });
+      const several = await benchSmppBinds({ binds: 4, messages });
+      one.push(single.submitsPerSec);
+      four.push(several.submitsPerSec);
+      log(`smpp-binds run ${run}: 4 binds ${several.submitsPerSec} submits/s, 1 bind ${single.submitsPerSec} submits/s (${(several.submitsPerSec / single.submitsPerSec).toFixed(1)}x)`);
+    }
+  } catch (error) {
+    return { name: 'smpp-binds', title, skipped: `bench/smpp-binds.ts failed: ${(error as Error).message}`, notes: [] };
+  }
+  const oneMedian = spread(one)!.median;
+  const fourSpread = spread(four)!;
+  return {
+    name: 'smpp-binds',
+    title,
+    messagesPerSec: fourSpread,
+    notes: [`N = ${messages.toLocaleString('en-US')} parts per run; 1 bind in the same runs: ${Math.round(oneMedian).toLocaleString('en-US')} submits/s (4 binds ${times(fourSpread.median / oneMedian)}); the window bounds one bind at 500/s`],
+  };
+}
+
 async function countSmsCase(): Promise<CaseResult> {
   const title = 'countSms over 100,000 mixed messages (bench/count-sms.ts benchCountSms(), each run a fresh child pinned to core 0 like the servers)';
   const passes = options.quick ? 3 : 5;
@@ -1552,6 +1584,7 @@ async function main(): Promise<void> {
   for (const store of STORE_CASES) {
     if (otherSelected.has(store.name)) cases.push(await storeCase(store));
   }
+  if (otherSelected.has('smpp-binds')) cases.push(await smppBindsCase());
   if (otherSelected.has('count-sms')) cases.push(await countSmsCase());
   for (const c of FAIR_CASES) {
     if (otherSelected.has(c.name)) cases.push(await scriptCase(c));

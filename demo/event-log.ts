@@ -19,6 +19,11 @@ export function attachEventLog(sms: SmsRouter, log: (line: string) => void = con
     log(`dlr.retrying  ${e.message.ref} attempt ${e.attempt} (${e.statusCode ?? e.error}); next ${new Date(e.nextAttemptAt).toISOString()}`),
   );
   sms.on('dlr.failed', (e) => log(`dlr.failed    ${e.message.ref} after ${e.attempt} attempts (${e.statusCode ?? e.error})`));
+  sms.on('inbound.sent', (e) => log(`inbound.sent  ${e.inbound.ref} -> ${e.url} ${e.statusCode} in ${e.durationMs} ms`));
+  sms.on('inbound.retrying', (e) => log(`inbound.retrying ${e.inbound.ref} attempt ${e.attempt} (${e.statusCode ?? e.error})`));
+  sms.on('inbound.failed', (e) => log(`inbound.failed ${e.inbound.ref} after ${e.attempt} attempts (${e.statusCode ?? e.error})`));
+  sms.on('subscriber.opted_out', (e) => log(`opted_out     ${e.number} from ${e.shortCode} (${e.source})`));
+  sms.on('subscriber.opted_in', (e) => log(`opted_in      ${e.number} to ${e.shortCode} (${e.source})`));
   sms.on('request.rejected', (e) => log(`rejected      ${e.status} ${e.endpoint ?? ''} ${e.details}`));
   sms.on('error', (e) => log(`error         [${e.source}] ${e.error instanceof Error ? e.error.stack : String(e.error)}`));
 }

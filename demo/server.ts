@@ -5,9 +5,15 @@
  * Environment: PORT (default 3000), HOST (the address to listen on, default 127.0.0.1: this
  * machine only, because the page at `/` carries the API key), SMS_API_KEY (generated and
  * printed when unset), SMS_DB (default ./data/sms-outbox.db), SMPP_URL (smpp://user:pass@host:port),
+ * SMPP_ROUTES (carriers by recipient prefix: `25470,25471=smpp://...;*=smpp://...`),
  * SMS_RATE_LIMIT (requests per minute per key, default 600), SMS_SIM_OUTCOMES (the
- * simulator's outcome weights, e.g. `delivered:1`; default a mix of every outcome).
- * PORT=0 picks a free port; the real one is printed.
+ * simulator's outcome weights, e.g. `delivered:1`; default a mix of every outcome), SMS_CREDIT
+ * (the demo key's credit in SMS units: each send is charged, refused 402 when short; topped
+ * up to this at start; unset: sends cost nothing), SMS_SMART_ENCODING=1 (smart encoding on
+ * the demo's profiles).
+ * PORT=0 picks a free port; the real one is printed. Subscribers' replies (MO) to the demo's
+ * profiles are forwarded to its own `/demo/inbound`, which logs each one; with the simulated
+ * carrier, the dashboard's inbound form sends one.
  *
  * Besides the API it serves a live dashboard at `/` and Prometheus metrics at `/metrics`.
  */
@@ -30,6 +36,12 @@ const host = process.env.HOST === undefined || process.env.HOST === '' ? '127.0.
 const generatedKey = process.env.SMS_API_KEY === undefined || process.env.SMS_API_KEY === '';
 const apiKey = generatedKey ? randomBytes(18).toString('base64url') : process.env.SMS_API_KEY!;
 const dbPath = process.env.SMS_DB ?? './data/sms-outbox.db';
+const credit = process.env.SMS_CREDIT === undefined || process.env.SMS_CREDIT === '' ? undefined : Number(process.env.SMS_CREDIT);
+if (credit !== undefined && !(Number.isSafeInteger(credit) && credit >= 0)) {
+  console.error(`sms-outbox demo: SMS_CREDIT must be a whole number of SMS units, got ${process.env.SMS_CREDIT}`);
+  process.exit(1);
+}
+const smartEncoding = process.env.SMS_SMART_ENCODING === '1';
 const rateLimit = process.env.SMS_RATE_LIMIT === undefined || process.env.SMS_RATE_LIMIT === '' ? undefined : Number(process.env.SMS_RATE_LIMIT);
 
 /** SMS_SIM_OUTCOMES (`delivered:90,expired:10`) as simulator weights; a bad name stops the demo at start. */
@@ -43,6 +55,12 @@ function simulatedOutcomes(): SimulatorOptions['outcomes'] | undefined {
 }
 
 async function carrier(): Promise<DeliveryAdapter> {
+  const routes = process.env.SMPP_ROUTES;
+  if (routes !== undefined && routes !== '') {
+    const { smppRoutes } = await import('../src/smpp.js');
+    // A prefix route whose bind is down sends through the `*` route meanwhile.
+    return smppRoutes(routes, { fallbackToDefault: true });
+  }
   const url = process.env.SMPP_URL;
   if (url === undefined || url === '') {
     // Mostly delivered, some of each failure, so the demo shows every kind of report.
@@ -62,10 +80,21 @@ mkdirSync(dirname(dbPath), { recursive: true });
 const storage = new SqliteStorage({ path: dbPath });
 // Process metrics beside the gateway's own, all on prom-client's default registry.
 promClient.collectDefaultMetrics();
+const delivery = await carrier();
+/** Where the demo forwards the MO messages of its profiles: its own /demo/inbound, once it listens. */
+let inboundUrl: string | undefined;
 const sms = createSmsRouter({
   verifyKey: staticKeys([{ key: apiKey, id: principalId, scopes: ['quick', 'premium'], profiles: ['12345', '22021501'] }]),
   storage,
-  delivery: await carrier(),
+  ...(smartEncoding ? { resolveProfile: (code, principal) => (principal.profiles?.includes(code) ? { code, smartEncoding } : null) } : {}),
+  ...(credit === undefined ? {} : { credit: { ledger: 'storage' } }),
+  delivery,
+  // Subscribers' replies to the demo's profiles go to its own receiver below (the port is
+  // known once it listens; none is forwarded before).
+  inbound: {
+    resolveOwner: (to) =>
+      ['12345', '22021501'].includes(to) ? { principal: { id: principalId, inboundUrl }, profile: { code: to } } : null,
+  },
   // A demo: delivery reports may go to this machine, and to nowhere else internal.
   dlr: { allowPrivateAddresses: ['127.0.0.0/8', '::1/128'] },
   // A bad SMS_RATE_LIMIT (not an integer >= 0) stops the demo at start with a TypeError.
@@ -81,6 +110,7 @@ app.use(
   dashboardRoutes({
     sms, storage, principalId, apiKey, basePath: '/api/outbox',
     metrics: async () => ({ contentType: promClient.register.contentType, text: await promClient.register.metrics() }),
+    ...(delivery instanceof SimulatorDelivery ? { simulateInbound: (message) => delivery.simulateInbound(message) } : {}),
   }),
 );
 // A delivery-report receiver, so the quick start can show a report arriving.
@@ -90,7 +120,19 @@ app.post('/demo/dlr', express.json(), (req, res) => {
   res.sendStatus(204);
 });
 
+// An inbound (MO) webhook receiver, as a customer of a premium short code would run one.
+app.post('/demo/inbound', express.json(), (req, res) => {
+  const hook = req.body as { data?: { from?: string; to?: string; message?: string } };
+  console.log(`inbound.received ${hook.data?.from ?? '?'} ${hook.data?.to ?? '?'} ${hook.data?.message ?? ''}`);
+  res.sendStatus(204);
+});
+
 await sms.ready();
+// Topped up to SMS_CREDIT, never taken down: a restart on the same database keeps what is left above it.
+if (credit !== undefined) {
+  const left = await sms.credit!.balance(principalId);
+  if (left < credit) await sms.credit!.topUp(principalId, credit - left);
+}
 
 const loopback = new BlockList();
 loopback.addSubnet('127.0.0.0', 8, 'ipv4');
@@ -116,6 +158,7 @@ server.listen(port, host, () => {
   // Where to open it from this machine: a wildcard address is not one to browse to.
   const local = address === '0.0.0.0' ? '127.0.0.1' : address === '::' ? '::1' : address;
   const origin = `http://${urlHost(local)}:${listening}`;
+  inboundUrl = `${origin}/demo/inbound`;
   console.log(`sms-outbox demo gateway on ${origin} (storage ${dbPath})`);
   console.log(`listening on ${urlHost(address)}:${listening}${everywhere ? ' (every interface)' : ''}`);
   if (!loopback.check(address, family === 'IPv6' ? 'ipv6' : 'ipv4')) {

@@ -16,12 +16,8 @@ import {
   staticKeys,
   type CallbackAttempt,
   type ClaimOptions,
-  type IdempotencyRecord,
-  type InsertLease,
-  type NewMessage,
   type Outcome,
   type PartReceipt,
-  type QueueCount,
   type Storage,
 } from '../src/index.js';
 
@@ -32,32 +28,45 @@ export interface StorageCall {
   failed: boolean;
 }
 
+/**
+ * The contract's optional methods (queue count, idempotency keys, scheduled sends and cancel,
+ * the credit ledger, inbound messages and opt-outs). A wrapper offers each only when `inner`
+ * has it: one that always offered them would claim what it cannot do, and the router turns
+ * those features off for a storage without them.
+ */
+const OPTIONAL_METHODS = [
+  'countQueued',
+  'findIdempotency',
+  'purgeIdempotency',
+  'promoteScheduled',
+  'expireUnsent',
+  'cancelMessages',
+  'topUpCredit',
+  'creditBalance',
+  'insertInbound',
+  'claimInbound',
+  'deferInbound',
+  'recordInboundAttempt',
+  'listInbound',
+  'purgeInbound',
+  'setOptOut',
+  'findOptOuts',
+  'listOptOuts',
+] as const satisfies readonly (keyof Storage)[];
+
+/** The optional methods, typed as the contract has them (declaration merging with the class). */
+export interface CallLogStorage extends Pick<Storage, (typeof OPTIONAL_METHODS)[number]> {}
+
 /** A {@link Storage} that passes every call to `inner` and reports it to `log`. */
 export class CallLogStorage implements Storage {
-  /**
-   * Optional in the contract, so offered only when `inner` has it: a wrapper that always
-   * offered it would claim a count it cannot give. The router reads it about once a second
-   * (backlog bounds, queue gauges); without it, those are off.
-   */
-  declare countQueued?: (principalId?: string) => Promise<QueueCount>;
-  /** Optional too (`Idempotency-Key`): without them the send endpoints refuse the header. */
-  declare findIdempotency?: (principalId: string, key: string, now: number) => Promise<IdempotencyRecord | null>;
-  declare purgeIdempotency?: (now: number, limit: number) => Promise<number>;
-
   constructor(
     private readonly inner: Storage,
     private readonly log: (call: StorageCall) => void,
   ) {
-    const countQueued = inner.countQueued?.bind(inner);
-    if (countQueued !== undefined) {
-      this.countQueued = (principalId?: string) =>
-        this.#call('countQueued', () => (principalId === undefined ? countQueued() : countQueued(principalId)));
-    }
-    const find = inner.findIdempotency?.bind(inner);
-    const purge = inner.purgeIdempotency?.bind(inner);
-    if (find !== undefined && purge !== undefined) {
-      this.findIdempotency = (principalId, key, now) => this.#call('findIdempotency', () => find(principalId, key, now));
-      this.purgeIdempotency = (now, limit) => this.#call('purgeIdempotency', () => purge(now, limit));
+    for (const name of OPTIONAL_METHODS) {
+      const method = inner[name] as ((...args: unknown[]) => Promise<unknown>) | undefined;
+      if (typeof method !== 'function') continue;
+      (this as unknown as Record<string, unknown>)[name] = (...args: unknown[]) => this.#call(name, () => method.apply(inner, args));
     }
   }
 
@@ -76,8 +85,8 @@ export class CallLogStorage implements Storage {
 
   ready = () => this.#call('ready', async () => this.inner.ready?.());
   close = () => this.#call('close', async () => this.inner.close?.());
-  insertMessages = (messages: readonly NewMessage[], lease?: InsertLease, idempotency?: IdempotencyRecord) =>
-    this.#call('insertMessages', () => this.inner.insertMessages(messages, lease, idempotency));
+  insertMessages = (...args: Parameters<Storage['insertMessages']>) =>
+    this.#call('insertMessages', () => this.inner.insertMessages(...args));
   claimMessages = (options: ClaimOptions) => this.#call('claimMessages', () => this.inner.claimMessages(options));
   recordSubmission = (ref: string, index: number, carrierId: string, now: number) =>
     this.#call('recordSubmission', () => this.inner.recordSubmission(ref, index, carrierId, now));

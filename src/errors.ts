@@ -15,6 +15,7 @@ export const ERRORS = {
   KEY_DISABLED: { status: 403, details: 'API key is disabled' },
   SCOPE_DENIED: { status: 403, details: 'API key may not use this endpoint' },
   NOT_FOUND: { status: 404, details: 'Message not found' },
+  INSUFFICIENT_CREDIT: { status: 402, details: 'Insufficient credit' },
   METHOD_NOT_ALLOWED: { status: 405, details: 'Method not allowed' },
   IDEMPOTENCY_IN_FLIGHT: { status: 409, details: 'A request with this Idempotency-Key is still being processed; retry shortly' },
   BODY_TOO_LARGE: { status: 413, details: 'Body is too large' },
@@ -97,6 +98,7 @@ export const EVENT_ERRORS = {
   VERIFY_KEY_RESULT: '`verifyKey` returned something that is not a principal; the request got a 500',
   RATE_LIMIT_SETUP: 'a rate-limit store or setting is unsafe or failing (e.g. `trust proxy` true)',
   LISTENER_FAILED: 'an event listener threw (source `listener`)',
+  CREDIT_REFUND_FAILED: "the `credit` hook's refund() threw or rejected; the units were not given back (source `credit`)",
 } as const;
 
 /** A stable `error` event code. */

@@ -6,6 +6,10 @@ export { createSmsRouter, type SmsRouter } from './router/create-router.js';
 export type { SmsRouterOptions, BacklogOptions, LimitOptions, WorkerOptions, RetentionOptions, IdempotencyOptions } from './router/options.js';
 export type { DlrOptions } from './dlr/options.js';
 export type { DlrPayload, DlrData } from './dlr/payload.js';
+export type { InboundPayload, InboundData } from './dlr/webhook.js';
+export type { InboundOptions, OptOutConfirmation } from './router/config-inbound.js';
+export type { OptOutList } from './router/inbound-wiring.js';
+export type { InboundOwner, InboundOwnerResolver } from './auth/inbound-owners.js';
 
 export { staticKeys, type StaticKey } from './auth/static-keys.js';
 export { hasScope, type Principal, type Scope, type KeyVerifier } from './auth/principal.js';
@@ -18,15 +22,21 @@ export {
   type StaticProfile,
 } from './auth/profiles.js';
 
-export { countSms, splitSms, type SmsCount } from './sms/segments.js';
+export { countSms, smartEncode, splitSms, type CountOptions, type SmsCount } from './sms/segments.js';
 
 export * from './lifecycle/states.js';
 export type * from './storage/contract.js';
 export { MemoryStorage } from './storage/memory/adapter.js';
+export { InsufficientCreditError, isInsufficientCredit, refundUnits, type RefundPolicy, type EndedMessage } from './storage/credit-record.js';
+export { CANCEL_LEASE_GRACE_MS, CANCELLED, leaseBarsCancel, VALIDITY_ELAPSED, validityElapsed } from './storage/timed.js';
+export type { CreditAccounts, CreditHook, CreditOptions, CreditRefund, CreditRequest } from './http/credit.js';
 
 export * from './delivery/contract.js';
 export { SimulatorDelivery, type SimulatorOptions } from './delivery/simulator.js';
-export { normalizeCarrierId, carrierIdSpellings } from './delivery/carrier-ids.js';
+export { normalizeCarrierId, carrierIdSpellings, qualifyCarrierId } from './delivery/carrier-ids.js';
+export { RoutedDelivery, type RouteState } from './delivery/routes/routed-delivery.js';
+export type { RoutedDeliveryOptions, RouteOptions, RouteSelection } from './delivery/routes/options.js';
+export { RedisSubmitPermits, type RedisSubmitPermitsOptions, type SubmitPermits } from './delivery/redis-submit-permits.js';
 
 export type {
   RateLimitHeaders,

@@ -3,7 +3,7 @@
  * (an optional peer dependency); hosts that never import this entry never load it.
  */
 export { SmppDelivery, createSmppDelivery } from './delivery/smpp/adapter.js';
-export type { SmppDeliveryOptions } from './delivery/smpp/options.js';
+export type { SmppDeliveryOptions, SmppSharedRateOptions } from './delivery/smpp/options.js';
 export {
   classifySubmitStatus,
   interpretReceipt,
@@ -18,3 +18,4 @@ export {
   type SubmitStatusClass,
 } from './delivery/smpp/receipt.js';
 export { parseSmppUrl, type SmppUrlFields } from './delivery/smpp/url.js';
+export { smppRoutes, type SmppRoutesOptions } from './delivery/smpp/routes-spec.js';

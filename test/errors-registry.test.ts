@@ -48,6 +48,8 @@ const TRIGGERS: Record<ErrorCode, { options?: Partial<SmsRouterOptions>; ask: (a
   SCOPE_DENIED: { ask: (app) => send(app, 'premium', QUICK_ONLY_KEY, valid()) },
   NOT_FOUND: { ask: (app) => request(app).get('/api/outbox/delivery-status/nope').set('X-API-Key', KEY) },
   METHOD_NOT_ALLOWED: { ask: (app) => request(app).delete('/api/outbox/create').set('X-API-Key', KEY) },
+  // The storage's ledger, never topped up: the balance is 0.
+  INSUFFICIENT_CREDIT: { options: { credit: { ledger: 'storage' } }, ask: (app) => send(app, 'create', KEY, valid()) },
   BODY_TOO_LARGE: { options: { limits: { maxBodyBytes: 100 } }, ask: (app) => send(app, 'create', KEY, valid('x'.repeat(200))) },
   UNSUPPORTED_MEDIA_TYPE: { ask: (app) => send(app, 'create', KEY, 'a=b', 'application/x-www-form-urlencoded') },
   INVALID_PROFILE: { ask: (app) => send(app, 'create', KEY, { ...valid(), profile_code: '00000' }) },

@@ -1,13 +1,15 @@
 /**
  * The demo host's dashboard routes: the page at `/`; a Server-Sent Events stream at
  * `/demo/events` of the newest messages, the last hour's counts and the queue; the older
- * pages at `/demo/messages?page=2`; the search at `/demo/search?q=`; Prometheus metrics at
+ * pages at `/demo/messages?page=2`; the search at `/demo/search?q=`; a simulated subscriber's
+ * reply at `POST /demo/mo` (the stream then sends the inbound messages and opt-outs); Prometheus metrics at
  * `/metrics`; and an empty `/favicon.ico`, so a browser's request for it is no 404.
  */
 import { readFileSync } from 'node:fs';
 import express, { type Router } from 'express';
 import type { SmsRouter, Storage } from '../../src/index.js';
 import { QueueView, type QueueSample } from './queue.js';
+import { InboundView } from './inbound.js';
 import { MessageLog, type MessagePage } from './recent.js';
 import { HourStats, type HourCounts } from './stats.js';
 
@@ -25,6 +27,8 @@ export interface DashboardOptions {
   basePath: string;
   /** The Prometheus text of `/metrics`, with its content type. */
   metrics: () => Promise<{ contentType: string; text: string }>;
+  /** Has the simulated carrier deliver an MO message (`POST /demo/mo`); absent with a real SMSC. */
+  simulateInbound?: (message: { from: string; to: string; text: string }) => Promise<void>;
 }
 
 const PAGE = readFileSync(new URL('./page.html', import.meta.url), 'utf8');
@@ -65,6 +69,7 @@ export function dashboardRoutes(options: DashboardOptions): Router {
   const stats = new HourStats(options.sms);
   const statsEvent = (counts: HourCounts): StatsEvent => ({ ...counts, listed: log.size });
   const queue = new QueueView(options.sms, options.storage);
+  const inbound = new InboundView(options.sms, options.storage, options.principalId);
   const page = PAGE.replace('__SMS_API_KEY__', attribute(options.apiKey)).replace('__SMS_BASE_PATH__', attribute(options.basePath));
   const router = express.Router();
 
@@ -97,10 +102,23 @@ export function dashboardRoutes(options: DashboardOptions): Router {
     const unsubscribeRows = log.subscribe((row, added) => sse(res, added ? 'added' : 'row', row));
     const unsubscribeStats = stats.subscribe((counts) => sse(res, 'stats', statsEvent(counts)));
     const unsubscribeQueue = queue.subscribe((sample) => sse(res, 'queue', sample));
+    // The inbound messages and the opt-out list, now and after each change.
+    void inbound.current().then((snapshot) => snapshot !== null && sse(res, 'inbound', snapshot), () => undefined);
+    const unsubscribeInbound = inbound.subscribe((snapshot) => sse(res, 'inbound', snapshot));
+    // The demo key's credit (SMS_CREDIT), now and after each charge or refund.
+    const credit = options.sms.credit;
+    const showCredit = (): void =>
+      void credit?.balance(options.principalId).then((balance) => sse(res, 'credit', { balance }), () => undefined);
+    if (credit !== null) {
+      showCredit();
+      options.sms.on('credit.charged', showCredit).on('credit.refunded', showCredit);
+    }
     req.on('close', () => {
+      options.sms.off('credit.charged', showCredit).off('credit.refunded', showCredit);
       unsubscribeRows();
       unsubscribeStats();
       unsubscribeQueue();
+      unsubscribeInbound();
     });
   });
 
@@ -127,6 +145,26 @@ export function dashboardRoutes(options: DashboardOptions): Router {
     }
     try {
       res.set('Cache-Control', 'no-store').json({ query, rows: await log.search(options.principalId, query) });
+    } catch (error) {
+      next(error);
+    }
+  });
+
+  // A subscriber's reply, as the simulated carrier would deliver it: the form of the page's
+  // inbound section.
+  router.post('/demo/mo', express.json({ limit: '8kb' }), async (req, res, next) => {
+    const { from, to, text } = (req.body ?? {}) as Record<string, unknown>;
+    if (options.simulateInbound === undefined) {
+      res.status(409).json({ details: 'the demo runs on a real SMSC: MO messages come from it' });
+      return;
+    }
+    if (typeof from !== 'string' || !/^[0-9]{8,15}$/.test(from) || typeof to !== 'string' || to === '' || typeof text !== 'string' || text === '') {
+      res.status(400).json({ details: 'give from (8 to 15 digits), to (a short code) and text' });
+      return;
+    }
+    try {
+      await options.simulateInbound({ from, to, text });
+      res.sendStatus(204);
     } catch (error) {
       next(error);
     }

@@ -48,7 +48,7 @@ export class HourStats {
     private readonly coalesceMs = 200,
     private readonly refreshMs = 15_000,
   ) {
-    sms.on('message.accepted', ({ message }) => this.#set(message.ref, message.createdAt, 'queued'));
+    sms.on('message.accepted', ({ message }) => this.#set(message.ref, message.createdAt, message.sendAt == null ? 'queued' : 'scheduled'));
     sms.on('message.status', ({ message }) => this.#set(message.ref, message.createdAt, message.state));
   }
 

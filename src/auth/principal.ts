@@ -18,8 +18,13 @@ export interface Principal {
    * ignore it.
    */
   profiles?: readonly string[];
-  /** Signs its delivery reports (`whsec_...`), overriding the router's `dlr.secret`. */
+  /** Signs its delivery reports and inbound webhooks (`whsec_...`), overriding the router's `dlr.secret`. */
   callbackSecret?: string;
+  /**
+   * Where the mobile-originated messages sent to its profiles' codes are forwarded, for the
+   * profiles without an `inboundUrl` of their own (docs/inbound.md). Default: none.
+   */
+  inboundUrl?: string;
   /** Its own request rate limit (requests per window), overriding the router's default. */
   rateLimit?: number;
   /**

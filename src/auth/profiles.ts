@@ -7,6 +7,7 @@ import { assertKnownKeys } from '../util/known-keys.js';
 import type { Principal } from './principal.js';
 import type { Priority } from '../storage/contract.js';
 import { OptionError } from '../errors.js';
+import { assertInboundUrl, rememberProfileTable } from './owner-tables.js';
 
 /** A sender profile: an SMS product configuration. */
 export interface Profile {
@@ -22,6 +23,31 @@ export interface Profile {
    * any `bulk` one (campaigns). Default `bulk`.
    */
   priority?: Priority;
+  /**
+   * Where the mobile-originated messages sent to this profile's code or senders are forwarded
+   * (docs/inbound.md); it wins over the principal's `inboundUrl`. Default: the principal's,
+   * else none (stored, not forwarded).
+   */
+  inboundUrl?: string;
+  /**
+   * Whether a quick-send message of this profile to a number opted out of its sender ends
+   * `rejected` (`opted_out`) instead of going out, checked when it is accepted. Premium
+   * messages always honour opt-outs. Default `false`.
+   */
+  honourOptOuts?: boolean;
+  /**
+   * Smart encoding: in a text that is UCS-2 only for characters with a GSM-7 look-alike
+   * (curly quotes, dashes, the ellipsis, Unicode spaces), they are replaced, so it goes out
+   * as GSM-7 at no more units (`smartEncode`); `sms_count` and the stored text are what is
+   * sent. It changes the customer's text, so it is off by default.
+   */
+  smartEncoding?: boolean;
+  /**
+   * The validity period, seconds (30 to 172,800), of its messages sent without
+   * `validity_period`: one not submitted within it (from its `send_at`, or its acceptance) is
+   * never sent and ends `expired`. Default none: a message waits as long as the queue makes it.
+   */
+  validityPeriod?: number;
 }
 
 /**
@@ -47,7 +73,7 @@ export interface StaticProfile extends Profile {
   owners: readonly string[];
 }
 
-const PROFILE_FIELDS = ['code', 'senders', 'owners', 'priority'] as const;
+const PROFILE_FIELDS = ['code', 'senders', 'owners', 'priority', 'inboundUrl', 'honourOptOuts', 'smartEncoding', 'validityPeriod'] as const;
 
 /**
  * A resolver over a fixed table of profiles, each listing its owners.
@@ -87,13 +113,29 @@ export function staticProfiles(profiles: readonly StaticProfile[]): ProfileResol
     if (priority !== undefined && priority !== 'transactional' && priority !== 'bulk') {
       throw new OptionError(`${named}: priority must be 'transactional' or 'bulk', got ${describeType(priority)}`);
     }
+    const { smartEncoding } = profile as StaticProfile;
+    if (smartEncoding !== undefined && typeof smartEncoding !== 'boolean') {
+      throw new OptionError(`${named}: smartEncoding must be true or false, got ${describeType(smartEncoding)}`);
+    }
+    const { validityPeriod } = profile as StaticProfile;
+    if (validityPeriod !== undefined && !(Number.isInteger(validityPeriod) && validityPeriod >= 30 && validityPeriod <= 172_800)) {
+      throw new OptionError(`${named}: validityPeriod must be whole seconds from 30 to 172800, got ${describeType(validityPeriod)}`);
+    }
+    const { inboundUrl, honourOptOuts } = profile as StaticProfile;
+    if (inboundUrl !== undefined) assertInboundUrl(named, inboundUrl);
+    if (honourOptOuts !== undefined && typeof honourOptOuts !== 'boolean') {
+      throw new OptionError(`${named}: honourOptOuts must be true or false, got ${describeType(honourOptOuts)}`);
+    }
     codeOwner.set(code, index);
     byCode.set(code, profile as StaticProfile);
   });
-  return (code, principal) => {
+  const resolver: ProfileResolver = (code, principal) => {
     const profile = byCode.get(code);
     return profile && profile.owners.includes(principal.id) ? profile : null;
   };
+  // The owner of a short code an MO message was sent to is found in this table.
+  rememberProfileTable(resolver, [...byCode.values()]);
+  return resolver;
 }
 
 

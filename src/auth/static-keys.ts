@@ -8,6 +8,7 @@ import { assertStringList, describeType } from '../util/adapter-check.js';
 import { assertKnownKeys, assertNumber, assertWeight, nearest } from '../util/known-keys.js';
 import type { KeyVerifier, Principal, Scope } from './principal.js';
 import { OptionError } from '../errors.js';
+import { assertInboundUrl, rememberKeyTable } from './owner-tables.js';
 
 /** One key of {@link staticKeys}: exactly one of `key` or `sha256`, and its principal. */
 export type StaticKey = Principal &
@@ -23,7 +24,7 @@ const sha256Hex: (text: string) => string =
     : (text) => crypto.createHash('sha256').update(text).digest('hex');
 
 /** The fields an entry may have: its key (or digest) and the {@link Principal} fields. */
-const ENTRY_FIELDS = ['key', 'sha256', 'id', 'scopes', 'disabled', 'profiles', 'callbackSecret', 'rateLimit', 'weight', 'maxQueued'] as const;
+const ENTRY_FIELDS = ['key', 'sha256', 'id', 'scopes', 'disabled', 'profiles', 'callbackSecret', 'inboundUrl', 'rateLimit', 'weight', 'maxQueued'] as const;
 
 /**
  * A {@link KeyVerifier} over a fixed list of keys.
@@ -47,6 +48,7 @@ const ENTRY_FIELDS = ['key', 'sha256', 'id', 'scopes', 'disabled', 'profiles', '
 export function staticKeys(keys: readonly StaticKey[]): KeyVerifier {
   if (!Array.isArray(keys)) throw new OptionError(`staticKeys: expects an array of keys, got ${describeType(keys)}`);
   const byDigest = new Map<string, Principal>();
+  const byId = new Map<string, Principal>();
   const digestOwner = new Map<string, number>();
   const idOwner = new Map<string, number>();
   keys.forEach((entry: unknown, index) => {
@@ -75,9 +77,14 @@ export function staticKeys(keys: readonly StaticKey[]): KeyVerifier {
     checkPrincipalFields(named, principal);
     digestOwner.set(digest, index);
     idOwner.set(id, index);
-    byDigest.set(digest, Object.freeze({ ...principal }));
+    const frozen = Object.freeze({ ...principal });
+    byDigest.set(digest, frozen);
+    byId.set(id, frozen);
   });
-  return (apiKey) => byDigest.get(sha256Hex(apiKey)) ?? null;
+  const verifier: KeyVerifier = (apiKey) => byDigest.get(sha256Hex(apiKey)) ?? null;
+  // The owner of a short code an MO message was sent to is found in this table.
+  rememberKeyTable(verifier, byId);
+  return verifier;
 }
 
 const SCOPES: readonly Scope[] = ['quick', 'premium'];
@@ -91,7 +98,8 @@ function scopeHint(scope: string): string {
 
 /** Checks the optional {@link Principal} fields of an entry; `where` names the entry. */
 function checkPrincipalFields(where: string, principal: Omit<Principal, 'id'>): void {
-  const { scopes, disabled, profiles, callbackSecret, rateLimit, weight, maxQueued } = principal;
+  const { scopes, disabled, profiles, callbackSecret, inboundUrl, rateLimit, weight, maxQueued } = principal;
+  if (inboundUrl !== undefined) assertInboundUrl(where, inboundUrl);
   if (scopes !== undefined) {
     if (!Array.isArray(scopes)) {
       throw new OptionError(`${where}: scopes must be an array of 'quick' and 'premium', got ${describeType(scopes)}`);

@@ -3,10 +3,31 @@
  * id in hex in one place (`submit_sm_resp`) and in decimal in another (the receipt's `id:`
  * field), with or without leading zeros, in either letter case. Storage keeps one canonical spelling;
  * a receipt is matched by trying each spelling it could stand for.
+ *
+ * A routed id (`RoutedDelivery`) is qualified with the name of the route that carried it,
+ * `route:id`, since two carriers may issue the same id: the qualifier is kept as it is
+ * (lower-cased) and the id after it is spelled as any other.
  */
 
 /** Ids longer than this are not converted between bases: no carrier writes such numbers. */
 const MAX_CONVERTIBLE_LENGTH = 64;
+
+/** A route qualifier: a route name (letter first, at most 32 characters) and a colon. */
+const QUALIFIER = /^[a-z][a-z0-9_-]{0,31}:/;
+
+/** The `route:` qualifier of a lower-cased id (`''` when it has none), and the id after it. */
+function splitQualifier(lower: string): [string, string] {
+  const match = QUALIFIER.exec(lower);
+  return match ? [match[0], lower.slice(match[0].length)] : ['', lower];
+}
+
+/**
+ * A carrier id qualified with the route that carried it: what `RoutedDelivery` reports for
+ * its children's acks and receipts, so two carriers' equal ids stay apart in storage.
+ */
+export function qualifyCarrierId(route: string, id: string): string {
+  return `${route}:${id.trim()}`;
+}
 
 /**
  * The canonical spelling of a carrier id: trimmed, lower-cased, leading zeros stripped
@@ -16,7 +37,11 @@ const MAX_CONVERTIBLE_LENGTH = 64;
  * {@link carrierIdSpellings}, never by this alone.
  */
 export function normalizeCarrierId(id: string): string {
-  const lower = id.trim().toLowerCase();
+  const [qualifier, lower] = splitQualifier(id.trim().toLowerCase());
+  return qualifier + stripZeros(lower);
+}
+
+function stripZeros(lower: string): string {
   let start = 0;
   while (start < lower.length - 1 && lower.charCodeAt(start) === 0x30) start++;
   return start === 0 ? lower : lower.slice(start);
@@ -29,10 +54,14 @@ export function normalizeCarrierId(id: string): string {
  *
  * A receipt is matched by trying these in order against stored (normalized) ids. Numbers
  * of any size convert exactly (BigInt); ids that are not numbers (a UUID, say) have only
- * themselves as spelling.
+ * themselves as spelling. A `route:` qualifier is kept on every spelling.
  */
 export function carrierIdSpellings(id: string): string[] {
-  const normalized = normalizeCarrierId(id);
+  const [qualifier, lower] = splitQualifier(id.trim().toLowerCase());
+  return bareSpellings(stripZeros(lower)).map((spelling) => qualifier + spelling);
+}
+
+function bareSpellings(normalized: string): string[] {
   const spellings = [normalized];
   if (normalized.length === 0 || normalized.length > MAX_CONVERTIBLE_LENGTH) return spellings;
   let decimal = true;

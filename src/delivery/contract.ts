@@ -37,6 +37,11 @@ export interface OutgoingPart {
   messageType: number;
   /** The caller's `req_type`, passed on. */
   reqType: number;
+  /**
+   * What is left of the message's validity period, whole seconds (at least 1), when it has
+   * one: how long the carrier should go on trying to deliver it (SMPP `validity_period`).
+   */
+  validitySeconds?: number;
 }
 
 /** What the carrier said when it accepted a part. */
@@ -78,6 +83,8 @@ export interface ConnectionBound {
   bind: string;
   /** It is up. */
   state: 'bound';
+  /** The route it serves, when a `RoutedDelivery` passes it on (a configured route's name). */
+  route?: string;
   /** True when it replaces one that was bound before and lost (a reconnect); false for the first. */
   reconnect: boolean;
 }
@@ -91,6 +98,8 @@ export interface ConnectionUnbound {
   bind: string;
   /** It is down. */
   state: 'unbound';
+  /** The route it serves, as in {@link ConnectionBound.route}. */
+  route?: string;
   /** Why. */
   error: unknown;
   /**
@@ -104,6 +113,21 @@ export interface ConnectionUnbound {
 
 /** A change of a carrier connection's state: up, or down (with why). */
 export type ConnectionChange = ConnectionBound | ConnectionUnbound;
+
+/**
+ * A route of a `RoutedDelivery` became able to take traffic, or stopped being able to: what
+ * the adapter passes to {@link DeliveryHandlers.route}.
+ */
+export interface RouteChange {
+  /** The route (a configured route's name). */
+  route: string;
+  /** `up`: its carrier takes its messages; `down`: they go to its fallback, if one is up. */
+  state: 'up' | 'down';
+  /** Why it is down: every connection that submits is unbound, or the carrier throttled it past the bound. */
+  reason?: 'unbound' | 'throttled';
+  /** While down: the route its new messages go to instead, or `null` when no fallback is up. */
+  via?: string | null;
+}
 
 /** Callbacks the worker gives the adapter. Each may be called at any time after `start`. */
 export interface DeliveryHandlers {
@@ -135,6 +159,12 @@ export interface DeliveryHandlers {
    * or reports `bound` once at start.
    */
   connection?(change: ConnectionChange): void;
+  /**
+   * A route of a routing adapter went down or came back (optional for both sides); each
+   * configured route is also reported `up` once at start. The router turns it into the
+   * `carrier.route` event and the route metrics.
+   */
+  route?(change: RouteChange): void;
 }
 
 /** How a message reaches the carrier. */

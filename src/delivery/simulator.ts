@@ -163,6 +163,22 @@ export class SimulatorDelivery implements DeliveryAdapter {
     await Promise.allSettled([...this.#inFlight]);
   }
 
+  /**
+   * Delivers a mobile-originated message, as a subscriber's reply reaching the carrier would:
+   * `from` the subscriber's number, `to` the short code. Resolves once the router has stored
+   * it (when a real carrier's delivery would be answered); rejects when the router refused
+   * it (a carrier would deliver it again later), or before `start` and after `close`.
+   */
+  async simulateInbound(message: { from: string; to: string; text: string }): Promise<void> {
+    const handlers = this.#handlers;
+    if (this.#closed || !handlers) throw new Error('SimulatorDelivery: simulateInbound() needs a started, open simulator');
+    const delivered = handlers.inbound({ from: message.from, to: message.to, text: message.text, receivedAt: Date.now() });
+    const held = delivered.then(() => undefined, () => undefined);
+    this.#inFlight.add(held);
+    void held.then(() => this.#inFlight.delete(held));
+    await delivered;
+  }
+
   /** Receipts scheduled and not yet reported, re-sends of refused ones included (for tests and diagnostics). */
   get pendingReceipts(): number {
     return this.#receiptTimers.size;

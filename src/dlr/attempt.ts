@@ -1,15 +1,16 @@
 /**
- * One delivery report attempt: check the address, sign, POST, record the result in storage
- * and tell the host through a `dlr.*` event.
+ * One webhook attempt, a delivery report's or an inbound message's: check the address, sign,
+ * POST, record the result in storage and tell the host through a `dlr.*` (or `inbound.*`)
+ * event.
  */
 import type { Emit } from '../observe/events.js';
-import type { CallbackAttempt, DueCallback, Storage } from '../storage/contract.js';
+import type { CallbackAttempt, Storage } from '../storage/contract.js';
 import { callbackUrlProblem } from './address-guard.js';
 import type { DlrConfig } from './options.js';
-import { buildDlrPayload } from './payload.js';
 import type { CallbackSender, PostResult } from './post.js';
 import { nextAttemptDelay, verdictOf } from './schedule.js';
 import { signWebhook } from './sign.js';
+import { isInbound, webhookBody, webhookRef, webhookSecret, webhookUrl, type Webhook } from './webhook.js';
 
 /** What an attempt needs. */
 export interface ReportAttemptDeps {
@@ -28,19 +29,19 @@ function unsent(error: string): PostResult {
   return { statusCode: null, error, durationMs: 0, retryAfterMs: null };
 }
 
-/** Returns the function that makes one attempt of a due report. The attempt never rejects. */
-export function reportAttempt(deps: ReportAttemptDeps): (due: DueCallback) => Promise<void> {
+/** Returns the function that makes one attempt of a due webhook. The attempt never rejects. */
+export function reportAttempt(deps: ReportAttemptDeps): (due: Webhook) => Promise<void> {
   const { storage, emit, config, sender, now, random } = deps;
 
   /**
    * Signs and posts one report. `hopeless` marks a failure no retry can mend: a URL wrong
    * in itself (scheme, credentials, internal literal IP) or a secret that cannot sign.
    */
-  const post = async (due: DueCallback, url: string): Promise<{ result: PostResult; hopeless: boolean }> => {
+  const post = async (due: Webhook, url: string): Promise<{ result: PostResult; hopeless: boolean }> => {
     const urlProblem = callbackUrlProblem(url, config.allowance);
     if (urlProblem !== null) return { result: unsent(`blocked: callback URL ${urlProblem}`), hopeless: true };
-    const body = JSON.stringify(buildDlrPayload(due.uid, due.message));
-    const secret = due.message.callbackSecret ?? config.secret;
+    const body = webhookBody(due);
+    const secret = webhookSecret(due) ?? config.secret;
     let headers: Record<string, string> | undefined;
     if (secret !== null) {
       const timestamp = Math.floor(now() / 1000);
@@ -48,7 +49,7 @@ export function reportAttempt(deps: ReportAttemptDeps): (due: DueCallback) => Pr
       try {
         signature = signWebhook(secret, due.uid, timestamp, body);
       } catch (error) {
-        emit('error', { error, source: 'dlr', ref: due.message.ref });
+        emit('error', { error, source: 'dlr', ref: webhookRef(due) });
         return { result: unsent(`cannot sign: ${(error as Error).message}`), hopeless: true };
       }
       headers = { 'webhook-id': due.uid, 'webhook-timestamp': String(timestamp), 'webhook-signature': signature };
@@ -58,8 +59,8 @@ export function reportAttempt(deps: ReportAttemptDeps): (due: DueCallback) => Pr
   };
 
   return async (due) => {
-    const { uid, message } = due;
-    const url = message.callbackUrl ?? '';
+    const { uid } = due;
+    const url = webhookUrl(due) ?? '';
     const attempt = due.attempts + 1;
     try {
       const { result, hopeless } = await post(due, url);
@@ -74,14 +75,23 @@ export function reportAttempt(deps: ReportAttemptDeps): (due: DueCallback) => Pr
           : delay === null
             ? { result: 'failed', statusCode: result.statusCode, error, nextAttemptAt: null, now: at }
             : { result: 'retry', statusCode: result.statusCode, error, nextAttemptAt: at + delay, now: at };
+      const common = { uid, url, attempt, statusCode: result.statusCode, durationMs: result.durationMs };
+      if (isInbound(due)) {
+        await storage.recordInboundAttempt!(uid, record);
+        const event = { ...common, inbound: due.inbound };
+        if (record.result === 'delivered') emit('inbound.sent', event);
+        else if (record.result === 'failed') emit('inbound.failed', { ...event, error });
+        else emit('inbound.retrying', { ...event, error, nextAttemptAt: record.nextAttemptAt! });
+        return;
+      }
       await storage.recordCallbackAttempt(uid, record);
-      const event = { uid, message, url, attempt, statusCode: result.statusCode, durationMs: result.durationMs };
+      const event = { ...common, message: due.message };
       if (record.result === 'delivered') emit('dlr.sent', event);
       else if (record.result === 'failed') emit('dlr.failed', { ...event, error });
       else emit('dlr.retrying', { ...event, error, nextAttemptAt: record.nextAttemptAt! });
     } catch (error) {
-      // Not recorded: the lease ends and the report is tried again (at-least-once).
-      emit('error', { error, source: 'dlr', ref: message.ref });
+      // Not recorded: the lease ends and the webhook is tried again (at-least-once).
+      emit('error', { error, source: 'dlr', ref: webhookRef(due) });
     }
   };
 }

@@ -1,7 +1,9 @@
 /**
- * The delivery report dispatcher: the claim loop's use for reports. It claims due reports
- * from storage, runs each through its host's lane ({@link HostLanes}) to an attempt
- * (`reportAttempt`: sign, POST, record, `dlr.*` event).
+ * The delivery report dispatcher: the claim loop's use for webhooks. It claims due reports
+ * (and the due webhooks of inbound messages, when the storage keeps them) from storage, runs
+ * each through its host's lane ({@link HostLanes}) to an attempt (`reportAttempt`: sign,
+ * POST, record, `dlr.*` or `inbound.*` event). Both kinds share the lanes, the bounds and
+ * the connections; where this says "report", an inbound webhook is handled alike.
  *
  * Reports live in storage, not here: a report claimed but not finished when the process
  * stops is claimed again when its lease ends, so a restart resumes every pending report
@@ -21,11 +23,12 @@
  */
 import type { Emit } from '../observe/events.js';
 import { ClaimLoop } from '../outbox/claim-loop.js';
-import type { DueCallback, InsertLease, LeasedReport, MessageRecord, Storage } from '../storage/contract.js';
+import type { InboundRecord, InsertLease, LeasedReport, MessageRecord, Storage } from '../storage/contract.js';
 import { reportAttempt } from './attempt.js';
 import { HostLanes, type ClaimedReport } from './host-lanes.js';
 import type { DlrConfig } from './options.js';
 import { CallbackSender } from './post.js';
+import { isInbound, type Webhook } from './webhook.js';
 
 /** Claims per poll at most, so a backlog of one slow host cannot keep a poll busy for long. */
 const MAX_CLAIMS_PER_POLL = 16;
@@ -68,11 +71,13 @@ export class CallbackDispatcher {
   readonly #owner: string;
   readonly #sender: CallbackSender;
   readonly #lanes: HostLanes;
-  readonly #loop: ClaimLoop<DueCallback>;
+  readonly #loop: ClaimLoop<Webhook>;
   /** Reports to hand back at the end of this turn (see #handBack). */
-  readonly #handingBack: string[] = [];
+  readonly #handingBack: Webhook[] = [];
   /** Reports that came in during close, to hand back before it ends (see close()). */
-  #leftAtClose: string[] | null = null;
+  #leftAtClose: Webhook[] | null = null;
+  /** When inbound webhooks are next claimed (see #claim); 0: at the next claim. */
+  #inboundClaimAt = 0;
   #closed = false;
   #closing: Promise<void> | null = null;
 
@@ -93,16 +98,16 @@ export class CallbackDispatcher {
       storage, emit: this.#emit, config, sender: this.#sender, now: this.#now, random: options.random ?? Math.random,
     });
     this.#lanes = new HostLanes({ ...config, capacity }, attempt, this.#now);
-    this.#loop = new ClaimLoop<DueCallback>({
+    this.#loop = new ClaimLoop<Webhook>({
       capacity,
       pollIntervalMs: config.pollIntervalMs,
       batchSize: config.batchSize,
       maxClaimsPerPoll: MAX_CLAIMS_PER_POLL,
       // A claim walks the reports held: claiming one at a time cost a walk per report.
       refillAt: Math.min(config.batchSize, capacity / 2),
-      claim: (limit, now) => storage.claimCallbacks({ owner, limit, leaseMs: config.leaseMs, now }),
+      claim: (limit, now) => this.#claim(limit, now),
       run: (due, claimedAt) => this.#admit({ due, claimedAt }),
-      onRefused: (refused, claimedAt) => storage.deferCallbacks(refused.map((due) => due.uid), claimedAt + DEFER_MS),
+      onRefused: (refused, claimedAt) => this.#defer(refused, claimedAt + DEFER_MS),
       onError: (error) => this.#emit('error', { error, source: 'dlr' }),
       now: this.#now,
     });
@@ -115,6 +120,12 @@ export class CallbackDispatcher {
 
   /** Polls soon: a report has just become due. Harmless when nothing is. */
   wake(): void {
+    this.#loop.wake();
+  }
+
+  /** Polls soon, inbound webhooks included: one has just become due. */
+  wakeInbound(): void {
+    this.#inboundClaimAt = 0;
     this.#loop.wake();
   }
 
@@ -137,9 +148,45 @@ export class CallbackDispatcher {
    * back, as a claim does.
    */
   handOver(report: LeasedReport, message: MessageRecord): void {
-    const work = this.#admit({ due: { uid: report.uid, attempts: 0, message }, claimedAt: report.until - this.#config.leaseMs });
-    if (work === undefined) this.#handBack(report.uid);
+    this.#handOverWebhook({ uid: report.uid, attempts: 0, message }, report.until);
+  }
+
+  /** Sends an inbound message's webhook stored leased to this dispatcher ({@link reportLease}), as {@link handOver} does a report. */
+  handOverInbound(inbound: InboundRecord, until: number): void {
+    this.#handOverWebhook({ kind: 'inbound', uid: inbound.uid!, attempts: 0, inbound }, until);
+  }
+
+  #handOverWebhook(due: Webhook, until: number): void {
+    const work = this.#admit({ due, claimedAt: until - this.#config.leaseMs });
+    if (work === undefined) this.#handBack(due);
     else this.#loop.hold(work);
+  }
+
+  /**
+   * Claims due reports, and first the due inbound webhooks when the storage keeps them: few,
+   * and most are handed over at once, so they are claimed at most once a poll interval (or
+   * when woken for one, or while their claims come back full) rather than with every claim.
+   */
+  async #claim(limit: number, now: number): Promise<Webhook[]> {
+    const storage = this.#storage;
+    const claimed: Webhook[] = [];
+    if (storage.claimInbound !== undefined && now >= this.#inboundClaimAt) {
+      const options = { owner: this.#owner, limit, leaseMs: this.#config.leaseMs, now };
+      for (const due of await storage.claimInbound(options)) claimed.push({ ...due, kind: 'inbound' });
+      this.#inboundClaimAt = claimed.length >= limit ? 0 : now + this.#config.pollIntervalMs;
+    }
+    if (claimed.length >= limit) return claimed;
+    const reports = await storage.claimCallbacks({ owner: this.#owner, limit: limit - claimed.length, leaseMs: this.#config.leaseMs, now });
+    return claimed.length === 0 ? reports : [...claimed, ...reports];
+  }
+
+  /** Hands webhooks back, claimable again at `until`: reports and inbound ones each to their own table. */
+  async #defer(webhooks: readonly Webhook[], until: number): Promise<void> {
+    const reports: string[] = [];
+    const inbound: string[] = [];
+    for (const webhook of webhooks) (isInbound(webhook) ? inbound : reports).push(webhook.uid);
+    if (reports.length > 0 || inbound.length === 0) await this.#storage.deferCallbacks(reports, until);
+    if (inbound.length > 0) await this.#storage.deferInbound?.(inbound, until);
   }
 
   /**
@@ -157,7 +204,7 @@ export class CallbackDispatcher {
     if (this.#closed) {
       // During close: handed back with the rest. After it: left to its lease (the storage
       // may be closed by then).
-      this.#leftAtClose?.push(claimed.due.uid);
+      this.#leftAtClose?.push(claimed.due);
       return Promise.resolve();
     }
     return this.#lanes.admit(claimed);
@@ -168,12 +215,12 @@ export class CallbackDispatcher {
    * hand-backs of one turn of the event loop are one storage call: when receipts outrun a
    * receiver, many reports of a burst come back this way.
    */
-  #handBack(uid: string): void {
-    this.#handingBack.push(uid);
+  #handBack(due: Webhook): void {
+    this.#handingBack.push(due);
     if (this.#handingBack.length > 1) return;
     setImmediate(() => {
-      const uids = this.#handingBack.splice(0);
-      this.#storage.deferCallbacks(uids, this.#now() + DEFER_MS).catch((error: unknown) => this.#emit('error', { error, source: 'dlr' }));
+      const webhooks = this.#handingBack.splice(0);
+      this.#defer(webhooks, this.#now() + DEFER_MS).catch((error: unknown) => this.#emit('error', { error, source: 'dlr' }));
     });
   }
 
@@ -181,7 +228,7 @@ export class CallbackDispatcher {
     this.#closed = true;
     this.#leftAtClose = [];
     await this.#loop.stop();
-    for (const claimed of this.#lanes.close()) this.#leftAtClose.push(claimed.due.uid);
+    for (const claimed of this.#lanes.close()) this.#leftAtClose.push(claimed.due);
     // Handed back now, so other instances take them while the attempts in flight end;
     // what receipts hand over meanwhile goes back after those.
     await this.#handBackLeftAtClose();
@@ -193,8 +240,8 @@ export class CallbackDispatcher {
 
   /** Hands back, claimable at once, the reports {@link close} has collected so far. */
   async #handBackLeftAtClose(): Promise<void> {
-    const uids = this.#leftAtClose?.splice(0) ?? [];
-    if (uids.length === 0) return;
-    await this.#storage.deferCallbacks(uids, this.#now()).catch((error: unknown) => this.#emit('error', { error, source: 'dlr' }));
+    const webhooks = this.#leftAtClose?.splice(0) ?? [];
+    if (webhooks.length === 0) return;
+    await this.#defer(webhooks, this.#now()).catch((error: unknown) => this.#emit('error', { error, source: 'dlr' }));
   }
 }

@@ -5,8 +5,8 @@
  * case, and it drains in milliseconds), a slow one's short, so a slow host delays its own
  * reports, never other hosts'.
  */
-import type { DueCallback } from '../storage/contract.js';
 import { callbackTarget } from './callback-target.js';
+import { webhookUrl, type Webhook } from './webhook.js';
 
 /**
  * A host's answer time before it has answered, ms. Optimistic: most receivers answer fast,
@@ -18,9 +18,9 @@ const FIRST_GUESS_MS = 50;
 /** The largest share of the held reports a host whose pace is not known yet may queue. */
 const MAX_HOST_SHARE = 0.5;
 
-/** A claimed report and when it was claimed (its lease runs from then). */
+/** A claimed webhook (a report or an inbound message's) and when it was claimed (its lease runs from then). */
 export interface ClaimedReport {
-  due: DueCallback;
+  due: Webhook;
   claimedAt: number;
 }
 
@@ -54,12 +54,12 @@ interface Lane {
 /** Runs reports through per-host lanes. */
 export class HostLanes {
   readonly #config: HostLanesConfig;
-  readonly #attempt: (due: DueCallback) => Promise<void>;
+  readonly #attempt: (due: Webhook) => Promise<void>;
   readonly #now: () => number;
   readonly #lanes = new Map<string, Lane>();
   #closed = false;
 
-  constructor(config: HostLanesConfig, attempt: (due: DueCallback) => Promise<void>, now: () => number) {
+  constructor(config: HostLanesConfig, attempt: (due: Webhook) => Promise<void>, now: () => number) {
     this.#config = config;
     this.#attempt = attempt;
     this.#now = now;
@@ -71,7 +71,7 @@ export class HostLanes {
    * closed); `undefined` when its host's queue is full.
    */
   admit(claimed: ClaimedReport): Promise<void> | undefined {
-    const url = claimed.due.message.callbackUrl;
+    const url = webhookUrl(claimed.due);
     const host = url === null ? '' : (callbackTarget(url)?.hostname ?? '');
     let lane = this.#lanes.get(host);
     if (lane === undefined) this.#lanes.set(host, (lane = { active: 0, waiting: [], averageMs: FIRST_GUESS_MS, answers: 0 }));

@@ -8,15 +8,15 @@ import { SmsError } from '../errors.js';
 
 /**
  * Returns the handler mounted (with `all`) after a path's own routes; only methods those
- * routes did not take reach it. `methods` are the ones the routes answer: `['POST']`, or
- * `['GET']` (Express answers HEAD with the GET route, so HEAD is listed with it).
+ * routes did not take reach it. `methods` are the ones the routes answer: `['POST']`,
+ * `['DELETE']`, or `['GET']` (Express answers HEAD with the GET route, so HEAD is listed with it).
  *
  * OPTIONS is answered here, 204 with `Allow` and no body, before authentication: a CORS
  * preflight carries no API key, and a host that wants CORS mounts its CORS middleware
  * before the router, which then answers the preflight itself. OPTIONS is listed in `Allow`
  * because this answers it.
  */
-export function methodNotAllowed(methods: readonly ('GET' | 'POST')[]): RequestHandler {
+export function methodNotAllowed(methods: readonly ('GET' | 'POST' | 'DELETE')[]): RequestHandler {
   const allowed = methods.flatMap((method) => (method === 'GET' ? ['GET', 'HEAD'] : [method]));
   const allow = [...allowed, 'OPTIONS'].join(', ');
   const refused = new SmsError('METHOD_NOT_ALLOWED', `Method not allowed here; use ${methods.join(' or ')}`);

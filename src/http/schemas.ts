@@ -28,6 +28,27 @@ const profileCode = { type: ['string', 'integer'], minLength: 1, maxLength: 64, 
 // No `minLength`: real clients of the original service send `""` to ask for no report,
 // and the validator reads it as absent, like `null`.
 const callbackUrl = { type: ['string', 'null'], maxLength: 2048 } as const;
+/**
+ * When to send: an RFC 3339 time, or Unix seconds (validate-request.ts reads both; the past
+ * means now, and at most {@link SEND_AT_MAX_AHEAD_MS} ahead).
+ */
+const sendAt = {
+  type: ['string', 'integer', 'null'],
+  maxLength: 64,
+  minimum: 0,
+  maximum: 253402300799,
+  description: 'When to send: an RFC 3339 time or Unix seconds, at most 30 days ahead; a time past means now.',
+} as const;
+/** How long the message is worth sending, seconds: not submitted within it, it is never sent. */
+const validityPeriod = {
+  type: ['integer', 'null'],
+  minimum: 30,
+  maximum: 172800,
+  description: 'Seconds the message is worth sending, from when it is due: not submitted within them, it ends `expired`.',
+} as const;
+
+/** How far ahead `send_at` may be: 30 days, ms. */
+export const SEND_AT_MAX_AHEAD_MS = 30 * 86_400_000;
 
 function messageItem(recipientField: 'recipient' | 'mobile_number') {
   return {
@@ -51,6 +72,8 @@ function messagesBody(recipientField: 'recipient' | 'mobile_number', limits: Req
       profile_code: profileCode,
       messages: { type: 'array', minItems: 1, maxItems: limits.maxMessagesPerRequest, items: messageItem(recipientField) },
       dlr_callback_url: callbackUrl,
+      send_at: sendAt,
+      validity_period: validityPeriod,
     },
   } as const;
 }
@@ -81,6 +104,8 @@ export function premiumListSchema(limits: Required<LimitOptions>) {
       message_type: int32,
       req_type: int32,
       dlr_callback_url: callbackUrl,
+      send_at: sendAt,
+      validity_period: validityPeriod,
     },
   } as const;
 }

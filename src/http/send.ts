@@ -1,8 +1,8 @@
 /**
  * The send endpoints' last stages: replay the answer kept under the request's
- * `Idempotency-Key` (idempotency.ts), or resolve the profile, store the request's messages
- * (with the answer, under its key) in one atomic step, answer with one item per message, and
- * announce them.
+ * `Idempotency-Key` (idempotency.ts), or resolve the profile, charge the request's credit
+ * (credit.ts), store its messages (with the answer, under its key, and the charge) in one
+ * atomic step, answer with one item per message, and announce them.
  */
 import type { Request, RequestHandler, Response } from 'express';
 import { isPromiseLike } from '../util/settle.js';
@@ -20,6 +20,10 @@ import type { RequestValidator, SendRequest } from './validate-request.js';
 import type { ChargeMessages } from './message-budget.js';
 import type { BacklogGate } from './backlog.js';
 import { idempotencyKeyOf, type IdempotencyKeys, type KeyClaim } from './idempotency.js';
+import { requestTimes, type MessageTimes } from './send-times.js';
+import type { CreditGate } from './credit.js';
+import type { OptOutGate } from './opt-out-gate.js';
+import { countSms, smartEncode } from '../sms/segments.js';
 
 /** What a send handler needs. */
 export interface SendHandlerDeps {
@@ -36,6 +40,10 @@ export interface SendHandlerDeps {
   backlog: BacklogGate | null;
   /** The `Idempotency-Key`s; `null` when the storage cannot keep them (the header is then refused). */
   idempotency: IdempotencyKeys | null;
+  /** The `credit` option's charges and refunds; `null`: requests cost nothing. */
+  credit: CreditGate | null;
+  /** The opt-out list, for quick-send profiles that honour it; absent or `null`: not checked here. */
+  optOuts?: OptOutGate | null;
 }
 
 const invalidProfile = new SmsError('INVALID_PROFILE');
@@ -47,13 +55,17 @@ function senderFor(profile: Profile, from: string | null): string {
   return from;
 }
 
-function toMessages(request: SendRequest, principal: Principal, profile: Profile, sender: string, now: number): NewMessage[] {
+function toMessages(request: SendRequest, principal: Principal, profile: Profile, sender: string, now: number, times: MessageTimes): NewMessage[] {
   const principalId = principal.id;
   const secret = principal.callbackSecret ?? null;
   const priority = profile.priority ?? 'bulk';
   const weight = principal.weight ?? 1;
+  const smart = profile.smartEncoding === true;
   return request.items.map((item) => {
     const ref = newMessageRef();
+    // A GSM-7 text has nothing to replace; the stored text and its count are what is sent.
+    const text = smart && item.count.encoding === 'UCS-2' ? smartEncode(item.text) : item.text;
+    const count = text === item.text ? item.count : countSms(text);
     return {
       ref,
       principalId,
@@ -61,20 +73,22 @@ function toMessages(request: SendRequest, principal: Principal, profile: Profile
       profileCode: request.profileCode,
       sender,
       recipient: item.recipient,
-      text: item.text,
+      text,
       messageType: item.messageType,
       reqType: item.reqType,
       // A missing reference is generated: the message's own ref is as unique as it gets.
       externalId: item.reference ?? ref,
       recipientField: request.recipientField,
       referenceField: request.referenceField,
-      smsCount: item.count.smsCount,
-      encoding: item.count.encoding,
+      smsCount: count.smsCount,
+      encoding: count.encoding,
       callbackUrl: request.callbackUrl,
       callbackSecret: request.callbackUrl === null ? null : secret,
       createdAt: now,
       priority,
       weight,
+      sendAt: times.sendAt,
+      validUntil: times.validUntil,
     };
   });
 }
@@ -122,29 +136,53 @@ export function sendHandler(deps: SendHandlerDeps): RequestHandler {
     if (profile === null || profile === undefined) throw invalidProfile;
     const sender = senderFor(profile, request.from);
     const count = request.items.length;
-    if (deps.backlog !== null) await deps.backlog.admit(principal, count);
+    const times = requestTimes(request, profile, deps.storage, deps.now());
+    // Scheduled messages do not hold the carrier until due: they join the bounds' count then.
+    const backlog = times.sendAt === null ? deps.backlog : null;
+    if (backlog !== null) await backlog.admit(principal, count);
     try {
       const charging = deps.chargeMessages(res, count);
       if (charging !== undefined) await charging;
     } catch (error) {
-      deps.backlog?.notStored(principal, count);
+      backlog?.notStored(principal, count);
       throw error;
     }
-    const messages = toMessages(request, principal, profile, sender, deps.now());
-    const lease = deps.handOff.lease(messages.length, messages[0]!.priority);
+    const messages = toMessages(request, principal, profile, sender, deps.now(), times);
+    // Premium messages are checked by the worker, right before they go out.
+    const optedOut = deps.optOuts && request.endpoint === 'quick' && profile.honourOptOuts === true ? await deps.optOuts.blocked(messages) : null;
+    let charge: Awaited<ReturnType<CreditGate['charge']>>;
+    try {
+      charge = await deps.credit?.charge(profile.code, messages);
+    } catch (error) {
+      backlog?.notStored(principal, count);
+      throw error;
+    }
+    // A scheduled message is claimed when due, by whichever instance: not handed over.
+    const lease = times.sendAt === null ? deps.handOff.lease(messages.length, messages[0]!.priority) : null;
+    // Stored so that no claim takes a message to an opted-out number before it is ended.
+    const held = optedOut !== null && lease === null ? deps.optOuts!.holdLease(deps.now()) : null;
     const answer = acceptedBody(messages);
     try {
-      await deps.storage.insertMessages(messages, lease ?? undefined, claim?.record(answer));
+      await deps.storage.insertMessages(messages, lease ?? held ?? undefined, claim?.record(answer), charge);
     } catch (error) {
       deps.handOff.notStored(messages.length, lease);
-      deps.backlog?.notStored(principal, count);
+      backlog?.notStored(principal, count);
+      deps.credit?.notStored(messages);
       // Another instance stored a request with this key first: answer as a retry would be.
       if (claim !== null && (await claim.answerTaken(res).catch(() => false))) return;
-      throw error;
+      throw deps.credit?.refused(error) ?? error;
     }
     sendJsonText(res, 200, answer);
+    deps.credit?.stored(profile.code, messages);
     const requestId = requestIdOf(req);
     for (const message of messages) deps.emit('message.accepted', { message, requestId });
-    deps.handOff.stored(messages, lease);
+    if (optedOut === null) {
+      deps.handOff.stored(messages, lease);
+      return;
+    }
+    // Accepted and answered like the rest; ended instead of handed to the worker.
+    deps.handOff.notStored(optedOut.size, lease);
+    deps.handOff.stored(messages.filter((message) => !optedOut.has(message.ref)), lease);
+    await deps.optOuts!.end(optedOut).catch((error: unknown) => deps.emit('error', { error, source: 'request', requestId }));
   }
 }

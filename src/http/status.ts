@@ -29,6 +29,8 @@ export function statusView(message: MessageRecord): Record<string, unknown> {
     submit_attempts: message.attempts,
     created_at: iso(message.createdAt),
     updated_at: iso(message.updatedAt),
+    send_at: iso(message.sendAt ?? null),
+    valid_until: iso(message.validUntil ?? null),
     callback:
       message.callbackUrl === null
         ? null
@@ -64,7 +66,7 @@ export function statusByRef(storage: Storage): RequestHandler {
  * which Express 4 defaults to `qs` (decoding a malformed escape differently) and a host may
  * turn off, and the endpoint must find the same messages on every host.
  */
-function externalIdOf(req: Request): unknown {
+export function externalIdOf(req: Request): unknown {
   const url = req.url;
   const start = url.indexOf('?');
   if (start === -1) return undefined;

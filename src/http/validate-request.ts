@@ -44,6 +44,10 @@ export interface SendRequest {
   recipientField: RecipientField;
   /** Field name the caller used for its reference. */
   referenceField: ReferenceField;
+  /** `send_at` as epoch ms, if given (the caller checks it against the clock: send.ts). */
+  sendAt: number | null;
+  /** `validity_period`, seconds, if given. */
+  validityPeriod: number | null;
 }
 
 /** Returns why a callback URL is refused, or `null` when it is acceptable. */
@@ -61,13 +65,19 @@ interface RawItem {
   external_id?: string | number | null;
 }
 
-interface RawMessagesBody {
+/** The time-aware fields both forms take (schemas.ts). */
+interface RawTimes {
+  send_at?: string | number | null;
+  validity_period?: number | null;
+}
+
+interface RawMessagesBody extends RawTimes {
   profile_code: string | number;
   messages: RawItem[];
   dlr_callback_url?: string | null;
 }
 
-interface RawListBody {
+interface RawListBody extends RawTimes {
   profile_code: string | number;
   to: string[];
   message: string;
@@ -192,6 +202,23 @@ function referenceOf(field: string, value: string | number | null | undefined): 
   return String(value);
 }
 
+/** An RFC 3339 date-time: a date, `T` (or a space), a time with seconds, and an offset. */
+const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2})$/;
+
+/** `send_at` as epoch ms, or `null` when not given; a 422 naming it when it is no time. */
+function sendAtOf(value: string | number | null | undefined): number | null {
+  if (value === undefined || value === null) return null;
+  if (typeof value === 'number') return value * 1000;
+  const ms = RFC3339.test(value) ? Date.parse(value.replace(' ', 'T')) : Number.NaN;
+  if (!Number.isFinite(ms)) fail('send_at', 'must be an RFC 3339 time such as 2026-12-01T09:00:00Z, or Unix seconds');
+  return ms;
+}
+
+/** The time-aware fields of a body. */
+function timesOf(body: RawTimes): Pick<SendRequest, 'sendAt' | 'validityPeriod'> {
+  return { sendAt: sendAtOf(body.send_at), validityPeriod: body.validity_period ?? null };
+}
+
 /**
  * Compiles the validators of both endpoints for these limits. Call once per router.
  */
@@ -221,6 +248,7 @@ export function createValidators(
     callbackUrl: callbackOf(body, checkUrl),
     recipientField: field,
     referenceField: 'external_id',
+    ...timesOf(body),
   });
 
   return {
@@ -263,6 +291,7 @@ export function createValidators(
         callbackUrl: callbackOf(list, checkUrl),
         recipientField: 'to',
         referenceField: 'message_id',
+        ...timesOf(list),
       };
     },
   };

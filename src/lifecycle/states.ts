@@ -5,14 +5,17 @@
  * Pure functions and constants only, so every storage adapter applies the same rules.
  */
 
-/** A message waits in `queued` until the carrier accepts it, then `submitted`. */
-export type PendingState = 'queued' | 'submitted';
+/**
+ * A message sent for later waits in `scheduled` until its `send_at`, then in `queued` until
+ * the carrier accepts it, then `submitted`.
+ */
+export type PendingState = 'scheduled' | 'queued' | 'submitted';
 
 /** Every pending state, in lifecycle order. */
-export const PENDING_STATES: readonly PendingState[] = ['queued', 'submitted'];
+export const PENDING_STATES: readonly PendingState[] = ['scheduled', 'queued', 'submitted'];
 
 /** A state a message never leaves. */
-export type TerminalState = 'delivered' | 'undelivered' | 'expired' | 'rejected' | 'failed';
+export type TerminalState = 'delivered' | 'undelivered' | 'expired' | 'rejected' | 'failed' | 'cancelled';
 
 /** Every state a message can be in. */
 export type MessageState = PendingState | TerminalState;
@@ -24,6 +27,7 @@ export const TERMINAL_STATES: readonly TerminalState[] = [
   'expired',
   'rejected',
   'failed',
+  'cancelled',
 ];
 
 const terminal = new Set<string>(TERMINAL_STATES);
@@ -45,7 +49,10 @@ export type StatusReason =
   | 'invalid_source_address'
   | 'expired'
   | 'rejected'
-  | 'unknown';
+  | 'unknown'
+  | 'validity_period_elapsed'
+  | 'cancelled'
+  | 'opted_out';
 
 /** The human-readable text sent as `status_description` for each reason. */
 export const STATUS_DESCRIPTIONS: Readonly<Record<StatusReason, string>> = {
@@ -57,6 +64,9 @@ export const STATUS_DESCRIPTIONS: Readonly<Record<StatusReason, string>> = {
   expired: 'Message validity period expired',
   rejected: 'Message rejected by the carrier',
   unknown: 'Final status unknown',
+  validity_period_elapsed: 'Validity period elapsed before the message could be submitted',
+  cancelled: 'Cancelled by the sender before submission',
+  opted_out: 'The subscriber opted out of messages from this sender',
 };
 
 /** A terminal outcome: the state with its reason and description. */

@@ -4,9 +4,12 @@
  */
 import { EventEmitter } from 'eventemitter3';
 import type { MessageState } from '../lifecycle/states.js';
-import type { Endpoint, MessageRecord, NewMessage } from '../storage/contract.js';
-import type { ConnectionChange, InboundMessage } from '../delivery/contract.js';
+import type { Endpoint, InboundRecord, MessageRecord, NewMessage } from '../storage/contract.js';
+import type { ConnectionChange, InboundMessage, RouteChange } from '../delivery/contract.js';
 import { eventErrorCode, type EventErrorCode } from '../errors.js';
+import type { CreditChargedEvent, CreditRefundedEvent } from './credit-events.js';
+
+export type { CreditChargedEvent, CreditLine, CreditRefundCause, CreditRefundedEvent } from './credit-events.js';
 
 /** Payload of `message.accepted`. */
 export interface MessageAcceptedEvent {
@@ -75,6 +78,53 @@ export interface DlrFailedEvent extends DlrEvent {
   error: string | null;
 }
 
+/** Shared fields of the `inbound.*` events: one attempt of an inbound message's webhook. */
+export interface InboundWebhookEvent {
+  /** The webhook's `uid` (also its `webhook-id`). */
+  uid: string;
+  /** The inbound message it forwards. */
+  inbound: InboundRecord;
+  /** The URL it was posted to (the customer's inbound URL). */
+  url: string;
+  /** 1-based attempt number. */
+  attempt: number;
+  /** HTTP status answered, if any. */
+  statusCode: number | null;
+  /** How long the attempt took, ms. */
+  durationMs: number;
+}
+
+/** Payload of `inbound.retrying`. */
+export interface InboundRetryingEvent extends InboundWebhookEvent {
+  /** Why it failed this time. */
+  error: string | null;
+  /** When the next attempt is due, epoch ms. */
+  nextAttemptAt: number;
+}
+
+/** Payload of `inbound.failed`: the webhook was given up on. */
+export interface InboundFailedEvent extends InboundWebhookEvent {
+  /** Why the last attempt failed. */
+  error: string | null;
+}
+
+/**
+ * Payload of `subscriber.opted_out` and `subscriber.opted_in`: a number's opt-out of a short
+ * code changed, by a keyword the subscriber sent or by `router.optOuts`.
+ */
+export interface SubscriberOptEvent {
+  /** The short code. */
+  shortCode: string;
+  /** The subscriber's number. */
+  number: string;
+  /** `keyword`: the subscriber sent STOP or START (then `inboundRef` names the message); `api`: `router.optOuts`. */
+  source: 'keyword' | 'api';
+  /** The inbound message that carried the keyword, for `source: 'keyword'`. */
+  inboundRef?: string;
+  /** When, epoch ms. */
+  at: number;
+}
+
 /** Payload of `request.rejected`: a request answered with a 4xx. */
 export interface RequestRejectedEvent {
   /** HTTP status sent. */
@@ -82,7 +132,7 @@ export interface RequestRejectedEvent {
   /** The `details` sent. */
   details: string;
   /** Which endpoint, if known. */
-  endpoint: Endpoint | 'status' | null;
+  endpoint: Endpoint | 'status' | 'cancel' | null;
   /** The principal, if the key was verified before the rejection. */
   principalId: string | null;
   /** The client's address as Express sees it (`req.ip`). */
@@ -92,13 +142,13 @@ export interface RequestRejectedEvent {
 }
 
 /** Where an `error` happened. */
-export type ErrorSource = 'request' | 'worker' | 'receipt' | 'dlr' | 'listener' | 'delivery' | 'storage';
+export type ErrorSource = 'request' | 'worker' | 'receipt' | 'dlr' | 'listener' | 'delivery' | 'storage' | 'credit';
 
 /** Payload of `error`: something failed that no caller was told the details of. */
 export interface ErrorEvent {
   /** The error, as thrown (a storage driver's error keeps its class and fields). */
   error: unknown;
-  /** Where it happened: `request`, `worker`, `receipt`, `dlr`, `listener`, `delivery`, `storage`. */
+  /** Where it happened: `request`, `worker`, `receipt`, `dlr`, `listener`, `delivery`, `storage`, `credit`. */
   source: ErrorSource;
   /**
    * A stable code to match (the `EVENT_ERRORS` registry): the code of an error the router
@@ -114,6 +164,8 @@ export interface ErrorEvent {
    * `carrier.connection` event, state `unbound`).
    */
   bind?: string;
+  /** For a carrier connection that failed under a `RoutedDelivery`: the route it serves. */
+  route?: string;
 }
 
 /** What the router's parts pass to emit an `error`: the code is filled in from the error or the source. */
@@ -128,6 +180,7 @@ const SOURCE_CODES: Record<ErrorSource, EventErrorCode> = {
   listener: 'LISTENER_FAILED',
   delivery: 'CARRIER_FAILED',
   storage: 'STORAGE_FAILED',
+  credit: 'CREDIT_REFUND_FAILED',
 };
 
 /** The `ErrorEvent` of `input`, its code filled in. */
@@ -156,6 +209,12 @@ export interface QueueDepthEvent {
  */
 export type CarrierConnectionEvent = ConnectionChange;
 
+/**
+ * Payload of `carrier.route`: a route of a `RoutedDelivery` went down (`reason`, and `via`:
+ * where its messages go meanwhile) or came back up; each route is reported `up` at start.
+ */
+export type CarrierRouteEvent = RouteChange;
+
 /** Every event the router emits, with its payload. */
 export interface SmsEvents {
   /** A message was stored and acknowledged (one event per message). Bill from this. */
@@ -166,6 +225,10 @@ export interface SmsEvents {
   'message.status': (event: MessageStatusEvent) => void;
   /** A submission failed in a way worth retrying; the message will be tried again. */
   'message.retrying': (event: MessageRetryingEvent) => void;
+  /** A request's SMS units were taken from its principal's credit (the `credit` option), its messages stored. */
+  'credit.charged': (event: CreditChargedEvent) => void;
+  /** SMS units were given back: a message ended unsent (or failed, by the refund policy), or was not stored. */
+  'credit.refunded': (event: CreditRefundedEvent) => void;
   /** A subscriber sent a message to one of our numbers (premium MO flow). */
   'message.inbound': (event: InboundMessage) => void;
   /**
@@ -179,11 +242,23 @@ export interface SmsEvents {
   'dlr.retrying': (event: DlrRetryingEvent) => void;
   /** A delivery report was given up on (schedule exhausted, or 410 Gone). */
   'dlr.failed': (event: DlrFailedEvent) => void;
+  /** An inbound message's webhook was answered with a 2xx. */
+  'inbound.sent': (event: InboundWebhookEvent) => void;
+  /** An inbound message's webhook attempt failed and will be retried. */
+  'inbound.retrying': (event: InboundRetryingEvent) => void;
+  /** An inbound message's webhook was given up on (schedule exhausted, or 410 Gone). */
+  'inbound.failed': (event: InboundFailedEvent) => void;
+  /** A number opted out of a short code (it sent a stop keyword, or `router.optOuts.add`). */
+  'subscriber.opted_out': (event: SubscriberOptEvent) => void;
+  /** A number opted back in to a short code (a start keyword, or `router.optOuts.remove`). */
+  'subscriber.opted_in': (event: SubscriberOptEvent) => void;
   /**
    * A carrier connection (an SMPP bind; the simulator's at start) came up or went down.
    * Each failed reconnect is reported too, with its `attempt`.
    */
   'carrier.connection': (event: CarrierConnectionEvent) => void;
+  /** A route of a `RoutedDelivery` went down (its messages go to `via`) or came back. */
+  'carrier.route': (event: CarrierRouteEvent) => void;
   /** A request was refused with a 4xx. */
   'request.rejected': (event: RequestRejectedEvent) => void;
   /** An unexpected error; requests answered 500 and worker failures end up here. */

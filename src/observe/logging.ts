@@ -104,6 +104,8 @@ export function attachLogger(events: SmsEventEmitter, logger: SmsLogger): Attach
     warn({ event: 'message.retrying', ref: e.ref, attempt: e.attempt, nextAttemptAt: e.nextAttemptAt, err: e.error }, 'carrier error, submission will be retried'),
   );
   on('message.inbound', (m) => info({ event: 'message.inbound', to: m.to, receivedAt: m.receivedAt }, 'inbound sms'));
+  on('credit.charged', (e) => debug?.({ event: 'credit.charged', principalId: e.principalId, profileCode: e.profileCode, units: e.units, messages: e.messages.length }, 'credit charged'));
+  on('credit.refunded', (e) => info({ event: 'credit.refunded', principalId: e.principalId, units: e.units, cause: e.cause, refs: e.messages.map((m) => m.ref) }, 'credit refunded'));
   on('dlr.retrying', (e) =>
     warn(
       { event: 'dlr.retrying', uid: e.uid, ref: e.message.ref, url: safeUrl(e.url), attempt: e.attempt, statusCode: e.statusCode, reason: e.error, nextAttemptAt: e.nextAttemptAt },
@@ -116,6 +118,17 @@ export function attachLogger(events: SmsEventEmitter, logger: SmsLogger): Attach
       'delivery report given up',
     ),
   );
+  on('inbound.retrying', (e) =>
+    warn(
+      { event: 'inbound.retrying', uid: e.uid, ref: e.inbound.ref, url: safeUrl(e.url), attempt: e.attempt, statusCode: e.statusCode, reason: e.error, nextAttemptAt: e.nextAttemptAt },
+      'inbound webhook failed, will retry',
+    ),
+  );
+  on('inbound.failed', (e) =>
+    warn({ event: 'inbound.failed', uid: e.uid, ref: e.inbound.ref, url: safeUrl(e.url), attempt: e.attempt, statusCode: e.statusCode, reason: e.error }, 'inbound webhook given up'),
+  );
+  on('subscriber.opted_out', (e) => info({ event: 'subscriber.opted_out', shortCode: e.shortCode, source: e.source }, 'subscriber opted out'));
+  on('subscriber.opted_in', (e) => info({ event: 'subscriber.opted_in', shortCode: e.shortCode, source: e.source }, 'subscriber opted in'));
   on('request.rejected', (e) =>
     info(
       { event: 'request.rejected', status: e.status, details: e.details, endpoint: e.endpoint, principalId: e.principalId, ip: e.ip, ...reqId(e.requestId) },
@@ -124,14 +137,23 @@ export function attachLogger(events: SmsEventEmitter, logger: SmsLogger): Attach
   );
   // An outage is one error line, its retries debug lines, and the way back one info line.
   on('carrier.connection', (c) => {
-    const line = { event: 'carrier.connection', bind: c.bind, state: c.state };
+    const line = { event: 'carrier.connection', ...(c.route === undefined ? {} : { route: c.route }), bind: c.bind, state: c.state };
+    const name = c.route === undefined ? c.bind : `${c.route}/${c.bind}`;
     if (c.state === 'bound') {
-      info({ ...line, reconnect: c.reconnect }, c.reconnect ? `carrier ${c.bind} bound again` : `carrier ${c.bind} bound`);
+      info({ ...line, reconnect: c.reconnect }, c.reconnect ? `carrier ${name} bound again` : `carrier ${name} bound`);
       return;
     }
     const down = { ...line, attempt: c.attempt, retryInMs: c.retryInMs, err: c.error };
-    if (c.attempt <= 1) error(down, `carrier ${c.bind} down; reconnecting`);
-    else debug?.(down, `carrier ${c.bind} reconnect ${c.attempt} failed`);
+    if (c.attempt <= 1) error(down, `carrier ${name} down; reconnecting`);
+    else debug?.(down, `carrier ${name} reconnect ${c.attempt} failed`);
+  });
+  on('carrier.route', (r) => {
+    if (r.state === 'up') {
+      info({ event: 'carrier.route', route: r.route, state: r.state }, `route ${r.route} up`);
+      return;
+    }
+    const where = r.via === null || r.via === undefined ? 'no fallback is up' : `its messages go to ${r.via}`;
+    warn({ event: 'carrier.route', route: r.route, state: r.state, reason: r.reason, via: r.via }, `route ${r.route} down (${r.reason}); ${where}`);
   });
   // `err` is the key pino's standard serializer prints with its stack. A connection's
   // failure is logged above, from its `carrier.connection` event.

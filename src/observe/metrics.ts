@@ -118,7 +118,7 @@ const SUBMITTED_TRACKED_MAX = 100_000;
 const SEND_ENDPOINTS = ['quick', 'premium'] as const;
 
 /** The endpoints a request can be refused on (the `none` of a path outside them appears when used). */
-const REQUEST_ENDPOINTS = [...SEND_ENDPOINTS, 'status'] as const;
+const REQUEST_ENDPOINTS = [...SEND_ENDPOINTS, 'status', 'cancel'] as const;
 
 /** Every 4xx status of the error registry. */
 const REFUSAL_STATUSES = [...new Set(Object.values(ERRORS).map((entry) => entry.status))].filter((status) => status < 500);
@@ -134,11 +134,13 @@ const FINISHED_SERIES: readonly [TerminalState, StatusReason][] = [
   ['expired', 'expired'],
   ['rejected', 'rejected'],
   ['failed', 'unknown'],
+  ['expired', 'validity_period_elapsed'],
+  ['cancelled', 'cancelled'],
 ];
 
 /** Every `error` event source; written as a record so that a new source fails to compile until listed. */
 const ERROR_SOURCES = Object.keys({
-  request: true, worker: true, receipt: true, dlr: true, listener: true, delivery: true, storage: true,
+  request: true, worker: true, receipt: true, dlr: true, listener: true, delivery: true, storage: true, credit: true,
 } satisfies Record<ErrorSource, true>);
 
 /** Upper bounds of the delivery-report duration buckets, seconds: up to the default 15 s timeout and past it. */
@@ -206,6 +208,14 @@ export function attachMetrics(events: SmsEventEmitter, config: MetricsConfig): (
     ['result'],
     DLR_DURATION_BUCKETS,
   );
+  const inboundAttempts = counter('inbound_webhook_attempts_total', 'Inbound (MO) webhook attempts, by result: sent (2xx), retrying, failed (given up).', ['result']);
+  const inboundDuration = histogram(
+    'inbound_webhook_attempt_duration_seconds',
+    'How long each inbound (MO) webhook attempt took, by result.',
+    ['result'],
+    DLR_DURATION_BUCKETS,
+  );
+  const optChanges = counter('opt_out_changes_total', 'Changes of the opt-out list, by change (opted_out, opted_in) and source (keyword, api).', ['change', 'source']);
   const gauge = (name: string, help: string, labelNames: readonly string[] = []) =>
     metric(registry, { name: `sms_outbox_${name}`, help, labelNames, registers: [] }, client.Gauge);
   const queueDepth = gauge('queue_depth', 'Messages queued (accepted, not yet submitted), by class; sampled every 5 s.', ['class']);
@@ -225,8 +235,10 @@ export function attachMetrics(events: SmsEventEmitter, config: MetricsConfig): (
     SUBMIT_TO_FINAL_BUCKETS,
   );
   const errors = counter('errors_total', 'Unexpected errors (500s, storage, carrier, listeners), by source.', ['source']);
-  const bound = gauge('carrier_bound', 'Whether each carrier connection (SMPP bind) is up: 1 bound, 0 down.', ['bind']);
-  const reconnects = counter('carrier_reconnects_total', 'Carrier connections (SMPP binds) bound again after being lost, by bind.', ['bind']);
+  const bound = gauge('carrier_bound', 'Whether each carrier connection (SMPP bind) is up: 1 bound, 0 down; by route (when routed) and bind.', ['route', 'bind']);
+  const reconnects = counter('carrier_reconnects_total', 'Carrier connections (SMPP binds) bound again after being lost, by route (when routed) and bind.', ['route', 'bind']);
+  const routeUp = gauge('route_up', 'Whether each route of a RoutedDelivery takes its own messages: 1 up, 0 down (they go to its fallback).', ['route']);
+  const routeDowns = counter('route_down_total', 'Times each route went down, by why: unbound (no bind that submits is up) or throttled.', ['route', 'reason']);
   gauge('build_info', 'The sms-outbox version, as a label; always 1.', ['version']).set({ version: VERSION }, 1);
 
   // Series whose label values are known start at 0 (`inc` by 0 creates one).
@@ -242,7 +254,11 @@ export function attachMetrics(events: SmsEventEmitter, config: MetricsConfig): (
     submitted.inc({ endpoint }, 0);
     for (const [state, reason] of FINISHED_SERIES) finished.inc({ endpoint, state, reason }, 0);
   }
-  for (const result of ['sent', 'retrying', 'failed']) dlrAttempts.inc({ result }, 0);
+  for (const result of ['sent', 'retrying', 'failed']) {
+    dlrAttempts.inc({ result }, 0);
+    inboundAttempts.inc({ result }, 0);
+  }
+  for (const change of ['opted_out', 'opted_in']) for (const source of ['keyword', 'api']) optChanges.inc({ change, source }, 0);
   for (const source of ERROR_SOURCES) errors.inc({ source }, 0);
 
   const detach: (() => void)[] = [];
@@ -293,10 +309,25 @@ export function attachMetrics(events: SmsEventEmitter, config: MetricsConfig): (
   on('dlr.sent', dlr('sent'));
   on('dlr.retrying', dlr('retrying'));
   on('dlr.failed', dlr('failed'));
+  const inboundHook = (result: string) => (event: { durationMs: number }) => {
+    inboundAttempts.inc({ result });
+    inboundDuration.observe({ result }, event.durationMs / 1000);
+  };
+  on('inbound.sent', inboundHook('sent'));
+  on('inbound.retrying', inboundHook('retrying'));
+  on('inbound.failed', inboundHook('failed'));
+  on('subscriber.opted_out', (e) => optChanges.inc({ change: 'opted_out', source: e.source }));
+  on('subscriber.opted_in', (e) => optChanges.inc({ change: 'opted_in', source: e.source }));
   on('error', (e) => errors.inc({ source: e.source }));
   on('carrier.connection', (c) => {
-    bound.set({ bind: c.bind }, c.state === 'bound' ? 1 : 0);
-    reconnects.inc({ bind: c.bind }, c.state === 'bound' && c.reconnect ? 1 : 0);
+    // Unrouted, the series keep the one label they always had.
+    const labels: Record<string, string> = c.route === undefined ? { bind: c.bind } : { route: c.route, bind: c.bind };
+    bound.set(labels, c.state === 'bound' ? 1 : 0);
+    reconnects.inc(labels, c.state === 'bound' && c.reconnect ? 1 : 0);
+  });
+  on('carrier.route', (r) => {
+    routeUp.set({ route: r.route }, r.state === 'up' ? 1 : 0);
+    for (const reason of ['unbound', 'throttled']) routeDowns.inc({ route: r.route, reason }, r.reason === reason ? 1 : 0);
   });
 
   return () => {

@@ -47,6 +47,7 @@ const JSON_SUFFIX_MEDIA = 'application/*+json';
 const SEND_ERRORS = {
   '400': ref('responses', 'BadRequest'),
   '401': ref('responses', 'Unauthorized'),
+  '402': ref('responses', 'PaymentRequired'),
   '403': ref('responses', 'Forbidden'),
   '405': ref('responses', 'MethodNotAllowed'),
   '409': ref('responses', 'IdempotencyInFlight'),
@@ -191,6 +192,43 @@ export function apiPaths(basePath: string, rateLimit: RateLimitHeaders): Record<
         responses: {
           '200': { description: 'The message.', ...withHeaders(pacing), content: json({ schema: ref('schemas', 'MessageStatus') }) },
           '404': ref('responses', 'NotFound'),
+          ...STATUS_ERRORS,
+        },
+      },
+    },
+    [`${basePath}/messages/{message_ref}`]: {
+      delete: {
+        operationId: 'cancelMessage',
+        summary: 'Cancel one of the caller\u2019s messages that has not gone yet',
+        description:
+          'A message still `scheduled`, or `queued` with nothing submitted and no worker about to submit it, ends ' +
+          '`cancelled` (its delivery report is sent); any other is named in `not_cancelled` with its status. Either key ' +
+          'scope may cancel its own messages.',
+        parameters: [
+          {
+            name: 'message_ref',
+            in: 'path',
+            required: true,
+            description: 'The `message_ref` a send answered; any other value answers 404.',
+            schema: { type: 'string', format: 'uuid' },
+          },
+        ],
+        responses: {
+          '200': { description: 'What was cancelled, and what had already gone.', ...withHeaders(pacing), content: json({ schema: ref('schemas', 'CancelResult') }) },
+          '404': ref('responses', 'NotFound'),
+          ...STATUS_ERRORS,
+        },
+      },
+    },
+    [`${basePath}/messages`]: {
+      delete: {
+        operationId: 'cancelByExternalId',
+        summary: 'Cancel the caller\u2019s messages with one reference that have not gone yet (the newest 1000)',
+        parameters: [{ name: 'external_id', in: 'query', required: true, schema: { type: 'string', minLength: 1 } }],
+        responses: {
+          '200': { description: 'What was cancelled, and what had already gone.', ...withHeaders(pacing), content: json({ schema: ref('schemas', 'CancelResult') }) },
+          '404': ref('responses', 'NotFound'),
+          '422': ref('responses', 'Unprocessable'),
           ...STATUS_ERRORS,
         },
       },

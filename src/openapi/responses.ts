@@ -48,6 +48,10 @@ export function componentResponses(limits: Required<LimitOptions>, rateLimit: Ra
       errorExamples(['KEY_DISABLED', 'SCOPE_DENIED'], { SCOPE_DENIED: 'API key may not use the premium endpoint' }),
       {},
     ),
+    PaymentRequired: error(
+      'The key\u2019s credit cannot pay the request\u2019s SMS units (when the gateway charges credit). Nothing was stored or charged.',
+      errorExamples(['INSUFFICIENT_CREDIT'], { INSUFFICIENT_CREDIT: 'Insufficient credit: the request needs 3 SMS units, the balance is 2' }),
+    ),
     NotFound: error('No such message, or it is another key\u2019s.', errorExamples(['NOT_FOUND'])),
     MethodNotAllowed: error(
       'The path exists, but not with this method.',

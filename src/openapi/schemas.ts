@@ -9,10 +9,10 @@
 import { ERRORS } from '../errors.js';
 import type { LimitOptions } from '../http/limits.js';
 import { premiumListSchema, premiumMessagesSchema, quickSendSchema } from '../http/schemas.js';
-import { STATUS_DESCRIPTIONS, TERMINAL_STATES } from '../lifecycle/states.js';
+import { PENDING_STATES, STATUS_DESCRIPTIONS, TERMINAL_STATES } from '../lifecycle/states.js';
 import { ref, type Schema } from './refs.js';
 
-const STATES = ['queued', 'submitted', ...TERMINAL_STATES];
+const STATES = [...PENDING_STATES, ...TERMINAL_STATES];
 const REASONS = Object.keys(STATUS_DESCRIPTIONS);
 const REASON_LIST = REASONS.map((reason) => `\`${reason}\``).join(', ');
 
@@ -84,6 +84,12 @@ export function componentSchemas(limits: Required<LimitOptions>): Record<string,
         submit_attempts: { type: 'integer', minimum: 0 },
         created_at: { type: ['string', 'null'], format: 'date-time' },
         updated_at: { type: ['string', 'null'], format: 'date-time' },
+        send_at: { type: ['string', 'null'], format: 'date-time', description: 'When it is due, if the request gave a `send_at` ahead.' },
+        valid_until: {
+          type: ['string', 'null'],
+          format: 'date-time',
+          description: 'Until when it may be submitted, if it has a validity period; past it, unsent, it ends `expired`.',
+        },
         callback: {
           description: 'The delivery report, when the request gave a `dlr_callback_url`.',
           oneOf: [
@@ -101,6 +107,22 @@ export function componentSchemas(limits: Required<LimitOptions>): Record<string,
               },
             },
           ],
+        },
+      },
+    },
+    CancelResult: {
+      type: 'object',
+      required: ['cancelled', 'not_cancelled'],
+      properties: {
+        cancelled: { type: 'array', items: MESSAGE_REF, description: 'The messages now `cancelled`.' },
+        not_cancelled: {
+          type: 'array',
+          description: 'The messages that had already gone (or ended), or that a worker was about to submit, with their status.',
+          items: {
+            type: 'object',
+            required: ['message_ref', 'status'],
+            properties: { message_ref: MESSAGE_REF, status: { type: 'string', enum: STATES } },
+          },
         },
       },
     },
@@ -136,6 +158,28 @@ export function componentSchemas(limits: Required<LimitOptions>): Record<string,
             status_reason: reason,
             status_description: { type: ['string', 'null'] },
             sms_count: { type: 'integer', minimum: 1 },
+          },
+        },
+      },
+    },
+    InboundMessage: {
+      type: 'object',
+      required: ['uid', 'actor_type', 'event_type', 'created_at', 'data'],
+      properties: {
+        uid: { type: 'string', description: 'The webhook\u2019s id, the same on every retry (and the `webhook-id` header): dedup on it.' },
+        actor_type: { const: 'system' },
+        event_type: { const: 'sms_inbound' },
+        created_at: { type: 'string', pattern: '^[0-9]+$', description: 'When the message arrived, unix seconds.' },
+        data: {
+          type: 'object',
+          required: ['message_ref', 'from', 'to', 'message', 'profile_code', 'received_at'],
+          properties: {
+            message_ref: { type: 'string', format: 'uuid', description: 'The id the service gave the inbound message.' },
+            from: { type: 'string', pattern: '^[0-9]+$', description: 'The subscriber\u2019s number, international digits.' },
+            to: { type: 'string', description: 'The short code (or number) it was sent to.' },
+            message: { type: 'string', description: 'The text; a long message sent in parts arrives whole.' },
+            profile_code: { type: ['string', 'null'], description: 'The profile of the short code\u2019s owner.' },
+            received_at: { type: 'string', pattern: '^[0-9]+$', description: 'When it arrived, unix seconds.' },
           },
         },
       },

@@ -1,14 +1,36 @@
 /**
- * The OpenAPI document's webhook: the delivery report the service POSTs to a request's
- * `dlr_callback_url`, with its Standard Webhooks headers and what each answer means to the
- * sender. It needs no API key: the service is the caller here.
+ * The OpenAPI document's webhooks: the delivery report the service POSTs to a request's
+ * `dlr_callback_url`, and the inbound (MO) message it POSTs to the owner's inbound URL, with
+ * their Standard Webhooks headers and what each answer means to the sender. They need no API
+ * key: the service is the caller here.
  *
  * @module
  */
 import { STATUS_DESCRIPTIONS } from '../lifecycle/states.js';
 import { EXAMPLE_REF, json, ref } from './refs.js';
 
-/** `webhooks`: the delivery report. Shared data: the document is cloned before it is handed out. */
+/** The Standard Webhooks headers of a webhook about a `what`. */
+function signatureHeaders(what: string) {
+  return [
+    { name: 'webhook-id', in: 'header', required: false, description: `The ${what}\u2019s \`uid\`.`, schema: { type: 'string' } },
+    {
+      name: 'webhook-timestamp',
+      in: 'header',
+      required: false,
+      description: 'Unix seconds of this attempt; reject old ones.',
+      schema: { type: 'string', pattern: '^[0-9]+$' },
+    },
+    {
+      name: 'webhook-signature',
+      in: 'header',
+      required: false,
+      description: '`v1,` and the base64 HMAC-SHA256 of `id.timestamp.body` (present when signed).',
+      schema: { type: 'string' },
+    },
+  ];
+}
+
+/** `webhooks`: the delivery report and the inbound message. Shared data: the document is cloned before it is handed out. */
 export const WEBHOOKS = {
   deliveryReport: {
     post: {
@@ -19,23 +41,7 @@ export const WEBHOOKS = {
         'schedule that spans hours, with the same `uid`, so delivery is at-least-once. Redirects are not followed. ' +
         'When a secret is configured the report is signed by the Standard Webhooks scheme.',
       security: [],
-      parameters: [
-        { name: 'webhook-id', in: 'header', required: false, description: 'The report\u2019s `uid`.', schema: { type: 'string' } },
-        {
-          name: 'webhook-timestamp',
-          in: 'header',
-          required: false,
-          description: 'Unix seconds of this attempt; reject old ones.',
-          schema: { type: 'string', pattern: '^[0-9]+$' },
-        },
-        {
-          name: 'webhook-signature',
-          in: 'header',
-          required: false,
-          description: '`v1,` and the base64 HMAC-SHA256 of `id.timestamp.body` (present when signed).',
-          schema: { type: 'string' },
-        },
-      ],
+      parameters: signatureHeaders('report'),
       requestBody: {
         required: true,
         content: json({
@@ -64,6 +70,46 @@ export const WEBHOOKS = {
       responses: {
         '2XX': { description: 'Received; the report is not sent again.' },
         default: { description: 'Not received; the report is retried (410 Gone stops it).' },
+      },
+    },
+  },
+  inboundMessage: {
+    post: {
+      operationId: 'inboundMessage',
+      summary: 'Inbound (MO) message, POSTed to the short code owner\u2019s inbound URL',
+      description:
+        'Sent when a subscriber\u2019s message to a short code arrives (premium MO), to the `inboundUrl` of the profile ' +
+        'owning the code, else of its principal. Retried, signed and guarded exactly as delivery reports are. A whole ' +
+        'text that is a stop keyword (`STOP`, ...) also opts the sender out of the short code; START opts back in.',
+      security: [],
+      parameters: signatureHeaders('webhook'),
+      requestBody: {
+        required: true,
+        content: json({
+          schema: ref('schemas', 'InboundMessage'),
+          examples: {
+            reply: {
+              value: {
+                uid: '5d0c2f9a-7b1e-4c3d-9e8f-0a1b2c3d4e5f',
+                actor_type: 'system',
+                event_type: 'sms_inbound',
+                created_at: '1594868500',
+                data: {
+                  message_ref: '3f2504e0-4f89-41d3-9a0c-0305e82c3301',
+                  from: '254712345678',
+                  to: '22021501',
+                  message: 'YES please',
+                  profile_code: '22021501',
+                  received_at: '1594868500',
+                },
+              },
+            },
+          },
+        }),
+      },
+      responses: {
+        '2XX': { description: 'Received; the message is not sent again.' },
+        default: { description: 'Not received; it is retried (410 Gone stops it).' },
       },
     },
   },

@@ -11,6 +11,7 @@ import { staticKeys } from '../auth/static-keys.js';
 import type { DeliveryAdapter } from '../delivery/contract.js';
 import { SimulatorDelivery } from '../delivery/simulator.js';
 import { BACKLOG_DEFAULTS } from '../http/backlog.js';
+import { resolveCreditOptions } from '../http/credit.js';
 import { IDEMPOTENCY_DEFAULTS } from '../http/idempotency.js';
 import { LIMIT_DEFAULTS } from '../http/limits.js';
 import type { Storage } from '../storage/contract.js';
@@ -20,6 +21,8 @@ import { assertKnownKeys, assertNumber } from '../util/known-keys.js';
 import { RETENTION_DEFAULTS } from '../worker/retention.js';
 import { WORKER_DEFAULTS } from '../worker/options.js';
 import { resolveDlrOptions } from './config-dlr.js';
+import { resolveInboundOptions } from './config-inbound.js';
+import { INBOUND_METHODS } from '../storage/inbound-record.js';
 import { resolveLogger, resolveMetrics } from './config-observe.js';
 import { resolveOpenApiOptions } from './config-openapi.js';
 import { resolveRateLimitOptions } from './config-rate-limit.js';
@@ -28,7 +31,7 @@ import { OptionError } from '../errors.js';
 
 const OPTION_KEYS = [
   'verifyKey', 'resolveProfile', 'storage', 'delivery', 'basePath', 'limits',
-  'worker', 'backlog', 'dlr', 'retention', 'idempotency', 'rateLimit', 'openapi', 'logger', 'metrics', 'instanceId', 'now',
+  'worker', 'backlog', 'dlr', 'inbound', 'retention', 'idempotency', 'credit', 'rateLimit', 'openapi', 'logger', 'metrics', 'instanceId', 'now',
 ] as const;
 
 /** The {@link Storage} contract's methods (`true`: required), checked at construction. */
@@ -38,6 +41,12 @@ const STORAGE_METHODS = {
   countQueued: false,
   findIdempotency: false,
   purgeIdempotency: false,
+  topUpCredit: false,
+  creditBalance: false,
+  promoteScheduled: false,
+  ...Object.fromEntries(INBOUND_METHODS.map((name) => [name, false])) as Record<(typeof INBOUND_METHODS)[number], false>,
+  expireUnsent: false,
+  cancelMessages: false,
   insertMessages: true,
   claimMessages: true,
   recordSubmission: true,
@@ -104,9 +113,15 @@ export function resolveOptions(options: SmsRouterOptions): SmsRouterConfig {
     }
     if (value === staticProfiles) throw new OptionError(`${where} is the factory staticProfiles itself: did you mean staticProfiles([...])?`, 'INVALID_ADAPTER');
   });
-  const storage = adapter('storage', options.storage, 'new MemoryStorage(), lost on restart', (where, value) =>
-    assertAdapter(where, value, STORAGE_METHODS, 'Storage'),
-  );
+  const storage = adapter('storage', options.storage, 'new MemoryStorage(), lost on restart', (where, value) => {
+    assertAdapter(where, value, STORAGE_METHODS, 'Storage');
+    // The inbound methods serve one flow together: half of them would fail at the first MO.
+    const has = INBOUND_METHODS.filter((name) => typeof (value as Record<string, unknown>)[name] === 'function');
+    if (has.length > 0 && has.length < INBOUND_METHODS.length) {
+      const missing = INBOUND_METHODS.filter((name) => !has.includes(name)).map((name) => `${name}()`);
+      throw new OptionError(`${where} has some inbound methods but not ${missing.join(', ')}: give all of them or none`, 'INVALID_ADAPTER');
+    }
+  });
   const delivery = adapter('delivery', options.delivery, 'new SimulatorDelivery(), a fake carrier', (where, value) =>
     assertAdapter(where, value, DELIVERY_METHODS, 'DeliveryAdapter'),
   );
@@ -121,18 +136,21 @@ export function resolveOptions(options: SmsRouterOptions): SmsRouterConfig {
   }
   const limits = section('limits', options.limits, LIMIT_DEFAULTS);
   const rateLimit = resolveRateLimitOptions(options.rateLimit);
+  const storageAdapter = storage ?? new MemoryStorage();
   return {
     verifyKey: options.verifyKey,
     resolveProfile: resolveProfile ?? principalProfiles,
-    storage: storage ?? new MemoryStorage(),
+    storage: storageAdapter,
     delivery: delivery ?? new SimulatorDelivery(),
     basePath,
     limits,
     worker: section('worker', options.worker, WORKER_DEFAULTS),
     backlog: options.backlog === false ? false : section('backlog', options.backlog, BACKLOG_DEFAULTS),
     dlr: resolveDlrOptions(options.dlr),
+    inbound: resolveInboundOptions(options.inbound, options.verifyKey, resolveProfile ?? principalProfiles),
     retention: options.retention === false ? false : section('retention', options.retention, RETENTION_DEFAULTS),
     idempotency: section('idempotency', options.idempotency, IDEMPOTENCY_DEFAULTS),
+    credit: resolveCreditOptions(options.credit, storageAdapter),
     rateLimit,
     openapi: resolveOpenApiOptions(options.openapi, limits, rateLimit === false ? 'refused' : rateLimit.headers),
     logger: resolveLogger(options.logger),

@@ -13,9 +13,11 @@ import { parseJsonBody } from '../http/parse-body.js';
 import { createRateLimiters } from '../http/rate-limit/limiters.js';
 import { sendHandler } from '../http/send.js';
 import { IdempotencyKeys } from '../http/idempotency.js';
+import { CreditGate, type CreditAccounts } from '../http/credit.js';
 import { BacklogGate } from '../http/backlog.js';
 import { isTerminal } from '../lifecycle/states.js';
 import { statusByExternalId, statusByRef } from '../http/status.js';
+import { cancelByExternalId, cancelByRef, type CancelDeps } from '../http/cancel.js';
 import { createValidators } from '../http/validate-request.js';
 import { callbackUrlProblem } from '../dlr/address-guard.js';
 import { CallbackDispatcher } from '../dlr/dispatcher.js';
@@ -29,9 +31,11 @@ import { settle } from '../util/settle.js';
 import { routeTransitions } from '../outbox/transitions.js';
 import { retentionSweep } from '../worker/retention.js';
 import { receiptTimeoutSweep } from '../worker/receipt-timeout.js';
+import { timeSweep } from '../worker/time-sweep.js';
 import { ReceiptHandler } from '../worker/receipt-handler.js';
 import { queueSampler } from '../worker/queue-sampler.js';
 import { SubmitWorker } from '../worker/submit-worker.js';
+import { wireInbound, type OptOutList } from './inbound-wiring.js';
 
 /**
  * What {@link createSmsRouter} returns: Express middleware with typed events and a lifecycle.
@@ -51,6 +55,16 @@ export interface SmsRouter extends RequestHandler {
   off<E extends keyof SmsEvents>(event: E, listener: SmsEvents[E]): SmsRouter;
   /** Resolves when storage is ready and the carrier connection started; requests wait for it anyway. */
   ready(): Promise<void>;
+  /**
+   * The storage's credit balances (`topUp`, `balance`) with `credit: { ledger: 'storage' }`;
+   * `null` otherwise.
+   */
+  readonly credit: CreditAccounts | null;
+  /**
+   * The opt-out list (`add`, `remove`, `has`, `list`), for hosts that import or show one;
+   * its methods reject when the storage keeps no list (no inbound methods).
+   */
+  readonly optOuts: OptOutList;
   /**
    * Stops claiming work, waits for submissions and callback attempts in flight, and closes
    * the carrier connection and the storage adapter (each closes only what it opened). The
@@ -86,7 +100,12 @@ export function createSmsRouter(options: SmsRouterOptions): SmsRouter {
 
   const dispatcher = new CallbackDispatcher({ storage, emit, config: config.dlr, owner: config.instanceId, now });
   const onTransition = routeTransitions(emit, dispatcher);
-  const worker = new SubmitWorker({ storage, delivery, emit, config: config.worker, owner: config.instanceId, now, onTransition });
+  const inbound = wireInbound({
+    config: config.inbound, storage, emit, now, dispatcher, handOff: () => worker, onTransition, owner: config.instanceId,
+  });
+  const worker = new SubmitWorker({
+    storage, delivery, emit, config: config.worker, owner: config.instanceId, now, onTransition, optedOut: inbound.optedOut,
+  });
   const receipts = new ReceiptHandler({
     storage, emit, now, waitMs: config.worker.receiptWaitMs, onTransition,
     reportLease: (at) => dispatcher.reportLease(at),
@@ -94,6 +113,9 @@ export function createSmsRouter(options: SmsRouterOptions): SmsRouter {
   });
   const retention = retentionSweep(storage, config.retention, now, emit);
   const receiptTimeout = receiptTimeoutSweep(storage, config.worker.receiptTimeoutMs, now, emit, onTransition);
+  const timed = timeSweep({
+    storage, intervalMs: config.worker.pollIntervalMs, now, emit, onTransition, wake: () => worker.wake(),
+  });
   const queueDepth = queueSampler(storage, () => events.listenerCount('queue.depth') > 0, now, emit);
 
   // Storage first, then the carrier, then the background work; requests wait on it. A
@@ -114,13 +136,16 @@ export function createSmsRouter(options: SmsRouterOptions): SmsRouter {
       carrierStarted ??= delivery
         .start({
           receipt: (receipt) => receipts.receive(receipt),
-          inbound: async (message) => emit('message.inbound', message),
+          inbound: (message) => inbound.handler.receive(message),
           error: (error) => emit('error', { error, source: 'delivery' }),
           // A failure is an `error` too, so that `error` listeners and stderr hear of it.
           connection: (change) => {
             emit('carrier.connection', change);
-            if (change.state === 'unbound') emit('error', { error: change.error, source: 'delivery', bind: change.bind });
+            if (change.state === 'unbound') {
+              emit('error', { error: change.error, source: 'delivery', bind: change.bind, ...(change.route === undefined ? {} : { route: change.route }) });
+            }
           },
+          route: (change) => emit('carrier.route', change),
         })
         .catch((error: unknown) => {
           carrierStarted = null;
@@ -131,6 +156,7 @@ export function createSmsRouter(options: SmsRouterOptions): SmsRouter {
       dispatcher.start();
       retention?.start();
       receiptTimeout.start();
+      timed?.start();
       queueDepth?.start();
       running = true;
     })().catch((error: unknown) => {
@@ -160,10 +186,12 @@ export function createSmsRouter(options: SmsRouterOptions): SmsRouter {
     storage.findIdempotency === undefined
       ? null
       : new IdempotencyKeys({ find: storage.findIdempotency.bind(storage), ttlMs: config.idempotency.ttlMs, now, refund: limiters.refundRequest });
+  const credit = config.credit === null ? null : new CreditGate({ config: config.credit, storage, emit, now });
+  if (credit !== null) events.on('message.status', ({ message, previousState }) => credit.transition(message, previousState));
   const send = (validate: typeof validators.quick): RequestHandler =>
     sendHandler({
       validate, resolveProfile: config.resolveProfile, storage, emit, now,
-      handOff: worker, chargeMessages: limiters.chargeMessages, backlog, idempotency,
+      handOff: worker, chargeMessages: limiters.chargeMessages, backlog, idempotency, credit, optOuts: inbound.gate,
     });
   const body = parseJsonBody(config.limits.maxBodyBytes);
   // The admission stage of every endpoint, one Express layer: wait for the start (once it
@@ -193,6 +221,13 @@ export function createSmsRouter(options: SmsRouterOptions): SmsRouter {
   if (config.openapi) routes.all(`${base}/openapi.json`, methodNotAllowed(['GET']));
   routes.all([`${base}/create`, `${base}/premium`], methodNotAllowed(['POST']));
   routes.all([`${base}/delivery-status`, `${base}/delivery-status/:message_ref`], methodNotAllowed(['GET']));
+  // Cancel, when the storage can (`cancelMessages`): by either key, of its own messages.
+  if (storage.cancelMessages !== undefined) {
+    const cancelDeps = { storage: storage as CancelDeps['storage'], now, onTransition };
+    routes.delete(`${base}/messages`, chain(admit(null), cancelByExternalId(cancelDeps)));
+    routes.delete(`${base}/messages/:message_ref`, chain(admit(null), cancelByRef(cancelDeps)));
+    routes.all([`${base}/messages`, `${base}/messages/:message_ref`], methodNotAllowed(['DELETE']));
+  }
   routes.use(handleErrors(emit, endpointsUnder(base)));
 
   let closing: Promise<void> | null = null;
@@ -210,11 +245,14 @@ export function createSmsRouter(options: SmsRouterOptions): SmsRouter {
     return router;
   };
   router.ready = start;
+  (router as { optOuts: OptOutList }).optOuts = inbound.optOuts;
+  Object.defineProperty(router, 'credit', { value: credit?.accounts ?? null, enumerable: true });
   router.close = () => {
     closing ??= (async () => {
       await started?.catch(() => undefined);
       await retention?.close();
       await receiptTimeout.close();
+      await timed?.close();
       await queueDepth?.close();
       await worker.close();
       await receipts.close();
@@ -229,12 +267,13 @@ export function createSmsRouter(options: SmsRouterOptions): SmsRouter {
 }
 
 /** Tells the endpoint of a request from its path under `base`, for the `request.rejected` event. */
-function endpointsUnder(base: string): (req: Request) => 'quick' | 'premium' | 'status' | null {
+function endpointsUnder(base: string): (req: Request) => 'quick' | 'premium' | 'status' | 'cancel' | null {
   return (req) => {
     const path = req.path.slice(base.length);
     if (path.startsWith('/create')) return 'quick';
     if (path.startsWith('/premium')) return 'premium';
     if (path.startsWith('/delivery-status')) return 'status';
+    if (path.startsWith('/messages')) return 'cancel';
     return null;
   };
 }

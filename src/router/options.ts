@@ -8,6 +8,7 @@ import type { ProfileResolver } from '../auth/profiles.js';
 import type { DeliveryAdapter } from '../delivery/contract.js';
 import type { DlrConfig, DlrOptions } from '../dlr/options.js';
 import type { BacklogOptions } from '../http/backlog.js';
+import type { CreditConfig, CreditOptions } from '../http/credit.js';
 import type { IdempotencyOptions } from '../http/idempotency.js';
 import type { LimitOptions } from '../http/limits.js';
 import type { RateLimitConfig, RateLimitOptions } from '../http/rate-limit/options.js';
@@ -15,11 +16,12 @@ import type { SmsLogger } from '../observe/logging.js';
 import type { MetricsConfig, MetricsOptions } from '../observe/metrics.js';
 import type { OpenApiOptions } from '../openapi/serve.js';
 import type { OpenApiConfig } from './config-openapi.js';
+import type { InboundConfig, InboundOptions } from './config-inbound.js';
 import type { Storage } from '../storage/contract.js';
 import type { RetentionOptions } from '../worker/retention.js';
 import type { WorkerOptions } from '../worker/options.js';
 
-export type { BacklogOptions, IdempotencyOptions, LimitOptions, RetentionOptions, WorkerOptions };
+export type { BacklogOptions, CreditOptions, IdempotencyOptions, LimitOptions, RetentionOptions, WorkerOptions };
 
 /** Options of {@link createSmsRouter}. Only `verifyKey` is required. */
 export interface SmsRouterOptions {
@@ -52,8 +54,13 @@ export interface SmsRouterOptions {
    * storage with `countQueued` (the bundled ones have it). Default: 100,000 per key, 1,000,000 in all.
    */
   backlog?: BacklogOptions | false;
-  /** Delivery report (callback) settings: signing, retries, address policy. */
+  /** Delivery report (callback) settings: signing, retries, address policy; inbound webhooks share them. */
   dlr?: DlrOptions;
+  /**
+   * Mobile-originated messages (premium MO): who owns a short code (where its MO messages are
+   * forwarded), the stop and start keywords, and the confirmation replies (docs/inbound.md).
+   */
+  inbound?: InboundOptions;
   /**
    * Purging of old terminal messages, or `false` to keep them all. Expired idempotency keys
    * are swept on its schedule either way (every hour, 1000 a batch, with `false`).
@@ -65,6 +72,15 @@ export interface SmsRouterOptions {
    * it); without one, a request with the header is refused 400.
    */
   idempotency?: IdempotencyOptions;
+  /**
+   * What a request costs: its SMS units are taken from its principal's credit before its
+   * messages are stored (402 `INSUFFICIENT_CREDIT` when short), and given back for messages
+   * that end unsent. `{ ledger: 'storage' }` keeps the balances in the storage (topped up with
+   * `router.credit.topUp`), `{ ledger: { charge, refund } }` asks the host's own; `refunds`
+   * says which ended messages are refunded (see `CreditOptions`, docs/credit.md). Default: none,
+   * requests cost nothing.
+   */
+  credit?: CreditOptions;
   /**
    * Request and message limits per key, failed-auth limits per address, and their stores;
    * `false` turns them all off. Default: all on, counted in memory (see `RateLimitOptions`).
@@ -102,8 +118,10 @@ export interface SmsRouterConfig {
   worker: Required<WorkerOptions>;
   backlog: Required<BacklogOptions> | false;
   dlr: DlrConfig;
+  inbound: InboundConfig;
   retention: Required<RetentionOptions> | false;
   idempotency: Required<IdempotencyOptions>;
+  credit: CreditConfig | null;
   rateLimit: RateLimitConfig | false;
   openapi: OpenApiConfig | false;
   logger: SmsLogger | null;

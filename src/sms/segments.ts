@@ -10,6 +10,7 @@
  * look only at the units around each part boundary.
  */
 import { GSM_COST } from './gsm-tables.js';
+import { replaceFrom } from './smart-encoding.js';
 
 /** Septets in a single GSM-7 SMS. */
 const GSM_SINGLE = 160;
@@ -30,6 +31,16 @@ export interface SmsCount {
   units: number;
 }
 
+/** Options of {@link countSms}. */
+export interface CountOptions {
+  /**
+   * Count the text as smart encoding sends it ({@link smartEncode}): with its characters
+   * that have a GSM-7 look-alike replaced, when that makes it GSM-7 at no more units.
+   * Default false.
+   */
+  smartEncoding?: boolean;
+}
+
 /**
  * Counts the SMS units `text` needs, by GSM 03.38.
  *
@@ -40,9 +51,11 @@ export interface SmsCount {
  * packed into parts of 67 without splitting a surrogate pair.
  *
  * Never throws: the empty text counts 1 and a lone surrogate counts as one UCS-2 unit
- * (request validation rejects both before a message is stored).
+ * (request validation rejects both before a message is stored). With
+ * `{ smartEncoding: true }`, counts the text {@link smartEncode} gives, at the same speed
+ * for a GSM-7 text (the replacement only starts at the first character outside the alphabet).
  */
-export function countSms(text: string): SmsCount {
+export function countSms(text: string, options?: CountOptions): SmsCount {
   const n = text.length;
   startPacking();
   let extensions = 0;
@@ -52,11 +65,40 @@ export function countSms(text: string): SmsCount {
     const at = needsLook.lastIndex - 1;
     const cost = GSM_COST[text.charCodeAt(at)]!;
     if (cost === 1) continue;
-    if (cost === 0) return ucs2Count(text, n);
+    if (cost === 0) return options?.smartEncoding === true ? smartCount(text, at) : ucs2Count(text, n);
     packExtension(at);
     extensions++;
   }
   return gsmCount(n, extensions);
+}
+
+/**
+ * The text smart encoding sends for `text`: every character with a GSM-7 look-alike replaced
+ * (smart-encoding.ts), when then the whole text is GSM-7 and needs no more SMS units than
+ * `text` as it is; otherwise `text` unchanged. So a text keeps its characters when one of
+ * them has no look-alike (an emoji, Cyrillic), and never costs more for being replaced (70
+ * ellipses are one UCS-2 SMS, but 210 septets as dots).
+ */
+export function smartEncode(text: string): string {
+  const needsLook = NEEDS_LOOK;
+  needsLook.lastIndex = 0;
+  while (needsLook.test(text)) {
+    const at = needsLook.lastIndex - 1;
+    if (GSM_COST[text.charCodeAt(at)] !== 0) continue;
+    const replaced = replaceFrom(text, at);
+    if (replaced === null) return text;
+    return countSms(replaced).smsCount <= countUcs2Parts(text, text.length) ? replaced : text;
+  }
+  return text;
+}
+
+/** {@link countSms} with smart encoding of a text whose first character outside the alphabet is at `at`. */
+function smartCount(text: string, at: number): SmsCount {
+  const replaced = replaceFrom(text, at);
+  const ucs2 = ucs2Count(text, text.length);
+  if (replaced === null) return ucs2;
+  const gsm = countSms(replaced);
+  return gsm.smsCount <= ucs2.smsCount ? gsm : ucs2;
 }
 
 /**

@@ -27,7 +27,13 @@
  * in the same millisecond.
  */
 import type { MessageState, Outcome, StatusReason, TerminalState } from '../lifecycle/states.js';
+import type { CallbackAttempt, CallbackState } from './callback-record.js';
+import type { ClaimOptions, InsertLease } from './claim-options.js';
+import type { CreditCharge, CreditStorage } from './credit-record.js';
 import type { IdempotencyRecord } from './idempotency-record.js';
+import type { InboundStorage } from './inbound-record.js';
+export type { DueInbound, InboundInsertOptions, InboundRecord, NewInbound, OptOutEntry, OptOutKey } from './inbound-record.js';
+import type { TimedFields } from './timed.js';
 
 /** Which endpoint accepted a message. */
 export type Endpoint = 'quick' | 'premium';
@@ -47,8 +53,8 @@ export type Encoding = 'GSM-7' | 'UCS-2';
  */
 export type Priority = 'transactional' | 'bulk';
 
-/** A message as accepted from a request, before it is stored. */
-export interface NewMessage {
+/** A message as accepted from a request, before it is stored (with `sendAt`, stored `scheduled`). */
+export interface NewMessage extends TimedFields {
   /** The id the service assigned (`message_ref`); unique. */
   ref: string;
   /** The principal (key owner) that sent it; lookups are scoped to it. */
@@ -104,20 +110,6 @@ export interface PartRecord {
   outcome: Outcome | null;
 }
 
-/** The state of a message's delivery report, when it has a callback URL. */
-export interface CallbackState {
-  /** `pending` until a 2xx (`delivered`) or until given up on (`failed`). */
-  state: 'pending' | 'delivered' | 'failed';
-  /** Attempts made so far. */
-  attempts: number;
-  /** HTTP status of the last attempt, or `null` if none answered. */
-  lastStatusCode: number | null;
-  /** The last attempt's error text (network error, timeout, blocked address). */
-  lastError: string | null;
-  /** When the next attempt is due (epoch ms), while pending. */
-  nextAttemptAt: number | null;
-}
-
 /** A stored message with its current state. */
 export interface MessageRecord extends Omit<NewMessage, 'weight'> {
   /** Current lifecycle state. */
@@ -138,20 +130,6 @@ export interface MessageRecord extends Omit<NewMessage, 'weight'> {
   callback: CallbackState | null;
 }
 
-/**
- * A lease taken when work is stored: messages stored `queued`, or a delivery report stored
- * pending ({@link PartReceipt.reportLease}), leased to `owner` until `until`, exactly as if
- * `owner` had claimed them the moment they were stored. The instance that accepts a request
- * submits its messages itself this way, without a claim (a write and a scan per poll on SQL
- * storage) in between; should it stop, the lease ends and any instance claims them.
- */
-export interface InsertLease {
-  /** The lease owner (the accepting instance's worker). */
-  owner: string;
-  /** When the lease ends, epoch ms. */
-  until: number;
-}
-
 /** The queued messages ({@link Storage.countQueued}). */
 export interface QueueCount {
   /** Queued transactional messages. */
@@ -160,18 +138,6 @@ export interface QueueCount {
   bulk: number;
   /** When the oldest queued message was accepted (epoch ms), or `null` when none is. */
   oldestAcceptedAt: number | null;
-}
-
-/** Options of a claim: who claims, how many, for how long. */
-export interface ClaimOptions {
-  /** The claimer's id (one per worker instance). */
-  owner: string;
-  /** At most this many. */
-  limit: number;
-  /** How long the claim holds (ms) before another owner may take the work. */
-  leaseMs: number;
-  /** The current time, epoch ms (injected, so tests control time). */
-  now: number;
 }
 
 /** What a state-changing call did. */
@@ -235,6 +201,18 @@ export type ReceiptResult =
   | { kind: 'late'; ref: string }
   | { kind: 'terminal'; ref: string; transition: Transition };
 
+/**
+ * What {@link Storage.cancelMessages} did: the messages it ended `cancelled`, and those of the
+ * principal's it could not (already submitted or ended, or leased to a worker about to
+ * submit them), with their state. Refs that name no message of the principal are in neither.
+ */
+export interface CancelResult {
+  /** The messages cancelled, as transitions (their reports are stored with them). */
+  cancelled: Transition[];
+  /** The messages not cancelled, with the state they are in. */
+  notCancelled: { ref: string; state: MessageState }[];
+}
+
 /** What recording one part's submission did. */
 export type SubmissionResult =
   | { kind: 'part'; ref: string }
@@ -251,25 +229,13 @@ export interface DueCallback {
   message: MessageRecord;
 }
 
-/** The result of one callback attempt, as the DLR sender records it. */
-export interface CallbackAttempt {
-  /** `delivered` ends it; `retry` schedules `nextAttemptAt`; `failed` gives up. */
-  result: 'delivered' | 'retry' | 'failed';
-  /** HTTP status, if the receiver answered. */
-  statusCode: number | null;
-  /** Error text, if it did not answer or was blocked. */
-  error: string | null;
-  /** When to try again, for `retry`. */
-  nextAttemptAt: number | null;
-  /** Now, epoch ms. */
-  now: number;
-}
-
 /**
  * Where messages and their delivery reports live. Every method may be called
- * concurrently; an adapter serialises what it must.
+ * concurrently; an adapter serialises what it must. The inbound methods
+ * ({@link InboundStorage}: MO messages, their webhooks, the opt-out list) are optional, all
+ * or none.
  */
-export interface Storage {
+export interface Storage extends Partial<InboundStorage>, CreditStorage {
   /** Creates the schema if needed. Called once before first use; idempotent. */
   ready?(): Promise<void>;
 
@@ -277,7 +243,8 @@ export interface Storage {
   close?(): Promise<void>;
 
   /**
-   * Stores all the messages of one request in state `queued`, or none (then throws). With
+   * Stores all the messages of one request in state `queued` (`scheduled`, out of the claim
+   * order, for those whose `sendAt` is later than `createdAt`), or none (then throws). With
    * `lease`, they are stored leased to its owner until it ends: no claim returns them before
    * then. An adapter must honour it, or the messages would be submitted by their owner and
    * by whichever worker claims them (the contract suite checks it).
@@ -289,9 +256,11 @@ export interface Storage {
    * storage (the other throws, after waiting for the first to commit or roll back if it must).
    * The caller tells the refusal from other failures by reading the key again
    * ({@link Storage.findIdempotency}), so any error will do. An adapter without
-   * `findIdempotency` is never given a record.
+   * `findIdempotency` is never given a record. With `credit` (only given to an adapter with
+   * the ledger, credit-record.ts), its units are taken in the same step, or nothing is
+   * stored and it throws `InsufficientCreditError`; two instances never overspend a balance.
    */
-  insertMessages(messages: readonly NewMessage[], lease?: InsertLease, idempotency?: IdempotencyRecord): Promise<void>;
+  insertMessages(messages: readonly NewMessage[], lease?: InsertLease, idempotency?: IdempotencyRecord, credit?: CreditCharge): Promise<void>;
 
   /**
    * The principal's live record under `key` (`now < expiresAt`), exactly as stored, or
@@ -314,7 +283,7 @@ export interface Storage {
    * Fair order: every claimable `transactional` message before any `bulk` one; within a
    * class, the principals with claimable messages take turns, a principal of weight `w`
    * having `w` messages claimed in a turn; within a principal, messages in the order they
-   * were accepted. So one principal's backlog of 100,000 never delays another's next
+   * were accepted. A message whose `validUntil` has passed is never returned. So one principal's backlog of 100,000 never delays another's next
    * message by more than a turn. A message given back for a retry keeps its place, and is
    * claimed first once due. How an adapter keeps that order cheap is its own: the bundled
    * ones give each message a virtual finish tag when it is stored (`fairTags`, in
@@ -362,6 +331,28 @@ export interface Storage {
    */
   expireOverdue(before: number, limit: number, outcome: Outcome, now: number): Promise<Transition[]>;
 
+  /**
+   * Queues the `scheduled` messages due at `now` (`sendAt <= now`), up to `limit`, earliest
+   * first: each gets its fair place then, as if accepted at `now`, and is claimable at once.
+   * One whose `validUntil` has passed ends `VALIDITY_ELAPSED` (timed.ts) instead. Returns their transitions;
+   * two instances never move one message twice. Optional, with the next two: without them,
+   * requests with `send_at`, `validity_period` or a cancel are refused.
+   */
+  promoteScheduled?(now: number, limit: number): Promise<Transition[]>;
+
+  /**
+   * Ends up to `limit` `queued` messages whose `validUntil` has passed at `now` and that no
+   * live lease holds, as {@link Storage.finish} would with `VALIDITY_ELAPSED` (timed.ts).
+   */
+  expireUnsent?(now: number, limit: number): Promise<Transition[]>;
+
+  /**
+   * Ends `CANCELLED` (timed.ts) each of the principal's `refs` that is `scheduled`, or
+   * `queued` with no part submitted and no lease holding it (`leaseBarsCancel`, timed.ts),
+   * in one atomic step per message: a message is cancelled or submitted, never both.
+   */
+  cancelMessages?(principalId: string, refs: readonly string[], now: number): Promise<CancelResult>;
+
   /** Applies a carrier receipt to the part it names. */
   applyReceipt(receipt: PartReceipt): Promise<ReceiptResult>;
 
@@ -392,4 +383,4 @@ export interface Storage {
   purge(before: number, limit: number): Promise<number>;
 }
 
-export type { IdempotencyRecord, MessageState, Outcome, StatusReason, TerminalState };
+export type { CallbackAttempt, CallbackState, ClaimOptions, CreditCharge, CreditStorage, InsertLease, InboundStorage, IdempotencyRecord, MessageState, Outcome, StatusReason, TerminalState, TimedFields };

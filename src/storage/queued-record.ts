@@ -12,7 +12,10 @@ import type { MessageRecord, NewMessage, PartRecord } from './contract.js';
 // eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging
 export interface QueuedRecord extends MessageRecord {}
 
-/** `message` as stored: `queued`, no attempt yet, every part still to be submitted. */
+/**
+ * `message` as stored: `queued` (`scheduled` when its `sendAt` is later than its acceptance),
+ * no attempt yet, every part still to be submitted.
+ */
 // eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging
 export class QueuedRecord {
   constructor(message: NewMessage) {
@@ -34,7 +37,9 @@ export class QueuedRecord {
     this.callbackSecret = message.callbackSecret;
     this.createdAt = message.createdAt;
     this.priority = message.priority;
-    this.state = 'queued';
+    this.sendAt = message.sendAt ?? null;
+    this.validUntil = message.validUntil ?? null;
+    this.state = isScheduled(message) ? 'scheduled' : 'queued';
     this.statusReason = null;
     this.statusDescription = null;
     this.attempts = 0;
@@ -43,6 +48,12 @@ export class QueuedRecord {
     this.parts = queuedParts(message.smsCount);
     this.callback = null;
   }
+}
+
+/** Whether `message` is stored `scheduled`: due later than it was accepted. */
+export function isScheduled(message: NewMessage): boolean {
+  const sendAt = message.sendAt;
+  return sendAt !== null && sendAt !== undefined && sendAt > message.createdAt;
 }
 
 /** The `count` parts of a message not yet submitted, in index order. */

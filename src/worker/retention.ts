@@ -14,12 +14,15 @@ import type { Storage } from '../storage/contract.js';
  */
 export function retentionSweep(storage: Storage, config: Required<RetentionOptions> | false, now: () => number, emit: Emit): Periodic | null {
   const purgeKeys = storage.purgeIdempotency?.bind(storage);
+  const purgeInbound = storage.purgeInbound?.bind(storage);
   if (config === false && purgeKeys === undefined) return null;
   const { intervalMs, batchSize, maxAgeMs } = config === false ? RETENTION_DEFAULTS : config;
   return new Periodic(
     intervalMs,
     async () => {
       if (config !== false) await drainInBatches(batchSize, () => storage.purge(now() - maxAgeMs, batchSize));
+      // Inbound messages age as terminal messages do: forwarded (or given up on) is done.
+      if (config !== false && purgeInbound !== undefined) await drainInBatches(batchSize, () => purgeInbound(now() - maxAgeMs, batchSize));
       if (purgeKeys !== undefined) await drainInBatches(batchSize, () => purgeKeys(now(), batchSize));
     },
     (error) => emit('error', { error, source: 'storage' }),

@@ -19,6 +19,7 @@ import type { WorkerOptions } from './options.js';
 import { splitSms } from '../sms/segments.js';
 import type { InsertLease, MessageRecord, NewMessage, Priority, Storage, SubmissionResult, Transition } from '../storage/contract.js';
 import { QueuedRecord } from '../storage/queued-record.js';
+import { validityElapsed, VALIDITY_ELAPSED } from '../storage/timed.js';
 import { retryDelay } from './backoff.js';
 import { ClaimLoop } from '../outbox/claim-loop.js';
 import { FairSlotQueue } from './fair-slots.js';
@@ -35,7 +36,15 @@ export interface SubmitWorkerDeps {
   now: () => number;
   /** Called with every transition, so the router can announce it and wake the DLR sender. */
   onTransition: (transition: Transition) => void;
+  /**
+   * Whether a message's recipient opted out of its sender, asked right before its first part
+   * is submitted for the messages that honour opt-outs (premium ones); absent: never asked.
+   */
+  optedOut?: (message: MessageRecord) => Promise<boolean>;
 }
+
+/** How a message to a number opted out of its sender ends. */
+const OPTED_OUT = outcome('rejected', 'opted_out');
 
 /** The 8-bit concatenation reference of a message: stable across retries, from its ref. */
 export function concatRefOf(ref: string): number {
@@ -205,6 +214,8 @@ export class SubmitWorker implements MessageHandOff {
     const { emit, now } = this.#deps;
     const texts = message.smsCount === 1 ? [message.text] : splitSms(message.text);
     const concatRef = concatRefOf(message.ref);
+    // Whether the carrier has any part of it: then the rest follow, whatever the time.
+    let partSent = message.parts.some((part) => part.carrierId !== null);
     try {
       for (const part of message.parts) {
         if (part.carrierId !== null) continue;
@@ -230,6 +241,25 @@ export class SubmitWorker implements MessageHandOff {
           this.#giveSlot();
           return;
         }
+        // The last look before the carrier: a message whose validity ended while it waited
+        // (for a claim, a slot, a carrier that was down) is never sent, unless a part of it
+        // already was.
+        if (message.validUntil != null) {
+          if (!partSent && validityElapsed(message.validUntil, now())) {
+            this.#giveSlot();
+            const transition = await this.#deps.storage.finish(message.ref, VALIDITY_ELAPSED, now());
+            if (transition) this.#deps.onTransition(transition);
+            return;
+          }
+          outgoing.validitySeconds = Math.max(1, Math.ceil((message.validUntil - now()) / 1000));
+        }
+        // With the slot taken, right before the first part: an opt-out recorded while the
+        // message waited still stops it (a part already at the carrier cannot be called back).
+        if (!partSent && message.endpoint === 'premium' && (await this.#optedOut(message))) {
+          const transition = await this.#deps.storage.finish(message.ref, OPTED_OUT, now());
+          if (transition) this.#deps.onTransition(transition);
+          return;
+        }
         const step = this.#submitAndRecord(message.ref, part.index, outgoing);
         this.#unrecorded.add(step);
         const forget = () => void this.#unrecorded.delete(step);
@@ -240,12 +270,27 @@ export class SubmitWorker implements MessageHandOff {
           this.#deps.onTransition(result.transition);
         }
         if (result.kind === 'stale') return;
+        partSent = true;
       }
     } catch (error) {
       await this.#failed(message, error).catch((storageError: unknown) =>
         emit('error', { error: storageError, source: 'storage', ref: message.ref }),
       );
     }
+  }
+
+  /** Whether `message`'s recipient opted out of its sender; gives the slot back when so, or when the lookup fails. */
+  async #optedOut(message: MessageRecord): Promise<boolean> {
+    if (this.#deps.optedOut === undefined) return false;
+    let optedOut: boolean;
+    try {
+      optedOut = await this.#deps.optedOut(message);
+    } catch (error) {
+      this.#giveSlot();
+      throw error;
+    }
+    if (optedOut) this.#giveSlot();
+    return optedOut;
   }
 
   /** Submits one part (its slot taken) and records its carrier id. */

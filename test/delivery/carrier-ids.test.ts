@@ -80,3 +80,16 @@ describe('carrierIdSpellings', () => {
     );
   });
 });
+
+describe('route-qualified carrier ids', () => {
+  it('spell the id after the route as any other id, and keep the route on every spelling', () => {
+    expect(normalizeCarrierId('  Safaricom:00A0000000 ')).toBe('safaricom:a0000000');
+    expect(carrierIdSpellings('safaricom:2684354560')).toContain(normalizeCarrierId('safaricom:A0000000'));
+    expect(carrierIdSpellings('b:0042')).toEqual(['b:42', 'b:2a', 'b:66']);
+  });
+
+  it('never match the same id of another route', () => {
+    expect(carrierIdSpellings('a:2684354560')).not.toContain(normalizeCarrierId('b:A0000000'));
+    expect(carrierIdSpellings('a:2684354560').every((spelling) => spelling.startsWith('a:'))).toBe(true);
+  });
+});

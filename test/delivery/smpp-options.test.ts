@@ -40,6 +40,13 @@ describe('SmppDelivery options', () => {
     expect(() => new SmppDelivery({ url: 'smpp://a@h', window: 0 })).toThrow(/window/);
     expect(() => new SmppDelivery({ url: 'smpp://a@h', tps: 0 })).toThrow(/tps/);
     expect(() => new SmppDelivery({ url: 'smpp://a@h', concatenation: 'x' as never })).toThrow(/concatenation/);
+    expect(() => new SmppDelivery({ url: 'smpp://a@h', binds: 0 })).toThrow(/"binds" must be an integer 1..64, got 0/);
+    expect(() => new SmppDelivery({ url: 'smpp://a@h', binds: 1.5 })).toThrow(/binds/);
+  });
+
+  it('reports its tps to the worker as the whole adapter\'s, whatever its binds', () => {
+    expect(new SmppDelivery({ url: 'smpp://a@h', tps: 40, binds: 4 }).submitsPerSecond).toBe(40);
+    expect(new SmppDelivery({ url: 'smpp://a@h', binds: 4 }).submitsPerSecond).toBeUndefined();
   });
 
   it('rejects submit before start as retryable', async () => {

@@ -536,6 +536,28 @@ describe.skipIf(missing !== null)('demo dashboard', () => {
     }
   }, 60_000);
 
+  it('shows a subscriber\u2019s reply forwarded to /demo/inbound, their STOP in the opt-out list, and a premium send to them rejected', async () => {
+    await page.goto(`${origin}/`);
+    await page.locator('#live.on').waitFor({ timeout: 10_000 });
+    await page.locator('#inbound-section:not([hidden])').waitFor({ timeout: 10_000 });
+    const subscriber = '254712300001';
+    await page.fill('#mo-from', subscriber);
+    await page.fill('#mo-to', '22021501');
+    await page.fill('#mo-text', 'STOP');
+    await page.click('#mo-submit');
+    const row = page.locator('#inbound tr', { hasText: subscriber });
+    await page.locator('#inbound tr .hook', { hasText: 'delivered (1 attempt)' }).waitFor({ timeout: 20_000 });
+    expect(await row.locator('.text').textContent()).toBe('STOP');
+    expect(await row.locator('.to').textContent()).toBe('22021501');
+    await page.locator('#opt-outs li', { hasText: `${subscriber} from 22021501` }).waitFor({ timeout: 10_000 });
+    expect(demo.output()).toContain(`inbound.received ${subscriber} 22021501 STOP`);
+
+    const [ref] = await send(origin, '/premium', { profile_code: '22021501', messages: [{ mobile_number: subscriber, message: 'Tip of the day' }] });
+    const message = page.locator(`tr[data-ref="${ref}"][data-state="rejected"]`);
+    await message.waitFor({ timeout: 20_000 });
+    expect(await message.locator('.reason-cell .reason').textContent()).toBe('opted_out');
+  }, 60_000);
+
   it('logs no console error: not on a fresh page, not over every test above', async () => {
     const fresh = await browser.newPage();
     const errors = consoleErrorsOf(fresh);

@@ -35,7 +35,7 @@ export interface CrashScenario {
 }
 
 /** How a message stood when the first host died. */
-type AtKill = 'terminal' | 'queued' | 'submitted';
+type AtKill = 'terminal' | 'scheduled' | 'queued' | 'submitted';
 
 /** True when a part was accepted by the dead host's carrier and its receipt never came. */
 function stranded(message: MessageRecord): boolean {

@@ -7,7 +7,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { DlrOptions, SimulatorOptions, WorkerOptions } from '../../src/index.js';
+import type { DlrOptions, RefundPolicy, SimulatorOptions, WorkerOptions } from '../../src/index.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const hostScript = join(root, 'test', 'fixtures', 'gateway-host.ts');
@@ -51,6 +51,8 @@ export interface HostConfig {
   smsc?: { port: number };
   /** Delivery report options, over the host's short defaults (loopback allowed). */
   dlr?: DlrOptions;
+  /** Charge the storage's credit ledger (`credit: { ledger: 'storage', refunds }`). Default: no credit. */
+  credit?: { refunds?: RefundPolicy };
 }
 
 /** One JSON line the host prints on stdout. */

@@ -83,6 +83,31 @@ describe('the router with SmppDelivery against a real SMSC', () => {
     expect(reports.every((r) => r.data.status === 'delivered' && r.data.sms_count === 3)).toBe(true);
   });
 
+  it('gives the carrier what is left of a validity period as submit_sm validity_period, in the relative form, and none without one', async () => {
+    const res = await request(gateway.app)
+      .post('/api/outbox/create')
+      .set('X-API-Key', KEY)
+      .send({
+        profile_code: '12345',
+        validity_period: 600,
+        messages: [{ recipient: '254712340600', message: 'Your code is 1234', external_id: 'otp' }],
+      });
+    expect(res.status).toBe(200);
+    await request(gateway.app)
+      .post('/api/outbox/create')
+      .set('X-API-Key', KEY)
+      .send({ profile_code: '12345', messages: [{ recipient: '254712340000', message: 'No hurry', external_id: 'plain' }] });
+    const [otp] = await eventually(() => {
+      const found = submits().filter((s) => s.destinationAddr === '254712340600');
+      return found.length === 1 ? found : undefined;
+    });
+    // Read back as seconds from its arrival: 600 less the moments the message waited.
+    expect(otp!.validitySeconds).toBeGreaterThan(590);
+    expect(otp!.validitySeconds).toBeLessThanOrEqual(600);
+    const plain = await eventually(() => submits().find((s) => s.destinationAddr === '254712340000'));
+    expect(plain.validitySeconds).toBeNull();
+  });
+
   it('turns a mobile-originated deliver_sm into a message.inbound event', async () => {
     const inbound: InboundMessage[] = [];
     gateway.sms.on('message.inbound', (m) => inbound.push(m));

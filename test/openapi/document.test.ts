@@ -7,6 +7,7 @@ import request from 'supertest';
 import { afterEach, describe, expect, it } from 'vitest';
 import { buildOpenApiDocument, ERRORS, OptionError, type OpenApiDocument } from '../../src/index.js';
 import { buildDlrPayload } from '../../src/dlr/payload.js';
+import { buildInboundPayload } from '../../src/dlr/webhook.js';
 import { premiumListSchema, premiumMessagesSchema, quickSendSchema } from '../../src/http/schemas.js';
 import { createValidators } from '../../src/http/validate-request.js';
 import { outcome } from '../../src/lifecycle/states.js';
@@ -78,12 +79,14 @@ describe('buildOpenApiDocument', () => {
     ]);
   });
 
-  it('describes the four endpoints under basePath, with the X-API-Key scheme', () => {
+  it('describes the six endpoints under basePath, with the X-API-Key scheme', () => {
     const doc = buildOpenApiDocument({ basePath: '/sms/api/outbox/', serverUrl: 'https://sms.example' });
     expect(Object.keys(doc.paths).sort()).toEqual([
       '/sms/api/outbox/create',
       '/sms/api/outbox/delivery-status',
       '/sms/api/outbox/delivery-status/{message_ref}',
+      '/sms/api/outbox/messages',
+      '/sms/api/outbox/messages/{message_ref}',
       '/sms/api/outbox/premium',
     ]);
     expect(doc.servers.map((server) => server.url)).toEqual(['https://sms.example']);
@@ -96,7 +99,7 @@ describe('buildOpenApiDocument', () => {
   it('lists every error status with the {details, code} schema and examples from the error registry', async () => {
     const doc = await resolved();
     const send = doc.paths['/api/outbox/create'].post.responses;
-    expect(Object.keys(send).sort()).toEqual(['200', '400', '401', '403', '405', '409', '413', '415', '422', '429', '500', '503']);
+    expect(Object.keys(send).sort()).toEqual(['200', '400', '401', '402', '403', '405', '409', '413', '415', '422', '429', '500', '503']);
     expect(Object.keys(doc.paths['/api/outbox/delivery-status/{message_ref}'].get.responses)).toContain('404');
     const errorSchema = compile2020(doc.components.schemas.Error);
     const seen = new Set<string>();
@@ -204,6 +207,22 @@ describe('buildOpenApiDocument', () => {
     const payload = buildDlrPayload('uid-1', base);
     expect(schema(payload), JSON.stringify(schema.errors)).toBe(true);
     expect(schema({ ...payload, data: { ...payload.data, status: 'queued' } })).toBe(false);
+    for (const example of Object.values<Json>(hook.requestBody.content['application/json'].examples)) {
+      expect(schema(example.value)).toBe(true);
+    }
+  });
+
+  it('describes the inbound message webhook: its headers, and a payload the dispatcher really builds', async () => {
+    const doc = await resolved();
+    const hook = doc.webhooks.inboundMessage.post;
+    expect(hook.parameters.map((p: Json) => `${p.in}:${p.name}`)).toEqual(['header:webhook-id', 'header:webhook-timestamp', 'header:webhook-signature']);
+    const schema = compile2020(hook.requestBody.content['application/json'].schema);
+    const payload = buildInboundPayload('uid-2', {
+      ref: '3f2504e0-4f89-41d3-9a0c-0305e82c3301', principalId: 'acme', profileCode: '22021501', from: '254712345678', to: '22021501',
+      text: 'STOP', receivedAt: 1_700_000_002_000, callbackUrl: 'https://client.example/in', callbackSecret: null, uid: 'uid-2', callback: null,
+    });
+    expect(schema(payload), JSON.stringify(schema.errors)).toBe(true);
+    expect(schema({ ...payload, event_type: 'sms_delivery_status' })).toBe(false);
     for (const example of Object.values<Json>(hook.requestBody.content['application/json'].examples)) {
       expect(schema(example.value)).toBe(true);
     }
@@ -489,7 +508,7 @@ describe('405 on the router\u2019s paths', () => {
   it('is declared on every operation, with a required Allow header', async () => {
     const doc = await resolved();
     const all = operations(doc);
-    expect(all).toHaveLength(4);
+    expect(all).toHaveLength(6);
     for (const [name, operation] of all) {
       const response = operation.responses['405'];
       expect(response, name).toBeDefined();

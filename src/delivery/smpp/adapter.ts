@@ -8,12 +8,13 @@
  * SMSC's status can never succeed. Every `deliver_sm` is answered, after its handler
  * settled: ESME_ROK once it resolved (the receipt is stored), ESME_RX_T_APPN when it
  * rejected (the SMSC delivers it again). What it does not promise: that a part whose
- * response was lost was not delivered (submission is at-least-once), or reassembly of
- * concatenated MO messages (each MO part is reported on its own).
+ * response was lost was not delivered (submission is at-least-once). A long MO message
+ * (UDH or SAR parts) is reported once, whole (mo-parts.ts).
  *
- * This file wires the parts: options resolved by options.ts, one or two binds
- * (bind.ts) each with its submit window, `submit_sm` fields from submit-fields.ts, and
- * received `deliver_sm` read here with receipt.ts and handed to the host's handlers.
+ * This file wires the parts: options resolved by options.ts, the binds (bind.ts), each
+ * that submits with its window on the adapter's one submit queue and pacer (window.ts,
+ * ../pacing.ts), `submit_sm` fields from submit-fields.ts, and received `deliver_sm`
+ * read here with receipt.ts and handed to the host's handlers.
  */
 import type { PDU, Session } from 'smpp';
 import {
@@ -26,15 +27,25 @@ import {
   type SubmitAck,
 } from '../contract.js';
 import { SmppBind, type BindHooks, type BindMode } from './bind.js';
+import { SubmitQueue } from './window.js';
+import { LocalPacer, SharedPacer, type SubmitPacer } from '../pacing.js';
+import { RedisSubmitPermits } from '../redis-submit-permits.js';
 import { ESME_ROK, loadSmpp, sendAtEndOfTurn } from './library.js';
 import { resolveSmppOptions, type SmppConfig, type SmppDeliveryOptions } from './options.js';
 import { interpretReceipt } from './receipt.js';
+import { moPartOf, MoReassembly, type MoPartFields } from './mo-parts.js';
 import { buildSubmitFields } from './submit-fields.js';
 import { EventError } from '../../errors.js';
 
 /** Command statuses a `deliver_sm` is answered with when it is not taken. */
 const ESME_RX_T_APPN = 0x64;
 const ESME_RX_P_APPN = 0x65;
+
+/**
+ * How long the first part of a long MO message waits for the others, ms, unanswered: within
+ * the response time an SMSC allows, after which it goes on with the parts that came.
+ */
+const MO_PARTS_WAIT_MS = 10_000;
 
 /** esm_class bits 2-5: the message type of a `deliver_sm`. */
 const ESM_TYPE_MASK = 0x3c;
@@ -56,23 +67,27 @@ const ESM_DELIVERY_RECEIPT = 0x04;
 export class SmppDelivery implements DeliveryAdapter {
   readonly #config: SmppConfig;
   #binds: SmppBind[] = [];
-  #transmitter: SmppBind | null = null;
+  /** The binds that submit. */
+  #submitters: SmppBind[] = [];
+  #queue: SubmitQueue | null = null;
   #handlers: DeliveryHandlers | null = null;
   #closing = false;
+  /** Parts of long MO messages waiting for their siblings. */
+  readonly #moParts = new MoReassembly(MO_PARTS_WAIT_MS);
 
   /** Checks and resolves the options; throws a `TypeError` on a bad or unknown one. */
   constructor(options: SmppDeliveryOptions) {
     this.#config = resolveSmppOptions(options);
   }
 
-  /** The `tps` option, when set: the worker gives the bind only about a twentieth of a second of submits at once. */
+  /** The `tps` option, when set: the worker gives the adapter only about a twentieth of a second of submits at once. */
   get submitsPerSecond(): number | undefined {
     return Number.isFinite(this.#config.tps) ? this.#config.tps : undefined;
   }
 
-  /** True while the bind that submits is bound. */
+  /** True while a bind that submits is bound. */
   get bound(): boolean {
-    return this.#transmitter?.bound ?? false;
+    return this.#submitters.some((bind) => bind.bound);
   }
 
   /** Connects (and binds) in the background; resolves once connecting has begun. */
@@ -85,33 +100,49 @@ export class SmppDelivery implements DeliveryAdapter {
       deliver: (pdu, session) => void this.#onDeliver(pdu, session),
       connection: (change) => this.#connection(change),
     };
-    const modes: BindMode[] =
-      this.#config.bindMode === 'separate' ? ['transmitter', 'receiver'] : ['transceiver'];
-    this.#binds = modes.map((mode) => new SmppBind(lib, this.#config, mode, hooks));
-    this.#transmitter = this.#binds[0] ?? null;
+    const config = this.#config;
+    const queue = new SubmitQueue(config, this.#pacer());
+    this.#queue = queue;
+    const mode: BindMode = config.bindMode === 'separate' ? 'transmitter' : 'transceiver';
+    // One bind keeps the plain mode as its name; several are numbered (a bounded label set).
+    const name = (i: number) => (config.binds === 1 ? mode : `${mode}.${i + 1}`);
+    this.#submitters = Array.from({ length: config.binds }, (_, i) => new SmppBind(lib, config, mode, name(i), queue, hooks));
+    this.#binds = [...this.#submitters];
+    if (config.bindMode === 'separate') this.#binds.push(new SmppBind(lib, config, 'receiver', 'receiver', null, hooks));
     for (const bind of this.#binds) bind.start();
   }
 
-  /** Resolves once the submitting bind is bound; rejects after `timeoutMs`. */
-  waitForBind(timeoutMs = this.#config.waitTimeoutMs): Promise<void> {
-    if (!this.#transmitter) return Promise.reject(new Error('SmppDelivery is not started'));
-    return this.#transmitter.waitForBind(timeoutMs);
+  /** Resolves once every bind (those that submit and the receiver) is bound; rejects after `timeoutMs`. */
+  async waitForBind(timeoutMs = this.#config.waitTimeoutMs): Promise<void> {
+    if (this.#binds.length === 0) throw new Error('SmppDelivery is not started');
+    await Promise.all(this.#binds.map((bind) => bind.waitForBind(timeoutMs)));
   }
 
   /** Submits one part as one `submit_sm`; see the class notes for addresses and encoding. */
   async submit(part: OutgoingPart): Promise<SubmitAck> {
-    const transmitter = this.#transmitter;
+    const queue = this.#queue;
     if (this.#closing) throw new DeliveryError('SMPP adapter is closed');
-    if (!transmitter) throw new DeliveryError('SMPP adapter is not started');
+    if (!queue) throw new DeliveryError('SMPP adapter is not started');
     const fields = buildSubmitFields(part, this.#config);
-    const carrierId = await transmitter.submit(fields);
+    const carrierId = await queue.submit(fields);
     return { carrierId };
   }
 
   /** Unbinds every bind, closes its socket and clears every timer; idempotent. */
   async close(): Promise<void> {
     this.#closing = true;
+    this.#moParts.close();
+    this.#queue?.close();
     await Promise.all(this.#binds.map((bind) => bind.close()));
+  }
+
+  /** The pace of every bind's submits together: `tps`, shared through Redis with `sharedRate`. */
+  #pacer(): SubmitPacer | null {
+    const { tps, sharedRate } = this.#config;
+    if (!Number.isFinite(tps)) return null;
+    if (!sharedRate) return new LocalPacer(tps);
+    const permits = new RedisSubmitPermits({ sendCommand: sharedRate.sendCommand, key: sharedRate.key, tps });
+    return new SharedPacer(permits, tps / sharedRate.instances, (error) => this.#report(error));
   }
 
   /** A bind's state, to `handlers.connection`; without one, each failure to `handlers.error`. */
@@ -163,12 +194,11 @@ export class SmppDelivery implements DeliveryAdapter {
             await handlers.receipt({ carrierId: receipt.carrierId, outcome: receipt.outcome });
           }
         } else if (messageType === 0) {
-          await handlers.inbound({
-            from: String(pdu.source_addr ?? ''),
-            to: String(pdu.destination_addr ?? ''),
-            text,
-            receivedAt: Date.now(),
-          });
+          const message = { from: String(pdu.source_addr ?? ''), to: String(pdu.destination_addr ?? ''), text, receivedAt: Date.now() };
+          const part = moPartOf(pdu as MoPartFields);
+          // A part of a long MO is answered once the whole message is stored.
+          if (part === null) await handlers.inbound(message);
+          else await this.#moParts.add(part, message, (whole) => handlers.inbound(whole));
         }
         // Other message types (SME acknowledgements, intermediate notifications) are acked and dropped.
       }

@@ -9,7 +9,7 @@ import type { PDU, Session } from 'smpp';
 import type { ConnectionChange } from '../contract.js';
 import { ESME_ROK, statusName, type SmppLib } from './library.js';
 import type { SmppConfig } from './options.js';
-import { SubmitWindow } from './window.js';
+import { SubmitWindow, type SubmitQueue } from './window.js';
 
 /** Which bind PDU a {@link SmppBind} sends. */
 export type BindMode = 'transceiver' | 'transmitter' | 'receiver';
@@ -27,12 +27,15 @@ export interface BindHooks {
 
 /**
  * One SMPP bind: connects, binds, keeps the link alive, reconnects with backoff, and
- * lends its session to a {@link SubmitWindow} while bound.
+ * lends its session to a {@link SubmitWindow} while bound (a bind that submits: a
+ * receiver has none).
  */
 export class SmppBind {
   readonly #lib: SmppLib;
   readonly #config: SmppConfig;
   readonly #mode: BindMode;
+  /** What its connection reports name it: the mode, numbered when the adapter has several. */
+  readonly #name: string;
   readonly #hooks: BindHooks;
   #session: Session | null = null;
   #sessionClosed: Promise<void> = Promise.resolve();
@@ -47,16 +50,30 @@ export class SmppBind {
   #reconnectTimer: NodeJS.Timeout | null = null;
   #enquireTimer: NodeJS.Timeout | null = null;
   #enquirePending = false;
-  readonly #window: SubmitWindow;
+  readonly #window: SubmitWindow | null;
   readonly #bindWaiters = new Set<() => void>();
 
-  /** Nothing connects before {@link SmppBind.start}. */
-  constructor(lib: SmppLib, config: SmppConfig, mode: BindMode, hooks: BindHooks) {
+  /**
+   * Nothing connects before {@link SmppBind.start}. `queue` is where a bind that submits
+   * takes its submits from (`null` for a receiver); `name` what its reports call it.
+   */
+  constructor(lib: SmppLib, config: SmppConfig, mode: BindMode, name: string, queue: SubmitQueue | null, hooks: BindHooks) {
     this.#lib = lib;
     this.#config = config;
     this.#mode = mode;
+    this.#name = name;
     this.#hooks = hooks;
-    this.#window = new SubmitWindow(lib, config, () => (this.#bound ? this.#session : null));
+    this.#window = queue && new SubmitWindow(lib, config, queue, () => (this.#bound ? this.#session : null));
+  }
+
+  /** What its connection reports call it. */
+  get name(): string {
+    return this.#name;
+  }
+
+  /** True for a bind that submits (a transceiver or a transmitter). */
+  get submits(): boolean {
+    return this.#window !== null;
   }
 
   /** True while the session is bound (and not being unbound). */
@@ -80,23 +97,17 @@ export class SmppBind {
       };
       const timer = setTimeout(() => {
         this.#bindWaiters.delete(done);
-        reject(new Error(`SMPP ${this.#mode} not bound within ${timeoutMs} ms`));
+        reject(new Error(`SMPP ${this.#name} not bound within ${timeoutMs} ms`));
       }, timeoutMs);
       timer.unref();
       this.#bindWaiters.add(done);
     });
   }
 
-  /** Sends one `submit_sm` through the window; resolves with the carrier's message id. */
-  submit(fields: Record<string, unknown>): Promise<string> {
-    return this.#window.submit(fields);
-  }
-
   /** Unbinds (when bound), closes the socket and clears every timer; rejects queued submits. */
   async close(): Promise<void> {
     this.#closing = true;
     this.#clearTimer('reconnect');
-    this.#window.close();
     const session = this.#session;
     if (!session) return;
     const closed = this.#sessionClosed;
@@ -178,7 +189,7 @@ export class SmppBind {
       clearTimeout(timer);
       if (session !== this.#session || this.#closing) return;
       if (response.command_status !== ESME_ROK) {
-        this.#fail(session, new Error(`SMPP bind failed: ${statusName(this.#lib, response.command_status)} (${this.#mode}); retrying`));
+        this.#fail(session, new Error(`SMPP bind failed: ${statusName(this.#lib, response.command_status)} (${this.#name}); retrying`));
         session.destroy();
         return;
       }
@@ -190,8 +201,8 @@ export class SmppBind {
       this.#enquireTimer = setInterval(() => this.#enquire(session), this.#config.enquireLinkMs);
       this.#enquireTimer.unref();
       for (const waiter of [...this.#bindWaiters]) waiter();
-      this.#hooks.connection({ bind: this.#mode, state: 'bound', reconnect });
-      this.#window.pump();
+      this.#hooks.connection({ bind: this.#name, state: 'bound', reconnect });
+      this.#window?.pump();
     });
   }
 
@@ -218,7 +229,7 @@ export class SmppBind {
     this.#bound = false;
     this.#session = null;
     this.#clearTimer('enquire');
-    const lost = this.#window.sessionLost();
+    const lost = this.#window?.sessionLost() ?? 0;
     if (this.#closing) return;
     const { host, port } = this.#config;
     const error =
@@ -235,7 +246,7 @@ export class SmppBind {
     const delay = ceiling / 2 + Math.random() * (ceiling / 2);
     this.#reconnectTimer = setTimeout(() => this.#connect(), delay);
     this.#reconnectTimer.unref();
-    this.#hooks.connection({ bind: this.#mode, state: 'unbound', error, attempt: this.#failures, retryInMs: Math.round(delay) });
+    this.#hooks.connection({ bind: this.#name, state: 'unbound', error, attempt: this.#failures, retryInMs: Math.round(delay) });
   }
 
   #clearTimer(which: 'reconnect' | 'enquire'): void {

@@ -8,6 +8,22 @@ import { assertKnownKeys } from '../../util/known-keys.js';
 import { parseSmppUrl } from './url.js';
 import { OptionError } from '../../errors.js';
 
+/** The `sharedRate` option of `SmppDelivery`: one `tps` for every instance, kept in Redis. */
+export interface SmppSharedRateOptions {
+  /**
+   * Sends a raw Redis command: node-redis `(...args) => client.sendCommand(args)`, ioredis
+   * `(command, ...args) => client.call(command, ...args)` (as `RedisBudgetStore`).
+   */
+  sendCommand: (...args: string[]) => Promise<unknown>;
+  /** The key of the account's schedule. Default `sms-outbox:submits:<systemId>@<host>:<port>`. */
+  key?: string;
+  /**
+   * Instances sharing the account: while Redis cannot be reached, each paces itself at
+   * `tps / instances`. Default 1.
+   */
+  instances?: number;
+}
+
 /** Options of `SmppDelivery`. Give `url`, or `host` and `systemId` (or both: fields win). */
 export interface SmppDeliveryOptions {
   /** `smpp://system_id:password@host:port` (`ssmpp://` for TLS; `?system_type=` allowed). */
@@ -26,6 +42,11 @@ export interface SmppDeliveryOptions {
   systemType?: string;
   /** `transceiver` (one bind), or `separate` transmitter and receiver binds. Default `transceiver`. */
   bindMode?: 'transceiver' | 'separate';
+  /**
+   * Binds that submit, to the one SMSC: that many transceivers, or (`separate`) that many
+   * transmitters and one receiver. Submits go to the least busy bound one. Default 1.
+   */
+  binds?: number;
   /** Interval of the `enquire_link` keep-alive, ms; an unanswered one drops the link. Default 30000. */
   enquireLinkMs?: number;
   /** First reconnect delay after a drop or a failed bind, ms; doubles per failure. Default 1000. */
@@ -34,8 +55,16 @@ export interface SmppDeliveryOptions {
   reconnectMaxMs?: number;
   /** Most `submit_sm` awaiting their response at once, per bind. Default 50. */
   window?: number;
-  /** Most `submit_sm` sent per second, per bind. Default unlimited (`Infinity`). */
+  /**
+   * Most `submit_sm` sent per second by this adapter over all its binds: the account's
+   * rate. With `sharedRate`, by every instance together. Default unlimited (`Infinity`).
+   */
   tps?: number;
+  /**
+   * Share `tps` with every instance through Redis: each submit takes a permit from one
+   * schedule (needs `tps`). Without it, give each of N instances `tps / N`.
+   */
+  sharedRate?: SmppSharedRateOptions;
   /** How long `submit` waits for a bound session and a window slot before rejecting (retryable), ms. Default 10000. */
   waitTimeoutMs?: number;
   /** How long a `submit_sm` or a bind waits for its response before it is given up (retryable), ms. Default 30000. */
@@ -71,6 +100,8 @@ export interface SmppConfig {
   systemType: string;
   /** One transceiver bind, or separate transmitter and receiver binds. */
   bindMode: 'transceiver' | 'separate';
+  /** Binds that submit. */
+  binds: number;
   /** Interval of the `enquire_link` keep-alive, ms. */
   enquireLinkMs: number;
   /** First reconnect delay, ms. */
@@ -79,8 +110,10 @@ export interface SmppConfig {
   reconnectMaxMs: number;
   /** Most `submit_sm` awaiting their response at once, per bind. */
   window: number;
-  /** Most `submit_sm` sent per second, per bind (`Infinity` for no cap). */
+  /** Most `submit_sm` sent per second over all binds (`Infinity` for no cap). */
   tps: number;
+  /** The shared rate, its key and instance count filled in; `null` without one. */
+  sharedRate: Required<SmppSharedRateOptions> | null;
   /** How long a submit waits for a bind and a window slot, ms. */
   waitTimeoutMs: number;
   /** How long a `submit_sm` or a bind waits for its response, ms. */
@@ -106,11 +139,13 @@ const OPTION_NAMES: readonly (keyof SmppDeliveryOptions)[] = [
   'password',
   'systemType',
   'bindMode',
+  'binds',
   'enquireLinkMs',
   'reconnectMinMs',
   'reconnectMaxMs',
   'window',
   'tps',
+  'sharedRate',
   'waitTimeoutMs',
   'responseTimeoutMs',
   'throttleRetryMs',
@@ -141,11 +176,13 @@ export function resolveSmppOptions(options: SmppDeliveryOptions): SmppConfig {
     password: options.password ?? fromUrl?.password ?? '',
     systemType: options.systemType ?? fromUrl?.systemType ?? '',
     bindMode: options.bindMode ?? 'transceiver',
+    binds: options.binds ?? 1,
     enquireLinkMs: options.enquireLinkMs ?? 30_000,
     reconnectMinMs: options.reconnectMinMs ?? 1_000,
     reconnectMaxMs: options.reconnectMaxMs ?? 30_000,
     window: options.window ?? 50,
     tps: options.tps ?? Number.POSITIVE_INFINITY,
+    sharedRate: null,
     waitTimeoutMs: options.waitTimeoutMs ?? 10_000,
     responseTimeoutMs: options.responseTimeoutMs ?? 30_000,
     throttleRetryMs: options.throttleRetryMs ?? 1_000,
@@ -167,10 +204,32 @@ export function resolveSmppOptions(options: SmppDeliveryOptions): SmppConfig {
     throw new OptionError(`SmppDelivery option "window" must be a positive integer, got ${config.window}`);
   }
   if (!(config.tps > 0)) throw new OptionError(`SmppDelivery option "tps" must be positive, got ${config.tps}`);
+  if (!Number.isInteger(config.binds) || config.binds < 1 || config.binds > 64) {
+    throw new OptionError(`SmppDelivery option "binds" must be an integer 1..64, got ${config.binds}`);
+  }
+  if (options.sharedRate !== undefined) config.sharedRate = resolveSharedRate(options.sharedRate, config);
   for (const key of ['enquireLinkMs', 'reconnectMinMs', 'reconnectMaxMs', 'waitTimeoutMs', 'responseTimeoutMs', 'throttleRetryMs'] as const) {
     if (!(config[key] > 0) || !Number.isFinite(config[key])) {
       throw new OptionError(`SmppDelivery option "${key}" must be a positive number of ms, got ${config[key]}`);
     }
   }
   return config;
+}
+
+function resolveSharedRate(shared: SmppSharedRateOptions, config: SmppConfig): Required<SmppSharedRateOptions> {
+  if (typeof shared !== 'object' || shared === null || typeof shared.sendCommand !== 'function') {
+    throw new OptionError('SmppDelivery option "sharedRate" needs `sendCommand`, e.g. (...args) => client.sendCommand(args)');
+  }
+  assertKnownKeys('SmppDelivery sharedRate', shared, ['sendCommand', 'key', 'instances']);
+  if (!Number.isFinite(config.tps)) throw new OptionError('SmppDelivery option "sharedRate" needs "tps": the rate the instances share');
+  const resolved = {
+    sendCommand: shared.sendCommand,
+    key: shared.key ?? `sms-outbox:submits:${config.systemId}@${config.host}:${config.port}`,
+    instances: shared.instances ?? 1,
+  };
+  if (typeof resolved.key !== 'string' || resolved.key === '') throw new OptionError('SmppDelivery option "sharedRate.key" must be a non-empty string');
+  if (!Number.isInteger(resolved.instances) || resolved.instances < 1) {
+    throw new OptionError(`SmppDelivery option "sharedRate.instances" must be a positive integer, got ${resolved.instances}`);
+  }
+  return resolved;
 }

@@ -41,6 +41,7 @@ export function buildSubmitFields(part: OutgoingPart, config: SmppConfig): Recor
     fields.sar_total_segments = part.count & 0xff;
     fields.sar_segment_seqnum = (part.index + 1) & 0xff;
   }
+  if (part.validitySeconds !== undefined) fields.validity_period = relativeTime(part.validitySeconds);
   if (message.length > SHORT_MESSAGE_MAX) {
     fields.message_payload = message;
     message = Buffer.alloc(0);
@@ -59,6 +60,20 @@ export function buildSubmitFields(part: OutgoingPart, config: SmppConfig): Recor
     data_coding: part.encoding === 'UCS-2' ? 0x08 : 0x00,
     short_message: message,
   };
+}
+
+/**
+ * `seconds` as an SMPP relative time (`YYMMDDhhmmss000R`, SMPP 3.4 section 7.1.1.2): days,
+ * hours, minutes and seconds from now, years and months 0, at most 99 days.
+ */
+export function relativeTime(seconds: number): string {
+  let left = Math.min(Math.max(1, Math.ceil(seconds)), 99 * 86_400 + 86_399);
+  const fields = [86_400, 3_600, 60, 1].map((unit) => {
+    const n = Math.floor(left / unit);
+    left -= n * unit;
+    return String(n).padStart(2, '0');
+  });
+  return `0000${fields.join('')}000R`;
 }
 
 function sourceAddress(sender: string, config: SmppConfig): { ton: number; npi: number; addr: string } {

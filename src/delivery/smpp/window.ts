@@ -1,12 +1,15 @@
 /**
- * The submit window of one bind: parts wait in a queue until the bind is bound, a window
- * slot is free and the TPS cap allows, then go out as `submit_sm`; each is settled by its
- * `submit_sm_resp` or given up after `responseTimeoutMs`. Kept apart from the bind's
- * connection state machine, which only tells the window which session is usable and when
- * that session is lost.
+ * Submitting over one adapter's binds: a {@link SubmitQueue} the adapter's submits wait in
+ * until a bound bind has a window slot and the pacer a permit, and a {@link SubmitWindow}
+ * per bind that takes them from it and sends them as `submit_sm`; each is settled by its
+ * `submit_sm_resp` or given up after `responseTimeoutMs`. One queue for every bind spreads
+ * the submits over whichever binds have room, and leaves none waiting on a bind that is
+ * down while another is up. Kept apart from the bind's connection state machine, which only
+ * tells its window which session is usable and when that session is lost.
  */
 import type { PDU, Session } from 'smpp';
 import { DeliveryError } from '../contract.js';
+import type { SubmitPacer } from '../pacing.js';
 import { outcome } from '../../lifecycle/states.js';
 import { ESME_ROK, sendAtEndOfTurn, statusName, type SmppLib } from './library.js';
 import type { SmppConfig } from './options.js';
@@ -26,25 +29,28 @@ interface InFlight {
 }
 
 /**
- * Queues `submit_sm` fields and sends them within the window and the TPS cap of the
- * config. Every submit settles: with the carrier's message id, or with a
- * `DeliveryError` (permanent only when the SMSC's status can never succeed).
+ * The submits of one adapter waiting for a bind, a window slot and a permit. Every submit
+ * settles: with the carrier's message id, or with a `DeliveryError` (permanent only when
+ * the SMSC's status can never succeed).
  */
-export class SubmitWindow {
-  readonly #lib: SmppLib;
+export class SubmitQueue {
   readonly #config: SmppConfig;
-  readonly #boundSession: () => Session | null;
+  readonly #pacer: SubmitPacer | null;
+  readonly #jobs: QueuedSubmit[] = [];
+  readonly #windows: SubmitWindow[] = [];
+  readonly #wake = () => this.pump();
+  #turn = 0;
   #closing = false;
-  #paceTimer: NodeJS.Timeout | null = null;
-  #nextSendAt = 0;
-  readonly #queue: QueuedSubmit[] = [];
-  readonly #inFlight = new Map<number, InFlight>();
 
-  /** `boundSession` returns the session to send on, or null while the bind is not bound. */
-  constructor(lib: SmppLib, config: SmppConfig, boundSession: () => Session | null) {
-    this.#lib = lib;
+  /** `pacer` paces every bind's sends together; `null` sends as fast as the windows allow. */
+  constructor(config: SmppConfig, pacer: SubmitPacer | null) {
     this.#config = config;
-    this.#boundSession = boundSession;
+    this.#pacer = pacer;
+  }
+
+  /** Adds a bind's window; it takes from this queue. */
+  add(window: SubmitWindow): void {
+    this.#windows.push(window);
   }
 
   /**
@@ -59,44 +65,113 @@ export class SubmitWindow {
         resolve,
         reject,
         timer: setTimeout(() => {
-          const at = this.#queue.indexOf(job);
-          if (at >= 0) this.#queue.splice(at, 1);
-          const why = this.#boundSession() ? `no window slot free (window ${this.#config.window})` : 'not bound';
+          const at = this.#jobs.indexOf(job);
+          if (at >= 0) this.#jobs.splice(at, 1);
+          const bound = this.#windows.some((window) => window.bound);
+          const why = bound ? `no window slot free (window ${this.#config.window})` : 'not bound';
           reject(new DeliveryError(`SMPP submit waited ${this.#config.waitTimeoutMs} ms: ${why}`));
         }, this.#config.waitTimeoutMs),
       };
       job.timer.unref();
-      this.#queue.push(job);
+      this.#jobs.push(job);
       this.pump();
     });
   }
 
-  /** Sends queued submits while bound, within the window and the TPS cap. */
+  /**
+   * Lets the windows with room take the waiting submits: one each in turn, the least busy
+   * first, so a burst spreads over every bound bind instead of filling one window first.
+   * Array.prototype.sort is stable: among equally busy windows the rotation decides.
+   */
   pump(): void {
-    let session: Session | null;
-    while ((session = this.#boundSession()) && this.#queue.length > 0 && this.#inFlight.size < this.#config.window) {
-      const now = Date.now();
-      if (now < this.#nextSendAt) {
-        if (!this.#paceTimer) {
-          this.#paceTimer = setTimeout(() => {
-            this.#paceTimer = null;
-            this.pump();
-          }, this.#nextSendAt - now);
-          this.#paceTimer.unref();
-        }
-        return;
-      }
-      if (Number.isFinite(this.#config.tps)) {
-        const interval = 1000 / this.#config.tps;
-        // A pace timer fires a little late. Counted from when the send was due, not from
-        // now, the lateness is made up by the next sends and the rate stays at tps (from
-        // now it lost ~10% at 200 a second); after a longer idle the pace restarts from
-        // now, so no burst makes up for the idle time.
-        this.#nextSendAt = (now - this.#nextSendAt > interval ? now : this.#nextSendAt) + interval;
-      }
-      const job = this.#queue.shift();
-      if (job) this.#send(session, job);
+    if (this.#windows.length === 1) {
+      this.#windows[0]!.pump();
+      return;
     }
+    // Equally busy windows take turns being first, so a paced trickle spreads too.
+    const first = this.#turn++ % this.#windows.length;
+    const byLoad = [...this.#windows.slice(first), ...this.#windows.slice(0, first)].sort((a, b) => a.inFlight - b.inFlight);
+    let took = true;
+    while (took && this.#jobs.length > 0) {
+      took = false;
+      for (const window of byLoad) if (window.pumpOne()) took = true;
+    }
+  }
+
+  /** True when a submit waits. */
+  get waiting(): boolean {
+    return this.#jobs.length > 0;
+  }
+
+  /**
+   * The next submit, once the pacer gives a permit; `undefined` when none waits or the
+   * permit is not free yet (the queue pumps again when it may be).
+   */
+  take(): QueuedSubmit | undefined {
+    if (this.#jobs.length === 0) return undefined;
+    if (this.#pacer && !this.#pacer.tryTake()) {
+      this.#pacer.whenFree(this.#wake);
+      return undefined;
+    }
+    const job = this.#jobs.shift();
+    if (job) clearTimeout(job.timer);
+    return job;
+  }
+
+  /** Refuses new submits and rejects the queued ones; those in flight await their response. */
+  close(): void {
+    this.#closing = true;
+    this.#pacer?.close();
+    for (const job of this.#jobs.splice(0)) {
+      clearTimeout(job.timer);
+      job.reject(new DeliveryError('SMPP adapter closed before the part was sent'));
+    }
+  }
+}
+
+/**
+ * One bind's window: takes submits from the adapter's {@link SubmitQueue} while its bind is
+ * bound and fewer than `window` await their response.
+ */
+export class SubmitWindow {
+  readonly #lib: SmppLib;
+  readonly #config: SmppConfig;
+  readonly #queue: SubmitQueue;
+  readonly #boundSession: () => Session | null;
+  readonly #inFlight = new Map<number, InFlight>();
+
+  /** `boundSession` returns the session to send on, or null while the bind is not bound. */
+  constructor(lib: SmppLib, config: SmppConfig, queue: SubmitQueue, boundSession: () => Session | null) {
+    this.#lib = lib;
+    this.#config = config;
+    this.#queue = queue;
+    this.#boundSession = boundSession;
+    queue.add(this);
+  }
+
+  /** True while its bind can send. */
+  get bound(): boolean {
+    return this.#boundSession() !== null;
+  }
+
+  /** Submits awaiting their response. */
+  get inFlight(): number {
+    return this.#inFlight.size;
+  }
+
+  /** Sends queued submits while bound, within the window and the pace. */
+  pump(): void {
+    while (this.pumpOne());
+  }
+
+  /** Sends one queued submit if bound, within the window and the pace; true if it did. */
+  pumpOne(): boolean {
+    const session = this.#boundSession();
+    if (!session || !this.#queue.waiting || this.#inFlight.size >= this.#config.window) return false;
+    const job = this.#queue.take();
+    if (!job) return false;
+    this.#send(session, job);
+    return true;
   }
 
   /**
@@ -104,7 +179,6 @@ export class SubmitWindow {
    * went on is gone; returns how many there were.
    */
   sessionLost(): number {
-    this.#stopPacing();
     const lost = [...this.#inFlight.values()];
     this.#inFlight.clear();
     for (const flight of lost) {
@@ -112,21 +186,6 @@ export class SubmitWindow {
       flight.reject(new DeliveryError('SMPP connection lost before submit_sm_resp; the part may be resent'));
     }
     return lost.length;
-  }
-
-  /** Refuses new submits and rejects the queued ones; those in flight await their response. */
-  close(): void {
-    this.#closing = true;
-    this.#stopPacing();
-    for (const job of this.#queue.splice(0)) {
-      clearTimeout(job.timer);
-      job.reject(new DeliveryError('SMPP adapter closed before the part was sent'));
-    }
-  }
-
-  #stopPacing(): void {
-    if (this.#paceTimer) clearTimeout(this.#paceTimer);
-    this.#paceTimer = null;
   }
 
   #send(session: Session, job: QueuedSubmit): void {
@@ -156,7 +215,7 @@ export class SubmitWindow {
     const timer = setTimeout(() => {
       if (this.#inFlight.delete(sequence)) {
         job.reject(new DeliveryError(`SMPP submit_sm_resp not received within ${this.#config.responseTimeoutMs} ms`));
-        this.pump();
+        this.#queue.pump();
       }
     }, this.#config.responseTimeoutMs);
     timer.unref();
@@ -174,7 +233,7 @@ export class SubmitWindow {
     } else {
       flight.reject(this.#submitError(status));
     }
-    this.pump();
+    this.#queue.pump();
   }
 
   #submitError(status: number): DeliveryError {

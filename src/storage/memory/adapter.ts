@@ -11,11 +11,18 @@ import { foldParts, isTerminal } from '../../lifecycle/states.js';
 import { MessageQueue, ReportQueue } from './claims.js';
 import { CarrierIdIndex, ExternalIdIndex, LaterPart } from './indexes.js';
 import { IdempotencyRecords } from './idempotency.js';
-import { copyRecord, SharedOutcomes, StoredMessage, type StoredCallback } from './records.js';
+import { MemoryCredit } from './credit.js';
+import { MemoryInbound } from './inbound.js';
+import { delegateInbound, type InboundStorage } from '../inbound-record.js';
+import { copyRecord, leaseIsLive, SharedOutcomes, StoredMessage, type StoredCallback } from './records.js';
+import { TimedMessages } from './timed.js';
+import { CANCELLED, leaseBarsCancel, validityElapsed, VALIDITY_ELAPSED } from '../timed.js';
 import type {
+  CancelResult,
   CallbackAttempt,
   CallbackState,
   ClaimOptions,
+  CreditCharge,
   DueCallback,
   IdempotencyRecord,
   InsertLease,
@@ -38,6 +45,7 @@ import type {
  * matters. Serves one process only: two instances (or two processes) do not share state.
  * Records are copied in and out, so a caller cannot change stored state by mutating them.
  */
+// eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging
 export class MemoryStorage implements Storage {
   private readonly messages = new Map<string, StoredMessage>();
   /** The `queued` messages in fair order, which a claim takes from. */
@@ -50,7 +58,14 @@ export class MemoryStorage implements Storage {
   /** The pending reports, which a report claim takes from. */
   private readonly reports = new ReportQueue();
   private readonly idempotency = new IdempotencyRecords();
+  /** Scheduled messages by when they are due, and queued ones by when their validity ends. */
+  private readonly timed = new TimedMessages();
+  private readonly credit = new MemoryCredit();
   private seq = 0;
+
+  constructor() {
+    delegateInbound(this, new MemoryInbound());
+  }
 
   /** Nothing to prepare; present so callers can treat every adapter alike. */
   async ready(): Promise<void> {}
@@ -60,9 +75,10 @@ export class MemoryStorage implements Storage {
 
   /**
    * Stores every message as `queued` (leased under `lease`) with the idempotency record, if
-   * any, or nothing if any ref or the record's key is already taken.
+   * any, with the charge `credit` taken, or nothing if any ref or the record's key is already
+   * taken or the balance is short.
    */
-  async insertMessages(messages: readonly NewMessage[], lease?: InsertLease, idempotency?: IdempotencyRecord): Promise<void> {
+  async insertMessages(messages: readonly NewMessage[], lease?: InsertLease, idempotency?: IdempotencyRecord, credit?: CreditCharge): Promise<void> {
     const refs = messages.length > 1 ? new Set<string>() : null;
     for (const message of messages) {
       if (this.messages.has(message.ref) || refs?.has(message.ref) === true) {
@@ -70,17 +86,57 @@ export class MemoryStorage implements Storage {
       }
       refs?.add(message.ref);
     }
+    if (credit !== undefined) this.credit.assertPayable(credit);
     if (idempotency !== undefined) {
       this.idempotency.assertFree(idempotency);
       this.idempotency.set(idempotency);
     }
+    if (credit !== undefined) this.credit.take(credit, messages);
     const stored = messages.map((message) => {
       const record = new StoredMessage(message, this.seq++, lease);
       this.messages.set(message.ref, record);
       this.externalIds.add(message.principalId, message.externalId, message.ref);
+      this.timed.add(record, message.weight);
       return record;
     });
-    this.queue.add(messages, stored);
+    // Scheduled messages join the claim order when due (promoteScheduled), tagged then.
+    if (stored.some((record) => record.state === 'scheduled')) {
+      const queued = stored.flatMap((record, i) => (record.state === 'queued' ? [i] : []));
+      this.queue.add(queued.map((i) => messages[i]!), queued.map((i) => stored[i]!));
+    } else this.queue.add(messages, stored);
+  }
+
+  /** Queues the scheduled messages due at `now`, tagged as if accepted then, or ends the stale ones (timed.ts). */
+  async promoteScheduled(now: number, limit: number): Promise<Transition[]> {
+    const due = this.timed.due(now, Math.max(0, limit));
+    const ended = due.filter(({ message }) => validityElapsed(message.validUntil, now)).map(({ message }) => this.terminate(message, VALIDITY_ELAPSED, now));
+    const queued = due.filter(({ message }) => message.state === 'scheduled');
+    for (const { message } of queued) {
+      message.state = 'queued';
+      message.updatedAt = now;
+      message.nextAttemptAt = now;
+    }
+    this.queue.add(queued, queued.map(({ message }) => message), now);
+    return [...ended, ...queued.map(({ message }): Transition => ({ message: copyRecord(message), previousState: 'scheduled' }))];
+  }
+
+  /** Ends the queued messages whose validity ended by `now` and that no lease holds (timed.ts). */
+  async expireUnsent(now: number, limit: number): Promise<Transition[]> {
+    const stale = this.timed.stale(now, Math.max(0, limit), (message) => !leaseIsLive(message.leaseUntil, now));
+    return stale.map((message) => this.terminate(message, VALIDITY_ELAPSED, now));
+  }
+
+  /** Cancels each of the principal's `refs` still scheduled, or queued with nothing submitted and no lease. */
+  async cancelMessages(principalId: string, refs: readonly string[], now: number): Promise<CancelResult> {
+    const result: CancelResult = { cancelled: [], notCancelled: [] };
+    for (const ref of new Set(refs)) {
+      const stored = this.messages.get(ref);
+      if (stored === undefined || stored.principalId !== principalId) continue;
+      const unsent = stored.state === 'queued' && !leaseBarsCancel(stored.leaseUntil, now) && stored.parts.every((p) => p.carrierId === null);
+      if (stored.state === 'scheduled' || unsent) result.cancelled.push(this.terminate(stored, CANCELLED, now));
+      else result.notCancelled.push({ ref, state: stored.state });
+    }
+    return result;
   }
 
   /** The principal's live idempotency record under `key`, or `null`. */
@@ -91,6 +147,16 @@ export class MemoryStorage implements Storage {
   /** Deletes up to `limit` idempotency records expired at `now`, oldest expiry first. */
   async purgeIdempotency(now: number, limit: number): Promise<number> {
     return this.idempotency.purge(now, limit);
+  }
+
+  /** Adds `units` to the principal's credit balance; resolves with the new balance. */
+  async topUpCredit(principalId: string, units: number): Promise<number> {
+    return this.credit.topUp(principalId, units);
+  }
+
+  /** The principal's credit balance, 0 when never topped up. */
+  async creditBalance(principalId: string): Promise<number> {
+    return this.credit.balance(principalId);
   }
 
   /** Leases up to `limit` due, unleased `queued` messages, in fair order (claims.ts). */
@@ -258,6 +324,8 @@ export class MemoryStorage implements Storage {
     record.statusDescription = outcome.description;
     record.updatedAt = now;
     this.release(record);
+    // In the step that ends it, so that its refund is given exactly once.
+    this.credit.settle(previousState, record);
     if (record.callbackUrl !== null) {
       const uid = randomUUID();
       const state: CallbackState = { state: 'pending', attempts: 0, lastStatusCode: null, lastError: null, nextAttemptAt: now };
@@ -277,6 +345,7 @@ export class MemoryStorage implements Storage {
   /** Forgets `record` and every index entry of it. */
   private remove(record: StoredMessage): void {
     this.messages.delete(record.ref);
+    this.credit.forget(record.ref);
     this.queue.delete(record);
     this.externalIds.remove(record.principalId, record.externalId, record.ref);
     for (const part of record.parts) if (part.carrierId !== null) this.carrierIds.drop(part.carrierId, record);
@@ -286,3 +355,8 @@ export class MemoryStorage implements Storage {
     if (record.callbackUid !== null) this.callbacks.delete(record.callbackUid);
   }
 }
+
+// The inbound methods ({@link InboundStorage}, in inbound.ts) are set by the constructor
+// (`delegateInbound`); this declares them on the class.
+// eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging
+export interface MemoryStorage extends InboundStorage {}

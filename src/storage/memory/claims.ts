@@ -13,6 +13,7 @@
  */
 import { MinHeap } from '../../util/min-heap.js';
 import { fairTags, PRIORITY_RANK } from '../fair-tags.js';
+import { validityElapsed } from '../timed.js';
 import type { ClaimOptions, NewMessage, Priority, QueueCount } from '../contract.js';
 import { AcceptedOrder } from './accepted.js';
 import { leaseIsLive, Place, type StoredCallback, type StoredMessage } from './records.js';
@@ -44,14 +45,14 @@ function rankOf(priority: Priority): number {
 }
 
 /** The weight a tag is spaced by: the message's, or 1 when it is not a positive number. */
-function weightOf(message: NewMessage): number {
+function weightOf(message: Pick<NewMessage, 'weight'>): number {
   const weight = message.weight;
   return weight > 0 && Number.isFinite(weight) ? weight : 1;
 }
 
-/** Whether a claim at `now` may take `message` (queued): due, and under no live lease. */
+/** Whether a claim at `now` may take `message` (queued): due, under no live lease, and still valid. */
 function claimable(message: StoredMessage, now: number): boolean {
-  return message.nextAttemptAt <= now && !leaseIsLive(message.leaseUntil, now);
+  return message.nextAttemptAt <= now && !leaseIsLive(message.leaseUntil, now) && !validityElapsed(message.validUntil, now);
 }
 
 /**
@@ -93,14 +94,12 @@ export class MessageQueue {
   private readonly accepted = [new AcceptedOrder(false), new AcceptedOrder(false)];
 
   /**
-   * Queues `stored`, just stored from `messages` (one request, in order): each run of one
-   * principal's messages of one class gets its tags after the principal's last queued one
-   * in the class, or after the class's head as the request found it.
+   * Queues `stored`, just stored from `messages` (one request, in order) or due at `now`
+   * (scheduled ones): each run of one principal's messages of one class gets its tags after
+   * the principal's last queued one in the class, or after the class's head as of `now`.
    */
-  add(messages: readonly NewMessage[], stored: readonly StoredMessage[]): void {
+  add(messages: readonly Pick<NewMessage, 'weight'>[], stored: readonly StoredMessage[], now = stored[0]?.createdAt ?? 0): void {
     if (stored.length === 0) return;
-    // The head as of the request's acceptance: what a claim then could take.
-    const now = stored[0]!.createdAt;
     const heads: (number | null | undefined)[] = [undefined, undefined];
     for (let from = 0; from < stored.length; ) {
       const first = stored[from]!;

@@ -69,7 +69,7 @@ export class Place {
   /** Its message's insertion order, the tie-break after the tag (here, so that a claim's heap need not read the message). */
   readonly seq: number;
 
-  /** Its message's `createdAt`, the order of the heaps `countQueued` reads (accepted.ts), here for the same reason. */
+  /** When its message joined the queue (`sendAt ?? createdAt`), the order of the heaps `countQueued` reads (accepted.ts), here for the same reason. */
   readonly acceptedAt: number;
   /** Its position in its class's heap of everyone's queued places by acceptance (accepted.ts), -1 when out. */
   inAll: number;
@@ -83,7 +83,8 @@ export class Place {
   ) {
     this.seq = message.seq;
     this.where = Place.READY;
-    this.acceptedAt = message.createdAt;
+    // A scheduled message joins the queue when due: its wait in the queue starts then.
+    this.acceptedAt = message.sendAt ?? message.createdAt;
     this.inAll = -1;
     this.inOwn = -1;
   }
@@ -157,6 +158,8 @@ export function copyRecord(record: MessageRecord): MessageRecord {
     updatedAt: record.updatedAt,
     parts: copyParts(record.parts),
     callback: record.callback === null ? null : { ...record.callback },
+    sendAt: record.sendAt ?? null,
+    validUntil: record.validUntil ?? null,
   };
 }
 

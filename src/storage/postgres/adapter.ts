@@ -14,15 +14,21 @@ import { PRIORITY_RANK } from '../fair-tags.js';
 import { postgresBatches, type PostgresBatches } from './batches.js';
 import type { StoredFunction } from './function-parts.js';
 import { storedFunctions } from './functions.js';
+import { creditSql, type CreditSql } from './credit.js';
 import { toIdempotencyRecord, type IdempotencyRow } from './idempotency.js';
+import { PostgresInbound } from './inbound.js';
 import { migrate } from './migrations.js';
+import { CANCELLED, VALIDITY_ELAPSED } from '../timed.js';
+import { delegateInbound, type InboundStorage } from '../inbound-record.js';
 import { functionNames, quoteIdent, schemaTables } from './names.js';
 import { resolvePostgresOptions, type PostgresStorageOptions } from './options.js';
 import { RECORD_SELECT, toRecord, toTransition, type RecordRow, type TransitionJson } from './rows.js';
 import { postgresStatements, type PostgresStatements } from './statements.js';
 import type {
+  CancelResult,
   CallbackAttempt,
   ClaimOptions,
+  CreditCharge,
   DueCallback,
   IdempotencyRecord,
   InsertLease,
@@ -42,6 +48,11 @@ interface CountRow {
   priority: number;
   n: string;
   oldest: string;
+}
+
+/** One report uid for each of up to `count` messages a step may end. */
+function uids(count: number): string[] {
+  return Array.from({ length: Math.max(0, count) }, () => randomUUID());
 }
 
 /** The parameters of both claims (claims.ts): owner, lease end, now, limit. */
@@ -68,12 +79,15 @@ function claimParams(options: ClaimOptions): unknown[] {
  * (batches.ts). A batch holds its messages' row locks until its commit; two batches that
  * deadlock are rolled back by PostgreSQL and their calls run one by one.
  */
+// eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging
 export class PostgresStorage implements Storage {
   private readonly pool: Pool;
   private readonly schema: string;
   /** The SQL of every step, built once from the schema's names. */
   private readonly sql: PostgresStatements;
   private readonly functions: StoredFunction[];
+  /** The credit ledger's SQL (credit.ts). */
+  private readonly credit: CreditSql;
   private readying: Promise<void> | undefined;
   /** Concurrent calls of the hot steps, sent together (batches.ts). */
   private readonly batches: PostgresBatches;
@@ -87,7 +101,9 @@ export class PostgresStorage implements Storage {
     const t = schemaTables(s);
     this.sql = postgresStatements(t, functionNames(s));
     this.functions = storedFunctions(s, t, RECORD_SELECT);
-    this.batches = postgresBatches(pool, this.sql);
+    this.credit = creditSql(s);
+    this.batches = postgresBatches(pool, this.sql, this.credit);
+    delegateInbound(this, new PostgresInbound(pool, s, () => this.ready()));
   }
 
   /**
@@ -116,7 +132,7 @@ export class PostgresStorage implements Storage {
    * commit); if it fails, each request is stored on its own, so one request's failure is not
    * another's. A key held by a live record (of this instance or another) stores nothing.
    */
-  async insertMessages(messages: readonly NewMessage[], lease?: InsertLease, idempotency?: IdempotencyRecord): Promise<void> {
+  async insertMessages(messages: readonly NewMessage[], lease?: InsertLease, idempotency?: IdempotencyRecord, credit?: CreditCharge): Promise<void> {
     await this.ready();
     if (messages.length === 0) return;
     // Copied now: the caller may reuse its array before the batch goes out.
@@ -125,8 +141,24 @@ export class PostgresStorage implements Storage {
       owner: lease?.owner ?? null,
       until: lease?.until ?? null,
       idempotency: idempotency === undefined ? null : { ...idempotency },
+      credit: credit === undefined ? null : { ...credit },
     });
+    if (stored instanceof Error) throw stored;
     if (!stored) throw new Error(`PostgresStorage: idempotency key ${JSON.stringify(idempotency!.key)} is taken`);
+  }
+
+  /** Adds `units` to the principal's credit balance at `now`; resolves with the new balance. */
+  async topUpCredit(principalId: string, units: number, now: number): Promise<number> {
+    await this.ready();
+    const { rows } = await this.pool.query<{ balance: string }>(this.credit.topUp, [principalId, units, now]);
+    return Number(rows[0]!.balance);
+  }
+
+  /** The principal's credit balance, 0 when never topped up. */
+  async creditBalance(principalId: string): Promise<number> {
+    await this.ready();
+    const { rows } = await this.pool.query<{ balance: string }>(this.credit.balance, [principalId]);
+    return rows[0] === undefined ? 0 : Number(rows[0].balance);
   }
 
   /** The principal's live idempotency record under `key`, or `null`. */
@@ -180,6 +212,33 @@ export class PostgresStorage implements Storage {
     const { rows } = await this.pool.query<{ result: TransitionJson | null }>(this.sql.finish, params);
     const result = rows[0]!.result;
     return result === null ? null : toTransition(result);
+  }
+
+  /** Queues the scheduled messages due at `now` at their fair tags then, or ends the stale ones (timed.ts). */
+  async promoteScheduled(now: number, limit: number): Promise<Transition[]> {
+    return this.timedStep(this.sql.promote, [now, Math.max(0, limit), VALIDITY_ELAPSED.reason, VALIDITY_ELAPSED.description, uids(limit)]);
+  }
+
+  /** Ends the queued messages whose validity ended by `now` and that no live lease holds (timed.ts). */
+  async expireUnsent(now: number, limit: number): Promise<Transition[]> {
+    return this.timedStep(this.sql.expire, [now, Math.max(0, limit), VALIDITY_ELAPSED.reason, VALIDITY_ELAPSED.description, uids(limit)]);
+  }
+
+  /** Cancels each of the principal's `refs` still scheduled, or queued with nothing submitted and no lease (timed.ts). */
+  async cancelMessages(principalId: string, refs: readonly string[], now: number): Promise<CancelResult> {
+    await this.ready();
+    // Sorted: two cancels lock their messages in one order, so they cannot deadlock.
+    const sorted = [...new Set(refs)].sort();
+    const params = [principalId, sorted, now, CANCELLED.reason, CANCELLED.description, uids(sorted.length)];
+    const { rows } = await this.pool.query<{ result: { cancelled: TransitionJson[]; notCancelled: CancelResult['notCancelled'] } }>(this.sql.cancel, params);
+    return { cancelled: rows[0]!.result.cancelled.map(toTransition), notCancelled: rows[0]!.result.notCancelled };
+  }
+
+  /** Runs a time-aware function that answers with an array of transitions. */
+  private async timedStep(sql: string, params: unknown[]): Promise<Transition[]> {
+    await this.ready();
+    const { rows } = await this.pool.query<{ result: TransitionJson[] }>(sql, params);
+    return rows[0]!.result.map(toTransition);
   }
 
   /**
@@ -281,3 +340,8 @@ export class PostgresStorage implements Storage {
     return result.rowCount ?? 0;
   }
 }
+
+// The inbound methods ({@link InboundStorage}, in inbound.ts) are set by the constructor
+// (`delegateInbound`); this declares them on the class.
+// eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging
+export interface PostgresStorage extends InboundStorage {}

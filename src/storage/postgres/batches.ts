@@ -9,7 +9,10 @@
  */
 import type { Pool } from 'pg';
 import { Batcher, type BatcherOptions } from '../../util/batcher.js';
+import { creditSql, insertCharged, type InsertOutcome, type Queryable } from './credit.js';
 import { idempotencyParams, storedCalls, type TakenKeys } from './idempotency.js';
+import { transaction } from './migrations.js';
+import { hasTimes, timesParams } from './timed.js';
 import { insertParams, toReceiptResult, toSubmissionResult, type InsertRows, type ReceiptJson, type SubmissionJson } from './rows.js';
 import type { PostgresStatements } from './statements.js';
 import type { CallbackAttempt, PartReceipt, ReceiptResult, SubmissionResult } from '../contract.js';
@@ -37,10 +40,11 @@ export interface AttemptCall {
 /** The batched steps of one storage; `call` each with one call's item. */
 export interface PostgresBatches {
   /**
-   * Inserts each call's messages under its lease, if any, with its idempotency record;
-   * resolves false for a call whose key was held by a live record (nothing of it stored).
+   * Inserts each call's messages under its lease, if any, with its idempotency record and its
+   * charge; resolves false for a call whose key was held by a live record, or the error for a
+   * call its balance could not pay (nothing of either stored).
    */
-  inserts: Batcher<InsertRows, boolean>;
+  inserts: Batcher<InsertRows, InsertOutcome>;
   /** `record_submission`, or `record_submissions` for a batch. */
   submissions: Batcher<SubmissionCall, SubmissionResult>;
   /** `apply_receipt`, or `apply_receipts` for a batch. */
@@ -63,21 +67,34 @@ function runAsOneStatement<I>(write: (calls: readonly I[]) => Promise<void>): Pi
   };
 }
 
-/** The batched steps over `pool`, running the statements `sql`. */
-export function postgresBatches(pool: Pool, sql: PostgresStatements): PostgresBatches {
+/** The batched steps over `pool`, running the statements `sql` (and `credit`, the ledger's in its schema). */
+export function postgresBatches(pool: Pool, sql: PostgresStatements, credit: ReturnType<typeof creditSql>): PostgresBatches {
   /**
    * The insert itself: one statement for every message of every call given; the keyed one
    * only when a call has an idempotency record, so the others pay nothing for it. A call
    * refused for its key leaves a gap in its group's fair tags: its messages were counted.
    */
-  const insert = async (calls: readonly InsertRows[]): Promise<boolean[]> => {
+  const insert = async (calls: readonly InsertRows[], db: Queryable = pool): Promise<boolean[]> => {
     if (calls.every((call) => call.idempotency == null)) {
-      await pool.query(sql.insertMessages, insertParams(calls));
+      await db.query(sql.insertMessages, insertParams(calls));
       return calls.map(() => true);
     }
-    const { rows } = await pool.query<TakenKeys>(sql.insertMessagesKeyed, [...insertParams(calls), ...idempotencyParams(calls)]);
+    const { rows } = await db.query<TakenKeys>(sql.insertMessagesKeyed, [...insertParams(calls), ...idempotencyParams(calls)]);
     return storedCalls(calls, rows[0]!);
   };
+
+  /** {@link insert}, then the times of the messages that have any (timed.ts), in one transaction. */
+  const insertTimed = async (calls: readonly InsertRows[], db: Queryable = pool): Promise<boolean[]> => {
+    if (!calls.some(hasTimes)) return insert(calls, db);
+    if (db === pool) return transaction(pool, (client) => insertTimed(calls, client));
+    const stored = await insert(calls, db);
+    await db.query(sql.storeTimes, timesParams(calls.filter((_, i) => stored[i])));
+    return stored;
+  };
+
+  /** {@link insertTimed}, in a transaction with the ledger's steps when a call carries a charge. */
+  const insertPaid = async (calls: readonly InsertRows[]): Promise<InsertOutcome[]> =>
+    calls.some((call) => call.credit != null) ? insertCharged(pool, credit, calls, insertTimed) : insertTimed(calls);
 
   const recordSubmission = async (call: SubmissionCall): Promise<SubmissionResult> => {
     const params = [call.ref, call.index, call.carrierId, call.now];
@@ -138,7 +155,7 @@ export function postgresBatches(pool: Pool, sql: PostgresStatements): PostgresBa
   // take connections from the host's pool.
   const batching = { maxBatch: 100, maxInFlight: 3 };
   return {
-    inserts: new Batcher({ ...batching, runOne: async (call) => (await insert([call]))[0]!, runBatch: insert }),
+    inserts: new Batcher({ ...batching, runOne: async (call) => (await insertPaid([call]))[0]!, runBatch: insertPaid }),
     submissions: new Batcher({ ...batching, runOne: recordSubmission, runBatch: recordSubmissions }),
     receipts: new Batcher({ ...batching, runOne: applyReceipt, runBatch: applyReceipts }),
     attempts: new Batcher({ ...batching, ...runAsOneStatement(recordAttempts) }),

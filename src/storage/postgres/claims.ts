@@ -50,11 +50,11 @@ const FAIR_ORDER = 'priority, fair_tag, seq';
 function dueSelection(
   name: string,
   qualified: string,
-  select: { key: string; table: string; state: string; order: string },
+  select: { key: string; table: string; state: string; order: string; also?: string },
 ): StoredFunction {
   const body = `
 SELECT ${select.key} FROM ${select.table}
-WHERE state = '${select.state}' AND ${CLAIMABLE}
+WHERE state = '${select.state}' AND ${CLAIMABLE}${select.also === undefined ? '' : ` AND ${select.also}`}
 ORDER BY ${select.order}
 LIMIT p_limit
 FOR UPDATE SKIP LOCKED
@@ -158,6 +158,8 @@ export function claimFunctions(t: PostgresTables, names: FunctionNames): StoredF
       table: t.messages,
       state: 'queued',
       order: FAIR_ORDER,
+      // A message whose validity ended is never handed out; expire_unsent ends it (timed.ts).
+      also: '(valid_until IS NULL OR valid_until > p_now)',
     }),
     // Reports: pending ones, the earliest due first (the order of callbacks_pending_idx).
     dueSelection('due_callbacks', names.dueCallbacks, {

@@ -15,6 +15,7 @@ import { functionScope, type StoredFunction } from './function-parts.js';
 import { batchStepFunctions } from './functions-batches.js';
 import { messageStepFunctions } from './functions-messages.js';
 import type { PostgresTables } from './names.js';
+import { timedFunctions } from './timed.js';
 
 /**
  * Every stored function, helpers first (a PL/pgSQL body is only checked when first run,
@@ -43,5 +44,5 @@ import type { PostgresTables } from './names.js';
  */
 export function storedFunctions(schema: string, t: PostgresTables, recordSql: string): StoredFunction[] {
   const scope = functionScope(schema, t, recordSql);
-  return [...claimFunctions(t, scope.names), ...messageStepFunctions(scope), ...batchStepFunctions(scope)];
+  return [...claimFunctions(t, scope.names), ...messageStepFunctions(scope), ...batchStepFunctions(scope), ...timedFunctions(scope)];
 }

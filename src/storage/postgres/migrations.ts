@@ -9,7 +9,9 @@
  */
 import type { Pool, PoolClient } from 'pg';
 import type { StoredFunction } from './function-parts.js';
+import { creditMigration } from './credit.js';
 import { quoteIdent, schemaTables } from './names.js';
+import { timedMigration } from './timed.js';
 
 /** First key of the two-key advisory lock the migrations take: "SMSO" in ASCII. */
 const LOCK_NAMESPACE = 0x534d534f;
@@ -235,6 +237,61 @@ export function migrations(s: string): { version: number; statements: string[] }
         `CREATE INDEX idempotency_keys_expiry_idx ON ${s}.idempotency_keys (expires_at)`,
       ],
     },
+    {
+      // Inbound (MO) messages and the opt-out list (storage/inbound-record.ts). An inbound row
+      // carries its own webhook's state and lease (the columns of a report's row, prefixed
+      // `cb_`): one webhook per message, written with it. The due index serves the webhook
+      // claims as callbacks_pending_idx serves the reports'. New tables only: instances of an
+      // earlier schema still running go on working (they never name them).
+      version: 8,
+      statements: [
+        `CREATE TABLE ${s}.inbound (
+          seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+          ref text NOT NULL UNIQUE,
+          principal_id text,
+          profile_code text,
+          from_number text NOT NULL,
+          to_address text NOT NULL,
+          text text NOT NULL,
+          received_at bigint NOT NULL,
+          callback_url text,
+          callback_secret text,
+          uid text UNIQUE,
+          cb_state text,
+          cb_attempts integer NOT NULL DEFAULT 0,
+          cb_last_status_code integer,
+          cb_last_error text,
+          cb_next_attempt_at bigint,
+          lease_owner text,
+          lease_until bigint
+        )`,
+        `CREATE INDEX inbound_due_idx ON ${s}.inbound (cb_next_attempt_at, seq) WHERE cb_state = 'pending'`,
+        `CREATE INDEX inbound_principal_idx ON ${s}.inbound (principal_id, received_at DESC, seq DESC)`,
+        `CREATE INDEX inbound_received_idx ON ${s}.inbound (received_at, seq)`,
+        `CREATE TABLE ${s}.opt_outs (
+          short_code text COLLATE "C" NOT NULL,
+          number text COLLATE "C" NOT NULL,
+          created_at bigint NOT NULL,
+          PRIMARY KEY (short_code, number)
+        )`,
+      ],
+    },
+    {
+      // The credit ledger (credit.ts creditMigration): balances, charge rows, the function
+      // that takes a batch's charges, and the refund trigger on a message's state. New
+      // tables, functions and triggers only: instances of an earlier schema still running go
+      // on working (their ends fire the trigger, which finds no charge of theirs).
+      version: 9,
+      statements: creditMigration(s),
+    },
+    {
+      // Scheduled sends and validity periods (timed.ts timedMigration): when a message is due,
+      // until when it may go, and the weight a scheduled one is tagged with when due; the
+      // indexes that find the due and the stale ones. New nullable columns (no rewrite) and
+      // indexes: instances of an earlier schema still running go on working.
+      version: 10,
+      statements: timedMigration(s),
+    },
   ];
 }
 
@@ -306,7 +363,7 @@ async function installFunctions(db: PoolClient, schema: string, functions: reado
 }
 
 /** Runs `work` in a transaction on one client of `pool`; rolls back if it throws. */
-async function transaction<T>(pool: Pool, work: (db: PoolClient) => Promise<T>): Promise<T> {
+export async function transaction<T>(pool: Pool, work: (db: PoolClient) => Promise<T>): Promise<T> {
   const client = await pool.connect();
   let broken: Error | undefined;
   // A connection that dies while checked out emits 'error' on the client, and the pool

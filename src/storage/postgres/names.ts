@@ -61,6 +61,12 @@ export interface FunctionNames {
   dueCallbacks: string;
   /** `fair_starts(principals, ranks, weights, now) -> float8[]`: where each principal's tags in each class start (claims.ts) */
   fairStarts: string;
+  /** `promote_scheduled(now, limit, reason, description, uids) -> json`: the due scheduled messages queued (timed.ts) */
+  promoteScheduled: string;
+  /** `expire_unsent(now, limit, reason, description, uids) -> json`: stale queued messages ended (timed.ts) */
+  expireUnsent: string;
+  /** `cancel_messages(principal, refs, now, grace, reason, description, uids) -> json` (timed.ts) */
+  cancelMessages: string;
 }
 
 /**
@@ -99,5 +105,8 @@ export function functionNames(schema: string): FunctionNames {
     dueMessages: qualified('due_messages'),
     dueCallbacks: qualified('due_callbacks'),
     fairStarts: qualified('fair_starts'),
+    promoteScheduled: qualified('promote_scheduled'),
+    expireUnsent: qualified('expire_unsent'),
+    cancelMessages: qualified('cancel_messages'),
   };
 }

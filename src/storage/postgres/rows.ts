@@ -13,6 +13,7 @@ import type {
   CallbackState,
   Encoding,
   Endpoint,
+  CreditCharge,
   IdempotencyRecord,
   LeasedReport,
   MessageRecord,
@@ -33,7 +34,7 @@ import type {
 export const RECORD_SELECT = `SELECT m.ref, m.principal_id, m.endpoint, m.profile_code, m.sender, m.recipient, m.text,
         m.message_type, m.req_type, m.external_id, m.recipient_field, m.reference_field, m.sms_count,
         m.encoding, m.callback_url, m.callback_secret, m.created_at, m.state, m.status_reason,
-        m.status_description, m.attempts, m.last_error, m.updated_at, m.parts, m.priority,
+        m.status_description, m.attempts, m.last_error, m.updated_at, m.parts, m.priority, m.send_at, m.valid_until,
         c.state AS cb_state, c.attempts AS cb_attempts, c.last_status_code AS cb_last_status_code,
         c.last_error AS cb_last_error, c.next_attempt_at AS cb_next_attempt_at`;
 
@@ -70,6 +71,10 @@ export interface RecordRow {
   parts: StoredPart[];
   /** The class's rank (`PRIORITY_RANK`): 0 transactional, 1 bulk. */
   priority: number;
+  /** When it is due, if sent for later (timed.ts). */
+  send_at: string | number | null;
+  /** Until when it may be submitted, if it has a validity period (timed.ts). */
+  valid_until: string | number | null;
   cb_state: string | null;
   cb_attempts: number | null;
   cb_last_status_code: number | null;
@@ -164,6 +169,8 @@ export function toRecord(row: RecordRow): MessageRecord {
     updatedAt: Number(row.updated_at),
     parts,
     callback,
+    sendAt: toMs(row.send_at ?? null),
+    validUntil: toMs(row.valid_until ?? null),
   };
 }
 
@@ -173,6 +180,8 @@ export interface InsertRows {
   owner: string | null;
   until: number | null;
   idempotency?: IdempotencyRecord | null;
+  /** The call's charge (credit.ts), taken in the insert's transaction. */
+  credit?: CreditCharge | null;
 }
 
 /**

@@ -11,6 +11,7 @@
 import { claimStatements, FAIR_TAG, type ClaimStatements } from './claims.js';
 import type { FunctionNames, PostgresTables } from './names.js';
 import { RECORD_SELECT } from './rows.js';
+import { timedStatements, type TimedStatements } from './timed.js';
 
 /**
  * "The report is still pending", for statements that name their reports by uid. Written as
@@ -23,7 +24,7 @@ import { RECORD_SELECT } from './rows.js';
 const UNFINISHED_REPORT = "state NOT IN ('delivered', 'failed')";
 
 /** The statements of {@link postgresStatements}; `$n` are each one's parameters, in order. */
-export interface PostgresStatements extends ClaimStatements {
+export interface PostgresStatements extends ClaimStatements, TimedStatements {
   /**
    * Inserts messages as `queued`, from one array per column and the groups of their fair
    * tags (rows.ts `insertParams`), each with its class's rank and its fair tag (claims.ts):
@@ -143,6 +144,7 @@ function insertMessagesSql(t: PostgresTables, f: FunctionNames, keyed: boolean):
 export function postgresStatements(t: PostgresTables, f: FunctionNames): PostgresStatements {
   return {
     ...claimStatements(t, f),
+    ...timedStatements(t, f),
     insertMessages: insertMessagesSql(t, f, false),
     insertMessagesKeyed: insertMessagesSql(t, f, true),
     recordSubmission: `SELECT ${f.recordSubmission}($1::text, $2::int4, $3::text, $4::int8) AS result`,

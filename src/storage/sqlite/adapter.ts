@@ -15,7 +15,12 @@ import { PRIORITY_RANK } from '../fair-tags.js';
 import { storedPartsJson } from '../stored-parts.js';
 import { claimDueCallbacks, claimDueMessages, fairPlaces, leaveQueue, retryLater } from './claims.js';
 import { GroupCommit } from './group-commit.js';
+import type { CreditStorage } from '../credit-record.js';
+import { prepareCredit, sqliteLedger, takeCharge, type CreditStatements } from './credit.js';
+import { SqliteInbound } from './inbound.js';
+import { delegateInbound, type InboundStorage } from '../inbound-record.js';
 import { migrate } from './migrations.js';
+import { sqliteTimed, storeTimes, type SqliteTimed } from './timed.js';
 import { resolveSqliteOptions, type SqliteStorageOptions } from './options.js';
 import { insertParams, loadRecord, messageRecord, partsOf, type MessageRow } from './rows.js';
 import { prepareStatements, type Statements } from './statements.js';
@@ -23,6 +28,7 @@ import type {
   CallbackAttempt,
   CallbackState,
   ClaimOptions,
+  CreditCharge,
   DueCallback,
   IdempotencyRecord,
   InsertLease,
@@ -48,6 +54,7 @@ import type {
  * same file (SQLite locks it), but claims are only as fast as one writer; for many
  * instances use `sms-outbox/postgres`.
  */
+// eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging
 export class SqliteStorage implements Storage {
   private readonly db: Database.Database;
   private readonly ownsDatabase: boolean;
@@ -55,6 +62,7 @@ export class SqliteStorage implements Storage {
   private readonly busyTimeoutMs: number;
   private readyPromise: Promise<void> | undefined;
   private statements: Statements | undefined;
+  private creditStatements: CreditStatements | undefined;
   private readonly commits: GroupCommit;
   private closed = false;
 
@@ -66,6 +74,9 @@ export class SqliteStorage implements Storage {
     this.ownsDatabase = ownsDatabase;
     this.db = db;
     this.commits = new GroupCommit(this.db);
+    Object.assign(this, sqliteLedger(async () => (await this.prepared(), this.creditStatements!), this.commits));
+    delegateInbound(this, new SqliteInbound(async () => (await this.prepared(), this.db), this.commits));
+    Object.assign(this, sqliteTimed(() => this.prepared(), this.commits, (s, row, ending, now) => this.terminate(s, row, ending, now, partsOf(row))));
   }
 
   /** Sets the pragmas and brings the schema up to date, once; later calls share the result. */
@@ -97,22 +108,26 @@ export class SqliteStorage implements Storage {
    * the idempotency record if any, or nothing (a taken key throws before any message is
    * written); shares a commit with concurrent calls.
    */
-  async insertMessages(messages: readonly NewMessage[], lease?: InsertLease, idempotency?: IdempotencyRecord): Promise<void> {
+  async insertMessages(messages: readonly NewMessage[], lease?: InsertLease, idempotency?: IdempotencyRecord, credit?: CreditCharge): Promise<void> {
     const s = await this.prepared();
     if (messages.length === 0) return;
     // Copied now: the caller may reuse its objects before the group is written.
     const batch = messages.map((message) => ({ ...message }));
     const leased = lease === undefined ? undefined : { owner: lease.owner, until: lease.until };
     const k = idempotency === undefined ? undefined : { ...idempotency };
+    const charge = credit === undefined ? undefined : { ...credit };
     await this.commits.run(() => {
       if (k !== undefined && s.takeIdempotencyKey.run(k.principalId, k.key, k.bodyHash, k.status, k.body, k.createdAt, k.expiresAt).changes === 0) {
         throw new Error(`SqliteStorage: idempotency key ${JSON.stringify(k.key)} is taken`);
       }
+      if (charge !== undefined) takeCharge(this.creditStatements!, charge, batch, batch[0]!.createdAt);
       // In the write, not before it: the places depend on what is queued when it runs.
       const places = fairPlaces(s, batch);
       batch.forEach((m, i) => {
         const { rank, tag } = places[i]!;
         const id = Number(s.insertMessage.run(insertParams(m, rank, tag)).lastInsertRowid);
+        // A scheduled message gets its queue row when due (timed.ts).
+        if (!storeTimes(s, id, m)) return;
         s.enqueue.run(rank, tag, id, m.principalId, m.createdAt, leased?.owner ?? null, leased?.until ?? null, m.createdAt);
       });
     });
@@ -321,6 +336,7 @@ export class SqliteStorage implements Storage {
   private migrate(): void {
     migrate(this.db, this.synchronous, this.busyTimeoutMs);
     this.statements = prepareStatements(this.db);
+    this.creditStatements = prepareCredit(this.db);
   }
 
   /**
@@ -362,3 +378,8 @@ export class SqliteStorage implements Storage {
     return transition;
   }
 }
+
+// The inbound methods ({@link InboundStorage}, in inbound.ts) are set by the constructor
+// (`delegateInbound`); this declares them on the class.
+// eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging
+export interface SqliteStorage extends InboundStorage, Required<CreditStorage>, SqliteTimed {}

@@ -33,6 +33,7 @@
  */
 import type Database from 'better-sqlite3';
 import { fairTags } from '../fair-tags.js';
+import { validityElapsed } from '../timed.js';
 import {
   loadRecord,
   messageRecord,
@@ -294,6 +295,8 @@ export function claimDueMessages(s: ClaimStatements & ClaimReads, options: Claim
       s.dequeue.run(0, ...key);
       continue;
     }
+    // Its validity ended: never handed out, but left for expireUnsent to end (timed.ts).
+    if (validityElapsed(row.valid_until, options.now)) continue;
     s.leaseMessage.run(options.owner, leaseUntil, ...key);
     // No report to read: one is created only in the step that makes its message
     // terminal (terminate), and a terminal message is never queued again, so a

@@ -8,14 +8,14 @@
  * @module
  */
 import type Database from 'better-sqlite3';
-import { PENDING_STATES, TERMINAL_STATES } from '../../lifecycle/states.js';
 
 /** `('delivered', ...)`: the purge index's predicate in migration 1, which stays as it was released. */
-const TERMINAL_SQL = `(${TERMINAL_STATES.map((state) => `'${state}'`).join(', ')})`;
+const TERMINAL_SQL = `('delivered', 'undelivered', 'expired', 'rejected', 'failed')`;
 
 /**
- * A terminal message, as the purge index (from migration 4) and its query (statements.ts)
- * both spell it, so that SQLite uses the index: not one of the two pending states.
+ * The purge index's predicate (from migration 4), which its query (statements.ts) repeats so
+ * that SQLite uses the index: not `queued` nor `submitted`. The query adds that the message
+ * is not `scheduled` either (the third pending state, which came later), as a filter of its own.
  *
  * Why not `state IN (<the five terminal states>)`: SQLite checks a partial index's
  * predicate on every write to the table, and it evaluates a constant `IN` list of more than
@@ -24,7 +24,7 @@ const TERMINAL_SQL = `(${TERMINAL_STATES.map((state) => `'${state}'`).join(', ')
  * for one or two (about 9% of the instructions of a send, under callgrind). With two values
  * SQLite compares them in place.
  */
-export const PURGEABLE_SQL = `state NOT IN (${PENDING_STATES.map((state) => `'${state}'`).join(', ')})`;
+export const PURGEABLE_SQL = `state NOT IN ('queued', 'submitted')`;
 
 /**
  * The schema, one migration per entry; `PRAGMA user_version` counts those applied. Append
@@ -191,6 +191,96 @@ export const MIGRATIONS: readonly string[] = [
     PRIMARY KEY (principal_id, key)
   ) WITHOUT ROWID;
   CREATE INDEX sms_idempotency_expiry ON sms_idempotency (expires_at);
+  `,
+  // Inbound (MO) messages and the opt-out list (storage/inbound-record.ts). An inbound row
+  // carries its own webhook's state and lease, the columns of a report's row, prefixed `cb_`:
+  // one webhook per message, written with it. `sms_inbound_due` serves the webhook claims as
+  // `sms_callbacks_due` serves the reports'. New tables only, of no other step.
+  `
+  CREATE TABLE sms_inbound (
+    id INTEGER PRIMARY KEY,
+    ref TEXT NOT NULL UNIQUE,
+    principal_id TEXT,
+    profile_code TEXT,
+    from_number TEXT NOT NULL,
+    to_address TEXT NOT NULL,
+    text TEXT NOT NULL,
+    received_at INTEGER NOT NULL,
+    callback_url TEXT,
+    callback_secret TEXT,
+    uid TEXT UNIQUE,
+    cb_state TEXT,
+    cb_attempts INTEGER NOT NULL DEFAULT 0,
+    cb_last_status_code INTEGER,
+    cb_last_error TEXT,
+    cb_next_attempt_at INTEGER,
+    lease_owner TEXT,
+    lease_until INTEGER
+  );
+  CREATE INDEX sms_inbound_due ON sms_inbound (cb_next_attempt_at, id) WHERE cb_state = 'pending';
+  CREATE INDEX sms_inbound_principal ON sms_inbound (principal_id, received_at, id);
+  CREATE INDEX sms_inbound_received ON sms_inbound (received_at, id);
+  CREATE TABLE sms_opt_outs (
+    short_code TEXT NOT NULL,
+    number TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    PRIMARY KEY (short_code, number)
+  ) WITHOUT ROWID;
+  `,
+  // The credit ledger (storage/credit-record.ts): a balance per principal, and one charge row
+  // per charged message (its units and refund policy, 1 for `unsent-and-failed`), written
+  // with the messages (adapter.ts insertMessages). The refund is a trigger on the message's
+  // state, so it runs in the very step that ends the message, whatever step that is, and
+  // once: the row is marked settled (`refunded`, the units given back) and a settled row is
+  // never read again. The WHEN compares with `<>` rather than an `IN` list (see PURGEABLE_SQL)
+  // and excludes `delivered` first, so the common end costs one comparison. Unsent units are
+  // the parts without a carrier id (storage/stored-parts.ts). A charge row goes with its
+  // message when retention deletes it. New tables and triggers only, of no other step.
+  `
+  CREATE TABLE sms_credit_balances (
+    principal_id TEXT PRIMARY KEY,
+    balance INTEGER NOT NULL CHECK (balance >= 0),
+    updated_at INTEGER NOT NULL
+  ) WITHOUT ROWID;
+  CREATE TABLE sms_credit_charges (
+    ref TEXT PRIMARY KEY,
+    principal_id TEXT NOT NULL,
+    units INTEGER NOT NULL,
+    refund_failed INTEGER NOT NULL,
+    charged_at INTEGER NOT NULL,
+    refunded INTEGER,
+    settled_at INTEGER
+  ) WITHOUT ROWID;
+  CREATE TRIGGER sms_credit_refund AFTER UPDATE OF state ON sms_messages
+  WHEN NEW.state <> 'delivered' AND NEW.state <> 'queued' AND NEW.state <> 'submitted' AND NEW.state <> 'scheduled'
+    AND (OLD.state = 'queued' OR OLD.state = 'submitted' OR OLD.state = 'scheduled')
+  BEGIN
+    UPDATE sms_credit_charges SET settled_at = NEW.updated_at, refunded = CASE
+        WHEN refund_failed = 1 THEN units
+        WHEN OLD.state = 'submitted' THEN 0
+        ELSE (SELECT count(*) FROM json_each(NEW.parts) WHERE json_extract(value, '$[0]') IS NULL) END
+      WHERE ref = NEW.ref AND settled_at IS NULL;
+    UPDATE sms_credit_balances SET balance = balance + (SELECT refunded FROM sms_credit_charges WHERE ref = NEW.ref),
+        updated_at = NEW.updated_at
+      WHERE principal_id = NEW.principal_id
+        AND EXISTS (SELECT 1 FROM sms_credit_charges WHERE ref = NEW.ref AND settled_at = NEW.updated_at AND refunded > 0);
+  END;
+  CREATE TRIGGER sms_credit_purge AFTER DELETE ON sms_messages
+  BEGIN
+    DELETE FROM sms_credit_charges WHERE ref = OLD.ref;
+  END;
+  `,
+  // Scheduled sends and validity periods (storage/timed.ts, sqlite/timed.ts): when a message
+  // is due and until when it may go, and the weight a scheduled one is tagged with when due
+  // (it has no queue row until then). `sms_messages_scheduled` finds the due ones,
+  // `sms_messages_stale` the queued ones whose validity ended. New columns (NULL in every
+  // existing row, so no rewrite) and indexes only.
+  `
+  ALTER TABLE sms_messages ADD COLUMN send_at INTEGER;
+  ALTER TABLE sms_messages ADD COLUMN valid_until INTEGER;
+  ALTER TABLE sms_messages ADD COLUMN weight REAL;
+  CREATE INDEX sms_messages_scheduled ON sms_messages (send_at, id) WHERE state = 'scheduled';
+  CREATE INDEX sms_messages_stale ON sms_messages (valid_until, id) WHERE valid_until IS NOT NULL AND state = 'queued';
   `,
 ];
 

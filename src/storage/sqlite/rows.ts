@@ -58,6 +58,10 @@ export interface MessageRow {
   priority: number;
   /** Its fair tag in its class (claims.ts): with the rank and id, its queue row's key while queued. */
   fair_tag: number;
+  /** When it is due, if it was sent for later (timed.ts). */
+  send_at: number | null;
+  /** Until when it may be submitted, if it has a validity period (timed.ts). */
+  valid_until: number | null;
 }
 
 /** A row of `sms_callbacks` (a message's delivery report), read whole (`SELECT *`). */
@@ -76,7 +80,7 @@ export interface CallbackRow {
 export const MESSAGE_COLUMNS = `id, ref, principal_id, endpoint, profile_code, sender, recipient, text, message_type,
   req_type, external_id, recipient_field, reference_field, sms_count, encoding, callback_url, callback_secret,
   created_at, state, status_reason, status_description, attempts, last_error, next_attempt_at, lease_owner,
-  lease_until, updated_at, parts, priority, fair_tag`;
+  lease_until, updated_at, parts, priority, fair_tag, send_at, valid_until`;
 
 /** A message row from a raw (array) result of {@link MESSAGE_COLUMNS}. */
 export function toMessageRow(r: unknown[]): MessageRow {
@@ -111,6 +115,8 @@ export function toMessageRow(r: unknown[]): MessageRow {
     parts: r[27] as string,
     priority: r[28] as number,
     fair_tag: r[29] as number,
+    send_at: (r[30] as number | null) ?? null,
+    valid_until: (r[31] as number | null) ?? null,
   };
 }
 
@@ -212,6 +218,8 @@ export function messageRecord(row: MessageRow, parts: PartRecord[], callback: Ca
     updatedAt: row.updated_at,
     parts,
     callback,
+    sendAt: row.send_at,
+    validUntil: row.valid_until,
   };
 }
 

@@ -14,13 +14,14 @@
 import type Database from 'better-sqlite3';
 import { prepareClaimStatements, type ClaimReads, type ClaimStatements, type QueueKey } from './claims.js';
 import { PURGEABLE_SQL } from './migrations.js';
+import { prepareTimedStatements, type TimedStatements } from './timed.js';
 import { MESSAGE_COLUMNS, readRows, toMessageRow, type CallbackRow, type MessageRow, type RowReader } from './rows.js';
 
 /**
  * The prepared statements, by the step that runs them; `?` are each one's parameters, in
  * order. The message reads return rows converted by rows.ts.
  */
-export interface Statements extends ClaimStatements, ClaimReads {
+export interface Statements extends ClaimStatements, ClaimReads, TimedStatements {
   /** Inserts a message as `queued` in its class at its fair tag, from rows.ts `insertParams` (its queue row: claims.ts). */
   insertMessage: Database.Statement<[unknown[]]>;
   /** The message row with this ref. */
@@ -98,6 +99,7 @@ export type QueueCountRow = [rank: number, count: number, oldest: number];
 export function prepareStatements(db: Database.Database): Statements {
   return {
     ...prepareClaimStatements(db),
+    ...prepareTimedStatements(db),
     insertMessage: db.prepare<[unknown[]]>(`
       INSERT INTO sms_messages (ref, principal_id, endpoint, profile_code, sender, recipient, text,
         message_type, req_type, external_id, recipient_field, reference_field, sms_count, encoding,
@@ -148,7 +150,7 @@ export function prepareStatements(db: Database.Database): Statements {
     ),
     purgeable: db.prepare<[number, number], { id: number }>(`
       SELECT m.id FROM sms_messages m
-      WHERE ${PURGEABLE_SQL} AND m.updated_at < ?
+      WHERE ${PURGEABLE_SQL} AND m.state <> 'scheduled' AND m.updated_at < ?
         AND NOT EXISTS (SELECT 1 FROM sms_callbacks c WHERE c.message_id = m.id AND c.state = 'pending')
       ORDER BY m.updated_at, m.id LIMIT +?`),
     deleteCarrierIds: db.prepare<[number]>('DELETE FROM sms_carrier_ids WHERE message_id = ?'),

@@ -8,15 +8,18 @@
  */
 import { callbackTests } from './callbacks.js';
 import { claimTests } from './claims.js';
+import { creditTests } from './credit.js';
 import { suiteContext, type StorageSuiteHarness, type StorageSuiteOptions } from './context.js';
 import { endingTests } from './endings.js';
 import { fairnessTests } from './fairness.js';
 import { idempotencyTests } from './idempotency.js';
+import { inboundTests } from './inbound.js';
 import { messageTests } from './messages.js';
 import { queueCountTests } from './queue-count.js';
 import { receiptTests } from './receipts.js';
 import { retentionTests } from './retention.js';
 import { submissionTests } from './submissions.js';
+import { timedTests } from './timed.js';
 
 export { buildNewMessage } from './fixtures.js';
 export type { StorageSuiteHarness, StorageSuiteOptions } from './context.js';
@@ -41,5 +44,8 @@ export function runStorageContract(harness: StorageSuiteHarness, options: Storag
     callbackTests(context);
     retentionTests(context);
     idempotencyTests(context);
+    creditTests(context);
+    inboundTests(context);
+    timedTests(context);
   });
 }

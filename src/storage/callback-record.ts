@@ -1,0 +1,35 @@
+/**
+ * A message's delivery report as the storage contract keeps it: its state, and one attempt
+ * as the report sender records it. Part of the storage contract (contract.ts re-exports
+ * both), kept in a file of its own.
+ *
+ * @module
+ */
+
+/** The state of a message's delivery report, when it has a callback URL. */
+export interface CallbackState {
+  /** `pending` until a 2xx (`delivered`) or until given up on (`failed`). */
+  state: 'pending' | 'delivered' | 'failed';
+  /** Attempts made so far. */
+  attempts: number;
+  /** HTTP status of the last attempt, or `null` if none answered. */
+  lastStatusCode: number | null;
+  /** The last attempt's error text (network error, timeout, blocked address). */
+  lastError: string | null;
+  /** When the next attempt is due (epoch ms), while pending. */
+  nextAttemptAt: number | null;
+}
+
+/** The result of one callback attempt, as the DLR sender records it. */
+export interface CallbackAttempt {
+  /** `delivered` ends it; `retry` schedules `nextAttemptAt`; `failed` gives up. */
+  result: 'delivered' | 'retry' | 'failed';
+  /** HTTP status, if the receiver answered. */
+  statusCode: number | null;
+  /** Error text, if it did not answer or was blocked. */
+  error: string | null;
+  /** When to try again, for `retry`. */
+  nextAttemptAt: number | null;
+  /** Now, epoch ms. */
+  now: number;
+}

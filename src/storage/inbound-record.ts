@@ -1,0 +1,145 @@
+/**
+ * The records of the premium MO flow in storage: inbound (mobile-originated) messages with
+ * the webhook that forwards each one to its customer, and the opt-out list. Part of the
+ * storage contract (contract.ts re-exports them), kept in a file of their own.
+ *
+ * @module
+ */
+import type { CallbackAttempt, CallbackState } from './callback-record.js';
+import type { ClaimOptions, InsertLease } from './claim-options.js';
+
+/** A mobile-originated message as the router stores it, before it is stored. */
+export interface NewInbound {
+  /** The id the service assigned (`message_ref` in the webhook); unique. */
+  ref: string;
+  /** The customer (principal) that owns the number it was sent to, or `null` when none does. */
+  principalId: string | null;
+  /** The owner's profile for that number, or `null` when no owner was found. */
+  profileCode: string | null;
+  /** The subscriber's number, international digits without `+`. */
+  from: string;
+  /** The short code (or number) it was sent to. */
+  to: string;
+  /** The text, multipart messages reassembled. */
+  text: string;
+  /** When it arrived, epoch ms. */
+  receivedAt: number;
+  /** The customer's inbound URL, where the webhook goes; `null`: stored, not forwarded. */
+  callbackUrl: string | null;
+  /** The secret that signs its webhook (the principal's `callbackSecret`), if any. */
+  callbackSecret: string | null;
+  /** The webhook's id (`uid` and `webhook-id`), stable across retries; `null` without a URL. */
+  uid: string | null;
+}
+
+/** A stored inbound message, with the state of its webhook. */
+export interface InboundRecord extends NewInbound {
+  /** The webhook's state, when it has a URL; the same shape as a delivery report's. */
+  callback: CallbackState | null;
+}
+
+/** An inbound webhook due to be sent ({@link InboundStorage.claimInbound}). */
+export interface DueInbound {
+  /** The webhook's uid. */
+  uid: string;
+  /** Attempts made before this one. */
+  attempts: number;
+  /** The inbound message it forwards. */
+  inbound: InboundRecord;
+}
+
+/** One number opted out of one short code. */
+export interface OptOutEntry {
+  /** The short code (sender) the subscriber opted out of. */
+  shortCode: string;
+  /** The subscriber's number, international digits without `+`. */
+  number: string;
+  /** When it was recorded, epoch ms. */
+  createdAt: number;
+}
+
+/** A (short code, number) pair to look up in the opt-out list. */
+export interface OptOutKey {
+  /** The short code (a message's sender). */
+  shortCode: string;
+  /** The subscriber's number (a message's recipient). */
+  number: string;
+}
+
+/** What {@link InboundStorage.insertInbound} does besides storing the message. */
+export interface InboundInsertOptions {
+  /** Stores its webhook leased to `owner` until `until`, as a report lease does (the sender posts it at once). */
+  lease?: InsertLease;
+  /**
+   * In the same atomic step, opts the sender (`from`) out of the short code (`to`): `true`
+   * for a stop keyword, `false` (opt back in) for a start keyword. Left out: no change.
+   */
+  optOut?: boolean;
+}
+
+/**
+ * The optional part of the storage contract for inbound messages and opt-outs: the bundled
+ * adapters have it; an adapter without it leaves MO forwarding and opt-outs off (the
+ * `message.inbound` event still fires). An adapter has all of these methods or none.
+ *
+ * What it promises: an inbound message is stored with its pending webhook (and the opt-out
+ * change it carries) in one atomic step, so once `insertInbound` resolves (and the carrier
+ * is answered) a crash cannot lose the webhook; a claimed webhook is leased to one owner
+ * until its lease ends. What it does not promise: that a message the carrier delivered twice
+ * is stored once (forwarding is at-least-once; the webhook's `uid` differs, the carrier's
+ * text and time do not).
+ */
+export interface InboundStorage {
+  /**
+   * Stores `message` with its pending webhook when it has a URL (due at once, leased under
+   * `options.lease` if given), and applies `options.optOut` to (`to`, `from`) in the same
+   * step. Resolves with whether the opt-out list changed.
+   */
+  insertInbound(message: NewInbound, options?: InboundInsertOptions): Promise<{ optOutChanged: boolean }>;
+  /** Leases up to `limit` pending inbound webhooks that are due, oldest due first. */
+  claimInbound(options: ClaimOptions): Promise<DueInbound[]>;
+  /** Hands claimed inbound webhooks back without an attempt, claimable again at `until`. */
+  deferInbound(uids: readonly string[], until: number): Promise<void>;
+  /** Records an attempt of inbound webhook `uid` and ends its lease; ignored once finished. */
+  recordInboundAttempt(uid: string, attempt: CallbackAttempt): Promise<void>;
+  /** Inbound messages, newest first, at most `limit`: all, or those of one principal. */
+  listInbound(options: { principalId?: string; limit: number }): Promise<InboundRecord[]>;
+  /** Deletes up to `limit` inbound messages received before `before` whose webhook is not pending; returns how many. */
+  purgeInbound(before: number, limit: number): Promise<number>;
+  /**
+   * Opts `number` out of `shortCode` (`optedOut: true`, recorded at `at`) or back in
+   * (`false`). Resolves with whether the list changed.
+   */
+  setOptOut(key: OptOutKey, optedOut: boolean, at: number): Promise<boolean>;
+  /** For each key, in order, whether its number is opted out of its short code. */
+  findOptOuts(keys: readonly OptOutKey[]): Promise<boolean[]>;
+  /**
+   * The opt-out list, ordered by short code then number, at most `limit`: all of it or one
+   * short code's, from after `after` (the last entry of the previous page) when given.
+   */
+  listOptOuts(options: { shortCode?: string; limit: number; after?: OptOutKey }): Promise<OptOutEntry[]>;
+}
+
+/** Every method of {@link InboundStorage}: an adapter has all of them or none. */
+export const INBOUND_METHODS = [
+  'insertInbound',
+  'claimInbound',
+  'deferInbound',
+  'recordInboundAttempt',
+  'listInbound',
+  'purgeInbound',
+  'setOptOut',
+  'findOptOuts',
+  'listOptOuts',
+] as const satisfies readonly (keyof InboundStorage)[];
+
+/**
+ * Gives `target` (a storage adapter) the {@link InboundStorage} methods of `inbound`, bound
+ * to it: the bundled adapters keep their inbound part in a file of its own and declare the
+ * methods by merging `InboundStorage` into their class.
+ */
+export function delegateInbound(target: object, inbound: InboundStorage): void {
+  for (const name of INBOUND_METHODS) {
+    (target as Record<string, unknown>)[name] = (inbound[name] as (...args: unknown[]) => unknown).bind(inbound);
+  }
+}

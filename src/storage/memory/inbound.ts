@@ -1,0 +1,161 @@
+/**
+ * The memory storage's inbound part ({@link InboundStorage}): MO messages with their
+ * webhooks, and the opt-out list, in plain Maps. Inbound traffic is a trickle beside the
+ * outbound, so claims scan the pending webhooks rather than keep a due queue.
+ *
+ * @module
+ */
+import type { CallbackAttempt, CallbackState, ClaimOptions } from '../contract.js';
+import type {
+  DueInbound,
+  InboundInsertOptions,
+  InboundRecord,
+  InboundStorage,
+  NewInbound,
+  OptOutEntry,
+  OptOutKey,
+} from '../inbound-record.js';
+
+/** An inbound message as kept here, with its webhook's lease. */
+interface StoredInbound {
+  record: InboundRecord;
+  seq: number;
+  leaseOwner: string | null;
+  leaseUntil: number | null;
+}
+
+/** The key of an opt-out entry in the map: short code and number cannot contain a newline. */
+function optOutKey(key: OptOutKey): string {
+  return `${key.shortCode}\n${key.number}`;
+}
+
+/** A copy of `record` that a caller may change without changing what is stored. */
+function copyInbound(record: InboundRecord): InboundRecord {
+  return { ...record, callback: record.callback === null ? null : { ...record.callback } };
+}
+
+/** Inbound messages and opt-outs in this process's memory. */
+export class MemoryInbound implements InboundStorage {
+  readonly #byRef = new Map<string, StoredInbound>();
+  readonly #byUid = new Map<string, StoredInbound>();
+  /** Webhooks still pending, which claims scan. */
+  readonly #pending = new Set<StoredInbound>();
+  readonly #optOuts = new Map<string, OptOutEntry>();
+  #seq = 0;
+
+  /** Stores the message (and its webhook, due at once) and applies the opt-out change. */
+  async insertInbound(message: NewInbound, options: InboundInsertOptions = {}): Promise<{ optOutChanged: boolean }> {
+    if (this.#byRef.has(message.ref)) throw new Error(`MemoryStorage: inbound ref ${JSON.stringify(message.ref)} already exists`);
+    const withHook = message.callbackUrl !== null && message.uid !== null;
+    const callback: CallbackState | null = withHook
+      ? { state: 'pending', attempts: 0, lastStatusCode: null, lastError: null, nextAttemptAt: message.receivedAt }
+      : null;
+    const stored: StoredInbound = {
+      record: { ...message, callback },
+      seq: this.#seq++,
+      leaseOwner: options.lease?.owner ?? null,
+      leaseUntil: options.lease?.until ?? null,
+    };
+    this.#byRef.set(message.ref, stored);
+    if (withHook) {
+      this.#byUid.set(message.uid!, stored);
+      this.#pending.add(stored);
+    }
+    const optOutChanged =
+      options.optOut === undefined ? false : this.#set({ shortCode: message.to, number: message.from }, options.optOut, message.receivedAt);
+    return { optOutChanged };
+  }
+
+  /** Leases up to `limit` due pending webhooks, oldest due first. */
+  async claimInbound(options: ClaimOptions): Promise<DueInbound[]> {
+    const due = [...this.#pending]
+      .filter((s) => (s.record.callback!.nextAttemptAt ?? 0) <= options.now && (s.leaseUntil === null || s.leaseUntil <= options.now))
+      .sort((a, b) => a.record.callback!.nextAttemptAt! - b.record.callback!.nextAttemptAt! || a.seq - b.seq)
+      .slice(0, Math.max(0, options.limit));
+    return due.map((s) => {
+      s.leaseOwner = options.owner;
+      s.leaseUntil = options.now + options.leaseMs;
+      return { uid: s.record.uid!, attempts: s.record.callback!.attempts, inbound: copyInbound(s.record) };
+    });
+  }
+
+  /** Makes claimed pending webhooks claimable again at `until`. */
+  async deferInbound(uids: readonly string[], until: number): Promise<void> {
+    for (const uid of uids) {
+      const stored = this.#byUid.get(uid);
+      if (stored !== undefined && this.#pending.has(stored)) stored.leaseUntil = until;
+    }
+  }
+
+  /** Records one attempt and ends the lease; ignored once the webhook is finished. */
+  async recordInboundAttempt(uid: string, attempt: CallbackAttempt): Promise<void> {
+    const stored = this.#byUid.get(uid);
+    if (stored === undefined || !this.#pending.has(stored)) return;
+    const state = stored.record.callback!;
+    state.attempts++;
+    state.lastStatusCode = attempt.statusCode;
+    state.lastError = attempt.error;
+    stored.leaseOwner = null;
+    stored.leaseUntil = null;
+    if (attempt.result === 'retry') {
+      state.nextAttemptAt = attempt.nextAttemptAt ?? attempt.now;
+      return;
+    }
+    state.state = attempt.result;
+    state.nextAttemptAt = null;
+    this.#pending.delete(stored);
+  }
+
+  /** Inbound messages, newest first. */
+  async listInbound(options: { principalId?: string; limit: number }): Promise<InboundRecord[]> {
+    const all = [...this.#byRef.values()].filter((s) => options.principalId === undefined || s.record.principalId === options.principalId);
+    all.sort((a, b) => b.record.receivedAt - a.record.receivedAt || b.seq - a.seq);
+    return all.slice(0, Math.max(0, options.limit)).map((s) => copyInbound(s.record));
+  }
+
+  /** Deletes up to `limit` messages received before `before` whose webhook is not pending. */
+  async purgeInbound(before: number, limit: number): Promise<number> {
+    let deleted = 0;
+    for (const [ref, stored] of this.#byRef) {
+      if (deleted >= limit) break;
+      if (stored.record.receivedAt >= before || this.#pending.has(stored)) continue;
+      this.#byRef.delete(ref);
+      if (stored.record.uid !== null) this.#byUid.delete(stored.record.uid);
+      deleted++;
+    }
+    return deleted;
+  }
+
+  /** Opts a number out of a short code, or back in; whether the list changed. */
+  async setOptOut(key: OptOutKey, optedOut: boolean, at: number): Promise<boolean> {
+    return this.#set(key, optedOut, at);
+  }
+
+  /** Whether each key's number is opted out of its short code. */
+  async findOptOuts(keys: readonly OptOutKey[]): Promise<boolean[]> {
+    return keys.map((key) => this.#optOuts.has(optOutKey(key)));
+  }
+
+  /** The list, by short code then number, from after `after`. */
+  async listOptOuts(options: { shortCode?: string; limit: number; after?: OptOutKey }): Promise<OptOutEntry[]> {
+    const { shortCode, after } = options;
+    const entries = [...this.#optOuts.values()]
+      .filter((e) => shortCode === undefined || e.shortCode === shortCode)
+      .filter((e) => after === undefined || e.shortCode > after.shortCode || (e.shortCode === after.shortCode && e.number > after.number))
+      .sort((a, b) => (a.shortCode === b.shortCode ? compare(a.number, b.number) : compare(a.shortCode, b.shortCode)));
+    return entries.slice(0, Math.max(0, options.limit)).map((e) => ({ ...e }));
+  }
+
+  #set(key: OptOutKey, optedOut: boolean, at: number): boolean {
+    const k = optOutKey(key);
+    if (!optedOut) return this.#optOuts.delete(k);
+    if (this.#optOuts.has(k)) return false;
+    this.#optOuts.set(k, { shortCode: key.shortCode, number: key.number, createdAt: at });
+    return true;
+  }
+}
+
+/** Code-unit order, as the SQL adapters' binary collation sorts. */
+function compare(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}

@@ -1,0 +1,211 @@
+/**
+ * The PostgreSQL storage's inbound part ({@link InboundStorage}): MO messages with their
+ * webhooks (table `inbound`) and the opt-out list (`opt_outs`), from the migration that made
+ * them (migrations.ts). Each step is one statement, so one round trip and atomic; claims take
+ * `FOR UPDATE SKIP LOCKED` with leases, as the report claims do.
+ *
+ * @module
+ */
+import type { Pool } from 'pg';
+import type { CallbackAttempt, ClaimOptions } from '../contract.js';
+import type {
+  DueInbound,
+  InboundInsertOptions,
+  InboundRecord,
+  InboundStorage,
+  NewInbound,
+  OptOutEntry,
+  OptOutKey,
+} from '../inbound-record.js';
+
+/** A row of `inbound` (int8 columns come back as strings). */
+interface InboundRow {
+  seq: string;
+  ref: string;
+  principal_id: string | null;
+  profile_code: string | null;
+  from_number: string;
+  to_address: string;
+  text: string;
+  received_at: string;
+  callback_url: string | null;
+  callback_secret: string | null;
+  uid: string | null;
+  cb_state: 'pending' | 'delivered' | 'failed' | null;
+  cb_attempts: number;
+  cb_last_status_code: number | null;
+  cb_last_error: string | null;
+  cb_next_attempt_at: string | null;
+}
+
+function toInbound(row: InboundRow): InboundRecord {
+  return {
+    ref: row.ref,
+    principalId: row.principal_id,
+    profileCode: row.profile_code,
+    from: row.from_number,
+    to: row.to_address,
+    text: row.text,
+    receivedAt: Number(row.received_at),
+    callbackUrl: row.callback_url,
+    callbackSecret: row.callback_secret,
+    uid: row.uid,
+    callback:
+      row.cb_state === null
+        ? null
+        : {
+            state: row.cb_state,
+            attempts: row.cb_attempts,
+            lastStatusCode: row.cb_last_status_code,
+            lastError: row.cb_last_error,
+            nextAttemptAt: row.cb_next_attempt_at === null ? null : Number(row.cb_next_attempt_at),
+          },
+  };
+}
+
+/** The SQL of the inbound steps; `s` is the quoted schema name. */
+function statements(s: string) {
+  const inbound = `${s}.inbound`;
+  const optOuts = `${s}.opt_outs`;
+  return {
+    // One statement: the message, its webhook and the opt-out change commit together. A
+    // data-modifying WITH runs whether or not the main query reads it.
+    insert: `
+      WITH stored AS (
+        INSERT INTO ${inbound} (ref, principal_id, profile_code, from_number, to_address, text, received_at,
+          callback_url, callback_secret, uid, cb_state, cb_next_attempt_at, lease_owner, lease_until)
+        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)),
+      opted_out AS (
+        INSERT INTO ${optOuts} (short_code, number, created_at) SELECT $5, $4, $7 WHERE $15::text = 'out'
+        ON CONFLICT DO NOTHING RETURNING 1),
+      opted_in AS (DELETE FROM ${optOuts} WHERE $15::text = 'in' AND short_code = $5 AND number = $4 RETURNING 1)
+      SELECT (SELECT count(*) FROM opted_out) + (SELECT count(*) FROM opted_in) AS changed`,
+    claim: `
+      WITH due AS (
+        SELECT seq FROM ${inbound}
+        WHERE cb_state = 'pending' AND cb_next_attempt_at <= $3 AND (lease_until IS NULL OR lease_until <= $3)
+        ORDER BY cb_next_attempt_at, seq LIMIT $4 FOR UPDATE SKIP LOCKED)
+      UPDATE ${inbound} i SET lease_owner = $1, lease_until = $2 FROM due WHERE i.seq = due.seq RETURNING i.*`,
+    defer: `UPDATE ${inbound} SET lease_until = $1 WHERE uid = ANY($2::text[]) AND cb_state = 'pending'`,
+    attempt: `
+      UPDATE ${inbound} SET cb_state = $1, cb_attempts = cb_attempts + 1, cb_last_status_code = $2, cb_last_error = $3,
+        cb_next_attempt_at = $4, lease_owner = NULL, lease_until = NULL
+      WHERE uid = $5 AND cb_state = 'pending'`,
+    newest: `SELECT * FROM ${inbound} ORDER BY received_at DESC, seq DESC LIMIT $1`,
+    newestOf: `SELECT * FROM ${inbound} WHERE principal_id = $1 ORDER BY received_at DESC, seq DESC LIMIT $2`,
+    purge: `
+      DELETE FROM ${inbound} WHERE seq IN (SELECT seq FROM ${inbound}
+        WHERE received_at < $1 AND (cb_state IS NULL OR cb_state <> 'pending') ORDER BY received_at, seq LIMIT $2
+        FOR UPDATE SKIP LOCKED)`,
+    optOut: `INSERT INTO ${optOuts} (short_code, number, created_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`,
+    optIn: `DELETE FROM ${optOuts} WHERE short_code = $1 AND number = $2`,
+    find: `
+      SELECT k.i, o.short_code IS NOT NULL AS opted_out
+      FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS k(short_code, number, i)
+      LEFT JOIN ${optOuts} o ON o.short_code = k.short_code AND o.number = k.number ORDER BY k.i`,
+    list: `
+      SELECT short_code, number, created_at FROM ${optOuts}
+      WHERE ($1::text IS NULL OR short_code = $1)
+        AND ($2::text IS NULL OR short_code > $2 OR (short_code = $2 AND number > $3))
+      ORDER BY short_code, number LIMIT $4`,
+  };
+}
+
+/** Inbound messages and opt-outs in the storage's schema. */
+export class PostgresInbound implements InboundStorage {
+  readonly #pool: Pool;
+  readonly #ready: () => Promise<void>;
+  readonly #sql: ReturnType<typeof statements>;
+
+  /** `schema` is quoted; `ready` brings the schema up to date (the storage's `ready()`). */
+  constructor(pool: Pool, schema: string, ready: () => Promise<void>) {
+    this.#pool = pool;
+    this.#ready = ready;
+    this.#sql = statements(schema);
+  }
+
+  /** Stores the message with its webhook (due at once) and the opt-out change, in one statement. */
+  async insertInbound(m: NewInbound, options: InboundInsertOptions = {}): Promise<{ optOutChanged: boolean }> {
+    await this.#ready();
+    const hook = m.callbackUrl !== null && m.uid !== null;
+    const lease = hook ? options.lease : undefined;
+    const op = options.optOut === undefined ? null : options.optOut ? 'out' : 'in';
+    const { rows } = await this.#pool.query<{ changed: string }>(this.#sql.insert, [
+      m.ref, m.principalId, m.profileCode, m.from, m.to, m.text, m.receivedAt, m.callbackUrl, m.callbackSecret, m.uid,
+      hook ? 'pending' : null, hook ? m.receivedAt : null, lease?.owner ?? null, lease?.until ?? null, op,
+    ]);
+    return { optOutChanged: Number(rows[0]?.changed ?? 0) > 0 };
+  }
+
+  /** Leases up to `limit` due pending webhooks, oldest due first; instances skip each other's. */
+  async claimInbound(options: ClaimOptions): Promise<DueInbound[]> {
+    await this.#ready();
+    if (options.limit <= 0) return [];
+    const { rows } = await this.#pool.query<InboundRow>(this.#sql.claim, [
+      options.owner, options.now + options.leaseMs, options.now, options.limit,
+    ]);
+    rows.sort((a, b) => Number(a.cb_next_attempt_at) - Number(b.cb_next_attempt_at) || Number(a.seq) - Number(b.seq));
+    return rows.map((row) => ({ uid: row.uid!, attempts: row.cb_attempts, inbound: toInbound(row) }));
+  }
+
+  /** Makes claimed pending webhooks claimable again at `until`. */
+  async deferInbound(uids: readonly string[], until: number): Promise<void> {
+    await this.#ready();
+    if (uids.length > 0) await this.#pool.query(this.#sql.defer, [until, uids]);
+  }
+
+  /** Records one attempt and ends the lease; ignored once the webhook is finished. */
+  async recordInboundAttempt(uid: string, attempt: CallbackAttempt): Promise<void> {
+    await this.#ready();
+    const retry = attempt.result === 'retry';
+    await this.#pool.query(this.#sql.attempt, [
+      retry ? 'pending' : attempt.result, attempt.statusCode, attempt.error, retry ? (attempt.nextAttemptAt ?? attempt.now) : null, uid,
+    ]);
+  }
+
+  /** Inbound messages, newest first. */
+  async listInbound(options: { principalId?: string; limit: number }): Promise<InboundRecord[]> {
+    await this.#ready();
+    const limit = Math.max(0, options.limit);
+    const { rows } =
+      options.principalId === undefined
+        ? await this.#pool.query<InboundRow>(this.#sql.newest, [limit])
+        : await this.#pool.query<InboundRow>(this.#sql.newestOf, [options.principalId, limit]);
+    return rows.map(toInbound);
+  }
+
+  /** Deletes up to `limit` messages received before `before` whose webhook is not pending. */
+  async purgeInbound(before: number, limit: number): Promise<number> {
+    await this.#ready();
+    if (limit <= 0) return 0;
+    return (await this.#pool.query(this.#sql.purge, [before, limit])).rowCount ?? 0;
+  }
+
+  /** Opts a number out of a short code, or back in; whether the list changed. */
+  async setOptOut(key: OptOutKey, optedOut: boolean, at: number): Promise<boolean> {
+    await this.#ready();
+    const result = optedOut
+      ? await this.#pool.query(this.#sql.optOut, [key.shortCode, key.number, at])
+      : await this.#pool.query(this.#sql.optIn, [key.shortCode, key.number]);
+    return (result.rowCount ?? 0) > 0;
+  }
+
+  /** Whether each key's number is opted out of its short code: one statement for all. */
+  async findOptOuts(keys: readonly OptOutKey[]): Promise<boolean[]> {
+    await this.#ready();
+    if (keys.length === 0) return [];
+    const { rows } = await this.#pool.query<{ opted_out: boolean }>(this.#sql.find, [
+      keys.map((k) => k.shortCode), keys.map((k) => k.number),
+    ]);
+    return rows.map((row) => row.opted_out);
+  }
+
+  /** The list, by short code then number, from after `after`. */
+  async listOptOuts(options: { shortCode?: string; limit: number; after?: OptOutKey }): Promise<OptOutEntry[]> {
+    await this.#ready();
+    const { rows } = await this.#pool.query<{ short_code: string; number: string; created_at: string }>(this.#sql.list, [
+      options.shortCode ?? null, options.after?.shortCode ?? null, options.after?.number ?? '', Math.max(0, options.limit),
+    ]);
+    return rows.map((row) => ({ shortCode: row.short_code, number: row.number, createdAt: Number(row.created_at) }));
+  }
+}
