@@ -11,7 +11,7 @@
 import { pathToFileURL } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import { SmppDelivery } from '../src/smpp.js';
-import type { OutgoingPart } from '../src/index.js';
+import { numberedPart } from '../test/fixtures/parts.js';
 import { startSmsc } from '../test/fixtures/smsc.js';
 
 /** What one run measured. */
@@ -40,21 +40,8 @@ export interface SmppBindsBenchOptions {
   window?: number;
 }
 
-const part = (i: number): OutgoingPart => ({
-  ref: `bench-${i}`,
-  principalId: 'bench',
-  profileCode: 'bench',
-  sender: 'BENCH',
-  recipient: `2547${String(i).padStart(8, '0')}`,
-  text: 'Your code is 4821. Asante!',
-  partText: 'Your code is 4821. Asante!',
-  index: 0,
-  count: 1,
-  concatRef: 1,
-  encoding: 'GSM-7',
-  messageType: 1,
-  reqType: 1,
-});
+/** A typical one-part message: a one-time code. */
+const part = (i: number) => numberedPart(i, { text: 'Your code is 4821. Asante!' });
 
 /** Runs the benchmark: starts an SMSC, binds, submits every part at once, waits for every answer, stops. */
 export async function benchSmppBinds(options: SmppBindsBenchOptions = {}): Promise<SmppBindsBenchResult> {

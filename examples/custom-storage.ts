@@ -13,6 +13,7 @@ import express from 'express';
 import {
   createSmsRouter,
   MemoryStorage,
+  OPTIONAL_STORAGE_METHODS,
   staticKeys,
   type CallbackAttempt,
   type ClaimOptions,
@@ -28,34 +29,8 @@ export interface StorageCall {
   failed: boolean;
 }
 
-/**
- * The contract's optional methods (queue count, idempotency keys, scheduled sends and cancel,
- * the credit ledger, inbound messages and opt-outs). A wrapper offers each only when `inner`
- * has it: one that always offered them would claim what it cannot do, and the router turns
- * those features off for a storage without them.
- */
-const OPTIONAL_METHODS = [
-  'countQueued',
-  'findIdempotency',
-  'purgeIdempotency',
-  'promoteScheduled',
-  'expireUnsent',
-  'cancelMessages',
-  'topUpCredit',
-  'creditBalance',
-  'insertInbound',
-  'claimInbound',
-  'deferInbound',
-  'recordInboundAttempt',
-  'listInbound',
-  'purgeInbound',
-  'setOptOut',
-  'findOptOuts',
-  'listOptOuts',
-] as const satisfies readonly (keyof Storage)[];
-
 /** The optional methods, typed as the contract has them (declaration merging with the class). */
-export interface CallLogStorage extends Pick<Storage, (typeof OPTIONAL_METHODS)[number]> {}
+export interface CallLogStorage extends Pick<Storage, (typeof OPTIONAL_STORAGE_METHODS)[number]> {}
 
 /** A {@link Storage} that passes every call to `inner` and reports it to `log`. */
 export class CallLogStorage implements Storage {
@@ -63,7 +38,9 @@ export class CallLogStorage implements Storage {
     private readonly inner: Storage,
     private readonly log: (call: StorageCall) => void,
   ) {
-    for (const name of OPTIONAL_METHODS) {
+    // Each optional method only when `inner` has it: a wrapper that always offered them would
+    // claim what it cannot do, and the router turns a feature off for a storage without it.
+    for (const name of OPTIONAL_STORAGE_METHODS) {
       const method = inner[name] as ((...args: unknown[]) => Promise<unknown>) | undefined;
       if (typeof method !== 'function') continue;
       (this as unknown as Record<string, unknown>)[name] = (...args: unknown[]) => this.#call(name, () => method.apply(inner, args));

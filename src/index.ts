@@ -27,6 +27,7 @@ export { countSms, smartEncode, splitSms, type CountOptions, type SmsCount } fro
 export * from './lifecycle/states.js';
 export type * from './storage/contract.js';
 export { MemoryStorage } from './storage/memory/adapter.js';
+export { OPTIONAL_STORAGE_METHODS } from './storage/optional-methods.js';
 export { InsufficientCreditError, isInsufficientCredit, refundUnits, type RefundPolicy, type EndedMessage } from './storage/credit-record.js';
 export { CANCEL_LEASE_GRACE_MS, CANCELLED, leaseBarsCancel, VALIDITY_ELAPSED, validityElapsed } from './storage/timed.js';
 export type { CreditAccounts, CreditHook, CreditOptions, CreditRefund, CreditRequest } from './http/credit.js';
@@ -49,7 +50,8 @@ export type {
 } from './http/rate-limit/options.js';
 export { MemoryBudgetStore, type BudgetStore, type BudgetTake } from './http/rate-limit/budget-store.js';
 export { MemoryRateLimitStore } from './http/rate-limit/memory-windows.js';
-export { RedisBudgetStore, type RedisBudgetStoreOptions, type SendRedisCommand } from './http/rate-limit/redis-budget-store.js';
+export { RedisBudgetStore, type RedisBudgetStoreOptions } from './http/rate-limit/redis-budget-store.js';
+export type { SendRedisCommand } from './util/redis-script.js';
 
 export * from './observe/events.js';
 export {

@@ -3,7 +3,7 @@ import request from 'supertest';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { MemoryStorage, SimulatorDelivery, type PromClient, type SmsRouterOptions } from '../src/index.js';
 import { GatedDelivery } from './helpers/gated-delivery.js';
-import { createGateway, KEY, type TestGateway } from './helpers/gateway.js';
+import { createGateway, KEY, quickSend, type TestGateway } from './helpers/gateway.js';
 import { eventually } from './helpers/poll.js';
 import { SmsEventEmitter } from '../src/observe/events.js';
 import { attachMetrics } from '../src/observe/metrics.js';
@@ -150,11 +150,7 @@ describe('metrics option', () => {
       delivery: new SimulatorDelivery({ seed: 7, outcomes: { throttled: 1 }, retryAfterMs: 1 }),
       worker: { pollIntervalMs: 20, maxAttempts: 2, retryBaseMs: 1 },
     });
-    await request(app)
-      .post('/api/outbox/create')
-      .set('X-API-Key', KEY)
-      .send({ profile_code: '12345', messages: [{ recipient: '254712345678', message: 'Hi' }] })
-      .expect(200);
+    await quickSend(app);
 
     await reaches(registry, 'sms_outbox_messages_finished_total', { state: 'failed' }, 1);
     expect(await value(registry, 'sms_outbox_submission_retries_total')).toBe(1);
@@ -168,24 +164,14 @@ describe('metrics option', () => {
     sms.on('message.accepted', () => {
       throw new Error('listener boom');
     });
-    await request(app)
-      .post('/api/outbox/create')
-      .set('X-API-Key', KEY)
-      .send({ profile_code: '12345', messages: [{ recipient: '254712345678', message: 'Hi' }] })
-      .expect(200);
+    await quickSend(app);
     expect(await value(registry, 'sms_outbox_errors_total', { source: 'listener' })).toBe(1);
   });
 
   it('lets two routers share one registry: their counts add up', async () => {
     const registry = new client.Registry();
-    const send = (app: TestGateway['app']) =>
-      request(app)
-        .post('/api/outbox/create')
-        .set('X-API-Key', KEY)
-        .send({ profile_code: '12345', messages: [{ recipient: '254712345678', message: 'Hi' }] })
-        .expect(200);
-    await send(gatewayWith(registry).app);
-    await send(gatewayWith(registry).app);
+    await quickSend(gatewayWith(registry).app);
+    await quickSend(gatewayWith(registry).app);
     expect(await value(registry, 'sms_outbox_messages_accepted_total', { endpoint: 'quick', profile: '12345' })).toBe(2);
   });
 
@@ -193,11 +179,7 @@ describe('metrics option', () => {
     try {
       const gateway = createGateway({ metrics: { client: typedClient } });
       gateways.push(gateway);
-      await request(gateway.app)
-        .post('/api/outbox/create')
-        .set('X-API-Key', KEY)
-        .send({ profile_code: '12345', messages: [{ recipient: '254712345678', message: 'Hi' }] })
-        .expect(200);
+      await quickSend(gateway.app);
       expect(await value(client.register, 'sms_outbox_messages_accepted_total', { profile: '12345' })).toBe(1);
     } finally {
       client.register.clear();

@@ -10,6 +10,7 @@
  * the host serves all three and this package depends on no Redis library.
  */
 import { OptionError } from '../errors.js';
+import { RedisScript, type SendRedisCommand } from '../util/redis-script.js';
 
 /** Permits to submit at an account's rate: what a paced adapter asks before each submit. */
 export interface SubmitPermits {
@@ -28,7 +29,7 @@ export interface RedisSubmitPermitsOptions {
    * Sends a raw command and resolves with its reply: node-redis
    * `(...args) => client.sendCommand(args)`, ioredis `(command, ...args) => client.call(command, ...args)`.
    */
-  sendCommand: (...args: string[]) => Promise<unknown>;
+  sendCommand: SendRedisCommand;
   /** The key of the account's schedule: the same for every instance that shares the account. */
   key: string;
   /** The account's submits per second, across every instance. */
@@ -58,8 +59,6 @@ redis.call('SET', KEYS[1], string.format('%.0f', following), 'PX', math.ceil((fo
 return {1, math.floor(wait)}
 `.trim();
 
-const isNoScript = (error: unknown): boolean => error instanceof Error && /^NOSCRIPT\b/.test(error.message);
-
 /**
  * {@link SubmitPermits} in Redis. Needs Redis 5 or later (the script reads the server's
  * clock). Not for Redis Cluster, as `RedisBudgetStore`. Give `SmppDelivery` the
@@ -68,11 +67,10 @@ const isNoScript = (error: unknown): boolean => error instanceof Error && /^NOSC
  */
 export class RedisSubmitPermits implements SubmitPermits {
   readonly tps: number;
-  readonly #send: (...args: string[]) => Promise<unknown>;
+  readonly #script: RedisScript;
   readonly #key: string;
   readonly #intervalUs: string;
   readonly #maxAheadUs: string;
-  #sha: Promise<string> | null = null;
 
   /** Checks the options; throws an `OptionError` on a missing or bad one. */
   constructor(options: RedisSubmitPermitsOptions) {
@@ -88,7 +86,7 @@ export class RedisSubmitPermits implements SubmitPermits {
       throw new OptionError(`RedisSubmitPermits: \`maxAheadMs\` must be a number of ms, got ${String(maxAheadMs)}`);
     }
     this.tps = options.tps;
-    this.#send = options.sendCommand;
+    this.#script = new RedisScript(options.sendCommand, RESERVE_SCRIPT, 'RedisSubmitPermits');
     this.#key = options.key;
     this.#intervalUs = String(1e6 / options.tps);
     this.#maxAheadUs = String(Math.round(maxAheadMs * 1000));
@@ -110,31 +108,10 @@ export class RedisSubmitPermits implements SubmitPermits {
   }
 
   async #run(): Promise<[boolean, number]> {
-    const args = ['1', this.#key, this.#intervalUs, this.#maxAheadUs];
-    let reply: unknown;
-    try {
-      reply = await this.#send('EVALSHA', await this.#scriptSha(), ...args);
-    } catch (error) {
-      // The server lost its script cache (restart, SCRIPT FLUSH, failover): load it again.
-      if (!isNoScript(error)) throw error;
-      this.#sha = null;
-      reply = await this.#send('EVALSHA', await this.#scriptSha(), ...args);
-    }
+    const reply = await this.#script.run([this.#key], [this.#intervalUs, this.#maxAheadUs]);
     if (!Array.isArray(reply) || reply.length !== 2) throw new TypeError('RedisSubmitPermits: unexpected script reply');
     const [reserved, us] = reply.map((value) => Number(value)) as [number, number];
     if (!Number.isFinite(us)) throw new TypeError('RedisSubmitPermits: unexpected script reply');
     return [reserved === 1, us];
-  }
-
-  #scriptSha(): Promise<string> {
-    this.#sha ??= this.#send('SCRIPT', 'LOAD', RESERVE_SCRIPT).then((sha) => {
-      if (typeof sha !== 'string') throw new TypeError('RedisSubmitPermits: unexpected SCRIPT LOAD reply');
-      return sha;
-    });
-    const loading = this.#sha;
-    loading.catch(() => {
-      if (this.#sha === loading) this.#sha = null;
-    });
-    return loading;
   }
 }

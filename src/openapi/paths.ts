@@ -1,8 +1,8 @@
 /**
  * The OpenAPI document's paths: the two send endpoints (premium as a `oneOf` of its two
- * forms) and the two status endpoints, each with its request and answer examples and the
- * error answers it can give (responses.ts). The paths are built under the base path the
- * clients see, so a document served from any mount point names its real endpoints.
+ * forms), and the status and cancel endpoints, each with its request and answer examples
+ * and the error answers it can give (responses.ts). The paths are built under the base path
+ * the clients see, so a document served from any mount point names its real endpoints.
  *
  * A send's parameters, body media types and error answers are the tables below, shared
  * by both send endpoints: a new header or answer of a send is one more entry there.
@@ -141,8 +141,51 @@ function withHeaders(headers: Record<string, unknown>): { headers?: Record<strin
   return Object.keys(headers).length > 0 ? { headers } : {};
 }
 
+/** The path parameter of the endpoints about one message. */
+const MESSAGE_REF_PARAMETER: Schema = {
+  name: 'message_ref',
+  in: 'path',
+  required: true,
+  description: 'The `message_ref` a send answered; any other value answers 404.',
+  schema: { type: 'string', format: 'uuid' },
+};
+
+/** The query parameter of the endpoints about the messages of one reference. */
+const EXTERNAL_ID_PARAMETER: Schema = { name: 'external_id', in: 'query', required: true, schema: { type: 'string', minLength: 1 } };
+
+/** The 200 answer of both cancel endpoints. */
+const CANCELLED_ANSWER = { description: 'What was cancelled, and what had already gone.', schema: ref('schemas', 'CancelResult') };
+
+/** What differs between the endpoints that read or cancel the caller's messages. */
+interface StatusEndpoint {
+  operationId: string;
+  summary: string;
+  description?: string;
+  /** The one parameter that names the messages: a ref in the path, or an external id in the query. */
+  parameter: Schema;
+  /** The 200 answer's description and body schema. */
+  ok: { description: string; schema: Schema };
+  /** Its own error answers, besides the ones every status endpoint gives. */
+  errors: Record<string, unknown>;
+}
+
+/** An operation that reads or cancels the caller's messages: its parameter, its 200 answer and its errors. */
+function statusOperation(endpoint: StatusEndpoint, pacing: Record<string, unknown>): Record<string, unknown> {
+  return {
+    operationId: endpoint.operationId,
+    summary: endpoint.summary,
+    ...(endpoint.description === undefined ? {} : { description: endpoint.description }),
+    parameters: [endpoint.parameter],
+    responses: {
+      '200': { description: endpoint.ok.description, ...withHeaders(pacing), content: json({ schema: endpoint.ok.schema }) },
+      ...endpoint.errors,
+      ...STATUS_ERRORS,
+    },
+  };
+}
+
 /**
- * `paths`: the four endpoints under `basePath` (no trailing slash). With `rateLimit`
+ * `paths`: the send, status and cancel endpoints under `basePath` (no trailing slash). With `rateLimit`
  * `'always'`, their 200 answers may carry the rate-limit headers too.
  */
 export function apiPaths(basePath: string, rateLimit: RateLimitHeaders): Record<string, unknown> {
@@ -177,77 +220,56 @@ export function apiPaths(basePath: string, rateLimit: RateLimitHeaders): Record<
       pacing,
     ),
     [`${basePath}/delivery-status/{message_ref}`]: {
-      get: {
-        operationId: 'getDeliveryStatus',
-        summary: 'Status of one of the caller\u2019s messages',
-        parameters: [
-          {
-            name: 'message_ref',
-            in: 'path',
-            required: true,
-            description: 'The `message_ref` a send answered; any other value answers 404.',
-            schema: { type: 'string', format: 'uuid' },
-          },
-        ],
-        responses: {
-          '200': { description: 'The message.', ...withHeaders(pacing), content: json({ schema: ref('schemas', 'MessageStatus') }) },
-          '404': ref('responses', 'NotFound'),
-          ...STATUS_ERRORS,
+      get: statusOperation(
+        {
+          operationId: 'getDeliveryStatus',
+          summary: 'Status of one of the caller\u2019s messages',
+          parameter: MESSAGE_REF_PARAMETER,
+          ok: { description: 'The message.', schema: ref('schemas', 'MessageStatus') },
+          errors: { '404': ref('responses', 'NotFound') },
         },
-      },
+        pacing,
+      ),
     },
     [`${basePath}/messages/{message_ref}`]: {
-      delete: {
-        operationId: 'cancelMessage',
-        summary: 'Cancel one of the caller\u2019s messages that has not gone yet',
-        description:
-          'A message still `scheduled`, or `queued` with nothing submitted and no worker about to submit it, ends ' +
-          '`cancelled` (its delivery report is sent); any other is named in `not_cancelled` with its status. Either key ' +
-          'scope may cancel its own messages.',
-        parameters: [
-          {
-            name: 'message_ref',
-            in: 'path',
-            required: true,
-            description: 'The `message_ref` a send answered; any other value answers 404.',
-            schema: { type: 'string', format: 'uuid' },
-          },
-        ],
-        responses: {
-          '200': { description: 'What was cancelled, and what had already gone.', ...withHeaders(pacing), content: json({ schema: ref('schemas', 'CancelResult') }) },
-          '404': ref('responses', 'NotFound'),
-          ...STATUS_ERRORS,
+      delete: statusOperation(
+        {
+          operationId: 'cancelMessage',
+          summary: 'Cancel one of the caller\u2019s messages that has not gone yet',
+          description:
+            'A message still `scheduled`, or `queued` with nothing submitted and no worker about to submit it, ends ' +
+            '`cancelled` (its delivery report is sent); any other is named in `not_cancelled` with its status. Either key ' +
+            'scope may cancel its own messages.',
+          parameter: MESSAGE_REF_PARAMETER,
+          ok: CANCELLED_ANSWER,
+          errors: { '404': ref('responses', 'NotFound') },
         },
-      },
+        pacing,
+      ),
     },
     [`${basePath}/messages`]: {
-      delete: {
-        operationId: 'cancelByExternalId',
-        summary: 'Cancel the caller\u2019s messages with one reference that have not gone yet (the newest 1000)',
-        parameters: [{ name: 'external_id', in: 'query', required: true, schema: { type: 'string', minLength: 1 } }],
-        responses: {
-          '200': { description: 'What was cancelled, and what had already gone.', ...withHeaders(pacing), content: json({ schema: ref('schemas', 'CancelResult') }) },
-          '404': ref('responses', 'NotFound'),
-          '422': ref('responses', 'Unprocessable'),
-          ...STATUS_ERRORS,
+      delete: statusOperation(
+        {
+          operationId: 'cancelByExternalId',
+          summary: 'Cancel the caller\u2019s messages with one reference that have not gone yet (the newest 1000)',
+          parameter: EXTERNAL_ID_PARAMETER,
+          ok: CANCELLED_ANSWER,
+          errors: { '404': ref('responses', 'NotFound'), '422': ref('responses', 'Unprocessable') },
         },
-      },
+        pacing,
+      ),
     },
     [`${basePath}/delivery-status`]: {
-      get: {
-        operationId: 'findByExternalId',
-        summary: 'The caller\u2019s messages with one reference, newest first (at most 100)',
-        parameters: [{ name: 'external_id', in: 'query', required: true, schema: { type: 'string', minLength: 1 } }],
-        responses: {
-          '200': {
-            description: 'The matches; an empty array when there are none.',
-            ...withHeaders(pacing),
-            content: json({ schema: { type: 'array', items: ref('schemas', 'MessageStatus') } }),
-          },
-          '422': ref('responses', 'Unprocessable'),
-          ...STATUS_ERRORS,
+      get: statusOperation(
+        {
+          operationId: 'findByExternalId',
+          summary: 'The caller\u2019s messages with one reference, newest first (at most 100)',
+          parameter: EXTERNAL_ID_PARAMETER,
+          ok: { description: 'The matches; an empty array when there are none.', schema: { type: 'array', items: ref('schemas', 'MessageStatus') } },
+          errors: { '422': ref('responses', 'Unprocessable') },
         },
-      },
+        pacing,
+      ),
     },
   };
 }

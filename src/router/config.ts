@@ -23,6 +23,7 @@ import { WORKER_DEFAULTS } from '../worker/options.js';
 import { resolveDlrOptions } from './config-dlr.js';
 import { resolveInboundOptions } from './config-inbound.js';
 import { INBOUND_METHODS } from '../storage/inbound-record.js';
+import { OPTIONAL_STORAGE_METHODS } from '../storage/optional-methods.js';
 import { resolveLogger, resolveMetrics } from './config-observe.js';
 import { resolveOpenApiOptions } from './config-openapi.js';
 import { resolveRateLimitOptions } from './config-rate-limit.js';
@@ -38,15 +39,7 @@ const OPTION_KEYS = [
 const STORAGE_METHODS = {
   ready: false,
   close: false,
-  countQueued: false,
-  findIdempotency: false,
-  purgeIdempotency: false,
-  topUpCredit: false,
-  creditBalance: false,
-  promoteScheduled: false,
-  ...Object.fromEntries(INBOUND_METHODS.map((name) => [name, false])) as Record<(typeof INBOUND_METHODS)[number], false>,
-  expireUnsent: false,
-  cancelMessages: false,
+  ...(Object.fromEntries(OPTIONAL_STORAGE_METHODS.map((name) => [name, false])) as Record<(typeof OPTIONAL_STORAGE_METHODS)[number], false>),
   insertMessages: true,
   claimMessages: true,
   recordSubmission: true,

@@ -15,6 +15,7 @@ import {
 import * as promClient from 'prom-client';
 import { eventually } from '../helpers/poll.js';
 import { createGateway } from '../helpers/gateway.js';
+import { outgoingPart } from '../fixtures/parts.js';
 
 /** A carrier the test drives: records parts, issues ids from a counter, reports what it is told. */
 class FakeCarrier implements DeliveryAdapter {
@@ -53,23 +54,9 @@ class FakeCarrier implements DeliveryAdapter {
   }
 }
 
+/** A one-part message to `recipient`, its ref named after it. */
 function part(recipient: string, extra: Partial<OutgoingPart> = {}): OutgoingPart {
-  return {
-    ref: `ref-${recipient}`,
-    principalId: 'acme',
-    profileCode: '12345',
-    sender: 'ACME',
-    recipient,
-    text: 'hello',
-    partText: 'hello',
-    index: 0,
-    count: 1,
-    concatRef: 1,
-    encoding: 'GSM-7',
-    messageType: 1,
-    reqType: 1,
-    ...extra,
-  };
+  return outgoingPart({ ref: `ref-${recipient}`, recipient, ...extra });
 }
 
 interface Started {

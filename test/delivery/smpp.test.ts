@@ -13,6 +13,7 @@ import {
   type OutgoingPart,
 } from '../../src/delivery/contract.js';
 import { countSms, splitSms } from '../../src/sms/segments.js';
+import { outgoingPart } from '../fixtures/parts.js';
 import { startSmsc, type SmscEvent, type SmscHandle } from '../fixtures/smsc.js';
 
 type SubmitEvent = Extract<SmscEvent, { event: 'submit' }>;
@@ -113,22 +114,7 @@ async function startAdapter(
 let refs = 0;
 function part(overrides: Partial<OutgoingPart> = {}): OutgoingPart {
   const text = overrides.partText ?? 'Hello from the test';
-  return {
-    ref: `m${++refs}`,
-    principalId: 'p1',
-    profileCode: 'DEFAULT',
-    sender: 'ACME',
-    recipient: '254700000001',
-    text,
-    partText: text,
-    index: 0,
-    count: 1,
-    concatRef: 42,
-    encoding: 'GSM-7',
-    messageType: 1,
-    reqType: 1,
-    ...overrides,
-  };
+  return outgoingPart({ ref: `m${++refs}`, principalId: 'p1', profileCode: 'DEFAULT', text, concatRef: 42, ...overrides });
 }
 
 /** The parts of `text` as the worker would build them. */

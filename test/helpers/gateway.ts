@@ -2,6 +2,7 @@
  * Builds a host app with the router in one line, for supertest.
  */
 import express, { type Express, type RequestHandler } from 'express';
+import request from 'supertest';
 import { leakProblem } from './no-leak.js';
 import { recordAnswers } from './answers.js';
 import { createSmsRouter, SimulatorDelivery, staticKeys, type SmsRouter, type SmsRouterOptions } from '../../src/index.js';
@@ -49,6 +50,18 @@ export function createGateway(options: Partial<SmsRouterOptions> = {}, mount = '
     res.status(404).json({ host: 'fell through' });
   });
   return { app, sms };
+}
+
+/**
+ * Sends one message through the quick endpoint of `app` (mounted at `/`) with the
+ * both-scopes key and expects it accepted: for tests about what follows an accepted send.
+ */
+export function quickSend(app: Express) {
+  return request(app)
+    .post('/api/outbox/create')
+    .set('X-API-Key', KEY)
+    .send({ profile_code: '12345', messages: [{ recipient: '254712345678', message: 'Hi' }] })
+    .expect(200);
 }
 
 /**

@@ -3,8 +3,10 @@
  * service is unreachable the file skips with a printed reason, except in CI
  * (`SMS_OUTBOX_REQUIRE_SERVICES=1`, set by `.ci/run`), where that is a failure.
  */
+import { randomBytes } from 'node:crypto';
 import { createConnection } from 'node:net';
 import pg from 'pg';
+import { createClient } from 'redis';
 
 /** Connection settings of the test PostgreSQL (PG* environment variables override). */
 export function postgresConfig(max = 10): pg.PoolConfig {
@@ -25,7 +27,7 @@ export function makePool(max = 10, applicationName?: string): pg.Pool {
 }
 
 /** Redis of the tests. */
-export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+export const REDIS_URL = process.env.SMS_OUTBOX_REDIS_URL ?? process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 
 function settle(what: string, error: string | null): string | null {
   if (error === null) return null;
@@ -59,4 +61,52 @@ export async function redisUnavailable(): Promise<string | null> {
     socket.once('data', (data) => done(data.toString().startsWith('+PONG') ? null : data.toString()));
   });
   return settle('Redis', error);
+}
+
+function redisClient() {
+  return createClient({ url: REDIS_URL, socket: { connectTimeout: 2_000, reconnectStrategy: false } });
+}
+
+/** A test file's client of the test Redis ({@link connectTestRedis}). */
+export interface TestRedis {
+  /** The client; connected unless `unreachable` says why not. */
+  client: ReturnType<typeof redisClient>;
+  /** The client's raw commands, in the shape the package's Redis options take. */
+  sendCommand: (...args: string[]) => Promise<unknown>;
+  /** A prefix of this run's own, for every key the file writes: `close` deletes them. */
+  prefix: string;
+  /** `null` when connected; else why not (the file's tests skip). */
+  unreachable: string | null;
+  /** Deletes the keys under `prefix` and closes the client; nothing when unreachable. */
+  close(): Promise<void>;
+}
+
+/**
+ * Connects a client to the test Redis for one test file (`what` names its tests in the
+ * skip notice). Unreachable, the file skips with a printed reason, or throws in CI. Several
+ * files and runs share the server, so each call gets a fresh key prefix.
+ */
+export async function connectTestRedis(what: string): Promise<TestRedis> {
+  const client = redisClient();
+  // Without a listener a lost connection would be an unhandled 'error' and end the run.
+  client.on('error', () => undefined);
+  const error = await client.connect().then(
+    () => null,
+    (e: unknown) => (e instanceof Error ? e.message : String(e)),
+  );
+  const unreachable = settle(`Redis at ${REDIS_URL}`, error);
+  if (unreachable !== null) console.warn(`${what} skipped: ${unreachable}`);
+  const prefix = `sms-outbox-test:${randomBytes(6).toString('hex')}:`;
+  return {
+    client,
+    sendCommand: (...args) => client.sendCommand(args),
+    prefix,
+    unreachable,
+    close: async () => {
+      if (unreachable !== null) return;
+      const keys = await client.keys(`${prefix}*`);
+      if (keys.length > 0) await client.del(keys);
+      await client.close();
+    },
+  };
 }

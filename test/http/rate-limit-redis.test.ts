@@ -1,36 +1,18 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
-import { createClient } from 'redis';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { RedisBudgetStore } from '../../src/http/rate-limit/redis-budget-store.js';
 import { eventually } from '../helpers/poll.js';
+import { connectTestRedis, REDIS_URL } from '../helpers/services.js';
 
 // Several instances share one Redis, as processes behind a load balancer would; every key
 // of this run lives under one fresh prefix, deleted at the end.
 
-const REDIS_URL = process.env.SMS_OUTBOX_REDIS_URL ?? 'redis://127.0.0.1:6379';
-const PREFIX = `sms-outbox-test:${randomBytes(6).toString('hex')}:`;
 const fixture = fileURLToPath(new URL('../fixtures/rate-limited-host.ts', import.meta.url));
 
-const client = createClient({ url: REDIS_URL, socket: { connectTimeout: 2_000, reconnectStrategy: false } });
-client.on('error', () => undefined);
-const unreachable = await client.connect().then(
-  () => null,
-  (error: unknown) => (error instanceof Error ? error.message : String(error)),
-);
-if (unreachable !== null) {
-  if (process.env.SMS_OUTBOX_REQUIRE_SERVICES === '1') throw new Error(`Redis is required but unreachable at ${REDIS_URL}: ${unreachable}`);
-  console.warn(`rate-limit Redis tests skipped: Redis unreachable at ${REDIS_URL} (${unreachable})`);
-}
-const sendCommand = (...args: string[]) => client.sendCommand(args);
-
-afterAll(async () => {
-  if (unreachable !== null) return;
-  const keys = await client.keys(`${PREFIX}*`);
-  if (keys.length > 0) await client.del(keys);
-  await client.close();
-});
+const redis = await connectTestRedis('rate-limit Redis tests');
+const { client, sendCommand, prefix: PREFIX, unreachable } = redis;
+afterAll(() => redis.close());
 
 interface Host {
   port: number;

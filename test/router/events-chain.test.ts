@@ -2,10 +2,9 @@
  * `sms.on`, `once` and `off` return the router, so subscriptions chain, and never the
  * emitter behind them: a host cannot emit the router's events or remove its own listeners.
  */
-import request from 'supertest';
 import { afterEach, describe, expect, expectTypeOf, it } from 'vitest';
 import type { MessageAcceptedEvent, MessageStatusEvent, SmsRouter } from '../../src/index.js';
-import { createGateway, KEY, type TestGateway } from '../helpers/gateway.js';
+import { createGateway, quickSend, type TestGateway } from '../helpers/gateway.js';
 import { eventually } from '../helpers/poll.js';
 
 let gateway: TestGateway | undefined;
@@ -13,13 +12,6 @@ afterEach(async () => {
   await gateway?.sms.close();
   gateway = undefined;
 });
-
-const send = (app: TestGateway['app']) =>
-  request(app)
-    .post('/api/outbox/create')
-    .set('X-API-Key', KEY)
-    .send({ profile_code: '12345', messages: [{ recipient: '254712345678', message: 'Hi' }] })
-    .expect(200);
 
 describe('sms.on / once / off', () => {
   it('return the router itself, so calls chain, and the listeners chained on hear their events', async () => {
@@ -38,8 +30,8 @@ describe('sms.on / once / off', () => {
     expect(returned).toBe(sms);
     expectTypeOf(returned).toEqualTypeOf<SmsRouter>();
 
-    await send(gateway.app);
-    await send(gateway.app);
+    await quickSend(gateway.app);
+    await quickSend(gateway.app);
     await eventually(() => accepted.length === 2);
     // `once`: the first transition only, though each message makes two or more.
     await eventually(() => firstStatus.length === 1);

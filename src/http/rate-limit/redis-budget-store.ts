@@ -5,9 +5,7 @@
  */
 import type { BudgetStore, BudgetTake } from './budget-store.js';
 import { OptionError } from '../../errors.js';
-
-/** Sends one raw command, e.g. `(...args) => client.sendCommand(args)` with node-redis. */
-export type SendRedisCommand = (...args: string[]) => Promise<unknown>;
+import { RedisScript, type SendRedisCommand } from '../../util/redis-script.js';
 
 /** Options of {@link RedisBudgetStore}. */
 export interface RedisBudgetStoreOptions {
@@ -37,8 +35,6 @@ redis.call('SET', KEYS[1], count, 'PX', window)
 return {1, count, ttl}
 `.trim();
 
-const isNoScript = (error: unknown): boolean => error instanceof Error && /^NOSCRIPT\b/.test(error.message);
-
 function toInteger(reply: unknown): number {
   const value = typeof reply === 'number' ? reply : Number.parseInt(String(reply), 10);
   if (!Number.isFinite(value)) throw new TypeError(`RedisBudgetStore: unexpected reply ${String(reply)}`);
@@ -53,8 +49,8 @@ function toInteger(reply: unknown): number {
  */
 export class RedisBudgetStore implements BudgetStore {
   readonly #send: SendRedisCommand;
+  readonly #script: RedisScript;
   readonly #prefix: string;
-  #sha: Promise<string> | null = null;
 
   constructor(options: RedisBudgetStoreOptions) {
     if (typeof options !== 'object' || options === null || typeof options.sendCommand !== 'function') {
@@ -64,20 +60,12 @@ export class RedisBudgetStore implements BudgetStore {
       throw new OptionError('RedisBudgetStore: `prefix` must be a string');
     }
     this.#send = options.sendCommand;
+    this.#script = new RedisScript(options.sendCommand, TAKE_SCRIPT, 'RedisBudgetStore');
     this.#prefix = options.prefix ?? 'sms-outbox:messages:';
   }
 
   async take(key: string, count: number, limit: number, windowMs: number): Promise<BudgetTake> {
-    const args = ['1', this.#prefix + key, String(count), String(limit), String(windowMs)];
-    let reply: unknown;
-    try {
-      reply = await this.#send('EVALSHA', await this.#scriptSha(), ...args);
-    } catch (error) {
-      // The server lost its script cache (restart, SCRIPT FLUSH, failover): load it again.
-      if (!isNoScript(error)) throw error;
-      this.#sha = null;
-      reply = await this.#send('EVALSHA', await this.#scriptSha(), ...args);
-    }
+    const reply = await this.#script.run([this.#prefix + key], [String(count), String(limit), String(windowMs)]);
     if (!Array.isArray(reply) || reply.length !== 3) throw new TypeError('RedisBudgetStore: unexpected script reply');
     const [taken, used, ttl] = reply.map(toInteger) as [number, number, number];
     return { taken: taken === 1, used, resetTime: new Date(Date.now() + ttl) };
@@ -85,18 +73,5 @@ export class RedisBudgetStore implements BudgetStore {
 
   async reset(key: string): Promise<void> {
     await this.#send('DEL', this.#prefix + key);
-  }
-
-  #scriptSha(): Promise<string> {
-    this.#sha ??= this.#send('SCRIPT', 'LOAD', TAKE_SCRIPT).then((sha) => {
-      if (typeof sha !== 'string') throw new TypeError('RedisBudgetStore: unexpected SCRIPT LOAD reply');
-      return sha;
-    });
-    const loading = this.#sha;
-    // A failed load is not remembered, so the next request tries again.
-    loading.catch(() => {
-      if (this.#sha === loading) this.#sha = null;
-    });
-    return loading;
   }
 }

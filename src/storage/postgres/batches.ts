@@ -11,7 +11,7 @@ import type { Pool } from 'pg';
 import { Batcher, type BatcherOptions } from '../../util/batcher.js';
 import { creditSql, insertCharged, type InsertOutcome, type Queryable } from './credit.js';
 import { idempotencyParams, storedCalls, type TakenKeys } from './idempotency.js';
-import { transaction } from './migrations.js';
+import { transaction } from './transaction.js';
 import { hasTimes, timesParams } from './timed.js';
 import { insertParams, toReceiptResult, toSubmissionResult, type InsertRows, type ReceiptJson, type SubmissionJson } from './rows.js';
 import type { PostgresStatements } from './statements.js';

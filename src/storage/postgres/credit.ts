@@ -10,9 +10,10 @@
  *
  * @module
  */
-import type { Pool, PoolClient } from 'pg';
+import type { Pool } from 'pg';
 import { InsufficientCreditError } from '../credit-record.js';
 import type { InsertRows } from './rows.js';
+import { transaction } from './transaction.js';
 
 /** What the insert of one call came to: stored, refused for its idempotency key (false), or for its balance. */
 export type InsertOutcome = boolean | InsufficientCreditError;
@@ -170,30 +171,4 @@ export async function insertCharged(
     await db.query(sql.settle, [...back, ...charges]);
     return calls.map((call) => refused.get(call) ?? stored[paid.indexOf(call)]!);
   });
-}
-
-/** Runs `work` in a transaction on one client of `pool`; rolls back if it throws. */
-async function transaction<T>(pool: Pool, work: (db: PoolClient) => Promise<T>): Promise<T> {
-  const client = await pool.connect();
-  let broken: Error | undefined;
-  // A connection that dies while checked out emits 'error' on the client, which the pool
-  // does not hear for a client in use: without this listener the process would crash.
-  const onError = (error: Error): void => {
-    broken = error;
-  };
-  client.on('error', onError);
-  try {
-    await client.query('BEGIN');
-    const result = await work(client);
-    await client.query('COMMIT');
-    return result;
-  } catch (error) {
-    await client.query('ROLLBACK').catch((rollbackError: unknown) => {
-      broken = rollbackError instanceof Error ? rollbackError : new Error(String(rollbackError));
-    });
-    throw error;
-  } finally {
-    client.off('error', onError);
-    client.release(broken);
-  }
 }

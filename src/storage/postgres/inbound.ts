@@ -17,50 +17,11 @@ import type {
   OptOutEntry,
   OptOutKey,
 } from '../inbound-record.js';
+import { inboundFromRow, optOutFromRow, type InboundColumns, type OptOutColumns } from '../inbound-rows.js';
 
 /** A row of `inbound` (int8 columns come back as strings). */
-interface InboundRow {
+interface InboundRow extends InboundColumns {
   seq: string;
-  ref: string;
-  principal_id: string | null;
-  profile_code: string | null;
-  from_number: string;
-  to_address: string;
-  text: string;
-  received_at: string;
-  callback_url: string | null;
-  callback_secret: string | null;
-  uid: string | null;
-  cb_state: 'pending' | 'delivered' | 'failed' | null;
-  cb_attempts: number;
-  cb_last_status_code: number | null;
-  cb_last_error: string | null;
-  cb_next_attempt_at: string | null;
-}
-
-function toInbound(row: InboundRow): InboundRecord {
-  return {
-    ref: row.ref,
-    principalId: row.principal_id,
-    profileCode: row.profile_code,
-    from: row.from_number,
-    to: row.to_address,
-    text: row.text,
-    receivedAt: Number(row.received_at),
-    callbackUrl: row.callback_url,
-    callbackSecret: row.callback_secret,
-    uid: row.uid,
-    callback:
-      row.cb_state === null
-        ? null
-        : {
-            state: row.cb_state,
-            attempts: row.cb_attempts,
-            lastStatusCode: row.cb_last_status_code,
-            lastError: row.cb_last_error,
-            nextAttemptAt: row.cb_next_attempt_at === null ? null : Number(row.cb_next_attempt_at),
-          },
-  };
 }
 
 /** The SQL of the inbound steps; `s` is the quoted schema name. */
@@ -145,7 +106,7 @@ export class PostgresInbound implements InboundStorage {
       options.owner, options.now + options.leaseMs, options.now, options.limit,
     ]);
     rows.sort((a, b) => Number(a.cb_next_attempt_at) - Number(b.cb_next_attempt_at) || Number(a.seq) - Number(b.seq));
-    return rows.map((row) => ({ uid: row.uid!, attempts: row.cb_attempts, inbound: toInbound(row) }));
+    return rows.map((row) => ({ uid: row.uid!, attempts: row.cb_attempts, inbound: inboundFromRow(row) }));
   }
 
   /** Makes claimed pending webhooks claimable again at `until`. */
@@ -171,7 +132,7 @@ export class PostgresInbound implements InboundStorage {
       options.principalId === undefined
         ? await this.#pool.query<InboundRow>(this.#sql.newest, [limit])
         : await this.#pool.query<InboundRow>(this.#sql.newestOf, [options.principalId, limit]);
-    return rows.map(toInbound);
+    return rows.map(inboundFromRow);
   }
 
   /** Deletes up to `limit` messages received before `before` whose webhook is not pending. */
@@ -203,9 +164,9 @@ export class PostgresInbound implements InboundStorage {
   /** The list, by short code then number, from after `after`. */
   async listOptOuts(options: { shortCode?: string; limit: number; after?: OptOutKey }): Promise<OptOutEntry[]> {
     await this.#ready();
-    const { rows } = await this.#pool.query<{ short_code: string; number: string; created_at: string }>(this.#sql.list, [
+    const { rows } = await this.#pool.query<OptOutColumns>(this.#sql.list, [
       options.shortCode ?? null, options.after?.shortCode ?? null, options.after?.number ?? '', Math.max(0, options.limit),
     ]);
-    return rows.map((row) => ({ shortCode: row.short_code, number: row.number, createdAt: Number(row.created_at) }));
+    return rows.map(optOutFromRow);
   }
 }

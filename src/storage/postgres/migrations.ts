@@ -12,6 +12,7 @@ import type { StoredFunction } from './function-parts.js';
 import { creditMigration } from './credit.js';
 import { quoteIdent, schemaTables } from './names.js';
 import { timedMigration } from './timed.js';
+import { transaction } from './transaction.js';
 
 /** First key of the two-key advisory lock the migrations take: "SMSO" in ASCII. */
 const LOCK_NAMESPACE = 0x534d534f;
@@ -359,35 +360,5 @@ async function installFunctions(db: PoolClient, schema: string, functions: reado
   for (const fn of functions) {
     if (stored.get(fn.name)?.includes(fn.body) === true) continue;
     await db.query(fn.create);
-  }
-}
-
-/** Runs `work` in a transaction on one client of `pool`; rolls back if it throws. */
-export async function transaction<T>(pool: Pool, work: (db: PoolClient) => Promise<T>): Promise<T> {
-  const client = await pool.connect();
-  let broken: Error | undefined;
-  // A connection that dies while checked out emits 'error' on the client, and the pool
-  // listens only to idle ones: without this listener the process would crash. The query
-  // in flight rejects on its own; the client is then dropped, not reused.
-  const onError = (error: Error): void => {
-    broken = error;
-  };
-  client.on('error', onError);
-  try {
-    await client.query('BEGIN');
-    const result = await work(client);
-    await client.query('COMMIT');
-    return result;
-  } catch (error) {
-    try {
-      await client.query('ROLLBACK');
-    } catch (rollbackError) {
-      // A client that cannot roll back is in an unknown state: the pool must drop it.
-      broken = rollbackError instanceof Error ? rollbackError : new Error(String(rollbackError));
-    }
-    throw error;
-  } finally {
-    client.off('error', onError);
-    client.release(broken);
   }
 }

@@ -17,62 +17,12 @@ import type {
   OptOutEntry,
   OptOutKey,
 } from '../inbound-record.js';
+import { inboundFromRow, optOutFromRow, type InboundColumns, type OptOutColumns } from '../inbound-rows.js';
 import type { GroupCommit } from './group-commit.js';
 
 /** A row of `sms_inbound`. */
-interface InboundRow {
+interface InboundRow extends InboundColumns {
   id: number;
-  ref: string;
-  principal_id: string | null;
-  profile_code: string | null;
-  from_number: string;
-  to_address: string;
-  text: string;
-  received_at: number;
-  callback_url: string | null;
-  callback_secret: string | null;
-  uid: string | null;
-  cb_state: 'pending' | 'delivered' | 'failed' | null;
-  cb_attempts: number;
-  cb_last_status_code: number | null;
-  cb_last_error: string | null;
-  cb_next_attempt_at: number | null;
-}
-
-/** A row of `sms_opt_outs`. */
-interface OptOutRow {
-  short_code: string;
-  number: string;
-  created_at: number;
-}
-
-function toInbound(row: InboundRow): InboundRecord {
-  return {
-    ref: row.ref,
-    principalId: row.principal_id,
-    profileCode: row.profile_code,
-    from: row.from_number,
-    to: row.to_address,
-    text: row.text,
-    receivedAt: row.received_at,
-    callbackUrl: row.callback_url,
-    callbackSecret: row.callback_secret,
-    uid: row.uid,
-    callback:
-      row.cb_state === null
-        ? null
-        : {
-            state: row.cb_state,
-            attempts: row.cb_attempts,
-            lastStatusCode: row.cb_last_status_code,
-            lastError: row.cb_last_error,
-            nextAttemptAt: row.cb_next_attempt_at,
-          },
-  };
-}
-
-function toEntry(row: OptOutRow): OptOutEntry {
-  return { shortCode: row.short_code, number: row.number, createdAt: row.created_at };
 }
 
 /** The statements of the inbound steps. */
@@ -103,7 +53,7 @@ function prepare(db: Database.Database) {
     optOut: db.prepare<[string, string, number]>('INSERT OR IGNORE INTO sms_opt_outs (short_code, number, created_at) VALUES (?, ?, ?)'),
     optIn: db.prepare<[string, string]>('DELETE FROM sms_opt_outs WHERE short_code = ? AND number = ?'),
     isOptedOut: db.prepare<[string, string], { one: number }>('SELECT 1 AS one FROM sms_opt_outs WHERE short_code = ? AND number = ?'),
-    listOptOuts: db.prepare<{ code: string | null; afterCode: string | null; afterNumber: string; limit: number }, OptOutRow>(`
+    listOptOuts: db.prepare<{ code: string | null; afterCode: string | null; afterNumber: string; limit: number }, OptOutColumns>(`
       SELECT * FROM sms_opt_outs
       WHERE (@code IS NULL OR short_code = @code)
         AND (@afterCode IS NULL OR short_code > @afterCode OR (short_code = @afterCode AND number > @afterNumber))
@@ -155,7 +105,7 @@ export class SqliteInbound implements InboundStorage {
       const until = options.now + options.leaseMs;
       return s.due.all({ now: options.now, limit: Math.max(0, options.limit) }).map((row) => {
         s.lease.run(options.owner, until, row.id);
-        return { uid: row.uid!, attempts: row.cb_attempts, inbound: toInbound(row) };
+        return { uid: row.uid!, attempts: row.cb_attempts, inbound: inboundFromRow(row) };
       });
     });
   }
@@ -182,7 +132,7 @@ export class SqliteInbound implements InboundStorage {
     const s = await this.#s();
     const limit = Math.max(0, options.limit);
     const rows = options.principalId === undefined ? s.newest.all(limit) : s.newestOf.all(options.principalId, limit);
-    return rows.map(toInbound);
+    return rows.map(inboundFromRow);
   }
 
   /** Deletes up to `limit` messages received before `before` whose webhook is not pending. */
@@ -214,6 +164,6 @@ export class SqliteInbound implements InboundStorage {
       afterNumber: options.after?.number ?? '',
       limit: Math.max(0, options.limit),
     });
-    return rows.map(toEntry);
+    return rows.map(optOutFromRow);
   }
 }
