@@ -5,7 +5,7 @@
  * key looked up, and the stored answer replayed; a first request gets a claim whose record is
  * stored with its messages (storage/contract.ts `IdempotencyRecord`).
  */
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { Request, Response } from 'express';
 import { SmsError } from '../errors.js';
 import type { Endpoint, IdempotencyRecord, Storage } from '../storage/contract.js';
@@ -70,7 +70,8 @@ export function canonicalJson(value: unknown): string {
 
 /** SHA-256 (hex) of what a request asks for: its endpoint and its canonical body. */
 export function requestHash(endpoint: Endpoint, body: unknown): string {
-  return createHash('sha256').update(`${endpoint}\n${canonicalJson(body)}`).digest('hex');
+  // The one-shot form: no Hash object per request.
+  return hash('sha256', `${endpoint}\n${canonicalJson(body)}`, 'hex');
 }
 
 /** A first request's hold on its key, from {@link IdempotencyKeys.open}. */
