@@ -152,7 +152,9 @@ export function sendHandler(deps: SendHandlerDeps): RequestHandler {
     const optedOut = deps.optOuts && request.endpoint === 'quick' && profile.honourOptOuts === true ? await deps.optOuts.blocked(messages) : null;
     let charge: Awaited<ReturnType<CreditGate['charge']>>;
     try {
-      charge = await deps.credit?.charge(profile.code, messages);
+      // Without credit there is nothing to await, and no promise turn is spent on it.
+      const charging = deps.credit?.charge(profile.code, messages);
+      charge = charging === undefined ? undefined : await charging;
     } catch (error) {
       backlog?.notStored(principal, count);
       throw error;
