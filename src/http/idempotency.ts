@@ -1,14 +1,15 @@
 /**
  * The `Idempotency-Key` header of the send endpoints: a client's retry of a request whose
  * answer it never got (a timeout, a dropped connection) gets the first answer again instead
- * of sending the SMS again. The key is read and checked, the request reduced to a hash, the
+ * of sending the SMS again. The key is read and checked, the request reduced to a fingerprint, the
  * key looked up, and the stored answer replayed; a first request gets a claim whose record is
  * stored with its messages (storage/contract.ts `IdempotencyRecord`).
  */
-import { hash } from 'node:crypto';
 import type { Request, Response } from 'express';
 import { SmsError } from '../errors.js';
+import { isPromiseLike } from '../util/settle.js';
 import type { Endpoint, IdempotencyRecord, Storage } from '../storage/contract.js';
+import { requestFingerprint } from './request-fingerprint.js';
 import { sendJsonText } from './respond.js';
 
 /** How long a key holds its answer. */
@@ -49,31 +50,6 @@ export function idempotencyKeyOf(req: Request, supported: boolean): string | nul
   return key;
 }
 
-/**
- * `value` as JSON with every object's keys sorted and no whitespace: the same text for two
- * bodies that differ only in key order or spacing. Numbers are written as `JSON.stringify`
- * writes the parsed value (`1.0` and `1` are one number).
- */
-export function canonicalJson(value: unknown): string {
-  if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
-  if (Array.isArray(value)) {
-    let text = '[';
-    for (let i = 0; i < value.length; i++) text += (i > 0 ? ',' : '') + canonicalJson(value[i]);
-    return `${text}]`;
-  }
-  const object = value as Record<string, unknown>;
-  const keys = Object.keys(object).sort();
-  let text = '{';
-  for (let i = 0; i < keys.length; i++) text += `${i > 0 ? ',' : ''}${JSON.stringify(keys[i])}:${canonicalJson(object[keys[i]!])}`;
-  return `${text}}`;
-}
-
-/** SHA-256 (hex) of what a request asks for: its endpoint and its canonical body. */
-export function requestHash(endpoint: Endpoint, body: unknown): string {
-  // The one-shot form: no Hash object per request.
-  return hash('sha256', `${endpoint}\n${canonicalJson(body)}`, 'hex');
-}
-
 /** A first request's hold on its key, from {@link IdempotencyKeys.open}. */
 export interface KeyClaim {
   /** The record to store with the request's messages, for its 200 answer `body`. */
@@ -105,54 +81,97 @@ export interface IdempotencyKeysDeps {
  * winner's answer.
  */
 export class IdempotencyKeys {
-  /** `<key>\n<principal id>` of each request in flight (a key holds no newline). */
-  readonly #inFlight = new Set<string>();
+  /** The keys of the requests in flight, by principal id (no string is built per request to look one up). */
+  readonly #inFlight = new Map<string, Set<string>>();
 
   constructor(private readonly deps: IdempotencyKeysDeps) {}
 
   /**
-   * Starts a request with `key`: replays the stored answer (and returns `null`, the request
+   * Starts a request with `key`: replays the stored answer (and gives `null`, the request
    * answered), or throws 422 (the key was used for another request) or 409 (a request with
-   * the key is in flight here), or returns the claim of a first request.
+   * the key is in flight here), or gives the claim of a first request. Without a promise when
+   * the storage's lookup answers without one: a promise turn per keyed request is measurable.
    */
-  async open(res: Response, principalId: string, key: string, endpoint: Endpoint, body: unknown): Promise<KeyClaim | null> {
-    const id = `${key}\n${principalId}`;
-    if (this.#inFlight.has(id)) {
-      throw new SmsError('IDEMPOTENCY_IN_FLIGHT', undefined, 1);
-    }
-    this.#inFlight.add(id);
-    const close = (): void => void this.#inFlight.delete(id);
-    const bodyHash = requestHash(endpoint, body);
-    let found: IdempotencyRecord | null;
+  open(res: Response, principalId: string, key: string, endpoint: Endpoint, body: unknown): KeyClaim | null | Promise<KeyClaim | null> {
+    let keys = this.#inFlight.get(principalId);
+    if (keys === undefined) this.#inFlight.set(principalId, (keys = new Set()));
+    else if (keys.has(key)) throw new SmsError('IDEMPOTENCY_IN_FLIGHT', undefined, 1);
+    keys.add(key);
+    const claim = new FirstRequest(this, principalId, key, requestFingerprint(endpoint, body));
+    let found: ReturnType<IdempotencyKeysDeps['find']>;
     try {
-      found = await this.deps.find(principalId, key, this.deps.now());
+      found = this.deps.find(principalId, key, this.deps.now());
     } catch (error) {
-      close();
+      claim.close();
       throw error;
     }
-    if (found !== null) {
-      close();
-      this.#answer(res, found, bodyHash);
-      return null;
-    }
-    const createdAt = this.deps.now();
-    return {
-      record: (answer) => ({ principalId, key, bodyHash, status: 200, body: answer, createdAt, expiresAt: createdAt + this.deps.ttlMs }),
-      answerTaken: async (answering) => {
-        const taken = await this.deps.find(principalId, key, this.deps.now());
-        if (taken === null) return false;
-        this.#answer(answering, taken, bodyHash);
-        return true;
+    if (!isPromiseLike(found)) return this.#opened(res, claim, found);
+    return Promise.resolve(found).then(
+      (record) => this.#opened(res, claim, record),
+      (error: unknown) => {
+        claim.close();
+        throw error;
       },
-      close,
-    };
+    );
+  }
+
+  /** The claim of a first request, or `null` once the stored answer is replayed (or 422). */
+  #opened(res: Response, claim: FirstRequest, found: IdempotencyRecord | null): KeyClaim | null {
+    if (found === null) return claim;
+    claim.close();
+    this.answer(res, found, claim.bodyHash);
+    return null;
   }
 
   /** Replays `record` when it answered the same request, else throws 422. */
-  #answer(res: Response, record: IdempotencyRecord, bodyHash: string): void {
+  answer(res: Response, record: IdempotencyRecord, bodyHash: string): void {
     if (record.bodyHash !== bodyHash) throw new SmsError('IDEMPOTENCY_CONFLICT');
     this.deps.refund(res);
     res.setHeader('Idempotent-Replayed', 'true');
     sendJsonText(res, record.status, record.body);
+  }
+
+  /** The live record under `key`, as {@link IdempotencyKeysDeps.find} has it. */
+  async find(principalId: string, key: string): Promise<IdempotencyRecord | null> {
+    return this.deps.find(principalId, key, this.deps.now());
+  }
+
+  /** A first request's record of its 200 answer `body`, made now. */
+  record(principalId: string, key: string, bodyHash: string, body: string): IdempotencyRecord {
+    const createdAt = this.deps.now();
+    return { principalId, key, bodyHash, status: 200, body, createdAt, expiresAt: createdAt + this.deps.ttlMs };
+  }
+
+  /** Lets `key` go on this instance. */
+  release(principalId: string, key: string): void {
+    const keys = this.#inFlight.get(principalId);
+    if (keys === undefined) return;
+    keys.delete(key);
+    if (keys.size === 0) this.#inFlight.delete(principalId);
+  }
+}
+
+/** The {@link KeyClaim} of a request that is the first with its key (one object, no closures). */
+class FirstRequest implements KeyClaim {
+  constructor(
+    private readonly keys: IdempotencyKeys,
+    private readonly principalId: string,
+    private readonly key: string,
+    readonly bodyHash: string,
+  ) {}
+
+  record(body: string): IdempotencyRecord {
+    return this.keys.record(this.principalId, this.key, this.bodyHash, body);
+  }
+
+  async answerTaken(res: Response): Promise<boolean> {
+    const taken = await this.keys.find(this.principalId, this.key);
+    if (taken === null) return false;
+    this.keys.answer(res, taken, this.bodyHash);
+    return true;
+  }
+
+  close(): void {
+    this.keys.release(this.principalId, this.key);
   }
 }

@@ -115,76 +115,79 @@ export function sendHandler(deps: SendHandlerDeps): RequestHandler {
     const principal = principalOf(res);
     const key = idempotencyKeyOf(req, deps.idempotency !== null);
     const request = deps.validate(req.body);
-    if (key === null) return accept(req, res, principal, request, null);
+    if (key === null) return acceptMessages(req, res, principal, request, null);
     // After validation: a replay's body is the first request's, which was valid, and the
     // canonical hash then walks a body of known shape. Before the profile, the budgets and
     // the backlog: a replay passes none of them.
-    const claim = await deps.idempotency!.open(res, principal.id, key, request.endpoint, req.body);
+    const opening = deps.idempotency!.open(res, principal.id, key, request.endpoint, req.body);
+    const claim = isPromiseLike(opening) ? await opening : opening;
     if (claim === null) return;
-    try {
-      await accept(req, res, principal, request, claim);
-    } finally {
-      claim.close();
-    }
+    return acceptMessages(req, res, principal, request, claim);
   };
 
-  async function accept(req: Request, res: Response, principal: Principal, request: SendRequest, claim: KeyClaim | null): Promise<void> {
-    // The plug-ins may answer synchronously (the defaults do); awaiting a plain value would
-    // still cost a promise turn per request.
-    const resolving = deps.resolveProfile(request.profileCode, principal);
-    const profile = isPromiseLike(resolving) ? await resolving : resolving;
-    if (profile === null || profile === undefined) throw invalidProfile;
-    const sender = senderFor(profile, request.from);
-    const count = request.items.length;
-    const times = requestTimes(request, profile, deps.storage, deps.now());
-    // Scheduled messages do not hold the carrier until due: they join the bounds' count then.
-    const backlog = times.sendAt === null ? deps.backlog : null;
-    if (backlog !== null) await backlog.admit(principal, count);
+  /** Stores the request's messages (with the key's record, if any), answers and announces them, and lets the key go. */
+  async function acceptMessages(req: Request, res: Response, principal: Principal, request: SendRequest, claim: KeyClaim | null): Promise<void> {
     try {
-      const charging = deps.chargeMessages(res, count);
-      if (charging !== undefined) await charging;
-    } catch (error) {
-      backlog?.notStored(principal, count);
-      throw error;
+      // The plug-ins may answer synchronously (the defaults do); awaiting a plain value would
+      // still cost a promise turn per request.
+      const resolving = deps.resolveProfile(request.profileCode, principal);
+      const profile = isPromiseLike(resolving) ? await resolving : resolving;
+      if (profile === null || profile === undefined) throw invalidProfile;
+      const sender = senderFor(profile, request.from);
+      const count = request.items.length;
+      const times = requestTimes(request, profile, deps.storage, deps.now());
+      // Scheduled messages do not hold the carrier until due: they join the bounds' count then.
+      const backlog = times.sendAt === null ? deps.backlog : null;
+      if (backlog !== null) await backlog.admit(principal, count);
+      try {
+        const charging = deps.chargeMessages(res, count);
+        if (charging !== undefined) await charging;
+      } catch (error) {
+        backlog?.notStored(principal, count);
+        throw error;
+      }
+      const messages = toMessages(request, principal, profile, sender, deps.now(), times);
+      // Premium messages are checked by the worker, right before they go out.
+      const optedOut = deps.optOuts && request.endpoint === 'quick' && profile.honourOptOuts === true ? await deps.optOuts.blocked(messages) : null;
+      let charge: Awaited<ReturnType<CreditGate['charge']>>;
+      try {
+        // Without credit there is nothing to await, and no promise turn is spent on it.
+        const charging = deps.credit?.charge(profile.code, messages);
+        charge = charging === undefined ? undefined : await charging;
+      } catch (error) {
+        backlog?.notStored(principal, count);
+        throw error;
+      }
+      // A scheduled message is claimed when due, by whichever instance: not handed over.
+      const lease = times.sendAt === null ? deps.handOff.lease(messages.length, messages[0]!.priority) : null;
+      // Stored so that no claim takes a message to an opted-out number before it is ended.
+      const held = optedOut !== null && lease === null ? deps.optOuts!.holdLease(deps.now()) : null;
+      const answer = acceptedBody(messages);
+      try {
+        await deps.storage.insertMessages(messages, lease ?? held ?? undefined, claim?.record(answer), charge);
+      } catch (error) {
+        deps.handOff.notStored(messages.length, lease);
+        backlog?.notStored(principal, count);
+        deps.credit?.notStored(messages);
+        // Another instance stored a request with this key first: answer as a retry would be.
+        if (claim !== null && (await claim.answerTaken(res).catch(() => false))) return;
+        throw deps.credit?.refused(error) ?? error;
+      }
+      sendJsonText(res, 200, answer);
+      deps.credit?.stored(profile.code, messages);
+      const requestId = requestIdOf(req);
+      for (const message of messages) deps.emit('message.accepted', { message, requestId });
+      if (optedOut === null) {
+        deps.handOff.stored(messages, lease);
+        return;
+      }
+      // Accepted and answered like the rest; ended instead of handed to the worker.
+      deps.handOff.notStored(optedOut.size, lease);
+      deps.handOff.stored(messages.filter((message) => !optedOut.has(message.ref)), lease);
+      await deps.optOuts!.end(optedOut).catch((error: unknown) => deps.emit('error', { error, source: 'request', requestId }));
+    } finally {
+      // The key is let go once the request is answered, whatever happened.
+      claim?.close();
     }
-    const messages = toMessages(request, principal, profile, sender, deps.now(), times);
-    // Premium messages are checked by the worker, right before they go out.
-    const optedOut = deps.optOuts && request.endpoint === 'quick' && profile.honourOptOuts === true ? await deps.optOuts.blocked(messages) : null;
-    let charge: Awaited<ReturnType<CreditGate['charge']>>;
-    try {
-      // Without credit there is nothing to await, and no promise turn is spent on it.
-      const charging = deps.credit?.charge(profile.code, messages);
-      charge = charging === undefined ? undefined : await charging;
-    } catch (error) {
-      backlog?.notStored(principal, count);
-      throw error;
-    }
-    // A scheduled message is claimed when due, by whichever instance: not handed over.
-    const lease = times.sendAt === null ? deps.handOff.lease(messages.length, messages[0]!.priority) : null;
-    // Stored so that no claim takes a message to an opted-out number before it is ended.
-    const held = optedOut !== null && lease === null ? deps.optOuts!.holdLease(deps.now()) : null;
-    const answer = acceptedBody(messages);
-    try {
-      await deps.storage.insertMessages(messages, lease ?? held ?? undefined, claim?.record(answer), charge);
-    } catch (error) {
-      deps.handOff.notStored(messages.length, lease);
-      backlog?.notStored(principal, count);
-      deps.credit?.notStored(messages);
-      // Another instance stored a request with this key first: answer as a retry would be.
-      if (claim !== null && (await claim.answerTaken(res).catch(() => false))) return;
-      throw deps.credit?.refused(error) ?? error;
-    }
-    sendJsonText(res, 200, answer);
-    deps.credit?.stored(profile.code, messages);
-    const requestId = requestIdOf(req);
-    for (const message of messages) deps.emit('message.accepted', { message, requestId });
-    if (optedOut === null) {
-      deps.handOff.stored(messages, lease);
-      return;
-    }
-    // Accepted and answered like the rest; ended instead of handed to the worker.
-    deps.handOff.notStored(optedOut.size, lease);
-    deps.handOff.stored(messages.filter((message) => !optedOut.has(message.ref)), lease);
-    await deps.optOuts!.end(optedOut).catch((error: unknown) => deps.emit('error', { error, source: 'request', requestId }));
   }
 }

@@ -15,7 +15,10 @@ export interface IdempotencyRecord {
   principalId: string;
   /** The `Idempotency-Key` header's value. */
   key: string;
-  /** What the request asked for: SHA-256 (hex) of its endpoint and canonical body. */
+  /**
+   * What the request asked for: the fingerprint of its endpoint and parsed body (32 hex
+   * digits, http/request-fingerprint.ts), compared for equality only.
+   */
   bodyHash: string;
   /** The answer's HTTP status. */
   status: number;

@@ -140,7 +140,7 @@ export class MemoryStorage implements Storage {
   }
 
   /** The principal's live idempotency record under `key`, or `null`. */
-  async findIdempotency(principalId: string, key: string, now: number): Promise<IdempotencyRecord | null> {
+  findIdempotency(principalId: string, key: string, now: number): IdempotencyRecord | null {
     return this.idempotency.find(principalId, key, now);
   }
 
