@@ -35,7 +35,7 @@ import { callgrindPrefix, callgrindProblem, instructionsSoFar, startCounting } f
 import { caseRatio, formatSpread, publish, times, type CaseResult, type RunReport, type TargetVerdict } from './report.js';
 import { BENCH_KEY, BENCH_PROFILE, benchItems, type ServerEvent } from './servers/host.js';
 import { COUNT_SMS_WARMUPS, NAIVE_WARMUPS, type CountSmsBenchResult } from './count-sms.js';
-import { IDEMPOTENCY_CASE, IDEMPOTENCY_TARGET } from './idempotency.js';
+import { IDEMPOTENCY_CASE, IDEMPOTENCY_TARGET, SQLITE_IDEMPOTENCY_CASE } from './idempotency.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const startedAt = Date.now();
@@ -418,6 +418,7 @@ const HTTP_CASES: HttpCase[] = ([
   { name: 'memory-1-nolimits', title: 'memory-1 with `rateLimit: false`: the cost of the three limiters is 1 - memory-1 / this', script: 'memory', perRequest: 1, connections: 16, baseline: 'baseline-1', env: { BENCH_RATE_LIMIT: 'off' } },
   IDEMPOTENCY_CASE,
   { name: 'sqlite-1', title: 'quick send, 1 message/request, SQLite (temp file, default synchronous=FULL)', script: 'sqlite', perRequest: 1, connections: 16, baseline: 'baseline-1' },
+  SQLITE_IDEMPOTENCY_CASE,
   { name: 'postgres-1', title: 'quick send, 1 message/request, PostgreSQL (fresh schema, pool of 20)', script: 'postgres', perRequest: 1, connections: 16, baseline: 'baseline-1' },
   { name: 'baseline-100', title: 'bare Express 5 baseline fed the 100-message body, answers a 100-item array', script: 'baseline', perRequest: 100, connections: 8 },
   { name: 'memory-100', title: 'quick send, 100 messages/request, memory storage', script: 'memory', perRequest: 100, connections: 8, baseline: 'baseline-100' },

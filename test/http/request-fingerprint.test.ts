@@ -80,3 +80,15 @@ describe('canonicalJson', () => {
     );
   });
 });
+
+describe('canonicalJson key order', () => {
+  it('orders keys as Array.prototype.sort does, for small and large objects', () => {
+    fc.assert(
+      fc.property(fc.uniqueArray(fc.oneof(fc.string({ unit: 'binary', maxLength: 4 }), fc.nat(20).map(String)), { maxLength: 12 }), (keys) => {
+        const object = Object.fromEntries(keys.map((key, i) => [key, i]));
+        const expected = `{${Object.keys(object).sort().map((key) => `${JSON.stringify(key)}:${object[key]}`).join(',')}}`;
+        expect(canonicalJson(object)).toBe(expected);
+      }),
+    );
+  });
+});

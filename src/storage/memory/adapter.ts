@@ -87,10 +87,7 @@ export class MemoryStorage implements Storage {
       refs?.add(message.ref);
     }
     if (credit !== undefined) this.credit.assertPayable(credit);
-    if (idempotency !== undefined) {
-      this.idempotency.assertFree(idempotency);
-      this.idempotency.set(idempotency);
-    }
+    if (idempotency !== undefined) this.idempotency.take(idempotency);
     if (credit !== undefined) this.credit.take(credit, messages);
     const stored = messages.map((message) => {
       const record = new StoredMessage(message, this.seq++, lease);

@@ -10,18 +10,17 @@ import type { IdempotencyRecord } from '../contract.js';
 export class IdempotencyRecords {
   readonly #byPrincipal = new Map<string, Map<string, IdempotencyRecord>>();
 
-  /** Throws when `record`'s key is taken by a record still live when `record` was made. */
-  assertFree(record: IdempotencyRecord): void {
-    const held = this.#byPrincipal.get(record.principalId)?.get(record.key);
+  /**
+   * Keeps a copy of `record`, replacing an expired one under its key; throws, keeping
+   * nothing, when the key is taken by a record still live when `record` was made.
+   */
+  take(record: IdempotencyRecord): void {
+    let keys = this.#byPrincipal.get(record.principalId);
+    if (keys === undefined) this.#byPrincipal.set(record.principalId, (keys = new Map()));
+    const held = keys.get(record.key);
     if (held !== undefined && held.expiresAt > record.createdAt) {
       throw new Error(`MemoryStorage: idempotency key ${JSON.stringify(record.key)} is taken`);
     }
-  }
-
-  /** Keeps a copy of `record`, replacing an expired one under its key. */
-  set(record: IdempotencyRecord): void {
-    let keys = this.#byPrincipal.get(record.principalId);
-    if (keys === undefined) this.#byPrincipal.set(record.principalId, (keys = new Map()));
     keys.set(record.key, { ...record });
   }
 
