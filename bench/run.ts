@@ -20,11 +20,12 @@
  * per request (bench/instructions.ts): 3-6% apart from run to run where req/s moves by
  * tens of percent, for judging a change to the code on a noisy machine (2 runs by default).
  * Environment: `BENCH_CPU_PROF=<dir>` has every server write a V8 CPU profile there when it
- * exits (to see what limits a figure); `BENCH_RATE_LIMIT=off` runs the routers without limits.
+ * exits (to see what limits a figure); `BENCH_CALLGRIND_DIR=<dir>` keeps `--instructions`'
+ * callgrind counts there, per case and round; `BENCH_RATE_LIMIT=off` runs the routers without limits.
  */
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import { cpus, freemem, loadavg, totalmem, tmpdir } from 'node:os';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { createInterface } from 'node:readline';
 import { dirname, join, resolve } from 'node:path';
@@ -635,6 +636,8 @@ async function instructionCases(): Promise<void> {
       } finally {
         await server?.stop();
         await storage?.cleanup();
+        // BENCH_CALLGRIND_DIR=<dir>: keep the counts, per case and round, for callgrind_annotate.
+        if (process.env.BENCH_CALLGRIND_DIR) cpSync(outDir, join(process.env.BENCH_CALLGRIND_DIR, `${c.name}-${run}`), { recursive: true });
         rmSync(outDir, { recursive: true, force: true });
       }
     }
