@@ -90,7 +90,8 @@ export class IdempotencyKeys {
    * Starts a request with `key`: replays the stored answer (and gives `null`, the request
    * answered), or throws 422 (the key was used for another request) or 409 (a request with
    * the key is in flight here), or gives the claim of a first request. Without a promise when
-   * the storage's lookup answers without one: a promise turn per keyed request is measurable.
+   * the storage's lookup answers without one (a promise turn per keyed request is
+   * measurable); otherwise with a native `Promise`, which callers may test with `instanceof`.
    */
   open(res: Response, principalId: string, key: string, endpoint: Endpoint, body: unknown): KeyClaim | null | Promise<KeyClaim | null> {
     let keys = this.#inFlight.get(principalId);

@@ -16,7 +16,7 @@ export interface IdempotencyRecord {
   /** The `Idempotency-Key` header's value. */
   key: string;
   /**
-   * What the request asked for: the fingerprint of its endpoint and parsed body (32 hex
+   * What the request asked for: the fingerprint of its endpoint and parsed body (64 hex
    * digits, http/request-fingerprint.ts), compared for equality only.
    */
   bodyHash: string;

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import fc from 'fast-check';
 import { outcome } from '../../src/lifecycle/states.js';
 import { fairTags, PRIORITY_RANK } from '../../src/storage/fair-tags.js';
 import { MemoryStorage } from '../../src/storage/memory/adapter.js';
@@ -9,6 +10,32 @@ import type { NewMessage, Priority } from '../../src/storage/contract.js';
 runStorageContract({ describe, it }, { name: 'MemoryStorage', create: async () => new MemoryStorage() });
 
 describe('MemoryStorage', () => {
+  it('gives back every idempotency record exactly as stored, whatever its fields hold', async () => {
+    // The records are kept packed into one string each (memory/idempotency.ts): commas in the
+    // fingerprint or the body, any text and any time must come back as they went in.
+    await fc.assert(
+      fc.asyncProperty(
+        fc.record({
+          key: fc.string({ minLength: 1 }),
+          bodyHash: fc.string(),
+          status: fc.integer({ min: 100, max: 599 }),
+          body: fc.string({ unit: 'binary' }),
+          createdAt: fc.double({ min: -1e15, max: 1e15, noNaN: true }),
+          lifetime: fc.double({ min: 1e-3, max: 1e12, noNaN: true }),
+        }),
+        async ({ lifetime, ...fields }) => {
+          const storage = new MemoryStorage();
+          const record = { principalId: 'p,1', ...fields, expiresAt: fields.createdAt + lifetime };
+          fc.pre(record.expiresAt > record.createdAt);
+          await storage.insertMessages([buildNewMessage()], undefined, record);
+          expect(await storage.findIdempotency('p,1', record.key, record.createdAt)).toEqual(record);
+          expect(await storage.findIdempotency('p,1', record.key, record.expiresAt)).toBeNull();
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
   it('keeps each instance to itself', async () => {
     const one = new MemoryStorage();
     const two = new MemoryStorage();

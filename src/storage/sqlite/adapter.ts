@@ -133,9 +133,14 @@ export class SqliteStorage implements Storage {
     });
   }
 
-  /** The principal's live idempotency record under `key`, or `null`. */
-  async findIdempotency(principalId: string, key: string, now: number): Promise<IdempotencyRecord | null> {
-    const s = await this.prepared();
+  /**
+   * The principal's live idempotency record under `key`, or `null`: without a promise once the
+   * statements are prepared, since every keyed request looks its key up and a promise turn
+   * per request is measurable.
+   */
+  findIdempotency(principalId: string, key: string, now: number): IdempotencyRecord | null | Promise<IdempotencyRecord | null> {
+    const s = this.closed ? undefined : this.statements;
+    if (s === undefined) return this.prepared().then(() => this.findIdempotency(principalId, key, now));
     const row = s.idempotencyRecord.get(principalId, key, now);
     if (row === undefined) return null;
     return { principalId, key, bodyHash: row.body_hash, status: row.status, body: row.body, createdAt: row.created_at, expiresAt: row.expires_at };
