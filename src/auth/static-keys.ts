@@ -15,13 +15,11 @@ export type StaticKey = Principal &
   ({ key: string; sha256?: undefined } | { sha256: string; key?: undefined });
 
 /**
- * The SHA-256 of `text` in hex. Node's one-shot `crypto.hash` (20.12 and later) skips the
- * Hash object `createHash` makes, measurable when it runs on every request.
+ * The SHA-256 of `text` in hex. Node's one-shot `crypto.hash` (every Node the package's
+ * `engines` allows has it) skips the Hash object `createHash` makes, measurable when it runs
+ * on every request.
  */
-const sha256Hex: (text: string) => string =
-  typeof crypto.hash === 'function'
-    ? (text) => crypto.hash('sha256', text, 'hex')
-    : (text) => crypto.createHash('sha256').update(text).digest('hex');
+const sha256Hex = (text: string): string => crypto.hash('sha256', text, 'hex');
 
 /** The fields an entry may have: its key (or digest) and the {@link Principal} fields. */
 const ENTRY_FIELDS = ['key', 'sha256', 'id', 'scopes', 'disabled', 'profiles', 'callbackSecret', 'inboundUrl', 'rateLimit', 'weight', 'maxQueued'] as const;
