@@ -266,7 +266,8 @@ export interface Storage extends Partial<InboundStorage>, CreditStorage {
    * The principal's live record under `key` (`now < expiresAt`), exactly as stored, or
    * `null`. Optional, with {@link Storage.purgeIdempotency}: without it, the send endpoints
    * refuse the `Idempotency-Key` header (400), as they cannot keep its promise. May answer
-   * without a promise (the memory storage does): the lookup is on every keyed request's path.
+   * without a promise (the memory and SQLite storages do): the lookup is on every keyed
+   * request's path.
    */
   findIdempotency?(principalId: string, key: string, now: number): Promise<IdempotencyRecord | null> | IdempotencyRecord | null;
 
