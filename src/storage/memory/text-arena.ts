@@ -21,6 +21,7 @@ class Chunk {
   readonly bytes: Buffer;
   /** Each slot's end offset in `bytes`; a slot starts where the one before it ends. */
   readonly ends: Int32Array;
+  /** The time kept with each slot's text. */
   readonly times: Float64Array;
   /** Slots used so far. */
   used = 0;
