@@ -37,13 +37,10 @@ class Chunk {
 
   /** Whether `text` fits in a free slot. */
   fits(text: string): boolean {
-    return this.used < this.ends.length && this.end + text.length * UNIT <= this.bytes.length;
+    return this.used < this.ends.length && this.start(this.used) + text.length * UNIT <= this.bytes.length;
   }
 
-  get end(): number {
-    return this.used === 0 ? 0 : this.ends[this.used - 1]!;
-  }
-
+  /** Where `slot`'s text starts in `bytes` (for the next free slot: where the texts end). */
   start(slot: number): number {
     return slot === 0 ? 0 : this.ends[slot - 1]!;
   }
@@ -74,7 +71,8 @@ export class TextArena {
       index = this.#chunks.push(chunk) - 1;
     }
     const slot = chunk.used++;
-    chunk.ends[slot] = chunk.start(slot) + chunk.bytes.write(text, chunk.start(slot), 'utf16le');
+    const start = chunk.start(slot);
+    chunk.ends[slot] = start + chunk.bytes.write(text, start, 'utf16le');
     chunk.times[slot] = time;
     chunk.live++;
     return index * this.slots + slot;
