@@ -30,7 +30,7 @@ import type { SmsRouterOptions } from './options.js';
 import { settle } from '../util/settle.js';
 import { routeTransitions } from '../outbox/transitions.js';
 import { retentionSweep } from '../worker/retention.js';
-import { receiptTimeoutSweep } from '../worker/receipt-timeout.js';
+import { receiptTimeoutFor, receiptTimeoutSweep } from '../worker/receipt-timeout.js';
 import { timeSweep } from '../worker/time-sweep.js';
 import { ReceiptHandler } from '../worker/receipt-handler.js';
 import { queueSampler } from '../worker/queue-sampler.js';
@@ -112,7 +112,7 @@ export function createSmsRouter(options: SmsRouterOptions): SmsRouter {
     submissionsRecorded: () => worker.submissionsRecorded(),
   });
   const retention = retentionSweep(storage, config.retention, now, emit);
-  const receiptTimeout = receiptTimeoutSweep(storage, config.worker.receiptTimeoutMs, now, emit, onTransition);
+  const receiptTimeout = receiptTimeoutSweep(storage, receiptTimeoutFor(config.worker.receiptTimeoutMs, delivery), now, emit, onTransition);
   const timed = timeSweep({
     storage, intervalMs: config.worker.pollIntervalMs, now, emit, onTransition, wake: () => worker.wake(),
   });
@@ -255,9 +255,12 @@ export function createSmsRouter(options: SmsRouterOptions): SmsRouter {
       await timed?.close();
       await queueDepth?.close();
       await worker.close();
+      // The carrier before the receipt handler: receipts it reports while closing (the
+      // simulator reports every one it still holds) are stored, and their reports reach
+      // the dispatcher, which hands back to storage what it has not sent.
+      await delivery.close();
       await receipts.close();
       await dispatcher.close();
-      await delivery.close();
       await storage.close?.();
       await limiters.close();
     })();
