@@ -69,9 +69,11 @@ export interface SmsRouter extends RequestHandler {
    * Stops claiming work, waits for submissions and callback attempts in flight, and closes
    * the carrier connection and the storage adapter (each closes only what it opened). The
    * messages the worker already holds (up to 4 times `worker.concurrency`) are submitted
-   * first, so none waits out its lease after a graceful restart; receipts that arrived before
-   * their submission was recorded are applied; and the delivery reports the sender holds but
-   * has not started are handed back to storage, claimable at once by the next instance.
+   * first, so none waits out its lease after a graceful restart; the carrier is closed while
+   * receipts can still be stored (the simulator reports every receipt it holds then);
+   * receipts that arrived before their submission was recorded are applied; and the delivery
+   * reports the sender holds but has not started are handed back to storage, claimable at
+   * once by the next instance.
    * After it resolves no timer or socket of the router keeps the process alive.
    */
   close(): Promise<void>;
