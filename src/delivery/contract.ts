@@ -187,6 +187,16 @@ export interface DeliveryAdapter {
    * claimed later, while the parts waiting for the worker's slots go in fair order.
    */
   readonly submitsPerSecond?: number;
+  /**
+   * The longest a receipt can take after the carrier accepted a part, ms, for an adapter
+   * whose receipts do not outlive this process (the simulator). The router then ends a
+   * message still `submitted` this long after its last change `expired` (reason `unknown`),
+   * when that is sooner than `worker.receiptTimeoutMs`: its receipt died with a crashed
+   * process and is not coming. Leave it unset for a real carrier, which keeps its receipts
+   * and delivers them after a reconnect. On storage shared by many instances, the shortest
+   * timeout of any instance applies to every message.
+   */
+  readonly receiptDeadlineMs?: number;
 }
 
 /**

@@ -67,7 +67,22 @@ export interface SimulatorOptions {
    * every part it ever accepted.
    */
   keepSubmitted?: number;
+  /**
+   * The longest a receipt may take after an accepted submit, ms: the router ends a message
+   * still `submitted` after this long `expired` (reason `unknown`), which happens only when
+   * its receipt died with a crashed process (see `DeliveryAdapter.receiptDeadlineMs`).
+   * At least the longest `latencyMs`. Default: the longest `latencyMs` plus 60,000, so a
+   * receipt refused and re-sent (up to 20 s) still lands well inside it.
+   */
+  receiptDeadlineMs?: number;
 }
+
+/**
+ * What the default `receiptDeadlineMs` adds to the longest latency, ms: room for a receipt
+ * that overtook the recording of its submission and was refused and sent again, and for a
+ * storage slow to record under load.
+ */
+const RECEIPT_DEADLINE_MARGIN_MS = 60_000;
 
 const OPTION_KEYS: readonly (keyof SimulatorOptions)[] = [
   'latencyMs',
@@ -79,6 +94,7 @@ const OPTION_KEYS: readonly (keyof SimulatorOptions)[] = [
   'decimalReceiptIds',
   'retryAfterMs',
   'keepSubmitted',
+  'receiptDeadlineMs',
 ];
 
 /** Resolved options: every field present and checked. */
@@ -94,6 +110,7 @@ export interface SimulatorConfig {
   decimalReceiptIds: boolean;
   retryAfterMs: number;
   keepSubmitted: number;
+  receiptDeadlineMs: number;
 }
 
 /** Checks the simulator's options and fills every default; throws an `OptionError` naming the bad one. */
@@ -125,8 +142,17 @@ export function resolveSimulatorOptions(options: SimulatorOptions): SimulatorCon
   const keepSubmitted = options.keepSubmitted ?? 1000;
   assertNumber(`${where}: keepSubmitted`, keepSubmitted, 0, true);
 
+  const latency = resolveDelay(`${where}: latencyMs`, options.latencyMs ?? [20, 200]);
+  const receiptDeadlineMs = options.receiptDeadlineMs ?? latency[1] + RECEIPT_DEADLINE_MARGIN_MS;
+  assertNumber(`${where}: receiptDeadlineMs`, receiptDeadlineMs, 1, false);
+  if (receiptDeadlineMs < latency[1]) {
+    throw new OptionError(
+      `${where}: receiptDeadlineMs (${receiptDeadlineMs}) must be at least the longest latencyMs (${latency[1]}): a receipt would come after its message was given up`,
+    );
+  }
+
   return {
-    latency: resolveDelay(`${where}: latencyMs`, options.latencyMs ?? [20, 200]),
+    latency,
     submitLatency: resolveDelay(`${where}: submitLatencyMs`, options.submitLatencyMs ?? 0),
     cumulative,
     totalWeight,
@@ -136,6 +162,7 @@ export function resolveSimulatorOptions(options: SimulatorOptions): SimulatorCon
     decimalReceiptIds,
     retryAfterMs,
     keepSubmitted,
+    receiptDeadlineMs,
   };
 }
 

@@ -7,6 +7,12 @@
  * Deterministic for a given `seed` and order of `submit` calls: every random choice is
  * drawn from a seeded PRNG when `submit` is called. Carrier ids are the exception (see
  * {@link SimulatorDelivery.submit}).
+ *
+ * Its receipts live in this process only, where a real carrier keeps them across our
+ * restarts. So `close()` reports every receipt it still holds before it stops, and
+ * {@link SimulatorDelivery.receiptDeadlineMs} tells the router how long a receipt can
+ * take: after a crash, the messages whose receipts died with the process end `expired`
+ * (reason `unknown`) once that has passed, not after the 48 h a real carrier may take.
  */
 import { outcome, type Outcome } from '../lifecycle/states.js';
 import {
@@ -57,13 +63,23 @@ interface Waiter {
   reject: (error: Error) => void;
 }
 
+/** A receipt waiting for its time (or for its re-send); `close()` reports it at once. */
+interface HeldReceipt {
+  receipt: CarrierReceipt;
+  /** Re-sends so far. */
+  resends: number;
+  /** Report it a second time once the first is recorded (`duplicateReceipts`). */
+  duplicate: boolean;
+}
+
 /**
  * The simulated carrier. Implements {@link DeliveryAdapter}: call `start` once, then
  * `submit` each part; receipts come through the handlers, one per accepted part (and
  * sometimes two, with `duplicateReceipts`). A receipt the handler refuses (rejects) is sent
  * again a second later, up to 20 times, as a carrier re-sends an unacknowledged one. Its
- * timers never keep the process alive, and after `close()` it reports nothing more (pending
- * re-sends included) and refuses submits.
+ * timers never keep the process alive. `close()` reports at once every receipt still
+ * waiting for its time (or its re-send), and after it resolves the simulator reports
+ * nothing more and refuses submits.
  */
 export class SimulatorDelivery implements DeliveryAdapter {
   /**
@@ -74,10 +90,13 @@ export class SimulatorDelivery implements DeliveryAdapter {
 
   readonly #config: SimulatorConfig;
   readonly #random: () => number;
-  readonly #receiptTimers = new Set<NodeJS.Timeout>();
+  readonly #held = new Map<NodeJS.Timeout, HeldReceipt>();
   readonly #waiters = new Set<Waiter>();
   readonly #inFlight = new Set<Promise<void>>();
   #handlers: DeliveryHandlers | null = null;
+  /** Set when `close()` begins: no submit, no new timer; held receipts are being reported. */
+  #closing: Promise<void> | null = null;
+  /** Set when `close()` is done: nothing is reported any more. */
   #closed = false;
   #nextSlotAt = 0;
   #nextId: number;
@@ -98,7 +117,7 @@ export class SimulatorDelivery implements DeliveryAdapter {
    * bound: it never goes down. Call once, before `submit`.
    */
   async start(handlers: DeliveryHandlers): Promise<void> {
-    if (this.#closed) throw new Error('SimulatorDelivery: start() after close()');
+    if (this.#closing) throw new Error('SimulatorDelivery: start() after close()');
     if (this.#handlers) throw new Error('SimulatorDelivery: start() called twice');
     this.#handlers = handlers;
     handlers.connection?.({ bind: 'simulator', state: 'bound', reconnect: false });
@@ -111,7 +130,7 @@ export class SimulatorDelivery implements DeliveryAdapter {
    * {@link DeliveryError} for the refusing outcomes. Rejects (retryable) after `close()`.
    */
   async submit(part: OutgoingPart): Promise<SubmitAck> {
-    if (this.#closed) throw closedError();
+    if (this.#closing) throw closedError();
     if (!this.#handlers) throw new Error('SimulatorDelivery: submit() before start()');
     // Every draw happens now, in call order, so a seed gives the same choices however the
     // waits below interleave.
@@ -122,7 +141,7 @@ export class SimulatorDelivery implements DeliveryAdapter {
     const turn = this.#takeTurn();
     const due = turn + submitDelayMs;
     if (due > performance.now()) await this.#waitUntil(due);
-    if (this.#closed) throw closedError();
+    if (this.#closing) throw closedError();
 
     switch (kind) {
       case 'throttled':
@@ -141,26 +160,50 @@ export class SimulatorDelivery implements DeliveryAdapter {
         if (this.submitted.length > this.#config.keepSubmitted) this.submitted.shift();
         const receiptOutcome = RECEIPT_OUTCOMES[kind] ?? outcome('delivered', 'delivered_to_terminal');
         const receiptId = this.#config.decimalReceiptIds ? BigInt(`0x${carrierId}`).toString(10) : carrierId;
-        this.#scheduleReceipt({ carrierId: receiptId, outcome: receiptOutcome }, latencyMs, duplicate);
+        this.#hold({ receipt: { carrierId: receiptId, outcome: receiptOutcome }, resends: 0, duplicate }, latencyMs);
         return { carrierId };
       }
     }
   }
 
   /**
-   * Stops: clears every timer, rejects submits still waiting, drops receipts not yet
-   * reported, and waits for receipts being recorded right now. Idempotent.
+   * Stops: rejects submits still waiting (retryable, so the router hands their messages
+   * back), reports at once every receipt still waiting for its time or its re-send, and
+   * resolves once each is recorded or refused. A receipt refused now is not sent again: it
+   * is lost, as after a crash, and {@link receiptDeadlineMs} ends its message. Call it
+   * while the router's receipt handler and storage are still open (the router does).
+   * Idempotent.
    */
-  async close(): Promise<void> {
-    this.#closed = true;
-    for (const timer of this.#receiptTimers) clearTimeout(timer);
-    this.#receiptTimers.clear();
+  close(): Promise<void> {
+    this.#closing ??= this.#close();
+    return this.#closing;
+  }
+
+  async #close(): Promise<void> {
     for (const waiter of this.#waiters) {
       clearTimeout(waiter.timer);
       waiter.reject(closedError());
     }
     this.#waiters.clear();
-    await Promise.allSettled([...this.#inFlight]);
+    const held = [...this.#held.values()];
+    for (const timer of this.#held.keys()) clearTimeout(timer);
+    this.#held.clear();
+    // A receipt reported here is not re-sent: MAX_RESENDS as its count.
+    for (const { receipt } of held) void this.#report(receipt, MAX_RESENDS);
+    // A duplicate is reported only once its first is recorded: wait for those too.
+    while (this.#inFlight.size > 0) await Promise.allSettled([...this.#inFlight]);
+    this.#closed = true;
+  }
+
+  /**
+   * The longest a receipt takes after an accepted submit, ms: `receiptDeadlineMs`, by
+   * default the longest `latencyMs` plus a minute for a receipt refused and sent again.
+   * The router ends a message still `submitted` after this long (see
+   * {@link DeliveryAdapter.receiptDeadlineMs}), which only happens when its receipt died
+   * with a crashed process.
+   */
+  get receiptDeadlineMs(): number {
+    return this.#config.receiptDeadlineMs;
   }
 
   /**
@@ -171,7 +214,7 @@ export class SimulatorDelivery implements DeliveryAdapter {
    */
   async simulateInbound(message: { from: string; to: string; text: string }): Promise<void> {
     const handlers = this.#handlers;
-    if (this.#closed || !handlers) throw new Error('SimulatorDelivery: simulateInbound() needs a started, open simulator');
+    if (this.#closing || !handlers) throw new Error('SimulatorDelivery: simulateInbound() needs a started, open simulator');
     const delivered = handlers.inbound({ from: message.from, to: message.to, text: message.text, receivedAt: Date.now() });
     const held = delivered.then(() => undefined, () => undefined);
     this.#inFlight.add(held);
@@ -181,7 +224,7 @@ export class SimulatorDelivery implements DeliveryAdapter {
 
   /** Receipts scheduled and not yet reported, re-sends of refused ones included (for tests and diagnostics). */
   get pendingReceipts(): number {
-    return this.#receiptTimers.size;
+    return this.#held.size;
   }
 
   #drawOutcome(): SimulatedOutcome {
@@ -231,16 +274,18 @@ export class SimulatorDelivery implements DeliveryAdapter {
     });
   }
 
-  #scheduleReceipt(receipt: CarrierReceipt, delayMs: number, duplicate: boolean): void {
+  /** Reports `held` after `delayMs`, unless `close()` reports it first. */
+  #hold(held: HeldReceipt, delayMs: number): void {
+    if (this.#closing) return;
     const timer = setTimeout(() => {
-      this.#receiptTimers.delete(timer);
-      const first = this.#report(receipt);
+      this.#held.delete(timer);
+      const first = this.#report(held.receipt, held.resends);
       // The duplicate follows once the first is recorded, as a carrier resending an
       // unacknowledged receipt would.
-      if (duplicate) void first.then(() => this.#report(receipt));
+      if (held.duplicate) void first.then(() => this.#report(held.receipt, 0));
     }, delayMs);
     timer.unref();
-    this.#receiptTimers.add(timer);
+    this.#held.set(timer, held);
   }
 
   /**
@@ -249,7 +294,7 @@ export class SimulatorDelivery implements DeliveryAdapter {
    * {@link RESEND_DELAY_MS}, at most {@link MAX_RESENDS} times; a refusal that is not
    * {@link ReceiptNotYetMatched} is also reported through `handlers.error`.
    */
-  #report(receipt: CarrierReceipt, resends = 0): Promise<void> {
+  #report(receipt: CarrierReceipt, resends: number): Promise<void> {
     const handlers = this.#handlers;
     if (this.#closed || !handlers) return Promise.resolve();
     const reported = (async () => {
@@ -257,22 +302,12 @@ export class SimulatorDelivery implements DeliveryAdapter {
         await handlers.receipt({ ...receipt });
       } catch (error) {
         if (!ReceiptNotYetMatched.is(error)) handlers.error(error);
-        if (resends < MAX_RESENDS) this.#resend(receipt, resends + 1);
+        if (resends < MAX_RESENDS) this.#hold({ receipt, resends: resends + 1, duplicate: false }, RESEND_DELAY_MS);
       }
     })();
     this.#inFlight.add(reported);
     void reported.then(() => this.#inFlight.delete(reported));
     return reported;
-  }
-
-  #resend(receipt: CarrierReceipt, resends: number): void {
-    if (this.#closed) return;
-    const timer = setTimeout(() => {
-      this.#receiptTimers.delete(timer);
-      void this.#report(receipt, resends);
-    }, RESEND_DELAY_MS);
-    timer.unref();
-    this.#receiptTimers.add(timer);
   }
 }
 

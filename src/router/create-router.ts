@@ -30,7 +30,7 @@ import type { SmsRouterOptions } from './options.js';
 import { settle } from '../util/settle.js';
 import { routeTransitions } from '../outbox/transitions.js';
 import { retentionSweep } from '../worker/retention.js';
-import { receiptTimeoutSweep } from '../worker/receipt-timeout.js';
+import { receiptTimeoutFor, receiptTimeoutSweep } from '../worker/receipt-timeout.js';
 import { timeSweep } from '../worker/time-sweep.js';
 import { ReceiptHandler } from '../worker/receipt-handler.js';
 import { queueSampler } from '../worker/queue-sampler.js';
@@ -69,9 +69,11 @@ export interface SmsRouter extends RequestHandler {
    * Stops claiming work, waits for submissions and callback attempts in flight, and closes
    * the carrier connection and the storage adapter (each closes only what it opened). The
    * messages the worker already holds (up to 4 times `worker.concurrency`) are submitted
-   * first, so none waits out its lease after a graceful restart; receipts that arrived before
-   * their submission was recorded are applied; and the delivery reports the sender holds but
-   * has not started are handed back to storage, claimable at once by the next instance.
+   * first, so none waits out its lease after a graceful restart; the carrier is closed while
+   * receipts can still be stored (the simulator reports every receipt it holds then);
+   * receipts that arrived before their submission was recorded are applied; and the delivery
+   * reports the sender holds but has not started are handed back to storage, claimable at
+   * once by the next instance.
    * After it resolves no timer or socket of the router keeps the process alive.
    */
   close(): Promise<void>;
@@ -112,7 +114,7 @@ export function createSmsRouter(options: SmsRouterOptions): SmsRouter {
     submissionsRecorded: () => worker.submissionsRecorded(),
   });
   const retention = retentionSweep(storage, config.retention, now, emit);
-  const receiptTimeout = receiptTimeoutSweep(storage, config.worker.receiptTimeoutMs, now, emit, onTransition);
+  const receiptTimeout = receiptTimeoutSweep(storage, receiptTimeoutFor(config.worker.receiptTimeoutMs, delivery), now, emit, onTransition);
   const timed = timeSweep({
     storage, intervalMs: config.worker.pollIntervalMs, now, emit, onTransition, wake: () => worker.wake(),
   });
@@ -255,9 +257,12 @@ export function createSmsRouter(options: SmsRouterOptions): SmsRouter {
       await timed?.close();
       await queueDepth?.close();
       await worker.close();
+      // The carrier before the receipt handler: receipts it reports while closing (the
+      // simulator reports every one it still holds) are stored, and their reports reach
+      // the dispatcher, which hands back to storage what it has not sent.
+      await delivery.close();
       await receipts.close();
       await dispatcher.close();
-      await delivery.close();
       await storage.close?.();
       await limiters.close();
     })();

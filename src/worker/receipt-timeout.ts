@@ -4,6 +4,7 @@
  * a delivery report, instead of waiting forever. Real SMSCs give up on a message after its
  * validity period (commonly 48 hours), so a receipt later than that is not coming.
  */
+import type { DeliveryAdapter } from '../delivery/contract.js';
 import type { Emit } from '../observe/events.js';
 import { outcome } from '../lifecycle/states.js';
 import type { Storage, Transition } from '../storage/contract.js';
@@ -40,4 +41,14 @@ export function receiptTimeoutSweep(
       }),
     (error) => emit('error', { error, source: 'worker' }),
   );
+}
+
+/**
+ * How long a `submitted` message waits for its receipts: `worker.receiptTimeoutMs`, or the
+ * adapter's `receiptDeadlineMs` when that is shorter (an adapter whose receipts die with
+ * the process, as the simulator's do, would otherwise leave a crash's messages waiting 48 h).
+ */
+export function receiptTimeoutFor(receiptTimeoutMs: number, delivery: Pick<DeliveryAdapter, 'receiptDeadlineMs'>): number {
+  const deadline = delivery.receiptDeadlineMs;
+  return typeof deadline === 'number' && deadline > 0 ? Math.min(receiptTimeoutMs, deadline) : receiptTimeoutMs;
 }

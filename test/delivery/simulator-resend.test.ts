@@ -77,15 +77,16 @@ describe('SimulatorDelivery re-sends refused receipts', () => {
     expect(simulator.pendingReceipts).toBe(0);
   });
 
-  it('drops a pending re-send on close', async () => {
+  it('sends a pending re-send at once on close, and not again if it is refused then', async () => {
     const { simulator, deliveries } = await carrierAnswering(() => new ReceiptNotYetMatched('x'));
     await simulator.submit(part);
     await vi.advanceTimersByTimeAsync(0);
     expect(deliveries).toHaveLength(1);
     expect(simulator.pendingReceipts).toBe(1);
     await simulator.close();
+    expect(deliveries.map((d) => d.at)).toEqual([0, 0]);
     expect(simulator.pendingReceipts).toBe(0);
     await vi.advanceTimersByTimeAsync(5_000);
-    expect(deliveries).toHaveLength(1);
+    expect(deliveries).toHaveLength(2);
   });
 });

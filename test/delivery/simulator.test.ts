@@ -247,20 +247,37 @@ describe('SimulatorDelivery', () => {
 });
 
 describe('SimulatorDelivery.close', () => {
-  it('drops receipts not yet reported', async () => {
+  it('reports every receipt it still holds before it resolves, and nothing after', async () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
     const { simulator, receipts } = await startSimulator({ latencyMs: 1000 });
-    await simulator.submit(onePart('r1'));
-    await simulator.submit(onePart('r2'));
+    const early = await simulator.submit(onePart('r1'));
     await vi.advanceTimersByTimeAsync(1000);
-    expect(receipts).toHaveLength(2);
+    expect(receipts).toHaveLength(1);
 
-    await simulator.submit(onePart('r3'));
-    expect(simulator.pendingReceipts).toBe(1);
+    const late = await Promise.all(['r2', 'r3', 'r4'].map((ref) => simulator.submit(onePart(ref))));
+    expect(simulator.pendingReceipts).toBe(3);
     await simulator.close();
     expect(simulator.pendingReceipts).toBe(0);
+    expect(receipts.map((r) => r.carrierId)).toEqual([early, ...late].map((ack) => ack.carrierId));
     await vi.advanceTimersByTimeAsync(10_000);
-    expect(receipts).toHaveLength(2);
+    expect(receipts).toHaveLength(4);
+  });
+
+  it('resolves close() only once the receipts it reports are recorded', async () => {
+    const simulator = new SimulatorDelivery({ latencyMs: 60_000 });
+    opened.push(simulator);
+    const recorded: string[] = [];
+    await simulator.start({
+      receipt: async (receipt) => {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        recorded.push(receipt.carrierId);
+      },
+      inbound: async () => {},
+      error: () => {},
+    });
+    const acks = await Promise.all(['r1', 'r2'].map((ref) => simulator.submit(onePart(ref))));
+    await simulator.close();
+    expect(recorded.sort()).toEqual(acks.map((ack) => ack.carrierId).sort());
   });
 
   it('rejects submit afterwards, and submits still waiting for their turn', async () => {
@@ -289,6 +306,21 @@ describe('SimulatorDelivery.close', () => {
     const { simulator } = await startSimulator({});
     await simulator.close();
     await expect(simulator.close()).resolves.toBeUndefined();
+  });
+});
+
+describe('SimulatorDelivery.receiptDeadlineMs', () => {
+  it('is the longest latency plus a minute by default, for the router to end a message whose receipt died with the process', () => {
+    expect(new SimulatorDelivery().receiptDeadlineMs).toBe(200 + 60_000);
+    expect(new SimulatorDelivery({ latencyMs: [200, 1500] }).receiptDeadlineMs).toBe(1500 + 60_000);
+    expect(new SimulatorDelivery({ latencyMs: 50, receiptDeadlineMs: 2_000 }).receiptDeadlineMs).toBe(2_000);
+  });
+
+  it('may not be shorter than the longest latency: every receipt would come too late', () => {
+    expect(() => new SimulatorDelivery({ latencyMs: [100, 5_000], receiptDeadlineMs: 1_000 })).toThrow(
+      /receiptDeadlineMs \(1000\) must be at least the longest latencyMs \(5000\)/,
+    );
+    expect(() => new SimulatorDelivery({ receiptDeadlineMs: 0 })).toThrow(/receiptDeadlineMs must be a number >= 1/);
   });
 });
 
