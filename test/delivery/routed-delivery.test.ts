@@ -263,6 +263,12 @@ describe('RoutedDelivery: the adapter as a whole', () => {
     expect(new RoutedDelivery({ routes: { a: { delivery: new FakeCarrier(50) }, b: { delivery: new FakeCarrier() } } }).submitsPerSecond).toBeUndefined();
   });
 
+  it('gives the longest receipt deadline of its routes when each has one, so a crash strands nothing on any of them, and none when one has none', () => {
+    const withDeadline = (ms: number) => Object.assign(new FakeCarrier(), { receiptDeadlineMs: ms });
+    expect(new RoutedDelivery({ routes: { a: { delivery: withDeadline(60_000) }, b: { delivery: withDeadline(90_000) } } }).receiptDeadlineMs).toBe(90_000);
+    expect(new RoutedDelivery({ routes: { a: { delivery: withDeadline(60_000) }, b: { delivery: new FakeCarrier() } } }).receiptDeadlineMs).toBeUndefined();
+  });
+
   it('starts again only the routes whose start failed, and closes them all', async () => {
     const a = new FakeCarrier();
     const b = new FakeCarrier();

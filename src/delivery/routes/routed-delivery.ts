@@ -73,6 +73,21 @@ export class RoutedDelivery implements DeliveryAdapter {
     return sum;
   }
 
+  /**
+   * The longest of the routes' `receiptDeadlineMs` when every route has one; otherwise none
+   * (a route without a deadline can take as long as its carrier likes, and any message may
+   * have gone through it after a fallback).
+   */
+  get receiptDeadlineMs(): number | undefined {
+    let longest = 0;
+    for (const { delivery } of this.#table.routes.values()) {
+      const deadline = delivery.receiptDeadlineMs;
+      if (deadline === undefined || !(deadline > 0)) return undefined;
+      longest = Math.max(longest, deadline);
+    }
+    return longest;
+  }
+
   /** Every route's state now, by name. */
   routeStates(): Record<string, RouteState> {
     const now = Date.now();
