@@ -55,7 +55,7 @@ export interface MessageRetryingEvent {
 export interface DlrEvent {
   /** The report's `uid` (also its `webhook-id`). */
   uid: string;
-  /** The message it reports on. */
+  /** The message it reports on, its `callback` as this attempt left it (as storage holds it now). */
   message: MessageRecord;
   /** The URL it was posted to. */
   url: string;
