@@ -87,16 +87,16 @@ export function reportAttempt(deps: ReportAttemptDeps): (due: Webhook) => Promis
             ? { result: 'failed', statusCode: result.statusCode, error, nextAttemptAt: null, now: at }
             : { result: 'retry', statusCode: result.statusCode, error, nextAttemptAt: at + delay, now: at };
       const common = { uid, url, attempt, statusCode: result.statusCode, durationMs: result.durationMs };
+      // The record was read when the webhook was claimed: the event shows it as this attempt left it.
       if (isInbound(due)) {
         await storage.recordInboundAttempt!(uid, record);
-        const event = { ...common, inbound: due.inbound };
+        const event = { ...common, inbound: { ...due.inbound, callback: afterAttempt(attempt, record) } };
         if (record.result === 'delivered') emit('inbound.sent', event);
         else if (record.result === 'failed') emit('inbound.failed', { ...event, error });
         else emit('inbound.retrying', { ...event, error, nextAttemptAt: record.nextAttemptAt! });
         return;
       }
       await storage.recordCallbackAttempt(uid, record);
-      // The message was read when the report was claimed: show the report as this attempt left it.
       const event = { ...common, message: { ...due.message, callback: afterAttempt(attempt, record) } };
       if (record.result === 'delivered') emit('dlr.sent', event);
       else if (record.result === 'failed') emit('dlr.failed', { ...event, error });

@@ -85,7 +85,7 @@ export interface DlrFailedEvent extends DlrEvent {
 export interface InboundWebhookEvent {
   /** The webhook's `uid` (also its `webhook-id`). */
   uid: string;
-  /** The inbound message it forwards. */
+  /** The inbound message it forwards, its `callback` as this attempt left it (as storage holds it now). */
   inbound: InboundRecord;
   /** The URL it was posted to (the customer's inbound URL). */
   url: string;
