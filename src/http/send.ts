@@ -206,6 +206,7 @@ export function sendHandler(deps: SendHandlerDeps): RequestHandler {
     } catch (error) {
       deps.handOff.notStored(messages.length, lease);
       deps.credit?.notStored(messages);
+      // Another instance stored a request with this key first: answer as a retry would be.
       if (claim !== null && (await claim.answerTaken(res).catch(() => false))) return null;
       throw deps.credit?.refused(error) ?? error;
     }
@@ -214,8 +215,9 @@ export function sendHandler(deps: SendHandlerDeps): RequestHandler {
 
   /**
    * A request counted in the backlog bounds and charged to the message budget stored
-   * nothing: both are given back, so a refused request (402, 409...) costs no budget. A
-   * store that cannot give back is reported; the refusal is answered all the same.
+   * nothing (402, a key race lost to another instance, a storage failure): both are given
+   * back, so the budget counts what was stored. A store that fails to give back is reported;
+   * the refusal is answered all the same.
    */
   async function notStored(req: Request, principal: Principal, count: number, backlog: BacklogGate | null, budget: MessageCharge): Promise<void> {
     backlog?.notStored(principal, count);
