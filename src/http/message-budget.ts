@@ -52,15 +52,14 @@ export function messageBudget(config: MessageBudgetConfig, store: BudgetStore, w
   };
 
   function charged(res: Response, key: string, count: number, limit: number, result: BudgetTake): MessageCharge {
-    if (headers.wanted(!result.taken)) {
+    if (!result.taken) {
       const resetSeconds = secondsUntil(result.resetTime);
       const remaining = limit - result.used;
-      headers.write(res, key, limit, remaining, resetSeconds, !result.taken);
-      if (!result.taken) {
-        // It fits once the window turns over: 429 with Retry-After says exactly "wait".
-        throw new SmsError('RATE_LIMITED', `Message budget exceeded: ${count} messages asked, ${remaining} of ${limit} left per ${window}; retry in ${resetSeconds} s`);
-      }
+      headers.write(res, key, limit, remaining, resetSeconds, true);
+      // It fits once the window turns over: 429 with Retry-After says exactly "wait".
+      throw new SmsError('RATE_LIMITED', `Message budget exceeded: ${count} messages asked, ${remaining} of ${limit} left per ${window}; retry in ${resetSeconds} s`);
     }
+    if (headers.wanted(false)) headers.write(res, key, limit, limit - result.used, secondsUntil(result.resetTime), false);
     if (store.giveBack === undefined) return NOTHING_TAKEN;
     return {
       giveBack: () => {
