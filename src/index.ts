@@ -25,6 +25,7 @@ export {
 export { countSms, smartEncode, splitSms, type CountOptions, type SmsCount } from './sms/segments.js';
 
 export * from './lifecycle/states.js';
+export { submitAttempts, type AttemptFields } from './lifecycle/attempts.js';
 export type * from './storage/contract.js';
 export { MemoryStorage } from './storage/memory/adapter.js';
 export { OPTIONAL_STORAGE_METHODS } from './storage/optional-methods.js';

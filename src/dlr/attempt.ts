@@ -4,7 +4,7 @@
  * event.
  */
 import type { Emit } from '../observe/events.js';
-import type { CallbackAttempt, Storage } from '../storage/contract.js';
+import type { CallbackAttempt, CallbackState, Storage } from '../storage/contract.js';
 import { callbackUrlProblem } from './address-guard.js';
 import type { DlrConfig } from './options.js';
 import type { CallbackSender, PostResult } from './post.js';
@@ -27,6 +27,17 @@ export interface ReportAttemptDeps {
 /** The result of an attempt that was refused before anything was sent. */
 function unsent(error: string): PostResult {
   return { statusCode: null, error, durationMs: 0, retryAfterMs: null };
+}
+
+/** A report's state once `attempt` (the n-th) was recorded as `record`: what storage then holds. */
+function afterAttempt(attempt: number, record: CallbackAttempt): CallbackState {
+  return {
+    state: record.result === 'retry' ? 'pending' : record.result,
+    attempts: attempt,
+    lastStatusCode: record.statusCode,
+    lastError: record.error,
+    nextAttemptAt: record.nextAttemptAt,
+  };
 }
 
 /** Returns the function that makes one attempt of a due webhook. The attempt never rejects. */
@@ -76,16 +87,17 @@ export function reportAttempt(deps: ReportAttemptDeps): (due: Webhook) => Promis
             ? { result: 'failed', statusCode: result.statusCode, error, nextAttemptAt: null, now: at }
             : { result: 'retry', statusCode: result.statusCode, error, nextAttemptAt: at + delay, now: at };
       const common = { uid, url, attempt, statusCode: result.statusCode, durationMs: result.durationMs };
+      // The record was read when the webhook was claimed: the event shows it as this attempt left it.
       if (isInbound(due)) {
         await storage.recordInboundAttempt!(uid, record);
-        const event = { ...common, inbound: due.inbound };
+        const event = { ...common, inbound: { ...due.inbound, callback: afterAttempt(attempt, record) } };
         if (record.result === 'delivered') emit('inbound.sent', event);
         else if (record.result === 'failed') emit('inbound.failed', { ...event, error });
         else emit('inbound.retrying', { ...event, error, nextAttemptAt: record.nextAttemptAt! });
         return;
       }
       await storage.recordCallbackAttempt(uid, record);
-      const event = { ...common, message: due.message };
+      const event = { ...common, message: { ...due.message, callback: afterAttempt(attempt, record) } };
       if (record.result === 'delivered') emit('dlr.sent', event);
       else if (record.result === 'failed') emit('dlr.failed', { ...event, error });
       else emit('dlr.retrying', { ...event, error, nextAttemptAt: record.nextAttemptAt! });

@@ -17,7 +17,7 @@ import type { Principal } from '../auth/principal.js';
 import { newMessageRef } from './message-ref.js';
 import { sendJsonText } from './respond.js';
 import type { RequestValidator, SendRequest } from './validate-request.js';
-import type { ChargeMessages } from './message-budget.js';
+import type { ChargeMessages, MessageCharge } from './message-budget.js';
 import type { BacklogGate } from './backlog.js';
 import { idempotencyKeyOf, type IdempotencyKeys, type KeyClaim } from './idempotency.js';
 import { requestTimes, type MessageTimes } from './send-times.js';
@@ -34,7 +34,10 @@ export interface SendHandlerDeps {
   now: () => number;
   /** Where stored messages go next: this instance's worker, leased to it when it has room. */
   handOff: MessageHandOff;
-  /** Takes the request's messages from the caller's budget, or throws (429/422): nothing is stored then. */
+  /**
+   * Takes the request's messages from the caller's budget, or throws (429/422): nothing is
+   * stored then. What it took is given back if the request then stores nothing.
+   */
   chargeMessages: ChargeMessages;
   /** Refuses a request that would pass a backlog bound (429/503), before it is charged; `null`: no bounds. */
   backlog: BacklogGate | null;
@@ -141,40 +144,27 @@ export function sendHandler(deps: SendHandlerDeps): RequestHandler {
       // Scheduled messages do not hold the carrier until due: they join the bounds' count then.
       const backlog = times.sendAt === null ? deps.backlog : null;
       if (backlog !== null) await backlog.admit(principal, count);
+      let budget: MessageCharge;
       try {
         const charging = deps.chargeMessages(res, count);
-        if (charging !== undefined) await charging;
+        budget = isPromiseLike(charging) ? await charging : charging;
       } catch (error) {
         backlog?.notStored(principal, count);
         throw error;
       }
-      const messages = toMessages(request, principal, profile, sender, deps.now(), times);
-      // Premium messages are checked by the worker, right before they go out.
-      const optedOut = deps.optOuts && request.endpoint === 'quick' && profile.honourOptOuts === true ? await deps.optOuts.blocked(messages) : null;
-      let charge: Awaited<ReturnType<CreditGate['charge']>>;
+      let stored: Stored | null;
       try {
-        // Without credit there is nothing to await, and no promise turn is spent on it.
-        const charging = deps.credit?.charge(profile.code, messages);
-        charge = charging === undefined ? undefined : await charging;
+        stored = await store(res, principal, request, profile, sender, times, claim);
       } catch (error) {
-        backlog?.notStored(principal, count);
+        await notStored(req, principal, count, backlog, budget);
         throw error;
       }
-      // A scheduled message is claimed when due, by whichever instance: not handed over.
-      const lease = times.sendAt === null ? deps.handOff.lease(messages.length, messages[0]!.priority) : null;
-      // Stored so that no claim takes a message to an opted-out number before it is ended.
-      const held = optedOut !== null && lease === null ? deps.optOuts!.holdLease(deps.now()) : null;
-      const answer = acceptedBody(messages);
-      try {
-        await deps.storage.insertMessages(messages, lease ?? held ?? undefined, claim?.record(answer), charge);
-      } catch (error) {
-        deps.handOff.notStored(messages.length, lease);
-        backlog?.notStored(principal, count);
-        deps.credit?.notStored(messages);
-        // Another instance stored a request with this key first: answer as a retry would be.
-        if (claim !== null && (await claim.answerTaken(res).catch(() => false))) return;
-        throw deps.credit?.refused(error) ?? error;
+      if (stored === null) {
+        // Another instance stored a request with this key first, and its answer was given.
+        await notStored(req, principal, count, backlog, budget);
+        return;
       }
+      const { messages, optedOut, lease, answer } = stored;
       sendJsonText(res, 200, answer);
       deps.credit?.stored(profile.code, messages);
       const requestId = requestIdOf(req);
@@ -192,4 +182,59 @@ export function sendHandler(deps: SendHandlerDeps): RequestHandler {
       claim?.close();
     }
   }
+
+  /**
+   * Stores the request's messages, with its credit charge and its key's record, in one
+   * atomic step. Resolves with what was stored, or `null` when another instance's request
+   * with the same key was stored first and its answer was given here; throws (402, a
+   * storage error) when nothing was stored.
+   */
+  async function store(res: Response, principal: Principal, request: SendRequest, profile: Profile, sender: string, times: MessageTimes, claim: KeyClaim | null): Promise<Stored | null> {
+    const messages = toMessages(request, principal, profile, sender, deps.now(), times);
+    // Premium messages are checked by the worker, right before they go out.
+    const optedOut = deps.optOuts && request.endpoint === 'quick' && profile.honourOptOuts === true ? await deps.optOuts.blocked(messages) : null;
+    // Without credit there is nothing to await, and no promise turn is spent on it.
+    const charging = deps.credit?.charge(profile.code, messages);
+    const charge = charging === undefined ? undefined : await charging;
+    // A scheduled message is claimed when due, by whichever instance: not handed over.
+    const lease = times.sendAt === null ? deps.handOff.lease(messages.length, messages[0]!.priority) : null;
+    // Stored so that no claim takes a message to an opted-out number before it is ended.
+    const held = optedOut !== null && lease === null ? deps.optOuts!.holdLease(deps.now()) : null;
+    const answer = acceptedBody(messages);
+    try {
+      await deps.storage.insertMessages(messages, lease ?? held ?? undefined, claim?.record(answer), charge);
+    } catch (error) {
+      deps.handOff.notStored(messages.length, lease);
+      deps.credit?.notStored(messages);
+      // Another instance stored a request with this key first: answer as a retry would be.
+      if (claim !== null && (await claim.answerTaken(res).catch(() => false))) return null;
+      throw deps.credit?.refused(error) ?? error;
+    }
+    return { messages, optedOut, lease, answer };
+  }
+
+  /**
+   * A request counted in the backlog bounds and charged to the message budget stored
+   * nothing (402, a key race lost to another instance, a storage failure): both are given
+   * back, so the budget counts what was stored. A store that fails to give back is reported;
+   * the refusal is answered all the same.
+   */
+  async function notStored(req: Request, principal: Principal, count: number, backlog: BacklogGate | null, budget: MessageCharge): Promise<void> {
+    backlog?.notStored(principal, count);
+    try {
+      const giving = budget.giveBack();
+      if (giving !== undefined) await giving;
+    } catch (error) {
+      deps.emit('error', { error, source: 'request', requestId: requestIdOf(req) });
+    }
+  }
+}
+
+/** What one request stored, for its answer and the hand-off. */
+interface Stored {
+  messages: NewMessage[];
+  /** The refs of the quick-send messages to opted-out numbers, or `null` when none was checked. */
+  optedOut: Awaited<ReturnType<OptOutGate['blocked']>> | null;
+  lease: ReturnType<MessageHandOff['lease']>;
+  answer: string;
 }

@@ -5,6 +5,7 @@
 import { parse as parseQuery } from 'node:querystring';
 import type { Request, RequestHandler } from 'express';
 import { SmsError } from '../errors.js';
+import { submitAttempts } from '../lifecycle/attempts.js';
 import type { MessageRecord, Storage } from '../storage/contract.js';
 import { principalOf } from './authenticate.js';
 import { sendJsonText } from './respond.js';
@@ -26,7 +27,7 @@ export function statusView(message: MessageRecord): Record<string, unknown> {
     status_reason: message.statusReason,
     status_description: message.statusDescription,
     sms_count: message.smsCount,
-    submit_attempts: message.attempts,
+    submit_attempts: submitAttempts(message),
     created_at: iso(message.createdAt),
     updated_at: iso(message.updatedAt),
     send_at: iso(message.sendAt ?? null),

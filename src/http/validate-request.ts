@@ -11,6 +11,7 @@ import type { LimitOptions } from './limits.js';
 import { countSms, type SmsCount } from '../sms/segments.js';
 import type { Endpoint, RecipientField, ReferenceField } from '../storage/contract.js';
 import { premiumListSchema, premiumMessagesSchema, quickSendSchema } from './schemas.js';
+import { parseRfc3339 } from './rfc3339.js';
 
 /** One message of a request, checked. */
 export interface SendItem {
@@ -202,14 +203,11 @@ function referenceOf(field: string, value: string | number | null | undefined): 
   return String(value);
 }
 
-/** An RFC 3339 date-time: a date, `T` (or a space), a time with seconds, and an offset. */
-const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2})$/;
-
 /** `send_at` as epoch ms, or `null` when not given; a 422 naming it when it is no time. */
 function sendAtOf(value: string | number | null | undefined): number | null {
   if (value === undefined || value === null) return null;
   if (typeof value === 'number') return value * 1000;
-  const ms = RFC3339.test(value) ? Date.parse(value.replace(' ', 'T')) : Number.NaN;
+  const ms = parseRfc3339(value);
   if (!Number.isFinite(ms)) fail('send_at', 'must be an RFC 3339 time such as 2026-12-01T09:00:00Z, or Unix seconds');
   return ms;
 }

@@ -8,6 +8,9 @@ import type { Endpoint, InboundRecord, MessageRecord, NewMessage } from '../stor
 import type { ConnectionChange, InboundMessage, RouteChange } from '../delivery/contract.js';
 import { eventErrorCode, type EventErrorCode } from '../errors.js';
 import type { CreditChargedEvent, CreditRefundedEvent } from './credit-events.js';
+import { assertEventName } from './event-names.js';
+
+export { SMS_EVENT_NAMES } from './event-names.js';
 
 export type { CreditChargedEvent, CreditLine, CreditRefundCause, CreditRefundedEvent } from './credit-events.js';
 
@@ -52,7 +55,7 @@ export interface MessageRetryingEvent {
 export interface DlrEvent {
   /** The report's `uid` (also its `webhook-id`). */
   uid: string;
-  /** The message it reports on. */
+  /** The message it reports on, its `callback` as this attempt left it (as storage holds it now). */
   message: MessageRecord;
   /** The URL it was posted to. */
   url: string;
@@ -82,7 +85,7 @@ export interface DlrFailedEvent extends DlrEvent {
 export interface InboundWebhookEvent {
   /** The webhook's `uid` (also its `webhook-id`). */
   uid: string;
-  /** The inbound message it forwards. */
+  /** The inbound message it forwards, its `callback` as this attempt left it (as storage holds it now). */
   inbound: InboundRecord;
   /** The URL it was posted to (the customer's inbound URL). */
   url: string;
@@ -286,7 +289,8 @@ export interface SmsEventEmitterOptions {
 /**
  * The router's event emitter: eventemitter3 with every listener guarded, so a listener
  * that throws is reported through `error` (source `listener`) and the listeners after it
- * still run. `off` takes the function that was passed to `on` or `once`, as usual.
+ * still run. `off` takes the function that was passed to `on` or `once`, as usual. A name
+ * that is not an event is refused with a TypeError (and the nearest name, if one is near).
  */
 export class SmsEventEmitter extends EventEmitter<SmsEvents> {
   /** Original listener -> the guarded wrappers registered for it, per event. */
@@ -316,6 +320,7 @@ export class SmsEventEmitter extends EventEmitter<SmsEvents> {
   }
 
   override on<K extends SmsEventName>(name: K, listener: ListenerOf<K>, context?: unknown): this {
+    assertEventName('on', name);
     return super.on(name, this.#guard(name, listener as Listener) as ListenerOf<K>, context);
   }
 
@@ -324,10 +329,12 @@ export class SmsEventEmitter extends EventEmitter<SmsEvents> {
   }
 
   override once<K extends SmsEventName>(name: K, listener: ListenerOf<K>, context?: unknown): this {
+    assertEventName('once', name);
     return super.once(name, this.#guard(name, listener as Listener) as ListenerOf<K>, context);
   }
 
   override off<K extends SmsEventName>(name: K, listener?: ListenerOf<K>, context?: unknown, once?: boolean): this {
+    assertEventName('off', name);
     if (listener === undefined) {
       this.#wrappers.delete(name);
       return super.off(name, undefined, context, once);
@@ -348,6 +355,7 @@ export class SmsEventEmitter extends EventEmitter<SmsEvents> {
   }
 
   override removeAllListeners(name?: SmsEventName): this {
+    if (name !== undefined) assertEventName('removeAllListeners', name);
     if (name === undefined) this.#wrappers.clear();
     else this.#wrappers.delete(name);
     return super.removeAllListeners(name);

@@ -118,7 +118,11 @@ export interface MessageRecord extends Omit<NewMessage, 'weight'> {
   statusReason: StatusReason | null;
   /** Description of the terminal state, else `null`. */
   statusDescription: string | null;
-  /** Submission attempts so far. */
+  /**
+   * Submission attempts given back for a retry: {@link Storage.reschedule} adds one, nothing
+   * else does. The attempts made (the status answer's `submit_attempts`) count the one that
+   * submitted or ended the message too: `submitAttempts(message)`.
+   */
   attempts: number;
   /** Last retryable submission error, for the status endpoint and logs. */
   lastError: string | null;

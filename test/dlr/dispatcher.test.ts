@@ -132,6 +132,28 @@ describe('CallbackDispatcher', () => {
     expect(claims).toBeLessThanOrEqual(2);
   });
 
+  it("each dlr.* event's message shows the report as the attempt it announces left it, as storage then has it", async () => {
+    const r = await receiver((n) => ({ status: n === 0 ? 500 : 204 }));
+    const h = harness({ schedule: [0, 50] });
+    const message = newMessage(`${r.origin}/dlr`, h.clock.now);
+    await storeTerminal(h.storage, [message], h.clock.now);
+    h.dispatcher.start();
+    await eventually(() => h.named('dlr.retrying').length === 1, { what: 'the first attempt' });
+    const retrying = h.named('dlr.retrying')[0]!;
+    const afterFirst = (await h.storage.getMessage(PRINCIPAL, message.ref))!.callback;
+    expect(afterFirst).toEqual({ state: 'pending', attempts: 1, lastStatusCode: 500, lastError: 'HTTP 500', nextAttemptAt: retrying.nextAttemptAt });
+    expect(retrying.message.callback).toEqual(afterFirst);
+
+    h.clock.now = retrying.nextAttemptAt;
+    h.dispatcher.wake();
+    await eventually(() => h.named('dlr.sent').length === 1, { what: 'dlr.sent' });
+    const sent = h.named('dlr.sent')[0]!;
+    expect(sent).toMatchObject({ attempt: 2, statusCode: 204 });
+    const afterSecond = (await h.storage.getMessage(PRINCIPAL, message.ref))!.callback;
+    expect(afterSecond).toMatchObject({ state: 'delivered', attempts: 2, lastStatusCode: 204, lastError: null, nextAttemptAt: null });
+    expect(sent.message.callback).toEqual(afterSecond);
+  });
+
   it('gives up when the schedule runs out', async () => {
     const r = await receiver(() => ({ status: 503 }));
     const h = harness({ schedule: [0, 20] });

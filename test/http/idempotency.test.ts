@@ -1,7 +1,7 @@
 import express from 'express';
 import request from 'supertest';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createSmsRouter, MemoryStorage, OptionError, type Storage, type SmsRouterOptions } from '../../src/index.js';
+import { createSmsRouter, MemoryBudgetStore, MemoryStorage, OptionError, type Storage, type SmsRouterOptions } from '../../src/index.js';
 import { outcome } from '../../src/lifecycle/states.js';
 import { buildNewMessage } from '../../src/testing/storage-suite/index.js';
 import { retentionSweep } from '../../src/worker/retention.js';
@@ -141,6 +141,26 @@ describe('Idempotency-Key on the send endpoints', () => {
     expect(answers.filter((res) => res.headers['idempotent-replayed'] === 'true')).toHaveLength(1);
     expect(accepted).toHaveLength(1);
     expect(await stored(one.app)).toHaveLength(1);
+  });
+
+  it('gives the race loser\'s messages back to the shared message budget: it stored nothing', async () => {
+    const { storage, open, inserting } = gatedStorage();
+    const budgetStore = new MemoryBudgetStore();
+    const rateLimit = { messages: { limit: 2 }, budgetStore };
+    const one = start({ storage, instanceId: 'one', rateLimit });
+    const two = start({ storage, instanceId: 'two', rateLimit });
+    const first = send(one.app, 'raced').then((res) => res);
+    await inserting;
+    const second = send(two.app, 'raced').then((res) => res);
+    // Both have taken their message from the budget and wait at the storage's gate.
+    await eventually(() => budgetStore.take('acme', 0, 2, 60_000).used === 2, { what: 'both requests charged' });
+    open();
+    expect((await Promise.all([first, second])).map((res) => res.status)).toEqual([200, 200]);
+    expect(await stored(one.app)).toHaveLength(1);
+    // One message stored, one counted: room for exactly one more.
+    const another = { ...BODY, messages: [{ ...BODY.messages[0]!, external_id: 'otp-2' }] };
+    expect((await send(one.app, null, another)).status).toBe(200);
+    expect((await send(two.app, null, another)).status).toBe(429);
   });
 
   it('frees the key after ttlMs: the same request is then sent again', async () => {

@@ -146,6 +146,20 @@ async function send(host: Host, key: string, count = 1, ip = '192.0.2.1'): Promi
     expect(await store.take('k', 100, 100, 60_000)).toMatchObject({ taken: true, used: 100 });
   });
 
+  it('gives back into the running window, never below 0, keeping its expiry; a key with no window stays absent', async () => {
+    const store = new RedisBudgetStore({ sendCommand, prefix: `${PREFIX}store:` });
+    await store.take('back', 7, 10, 60_000);
+    await store.giveBack('back', 4);
+    expect(await store.take('back', 7, 10, 60_000)).toMatchObject({ taken: true, used: 10 });
+    await store.giveBack('back', 25);
+    expect(await client.get(`${PREFIX}store:back`)).toBe('0');
+    const ttl = await client.pTTL(`${PREFIX}store:back`);
+    expect(ttl).toBeGreaterThan(50_000);
+    expect(ttl).toBeLessThanOrEqual(60_000);
+    await store.giveBack('never-taken', 3);
+    expect(await client.exists(`${PREFIX}store:never-taken`)).toBe(0);
+  });
+
   it('starts a new window once the old one ends', async () => {
     const store = new RedisBudgetStore({ sendCommand, prefix: `${PREFIX}store:` });
     expect((await store.take('short', 5, 5, 150)).taken).toBe(true);

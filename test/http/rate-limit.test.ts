@@ -126,6 +126,18 @@ describe('the per-key request limit', () => {
     expect((await statusQuery(app, OTHER_KEY)).status).toBe(200);
   });
 
+  // A refused request still cost its parsing and validation; a client hammering with bad
+  // requests is what the limit is for (docs/rate-limits.md, "What the limits count").
+  it('counts every authenticated request, refused ones too: five 422s make the sixth a 429', async () => {
+    const { app } = start({ rateLimit: { requests: { limit: 5 } } });
+    for (let i = 0; i < 5; i++) {
+      const invalid = await request(app).post('/api/outbox/create').set('X-API-Key', KEY)
+        .send({ profile_code: '12345', messages: [{ recipient: '+254712345678', message: 'x' }] });
+      expect(invalid.status).toBe(422);
+    }
+    expect429(await send(app, KEY), /^Too many requests: this key may make 5 per 1 minute; /, 60);
+  });
+
   it('is on by default: 600 requests a minute per key, with the messages policy beside it', async () => {
     // Only the headers option is set, so every answer shows the (default) quotas.
     const { app } = start({ rateLimit: { headers: 'always' } });
@@ -206,6 +218,49 @@ describe('the per-key message budget', () => {
     expect((await send(app, KEY, 2)).status).toBe(200);
   });
 
+  // docs/rate-limits.md: the budget counts the messages stored. A client retrying a 402
+  // must not drain its budget into a 429 with messages that were never stored.
+  it('gives back what a request refused after the charge took: four 402s leave the budget whole', async () => {
+    const { app, sms } = start({ credit: { ledger: 'storage' }, rateLimit: { messages: { limit: 8 }, headers: 'always' } });
+    for (let i = 0; i < 4; i++) {
+      const refused = await send(app, KEY, 2, 'no-credit');
+      expect(refused.status).toBe(402);
+      expect(policy(refused, 'ratelimit', 'messages')).toMatch(/^"messages"; r=8; t=\d+$/);
+    }
+    expect(await lookup(app, 'no-credit')).toEqual([]);
+    await sms.credit!.topUp('acme', 8);
+    const whole = await send(app, KEY, 8, 'paid');
+    expect(whole.status).toBe(200);
+    expect(policy(whole, 'ratelimit', 'messages')).toMatch(/^"messages"; r=0; /);
+  });
+
+  it('gives back what a request took when storing it failed (500)', async () => {
+    const storage = new MemoryStorage();
+    const insert = storage.insertMessages.bind(storage);
+    let failNext = true;
+    storage.insertMessages = async (...args: Parameters<MemoryStorage['insertMessages']>) => {
+      if (failNext) {
+        failNext = false;
+        throw new Error('disk full');
+      }
+      return insert(...args);
+    };
+    const { app, sms } = start({ storage, rateLimit: { messages: { limit: 3 } } });
+    sms.on('error', () => undefined);
+    expect((await send(app, KEY, 3, 'lost')).status).toBe(500);
+    expect((await send(app, KEY, 3, 'kept')).status).toBe(200);
+    expect((await send(app, KEY, 1, 'over')).status).toBe(429);
+  });
+
+  it('keeps the count of a host store without giveBack, as its contract allows', async () => {
+    const store = new MemoryBudgetStore();
+    const takeOnly = { take: store.take.bind(store) };
+    const { app } = start({ credit: { ledger: 'storage' }, rateLimit: { messages: { limit: 4 }, budgetStore: takeOnly } });
+    expect((await send(app, KEY, 2, 'no-credit')).status).toBe(402);
+    expect((await send(app, KEY, 2, 'no-credit')).status).toBe(402);
+    expect((await send(app, KEY, 1, 'no-credit')).status).toBe(429);
+  });
+
   it('answers 500 and reports the cause when the budget store fails, storing nothing', async () => {
     const { storage, inserts } = recordingStorage();
     const failure = new Error('budget backend down');
@@ -236,6 +291,21 @@ describe('MemoryBudgetStore', () => {
     expect(await store.take('k', 4, 10, 1000)).toEqual({ taken: true, used: 4, resetTime: new Date(1_700_000_002_000) });
     await store.reset('k');
     expect((await store.take('k', 10, 10, 1000)).used).toBe(10);
+  });
+});
+
+describe('MemoryBudgetStore.giveBack', () => {
+  it('takes messages back off the running window, never below 0, and starts no window', () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    vi.setSystemTime(1_700_000_000_000);
+    const store = new MemoryBudgetStore();
+    store.take('k', 7, 10, 1000);
+    store.giveBack('k', 4);
+    expect(store.take('k', 7, 10, 1000)).toMatchObject({ taken: true, used: 10 });
+    store.giveBack('k', 20);
+    expect(store.take('k', 0, 10, 1000)).toMatchObject({ used: 0 });
+    store.giveBack('nobody', 3);
+    expect(store.take('nobody', 10, 10, 1000)).toMatchObject({ taken: true, used: 10 });
   });
 });
 

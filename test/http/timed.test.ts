@@ -61,6 +61,34 @@ describe('send_at and validity_period: validation', () => {
     expect(res.body).toEqual({ details, code: 'VALIDATION_FAILED' });
   });
 
+  // Date.parse rolls an impossible date over: 2026-11-31 would be scheduled for December 1.
+  it.each(['2026-11-31T09:00:00Z', '2026-12-01T24:00:00Z', '2026-02-29T09:00:00Z', '2026-12-01T09:00:00+24:00', '2026-12-00T09:00:00Z'])(
+    'an impossible time %s is a 422 like any malformed one, and stores nothing',
+    async (sendAt) => {
+      const { app } = gateway({ now: clock().now });
+      const res = await request(app).post(`${BASE}/create`).set('X-API-Key', KEY).send(quick({ send_at: sendAt }, 'impossible'));
+      expect(res.status).toBe(422);
+      expect(res.body).toEqual({ details: 'send_at: must be an RFC 3339 time such as 2026-12-01T09:00:00Z, or Unix seconds', code: 'VALIDATION_FAILED' });
+      const lookup = await request(app).get(`${BASE}/delivery-status?external_id=impossible`).set('X-API-Key', KEY);
+      expect(lookup.body).toEqual([]);
+    },
+  );
+
+  it('takes the real last days of months, a leap day and lower-case separators', async () => {
+    const { app } = gateway({ now: clock(Date.UTC(2028, 1, 20)).now });
+    for (const [sendAt, due] of [
+      ['2028-02-29T23:59:59Z', Date.UTC(2028, 1, 29, 23, 59, 59)],
+      ['2028-03-01T00:00:00-01:00', Date.UTC(2028, 2, 1, 1)],
+      ['2028-03-20t10:00:00.5z', Date.UTC(2028, 2, 20, 10, 0, 0, 500)],
+      ['2028-02-21 12:30:00+03:00', Date.UTC(2028, 1, 21, 9, 30)],
+    ] as const) {
+      const res = await request(app).post(`${BASE}/create`).set('X-API-Key', KEY).send(quick({ send_at: sendAt }));
+      expect(res.status).toBe(200);
+      const status = await request(app).get(`${BASE}/delivery-status/${res.body[0].message_ref}`).set('X-API-Key', KEY);
+      expect(status.body.send_at).toBe(new Date(due).toISOString());
+    }
+  });
+
   it('the premium endpoint, both forms, takes them and checks them the same way', async () => {
     const { app } = gateway({ now: clock().now });
     const list = { profile_code: '22021501', to: ['254712345678'], message: 'Hi', send_at: 'soon' };

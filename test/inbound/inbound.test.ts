@@ -72,11 +72,17 @@ describe('inbound messages', () => {
   it('are forwarded to the owner\'s inbound URL, signed, and retried until a 2xx', async () => {
     const { sms, delivery, receiver } = await gateway([500, 204]);
     const events: string[] = [];
-    sms.on('inbound.retrying', (e) => events.push(`retrying ${e.statusCode}`));
-    sms.on('inbound.sent', (e) => events.push(`sent ${e.statusCode} attempt ${e.attempt}`));
+    // Each event's record shows the webhook as the attempt it announces left it.
+    const webhooks: unknown[] = [];
+    sms.on('inbound.retrying', (e) => void (events.push(`retrying ${e.statusCode}`), webhooks.push(e.inbound.callback)));
+    sms.on('inbound.sent', (e) => void (events.push(`sent ${e.statusCode} attempt ${e.attempt}`), webhooks.push(e.inbound.callback)));
     await delivery.simulateInbound({ from: `+${SUBSCRIBER}`, to: SHORT_CODE, text: 'Hello there' });
     await eventually(() => events.includes('sent 204 attempt 2'), { what: 'the webhook delivered on its second attempt' });
     expect(events).toEqual(['retrying 500', 'sent 204 attempt 2']);
+    expect(webhooks).toEqual([
+      { state: 'pending', attempts: 1, lastStatusCode: 500, lastError: 'HTTP 500', nextAttemptAt: expect.any(Number) },
+      { state: 'delivered', attempts: 2, lastStatusCode: 204, lastError: null, nextAttemptAt: null },
+    ]);
     const [first, second] = receiver.received;
     // The same webhook both times, verified as a customer would verify it.
     expect(second!.headers['webhook-id']).toBe(first!.headers['webhook-id']);

@@ -3,7 +3,7 @@
  * emitter behind them: a host cannot emit the router's events or remove its own listeners.
  */
 import { afterEach, describe, expect, expectTypeOf, it } from 'vitest';
-import type { MessageAcceptedEvent, MessageStatusEvent, SmsRouter } from '../../src/index.js';
+import { SMS_EVENT_NAMES, type MessageAcceptedEvent, type MessageStatusEvent, type SmsEventName, type SmsRouter } from '../../src/index.js';
 import { createGateway, quickSend, type TestGateway } from '../helpers/gateway.js';
 import { eventually } from '../helpers/poll.js';
 
@@ -55,9 +55,30 @@ describe('sms.on / once / off', () => {
     gateway.sms.on('request.rejected', (event) => {
       expectTypeOf(event.requestId).toEqualTypeOf<string | number | undefined>();
     });
-    // @ts-expect-error: no such event
-    gateway.sms.on('message.acepted', () => undefined);
+    // @ts-expect-error: no such event (and refused at run time too)
+    expect(() => gateway!.sms.on('message.acepted', () => undefined)).toThrow(TypeError);
     // @ts-expect-error: `off` needs the listener; the router's own listeners stay
     gateway.sms.off('message.accepted');
+  });
+
+  // Plain JavaScript has no type check: a misspelt name would wait forever for an event
+  // that is never emitted, so it is refused as an option typo is, with the name it is near.
+  it('throw a TypeError for an unknown event name, suggesting the nearest one', () => {
+    gateway = createGateway();
+    const sms = gateway.sms as unknown as Record<'on' | 'once' | 'off', (name: unknown, listener: () => void) => unknown>;
+    const listener = () => undefined;
+    for (const method of ['on', 'once', 'off'] as const) {
+      expect(() => sms[method]('message.acepted', listener)).toThrow(
+        new TypeError(`${method}: unknown event "message.acepted". Did you mean "message.accepted"?`),
+      );
+      expect(() => sms[method]('dlr.send', listener)).toThrow(/^\w+: unknown event "dlr\.send"\. Did you mean "dlr\.sent"\?$/);
+      expect(() => sms[method]('something else entirely', listener)).toThrow(
+        new TypeError(`${method}: unknown event "something else entirely".`),
+      );
+      expect(() => sms[method](Symbol('x'), listener)).toThrow(TypeError);
+    }
+    // Every name of the event map is taken, and only those.
+    for (const name of SMS_EVENT_NAMES) expect(() => gateway!.sms.on(name, listener).off(name, listener)).not.toThrow();
+    expectTypeOf<(typeof SMS_EVENT_NAMES)[number]>().toEqualTypeOf<SmsEventName>();
   });
 });

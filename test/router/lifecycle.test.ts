@@ -87,9 +87,38 @@ describe('the message lifecycle', () => {
     const [retried, rejected] = res.body.map((m: { message_ref: string }) => m.message_ref);
     await statusOnce(retried, 'submitted');
     expect(retrying).toEqual([1, 2]);
-    expect((await status(retried)).submit_attempts).toBe(2);
+    // Two attempts refused, the third accepted: three made.
+    expect((await status(retried)).submit_attempts).toBe(3);
     await statusOnce(rejected, 'rejected');
-    expect(await status(rejected)).toMatchObject({ status_reason: 'invalid_source_address' });
+    expect(await status(rejected)).toMatchObject({ status_reason: 'invalid_source_address', submit_attempts: 1 });
+  });
+
+  it('counts in submit_attempts every attempt made: the one accepted, the one that gave up, none for an ending without one', async () => {
+    const carrier = new ScriptedDelivery();
+    carrier.beforeSubmit = (part) => {
+      if (part.recipient === '254700000003') throw new DeliveryError('throttled', { retryAfterMs: 5 });
+    };
+    gateway = createGateway({ delivery: carrier, worker: { pollIntervalMs: 10, retryBaseMs: 5, retryMaxMs: 20, maxAttempts: 3 } });
+    const res = await request(gateway.app)
+      .post('/api/outbox/create')
+      .set('X-API-Key', KEY)
+      .send({ profile_code: '12345', messages: [{ recipient: '254700000004', message: 'first try' }, { recipient: '254700000003', message: 'never' }] });
+    const [first, gaveUp] = res.body.map((m: { message_ref: string }) => m.message_ref);
+    // As docs/endpoints.md shows a delivered message: one attempt, the one the carrier took.
+    expect(await statusOnce(first, 'submitted')).toMatchObject({ submit_attempts: 1 });
+    expect(await statusOnce(gaveUp, 'failed')).toMatchObject({ submit_attempts: 3, status_description: expect.stringMatching(/^Gave up after 3 attempts: /) });
+    await carrier.receipt({ carrierId: carrier.submitted[0]!.carrierId, outcome: outcome('delivered', 'delivered_to_terminal') });
+    expect(await statusOnce(first, 'delivered')).toMatchObject({ submit_attempts: 1 });
+
+    // Cancelled while scheduled: no attempt was made.
+    const later = await request(gateway.app)
+      .post('/api/outbox/create')
+      .set('X-API-Key', KEY)
+      .send({ profile_code: '12345', send_at: Math.floor(Date.now() / 1000) + 3600, messages: [{ recipient: '254700000005', message: 'later' }] });
+    const scheduled = later.body[0].message_ref as string;
+    expect((await status(scheduled)).submit_attempts).toBe(0);
+    await request(gateway.app).delete(`/api/outbox/messages/${scheduled}`).set('X-API-Key', KEY).expect(200);
+    expect(await status(scheduled)).toMatchObject({ status: 'cancelled', submit_attempts: 0 });
   });
 
   it('treats a DeliveryError from another copy of the package (a separately bundled adapter) as one', async () => {
@@ -106,7 +135,7 @@ describe('the message lifecycle', () => {
     gateway = createGateway({ delivery: carrier });
     const ref = await send('to nowhere');
     const final = await statusOnce(ref, 'rejected');
-    expect(final).toMatchObject({ status_reason: 'delivery_impossible', submit_attempts: 0 });
+    expect(final).toMatchObject({ status_reason: 'delivery_impossible', submit_attempts: 1 });
   });
 
   it('ends a message whose receipts never come as expired after worker.receiptTimeoutMs', async () => {

@@ -19,9 +19,11 @@ export interface BudgetTake {
  * Counts messages per key in fixed windows.
  *
  * A store promises that `take` is atomic for every router sharing it: two requests never
- * both fit into the same remaining room. It does not promise to count messages whose
- * request later failed (a storage error after the budget was taken is not refunded), and
- * it does not keep counts across a restart unless its backend does.
+ * both fit into the same remaining room. The router takes a request's messages before it
+ * stores them (so that racing requests cannot overshoot together) and gives them back with
+ * `giveBack` when the request is then refused or fails: the budget counts what was stored.
+ * A store without `giveBack` keeps counting such messages. A store does not promise to keep
+ * counts across a restart unless its backend does.
  */
 export interface BudgetStore {
   /**
@@ -30,6 +32,14 @@ export interface BudgetStore {
    * `windowMs`. May answer synchronously (an in-process store) or with a promise.
    */
   take(key: string, count: number, limit: number, windowMs: number): Promise<BudgetTake> | BudgetTake;
+  /**
+   * Takes `count` back off `key`'s count in its running window, never below 0; a key with
+   * no running window is left alone. Called for messages taken whose request stored none of
+   * them. Should the window have ended in between and another begun, that one is given them:
+   * at most one request's messages counted short, which a store need not prevent. May answer
+   * synchronously or with a promise.
+   */
+  giveBack?(key: string, count: number): Promise<void> | void;
   /** Forgets `key`'s count. */
   reset?(key: string): Promise<void>;
 }
@@ -48,6 +58,12 @@ export class MemoryBudgetStore implements BudgetStore {
     const taken = window.totalHits + count <= limit;
     if (taken) window.totalHits += count;
     return { taken, used: window.totalHits, resetTime: window.resetTime };
+  }
+
+  /** Synchronous, as `take`. */
+  giveBack(key: string, count: number): void {
+    const window = this.#windows.current(key);
+    if (window !== undefined) window.totalHits = Math.max(0, window.totalHits - count);
   }
 
   async reset(key: string): Promise<void> {

@@ -66,6 +66,20 @@ export class PolicyHeaders {
   }
 
   /**
+   * Replaces this policy's `RateLimit` entry, if `res` has one and is not sent yet, with
+   * `remaining` left: its count changed (messages given back) before the answer went out.
+   */
+  rewrite(res: ServerResponse, remaining: number, resetSeconds: number): void {
+    if (res.headersSent) return;
+    const current = res.getHeader('RateLimit');
+    if (current === undefined) return;
+    const entries = (Array.isArray(current) ? current : [String(current)]).filter((entry) => !entry.startsWith(`${this.#name};`));
+    if (entries.length === (Array.isArray(current) ? current.length : 1)) return;
+    entries.push(`${this.#name}; r=${remaining > 0 ? remaining : 0}; t=${resetSeconds}`);
+    res.setHeader('RateLimit', entries);
+  }
+
+  /**
    * Whether an answer (`refused` or not) carries this policy: callers skip working out the
    * values when it does not. Four header lines per answer cost about 5% of a one-message
    * request, so by default only refusals, which need them, carry them.

@@ -7,7 +7,7 @@ import type { RequestHandler, Response } from 'express';
 import { isPromiseLike } from '../../util/settle.js';
 import { principalOf } from '../authenticate.js';
 import type { Emit } from '../../observe/events.js';
-import { messageBudget, type ChargeMessages } from '../message-budget.js';
+import { messageBudget, NOTHING_TAKEN, type ChargeMessages } from '../message-budget.js';
 import { failedAuthGuard } from './failed-auth.js';
 import { MemoryRateLimitStore } from './memory-windows.js';
 import type { RateLimitConfig, RateLimitStoreName } from './options.js';
@@ -22,7 +22,7 @@ export interface RateLimiters {
    * layer costs a turn of its router per request.
    */
   around(authenticate: RequestHandler): RequestHandler;
-  /** The message budget; the send handler calls it once the message count is known. */
+  /** The message budget; the send handler calls it once the message count is known, and gives back what a refused request took. */
   chargeMessages: ChargeMessages;
   /**
    * Gives back the per-key request limit's count of this request (the store's `decrement`),
@@ -41,7 +41,7 @@ export interface RateLimiters {
  */
 export function createRateLimiters(config: RateLimitConfig | false, emit: Emit): RateLimiters {
   if (config === false) {
-    return { around: (authenticate) => authenticate, chargeMessages: () => undefined, refundRequest: () => undefined, close: async () => undefined };
+    return { around: (authenticate) => authenticate, chargeMessages: () => NOTHING_TAKEN, refundRequest: () => undefined, close: async () => undefined };
   }
   const report = (error: unknown): void => emit('error', { error, source: 'request' });
   const logger: Logger = {
@@ -65,7 +65,7 @@ export function createRateLimiters(config: RateLimitConfig | false, emit: Emit):
   const requestStore = config.requests === false ? null : storeFor('requests');
   const perKey = config.requests === false ? null : requestLimiter(config.requests, requestStore!, logger, config.headers);
   const chargeMessages: ChargeMessages =
-    config.messages === false ? () => undefined : messageBudget(config.messages, config.budgetStore, config.headers);
+    config.messages === false ? () => NOTHING_TAKEN : messageBudget(config.messages, config.budgetStore, config.headers);
 
   return {
     around: (authenticate) => {

@@ -13,7 +13,10 @@ import type { MemoryRateLimitStore } from './memory-windows.js';
  */
 export type PerKeyLimit = number | ((principal: Principal) => number);
 
-/** The per-key request limit, checked right after authentication on every endpoint. */
+/**
+ * The per-key request limit, checked right after authentication on every endpoint. Every
+ * request with a valid key counts, refused or not (an `Idempotency-Key` replay is given back).
+ */
 export interface RequestLimitOptions {
   /**
    * Requests per window per key. A principal's own `rateLimit` takes precedence.
@@ -24,7 +27,10 @@ export interface RequestLimitOptions {
   windowMs?: number;
 }
 
-/** The per-key message budget: every message of a send request counts, a batch of N counts N. */
+/**
+ * The per-key message budget: every message stored counts, a batch of N counts N; a request
+ * that stores nothing (refused after the check, or failed) takes nothing from it.
+ */
 export interface MessageBudgetOptions {
   /**
    * Messages per window per key. A request that would go over it is refused whole: 429 when

@@ -35,6 +35,16 @@ redis.call('SET', KEYS[1], count, 'PX', window)
 return {1, count, ttl}
 `.trim();
 
+// Takes messages back off a running window, never below 0. A key that is missing or has
+// no expiry is no running window (TAKE_SCRIPT starts afresh on it): left alone, since
+// DECRBY would create it with no expiry. DECRBY keeps the key's expiry.
+const GIVE_BACK_SCRIPT = `
+if redis.call('PTTL', KEYS[1]) <= 0 then return 0 end
+local left = redis.call('DECRBY', KEYS[1], tonumber(ARGV[1]))
+if left < 0 then redis.call('INCRBY', KEYS[1], -left) end
+return 1
+`.trim();
+
 function toInteger(reply: unknown): number {
   const value = typeof reply === 'number' ? reply : Number.parseInt(String(reply), 10);
   if (!Number.isFinite(value)) throw new TypeError(`RedisBudgetStore: unexpected reply ${String(reply)}`);
@@ -43,13 +53,15 @@ function toInteger(reply: unknown): number {
 
 /**
  * A {@link BudgetStore} in Redis: one key per API key, `INCRBY` and `PEXPIRE` run in one
- * Lua script (loaded once, run with `EVALSHA`, reloaded if the server forgot it).
+ * Lua script, the give-back in another (each loaded once, run with `EVALSHA`, reloaded if
+ * the server forgot it).
  * Needs Redis 2.6 or later. Not for Redis Cluster: `sendCommand` is not told which key a
  * command touches, so a cluster client could not route it.
  */
 export class RedisBudgetStore implements BudgetStore {
   readonly #send: SendRedisCommand;
   readonly #script: RedisScript;
+  readonly #giveBackScript: RedisScript;
   readonly #prefix: string;
 
   constructor(options: RedisBudgetStoreOptions) {
@@ -61,6 +73,7 @@ export class RedisBudgetStore implements BudgetStore {
     }
     this.#send = options.sendCommand;
     this.#script = new RedisScript(options.sendCommand, TAKE_SCRIPT, 'RedisBudgetStore');
+    this.#giveBackScript = new RedisScript(options.sendCommand, GIVE_BACK_SCRIPT, 'RedisBudgetStore');
     this.#prefix = options.prefix ?? 'sms-outbox:messages:';
   }
 
@@ -69,6 +82,10 @@ export class RedisBudgetStore implements BudgetStore {
     if (!Array.isArray(reply) || reply.length !== 3) throw new TypeError('RedisBudgetStore: unexpected script reply');
     const [taken, used, ttl] = reply.map(toInteger) as [number, number, number];
     return { taken: taken === 1, used, resetTime: new Date(Date.now() + ttl) };
+  }
+
+  async giveBack(key: string, count: number): Promise<void> {
+    await this.#giveBackScript.run([this.#prefix + key], [String(count)]);
   }
 
   async reset(key: string): Promise<void> {
