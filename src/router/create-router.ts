@@ -257,6 +257,8 @@ export function createSmsRouter(options: SmsRouterOptions): SmsRouter {
       await worker.close();
       await receipts.close();
       await dispatcher.close();
+      // Parts of long MO messages held in memory are refused while the carrier can still hear it.
+      inbound.handler.close();
       await delivery.close();
       await storage.close?.();
       await limiters.close();
