@@ -16,6 +16,12 @@ import { MoReassembly } from '../delivery/smpp/mo-parts.js';
 import type { InboundPart } from '../storage/contract.js';
 import { plainAddress } from './inbound-text.js';
 
+/**
+ * How long parts joined in memory wait for the others, ms: they are held unanswered, so
+ * within the response time an SMSC allows, after which they go on as they are.
+ */
+const HELD_UNANSWERED_MS = 10_000;
+
 /** What the parts need from the inbound handler. */
 export interface InboundPartsDeps {
   /** The storage's part store, or `null`: parts are joined in memory. */
@@ -70,7 +76,7 @@ export class InboundParts {
 
   constructor(deps: InboundPartsDeps) {
     this.#deps = deps;
-    this.#memory = new MoReassembly(deps.waitMs);
+    this.#memory = new MoReassembly(Math.min(deps.waitMs, HELD_UNANSWERED_MS));
   }
 
   /**
