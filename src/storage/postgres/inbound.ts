@@ -141,6 +141,8 @@ export class PostgresInbound implements InboundStorage {
   async storeInboundPart(part: InboundPart): Promise<InboundPart[]> {
     await this.#ready();
     const client = await this.#pool.connect();
+    // A connection whose rollback failed is in an unknown state: the pool drops it.
+    let broken: Error | undefined;
     try {
       await client.query('BEGIN');
       await client.query(this.#sql.partLock, [part.key]);
@@ -150,10 +152,12 @@ export class PostgresInbound implements InboundStorage {
         .map((row) => ({ key: row.msg_key, seq: row.seq, total: row.total, text: row.text, receivedAt: Number(row.received_at) }))
         .sort((a, b) => a.seq - b.seq);
     } catch (error) {
-      await client.query('ROLLBACK').catch(() => undefined);
+      await client.query('ROLLBACK').catch((rollback: unknown) => {
+        broken = rollback instanceof Error ? rollback : new Error(String(rollback));
+      });
       throw error;
     } finally {
-      client.release();
+      client.release(broken);
     }
   }
 
