@@ -68,6 +68,22 @@ export interface InboundMessage {
   text: string;
   /** When it arrived, epoch ms. */
   receivedAt: number;
+  /**
+   * Where it sits in a long message, when it is one part of one (its `text` is the part's):
+   * the router joins the parts, through the storage when it can, so the parts of one message
+   * may reach different instances. Absent for a whole message.
+   */
+  part?: InboundPartPlace;
+}
+
+/** Where a part of a long MO message sits: a UDH concatenation element's fields, or the SAR TLVs'. */
+export interface InboundPartPlace {
+  /** The concatenation reference, the same on every part of one message. */
+  ref: number;
+  /** How many parts the message has (2 or more). */
+  total: number;
+  /** This part's 1-based number. */
+  seq: number;
 }
 
 /**

@@ -257,6 +257,8 @@ export function createSmsRouter(options: SmsRouterOptions): SmsRouter {
       await timed?.close();
       await queueDepth?.close();
       await worker.close();
+      // Parts of long MO messages held in memory are refused while the carrier can still hear it.
+      inbound.handler.close();
       // The carrier before the receipt handler: receipts it reports while closing (the
       // simulator reports every one it still holds) are stored, and their reports reach
       // the dispatcher, which hands back to storage what it has not sent.

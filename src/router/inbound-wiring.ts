@@ -123,6 +123,7 @@ export function wireInbound(deps: InboundWiringDeps): InboundWiring {
     handOver: (record, until) => dispatcher.handOverInbound(record, until),
     wake: () => dispatcher.wakeInbound(),
     confirm,
+    error: (error) => emit('error', { error, source: 'worker' }),
   });
 
   const needInbound = (): Required<Storage> => {

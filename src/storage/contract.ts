@@ -32,7 +32,7 @@ import type { ClaimOptions, InsertLease } from './claim-options.js';
 import type { CreditCharge, CreditStorage } from './credit-record.js';
 import type { IdempotencyRecord } from './idempotency-record.js';
 import type { InboundStorage } from './inbound-record.js';
-export type { DueInbound, InboundInsertOptions, InboundRecord, NewInbound, OptOutEntry, OptOutKey } from './inbound-record.js';
+export type { DueInbound, InboundInsertOptions, InboundPart, InboundRecord, NewInbound, OptOutEntry, OptOutKey } from './inbound-record.js';
 import type { TimedFields } from './timed.js';
 
 /** Which endpoint accepted a message. */

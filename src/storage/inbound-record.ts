@@ -75,6 +75,36 @@ export interface InboundInsertOptions {
    * for a stop keyword, `false` (opt back in) for a start keyword. Left out: no change.
    */
   optOut?: boolean;
+  /**
+   * Stores nothing, and changes no opt-out, when the newest inbound message stored from this
+   * `from` to this `to` was stored with the same `once.key` and received at or after
+   * `once.since`: it then resolves `{ optOutChanged: false, duplicate: true }`. The router
+   * passes a key of the message's sender, recipient and text, so a carrier's redelivery of a
+   * message it already handed over (its answer lost in a crash) is stored and forwarded once;
+   * comparing with the newest only keeps a subscriber's STOP, START, STOP all three. The key
+   * is stored with the message. An adapter that ignores this option stores every delivery.
+   */
+  once?: { key: string; since: number };
+}
+
+/**
+ * One part of a long (concatenated) MO message, kept until its message is whole
+ * ({@link InboundStorage.storeInboundPart}).
+ */
+export interface InboundPart {
+  /**
+   * The message's key, the same on each of its parts: the router's, from the sender, the
+   * recipient and the carrier's concatenation reference and part count. At most 200 characters.
+   */
+  key: string;
+  /** This part's 1-based number. */
+  seq: number;
+  /** How many parts the message has. */
+  total: number;
+  /** This part's text. */
+  text: string;
+  /** When this part arrived, epoch ms. */
+  receivedAt: number;
 }
 
 /**
@@ -85,9 +115,14 @@ export interface InboundInsertOptions {
  * What it promises: an inbound message is stored with its pending webhook (and the opt-out
  * change it carries) in one atomic step, so once `insertInbound` resolves (and the carrier
  * is answered) a crash cannot lose the webhook; a claimed webhook is leased to one owner
- * until its lease ends. What it does not promise: that a message the carrier delivered twice
- * is stored once (forwarding is at-least-once; the webhook's `uid` differs, the carrier's
- * text and time do not).
+ * until its lease ends. A message the carrier delivers again is stored once when the router
+ * asks so ({@link InboundInsertOptions.once}); what the adapter does not promise is that two
+ * such deliveries stored at the same moment by two instances are told apart (forwarding stays
+ * at-least-once).
+ *
+ * `storeInboundPart` is optional on its own: without it the parts of a long MO are joined in
+ * the memory of the instance they reached, so with several instances a message whose parts
+ * reach different instances arrives in pieces.
  */
 export interface InboundStorage {
   /**
@@ -95,7 +130,16 @@ export interface InboundStorage {
    * `options.lease` if given), and applies `options.optOut` to (`to`, `from`) in the same
    * step. Resolves with whether the opt-out list changed.
    */
-  insertInbound(message: NewInbound, options?: InboundInsertOptions): Promise<{ optOutChanged: boolean }>;
+  insertInbound(message: NewInbound, options?: InboundInsertOptions): Promise<{ optOutChanged: boolean; duplicate?: true }>;
+  /**
+   * Stores `part` (replacing a part stored before with the same `key` and `seq`) and resolves
+   * with every part stored under its `key`, in `seq` order, this one included: one atomic
+   * step, so of two calls for one key at the same time, on any instance, the later one sees
+   * the earlier one's part. Whether the message is whole, and which parts belong to it, is
+   * the router's decision, never the adapter's. `purgeInbound` deletes parts received before
+   * its `before`.
+   */
+  storeInboundPart?(part: InboundPart): Promise<InboundPart[]>;
   /** Leases up to `limit` pending inbound webhooks that are due, oldest due first. */
   claimInbound(options: ClaimOptions): Promise<DueInbound[]>;
   /** Hands claimed inbound webhooks back without an attempt, claimable again at `until`. */
@@ -104,7 +148,11 @@ export interface InboundStorage {
   recordInboundAttempt(uid: string, attempt: CallbackAttempt): Promise<void>;
   /** Inbound messages, newest first, at most `limit`: all, or those of one principal. */
   listInbound(options: { principalId?: string; limit: number }): Promise<InboundRecord[]>;
-  /** Deletes up to `limit` inbound messages received before `before` whose webhook is not pending; returns how many. */
+  /**
+   * Deletes up to `limit` inbound messages received before `before` whose webhook is not
+   * pending; returns how many. Parts ({@link InboundStorage.storeInboundPart}) received before
+   * `before` go too, uncounted.
+   */
   purgeInbound(before: number, limit: number): Promise<number>;
   /**
    * Opts `number` out of `shortCode` (`optedOut: true`, recorded at `at`) or back in
@@ -120,7 +168,7 @@ export interface InboundStorage {
   listOptOuts(options: { shortCode?: string; limit: number; after?: OptOutKey }): Promise<OptOutEntry[]>;
 }
 
-/** Every method of {@link InboundStorage}: an adapter has all of them or none. */
+/** Every method of {@link InboundStorage} but the optional `storeInboundPart`: an adapter has all of them or none. */
 export const INBOUND_METHODS = [
   'insertInbound',
   'claimInbound',
@@ -142,4 +190,5 @@ export function delegateInbound(target: object, inbound: InboundStorage): void {
   for (const name of INBOUND_METHODS) {
     (target as Record<string, unknown>)[name] = (inbound[name] as (...args: unknown[]) => unknown).bind(inbound);
   }
+  if (inbound.storeInboundPart !== undefined) (target as InboundStorage).storeInboundPart = inbound.storeInboundPart.bind(inbound);
 }

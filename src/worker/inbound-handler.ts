@@ -5,11 +5,30 @@
  * that short code (or back in) in the same atomic step. The promise the carrier's adapter
  * waits on resolves only once all of it is stored, so the carrier is answered after that,
  * as a receipt is.
+ *
+ * Before storage, every NUL (U+0000) in the text and addresses becomes U+FFFD: no GSM text
+ * has one, PostgreSQL cannot store one, and every storage must keep the same message the
+ * same way. A message the carrier delivers again within the redelivery window (its answer
+ * lost in a crash) is stored and forwarded once: the storage skips it when the newest
+ * message of that sender to that recipient has the same text (`InboundInsertOptions.once`).
+ * The parts of a long message are joined by inbound-parts.ts.
  */
 import { randomUUID } from 'node:crypto';
 import type { InboundMessage } from '../delivery/contract.js';
 import type { Emit } from '../observe/events.js';
 import type { InboundRecord, InsertLease, NewInbound, Storage } from '../storage/contract.js';
+import { InboundParts } from './inbound-parts.js';
+import { inboundOnceKey, plainAddress, withoutNul } from './inbound-text.js';
+
+/**
+ * How long after a message the carrier's delivery of the same text, from the same sender to
+ * the same recipient, counts as a redelivery of it (ms), unless another message came between;
+ * also how far apart the parts of one long message may arrive.
+ */
+export const INBOUND_REDELIVERY_WINDOW_MS = 10 * 60_000;
+
+/** How long the parts of a long message wait for the others before it goes on as they make it (ms). */
+export const INBOUND_PARTS_WAIT_MS = 60_000;
 
 /** Where an inbound message sent to a short code goes: its owner, and the owner's inbound URL. */
 export interface InboundTarget {
@@ -46,27 +65,56 @@ export interface InboundHandlerDeps {
   wake: () => void;
   /** Sends the confirmation of a keyword, when one is configured (its failures are its own). */
   confirm: (keyword: Keyword, shortCode: string, number: string, target: InboundTarget | null) => void;
+  /** A long message passed on after its wait could not be stored. */
+  error: (error: unknown) => void;
+  /** How long the parts of a long message wait for the others; default {@link INBOUND_PARTS_WAIT_MS}. */
+  partsWaitMs?: number;
 }
 
-/** A number or address as the carrier wrote it, without spaces or a leading `+`. */
-export function plainAddress(address: string): string {
-  return address.trim().replace(/^\+/, '');
-}
+export { plainAddress } from './inbound-text.js';
 
 /** Stores, forwards and acts on the MO messages the carrier delivers. */
 export class InboundHandler {
   readonly #deps: InboundHandlerDeps;
+  readonly #parts: InboundParts;
 
   constructor(deps: InboundHandlerDeps) {
     this.#deps = deps;
+    const { storage } = deps;
+    const storePart = storage.insertInbound === undefined || storage.storeInboundPart === undefined ? null : storage.storeInboundPart.bind(storage);
+    this.#parts = new InboundParts({
+      storePart,
+      deliver: (whole) => this.#receiveWhole(whole),
+      error: deps.error,
+      waitMs: deps.partsWaitMs ?? INBOUND_PARTS_WAIT_MS,
+      spanMs: INBOUND_REDELIVERY_WINDOW_MS,
+    });
   }
 
   /**
-   * Handles one MO message; resolves once it is stored (and its opt-out change with it).
-   * Rejects when it could not be: the carrier's adapter then refuses it transiently, so the
-   * carrier delivers it again. A storage without the inbound methods only announces it.
+   * Handles one MO message, or one part of a long one; resolves once it is stored (and its
+   * opt-out change with it), a part once the part is. Rejects when it could not be: the
+   * carrier's adapter then refuses it transiently, so the carrier delivers it again. A
+   * storage without the inbound methods only announces it.
    */
   async receive(message: InboundMessage): Promise<void> {
+    const { part, ...rest } = message;
+    const clean: InboundMessage = {
+      ...rest,
+      from: withoutNul(message.from),
+      to: withoutNul(message.to),
+      text: withoutNul(message.text),
+    };
+    if (part !== undefined) return this.#parts.add(clean, part);
+    return this.#receiveWhole(clean);
+  }
+
+  /** Stops the waits of long messages; their parts held in memory are refused. */
+  close(): void {
+    this.#parts.close();
+  }
+
+  async #receiveWhole(message: InboundMessage): Promise<void> {
     const { storage, emit } = this.#deps;
     emit('message.inbound', message);
     if (storage.insertInbound === undefined) return;
@@ -89,7 +137,10 @@ export class InboundHandler {
       uid: url === null ? null : randomUUID(),
     };
     const optOut = keyword === null ? undefined : keyword === 'stop';
-    const { optOutChanged } = await storage.insertInbound(inbound, { lease, optOut });
+    const once = { key: inboundOnceKey(from, to, message.text), since: message.receivedAt - INBOUND_REDELIVERY_WINDOW_MS };
+    const { optOutChanged, duplicate } = await storage.insertInbound(inbound, { lease, optOut, once });
+    // The carrier delivered it again: the first delivery is stored, forwarded and acted on.
+    if (duplicate === true) return;
     if (url !== null) {
       if (lease !== undefined) {
         const record: InboundRecord = {

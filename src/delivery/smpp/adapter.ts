@@ -8,8 +8,8 @@
  * SMSC's status can never succeed. Every `deliver_sm` is answered, after its handler
  * settled: ESME_ROK once it resolved (the receipt is stored), ESME_RX_T_APPN when it
  * rejected (the SMSC delivers it again). What it does not promise: that a part whose
- * response was lost was not delivered (submission is at-least-once). A long MO message
- * (UDH or SAR parts) is reported once, whole (mo-parts.ts).
+ * response was lost was not delivered (submission is at-least-once). Each part of a long MO
+ * message (UDH or SAR parts) is reported with its place (mo-parts.ts), for the router to join.
  *
  * This file wires the parts: options resolved by options.ts, the binds (bind.ts), each
  * that submits with its window on the adapter's one submit queue and pacer (window.ts,
@@ -33,19 +33,13 @@ import { RedisSubmitPermits } from '../redis-submit-permits.js';
 import { ESME_ROK, loadSmpp, sendAtEndOfTurn } from './library.js';
 import { resolveSmppOptions, type SmppConfig, type SmppDeliveryOptions } from './options.js';
 import { interpretReceipt } from './receipt.js';
-import { moPartOf, MoReassembly, type MoPartFields } from './mo-parts.js';
+import { moPartOf, type MoPartFields } from './mo-parts.js';
 import { buildSubmitFields } from './submit-fields.js';
 import { EventError } from '../../errors.js';
 
 /** Command statuses a `deliver_sm` is answered with when it is not taken. */
 const ESME_RX_T_APPN = 0x64;
 const ESME_RX_P_APPN = 0x65;
-
-/**
- * How long the first part of a long MO message waits for the others, ms, unanswered: within
- * the response time an SMSC allows, after which it goes on with the parts that came.
- */
-const MO_PARTS_WAIT_MS = 10_000;
 
 /** esm_class bits 2-5: the message type of a `deliver_sm`. */
 const ESM_TYPE_MASK = 0x3c;
@@ -72,8 +66,6 @@ export class SmppDelivery implements DeliveryAdapter {
   #queue: SubmitQueue | null = null;
   #handlers: DeliveryHandlers | null = null;
   #closing = false;
-  /** Parts of long MO messages waiting for their siblings. */
-  readonly #moParts = new MoReassembly(MO_PARTS_WAIT_MS);
 
   /** Checks and resolves the options; throws a `TypeError` on a bad or unknown one. */
   constructor(options: SmppDeliveryOptions) {
@@ -131,7 +123,6 @@ export class SmppDelivery implements DeliveryAdapter {
   /** Unbinds every bind, closes its socket and clears every timer; idempotent. */
   async close(): Promise<void> {
     this.#closing = true;
-    this.#moParts.close();
     this.#queue?.close();
     await Promise.all(this.#binds.map((bind) => bind.close()));
   }
@@ -196,9 +187,9 @@ export class SmppDelivery implements DeliveryAdapter {
         } else if (messageType === 0) {
           const message = { from: String(pdu.source_addr ?? ''), to: String(pdu.destination_addr ?? ''), text, receivedAt: Date.now() };
           const part = moPartOf(pdu as MoPartFields);
-          // A part of a long MO is answered once the whole message is stored.
-          if (part === null) await handlers.inbound(message);
-          else await this.#moParts.add(part, message, (whole) => handlers.inbound(whole));
+          // A part of a long MO goes on with its place: the router joins the parts (through the
+          // storage, so they may come on any bind of any instance), and is answered once stored.
+          await handlers.inbound(part === null ? message : { ...message, part });
         }
         // Other message types (SME acknowledgements, intermediate notifications) are acked and dropped.
       }

@@ -1,22 +1,18 @@
 /**
- * Reassembly of concatenated mobile-originated messages: a long MO arrives as several
- * `deliver_sm`, each carrying its place either in a UDH concatenation element (8-bit or
- * 16-bit reference) or in the SAR TLVs. The parts are held, unanswered, until the last one
- * arrives; the whole text then goes to the handler once, and every part is answered with its
+ * Concatenated mobile-originated messages: a long MO arrives as several `deliver_sm`, each
+ * carrying its place either in a UDH concatenation element (8-bit or 16-bit reference) or in
+ * the SAR TLVs, which `moPartOf` reads.
+ *
+ * `MoReassembly` joins parts in one process's memory: the router's way for a storage that
+ * cannot keep parts (without `storeInboundPart`). The parts are held, unanswered, until the
+ * last one arrives; the whole text then goes on once, and every part is answered with its
  * result, so the SMSC re-sends them all if it could not be stored. Parts whose siblings do
  * not come within the wait are handed on as they are, joined in order, rather than lost.
  */
-import type { InboundMessage } from '../contract.js';
+import type { InboundMessage, InboundPartPlace } from '../contract.js';
 
 /** Where a part sits in its message. */
-export interface MoPart {
-  /** The concatenation reference, the same on every part of one message. */
-  ref: number;
-  /** How many parts the message has (2 or more). */
-  total: number;
-  /** This part's 1-based number. */
-  seq: number;
-}
+export type MoPart = InboundPartPlace;
 
 /** What a `deliver_sm` carries that tells its place; the `smpp` package's decoded fields. */
 export interface MoPartFields {
@@ -75,7 +71,9 @@ export class MoReassembly {
     if (group === undefined) {
       const timer = setTimeout(() => this.#finish(key, deliver), this.#waitMs);
       timer.unref();
-      group = { first: message, total: part.total, texts: new Map(), waiters: [], timer };
+      // The whole message has no place of its own.
+      const { part: _place, ...first } = message;
+      group = { first, total: part.total, texts: new Map(), waiters: [], timer };
       this.#groups.set(key, group);
     }
     // A part sent again (its answer was late) replaces itself.

@@ -9,6 +9,7 @@ import type { CallbackAttempt, CallbackState, ClaimOptions } from '../contract.j
 import type {
   DueInbound,
   InboundInsertOptions,
+  InboundPart,
   InboundRecord,
   InboundStorage,
   NewInbound,
@@ -41,11 +42,21 @@ export class MemoryInbound implements InboundStorage {
   /** Webhooks still pending, which claims scan. */
   readonly #pending = new Set<StoredInbound>();
   readonly #optOuts = new Map<string, OptOutEntry>();
+  /** Per sender and recipient, the newest message's redelivery key and arrival ({@link InboundInsertOptions.once}). */
+  readonly #newest = new Map<string, { onceKey: string | null; receivedAt: number; seq: number }>();
+  /** The parts of long messages, by message key, then part number. */
+  readonly #parts = new Map<string, Map<number, InboundPart>>();
   #seq = 0;
 
-  /** Stores the message (and its webhook, due at once) and applies the opt-out change. */
-  async insertInbound(message: NewInbound, options: InboundInsertOptions = {}): Promise<{ optOutChanged: boolean }> {
+  /** Stores the message (and its webhook, due at once) and applies the opt-out change, unless it repeats the newest. */
+  async insertInbound(message: NewInbound, options: InboundInsertOptions = {}): Promise<{ optOutChanged: boolean; duplicate?: true }> {
     if (this.#byRef.has(message.ref)) throw new Error(`MemoryStorage: inbound ref ${JSON.stringify(message.ref)} already exists`);
+    const conversation = optOutKey({ shortCode: message.to, number: message.from });
+    const newest = this.#newest.get(conversation);
+    const once = options.once;
+    if (once !== undefined && newest !== undefined && newest.onceKey === once.key && newest.receivedAt >= once.since) {
+      return { optOutChanged: false, duplicate: true };
+    }
     const withHook = message.callbackUrl !== null && message.uid !== null;
     const callback: CallbackState | null = withHook
       ? { state: 'pending', attempts: 0, lastStatusCode: null, lastError: null, nextAttemptAt: message.receivedAt }
@@ -57,6 +68,9 @@ export class MemoryInbound implements InboundStorage {
       leaseUntil: options.lease?.until ?? null,
     };
     this.#byRef.set(message.ref, stored);
+    if (newest === undefined || message.receivedAt >= newest.receivedAt) {
+      this.#newest.set(conversation, { onceKey: once?.key ?? null, receivedAt: message.receivedAt, seq: stored.seq });
+    }
     if (withHook) {
       this.#byUid.set(message.uid!, stored);
       this.#pending.add(stored);
@@ -64,6 +78,14 @@ export class MemoryInbound implements InboundStorage {
     const optOutChanged =
       options.optOut === undefined ? false : this.#set({ shortCode: message.to, number: message.from }, options.optOut, message.receivedAt);
     return { optOutChanged };
+  }
+
+  /** Stores (or replaces) one part of a long message and returns every part stored under its key, in order. */
+  async storeInboundPart(part: InboundPart): Promise<InboundPart[]> {
+    let parts = this.#parts.get(part.key);
+    if (parts === undefined) this.#parts.set(part.key, (parts = new Map()));
+    parts.set(part.seq, { ...part });
+    return [...parts.values()].sort((a, b) => a.seq - b.seq).map((p) => ({ ...p }));
   }
 
   /** Leases up to `limit` due pending webhooks, oldest due first. */
@@ -121,7 +143,13 @@ export class MemoryInbound implements InboundStorage {
       if (stored.record.receivedAt >= before || this.#pending.has(stored)) continue;
       this.#byRef.delete(ref);
       if (stored.record.uid !== null) this.#byUid.delete(stored.record.uid);
+      const conversation = optOutKey({ shortCode: stored.record.to, number: stored.record.from });
+      if (this.#newest.get(conversation)?.seq === stored.seq) this.#newest.delete(conversation);
       deleted++;
+    }
+    for (const [key, parts] of this.#parts) {
+      for (const [seq, part] of parts) if (part.receivedAt < before) parts.delete(seq);
+      if (parts.size === 0) this.#parts.delete(key);
     }
     return deleted;
   }

@@ -11,6 +11,7 @@ import type { CallbackAttempt, ClaimOptions } from '../contract.js';
 import type {
   DueInbound,
   InboundInsertOptions,
+  InboundPart,
   InboundRecord,
   InboundStorage,
   NewInbound,
@@ -24,23 +25,59 @@ interface InboundRow extends InboundColumns {
   seq: string;
 }
 
+/** First key of the two-key advisory lock a message's parts are stored under: "SMMO" in ASCII. */
+const PART_LOCK_NAMESPACE = 0x534d4d4f;
+
+/** A row of `inbound_parts`. */
+interface PartRow {
+  msg_key: string;
+  seq: number;
+  total: number;
+  text: string;
+  received_at: string;
+}
+
 /** The SQL of the inbound steps; `s` is the quoted schema name. */
 function statements(s: string) {
   const inbound = `${s}.inbound`;
   const optOuts = `${s}.opt_outs`;
+  const parts = `${s}.inbound_parts`;
   return {
-    // One statement: the message, its webhook and the opt-out change commit together. A
-    // data-modifying WITH runs whether or not the main query reads it.
+    // One statement: the message, its webhook and the opt-out change commit together, or
+    // none of them when the newest message of this sender to this recipient has the same
+    // redelivery key ($16) and came at or after $17. A data-modifying WITH runs whether or not
+    // the main query reads it.
     insert: `
-      WITH stored AS (
+      WITH newest AS (
+        SELECT once_key, received_at FROM ${inbound} WHERE to_address = $5 AND from_number = $4
+        ORDER BY received_at DESC, seq DESC LIMIT 1),
+      dup AS (SELECT 1 FROM newest WHERE $16::text IS NOT NULL AND once_key = $16::text AND received_at >= $17::bigint),
+      stored AS (
         INSERT INTO ${inbound} (ref, principal_id, profile_code, from_number, to_address, text, received_at,
-          callback_url, callback_secret, uid, cb_state, cb_next_attempt_at, lease_owner, lease_until)
-        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)),
+          callback_url, callback_secret, uid, cb_state, cb_next_attempt_at, lease_owner, lease_until, once_key)
+        SELECT $1::text, $2::text, $3::text, $4::text, $5::text, $6::text, $7::bigint, $8::text, $9::text, $10::text,
+          $11::text, $12::bigint, $13::text, $14::bigint, $16::text
+        WHERE NOT EXISTS (SELECT 1 FROM dup)),
       opted_out AS (
-        INSERT INTO ${optOuts} (short_code, number, created_at) SELECT $5, $4, $7 WHERE $15::text = 'out'
+        INSERT INTO ${optOuts} (short_code, number, created_at) SELECT $5, $4, $7 WHERE $15::text = 'out' AND NOT EXISTS (SELECT 1 FROM dup)
         ON CONFLICT DO NOTHING RETURNING 1),
-      opted_in AS (DELETE FROM ${optOuts} WHERE $15::text = 'in' AND short_code = $5 AND number = $4 RETURNING 1)
-      SELECT (SELECT count(*) FROM opted_out) + (SELECT count(*) FROM opted_in) AS changed`,
+      opted_in AS (
+        DELETE FROM ${optOuts} WHERE $15::text = 'in' AND short_code = $5 AND number = $4 AND NOT EXISTS (SELECT 1 FROM dup)
+        RETURNING 1)
+      SELECT (SELECT count(*) FROM opted_out) + (SELECT count(*) FROM opted_in) AS changed, EXISTS (SELECT 1 FROM dup) AS duplicate`,
+    // Taken first in the part's transaction, so the parts of one message are stored one at a time.
+    partLock: `SELECT pg_advisory_xact_lock(${PART_LOCK_NAMESPACE}, hashtext($1))`,
+    // Its snapshot is taken once the lock is held: it sees every part committed before.
+    storePart: `
+      WITH stored AS (
+        INSERT INTO ${parts} (msg_key, seq, total, text, received_at) VALUES ($1, $2, $3, $4, $5)
+        ON CONFLICT (msg_key, seq) DO UPDATE SET total = EXCLUDED.total, text = EXCLUDED.text, received_at = EXCLUDED.received_at
+        RETURNING msg_key, seq, total, text, received_at)
+      SELECT * FROM stored
+      UNION ALL SELECT msg_key, seq, total, text, received_at FROM ${parts} WHERE msg_key = $1 AND seq <> $2`,
+    purgeParts: `
+      DELETE FROM ${parts} WHERE (msg_key, seq) IN (SELECT msg_key, seq FROM ${parts}
+        WHERE received_at < $1 ORDER BY received_at LIMIT $2 FOR UPDATE SKIP LOCKED)`,
     claim: `
       WITH due AS (
         SELECT seq FROM ${inbound}
@@ -86,16 +123,42 @@ export class PostgresInbound implements InboundStorage {
   }
 
   /** Stores the message with its webhook (due at once) and the opt-out change, in one statement. */
-  async insertInbound(m: NewInbound, options: InboundInsertOptions = {}): Promise<{ optOutChanged: boolean }> {
+  async insertInbound(m: NewInbound, options: InboundInsertOptions = {}): Promise<{ optOutChanged: boolean; duplicate?: true }> {
     await this.#ready();
     const hook = m.callbackUrl !== null && m.uid !== null;
     const lease = hook ? options.lease : undefined;
     const op = options.optOut === undefined ? null : options.optOut ? 'out' : 'in';
-    const { rows } = await this.#pool.query<{ changed: string }>(this.#sql.insert, [
+    const { rows } = await this.#pool.query<{ changed: string; duplicate: boolean }>(this.#sql.insert, [
       m.ref, m.principalId, m.profileCode, m.from, m.to, m.text, m.receivedAt, m.callbackUrl, m.callbackSecret, m.uid,
       hook ? 'pending' : null, hook ? m.receivedAt : null, lease?.owner ?? null, lease?.until ?? null, op,
+      options.once?.key ?? null, options.once?.since ?? null,
     ]);
+    if (rows[0]?.duplicate === true) return { optOutChanged: false, duplicate: true };
     return { optOutChanged: Number(rows[0]?.changed ?? 0) > 0 };
+  }
+
+  /** Stores (or replaces) one part of a long message and returns every part stored under its key, in one transaction. */
+  async storeInboundPart(part: InboundPart): Promise<InboundPart[]> {
+    await this.#ready();
+    const client = await this.#pool.connect();
+    // A connection whose rollback failed is in an unknown state: the pool drops it.
+    let broken: Error | undefined;
+    try {
+      await client.query('BEGIN');
+      await client.query(this.#sql.partLock, [part.key]);
+      const { rows } = await client.query<PartRow>(this.#sql.storePart, [part.key, part.seq, part.total, part.text, part.receivedAt]);
+      await client.query('COMMIT');
+      return rows
+        .map((row) => ({ key: row.msg_key, seq: row.seq, total: row.total, text: row.text, receivedAt: Number(row.received_at) }))
+        .sort((a, b) => a.seq - b.seq);
+    } catch (error) {
+      await client.query('ROLLBACK').catch((rollback: unknown) => {
+        broken = rollback instanceof Error ? rollback : new Error(String(rollback));
+      });
+      throw error;
+    } finally {
+      client.release(broken);
+    }
   }
 
   /** Leases up to `limit` due pending webhooks, oldest due first; instances skip each other's. */
@@ -139,6 +202,7 @@ export class PostgresInbound implements InboundStorage {
   async purgeInbound(before: number, limit: number): Promise<number> {
     await this.#ready();
     if (limit <= 0) return 0;
+    await this.#pool.query(this.#sql.purgeParts, [before, limit]);
     return (await this.#pool.query(this.#sql.purge, [before, limit])).rowCount ?? 0;
   }
 

@@ -293,6 +293,28 @@ export function migrations(s: string): { version: number; statements: string[] }
       version: 10,
       statements: timedMigration(s),
     },
+    {
+      // MO redelivery and long MO parts (storage/inbound-record.ts): each inbound row keeps
+      // the key a carrier's redelivery of it would repeat, and inbound_newest_idx finds the
+      // newest message of a sender to a recipient; inbound_parts keeps the parts of long
+      // messages until they are whole, by the message's key. A new nullable column (no
+      // rewrite), an index and a new table: instances of an earlier schema still running go
+      // on working (they never name them).
+      version: 11,
+      statements: [
+        `ALTER TABLE ${s}.inbound ADD COLUMN once_key text`,
+        `CREATE INDEX inbound_newest_idx ON ${s}.inbound (to_address, from_number, received_at DESC, seq DESC)`,
+        `CREATE TABLE ${s}.inbound_parts (
+          msg_key text NOT NULL,
+          seq integer NOT NULL,
+          total integer NOT NULL,
+          text text NOT NULL,
+          received_at bigint NOT NULL,
+          PRIMARY KEY (msg_key, seq)
+        )`,
+        `CREATE INDEX inbound_parts_received_idx ON ${s}.inbound_parts (received_at)`,
+      ],
+    },
   ];
 }
 

@@ -11,6 +11,7 @@ import type { CallbackAttempt, ClaimOptions } from '../contract.js';
 import type {
   DueInbound,
   InboundInsertOptions,
+  InboundPart,
   InboundRecord,
   InboundStorage,
   NewInbound,
@@ -25,14 +26,33 @@ interface InboundRow extends InboundColumns {
   id: number;
 }
 
+/** A row of `sms_inbound_parts`. */
+interface PartRow {
+  msg_key: string;
+  seq: number;
+  total: number;
+  text: string;
+  received_at: number;
+}
+
 /** The statements of the inbound steps. */
 function prepare(db: Database.Database) {
   return {
     insert: db.prepare(`
       INSERT INTO sms_inbound (ref, principal_id, profile_code, from_number, to_address, text, received_at,
-        callback_url, callback_secret, uid, cb_state, cb_next_attempt_at, lease_owner, lease_until)
+        callback_url, callback_secret, uid, cb_state, cb_next_attempt_at, lease_owner, lease_until, once_key)
       VALUES (@ref, @principalId, @profileCode, @from, @to, @text, @receivedAt, @callbackUrl, @callbackSecret, @uid,
-        @state, @next, @owner, @until)`),
+        @state, @next, @owner, @until, @onceKey)`),
+    newestBetween: db.prepare<[string, string], { once_key: string | null; received_at: number }>(`
+      SELECT once_key, received_at FROM sms_inbound WHERE to_address = ? AND from_number = ?
+      ORDER BY received_at DESC, id DESC LIMIT 1`),
+    storePart: db.prepare<[string, number, number, string, number]>(`
+      INSERT INTO sms_inbound_parts (msg_key, seq, total, text, received_at) VALUES (?, ?, ?, ?, ?)
+      ON CONFLICT (msg_key, seq) DO UPDATE SET total = excluded.total, text = excluded.text, received_at = excluded.received_at`),
+    parts: db.prepare<[string], PartRow>('SELECT * FROM sms_inbound_parts WHERE msg_key = ? ORDER BY seq'),
+    purgeParts: db.prepare<[number, number]>(`
+      DELETE FROM sms_inbound_parts WHERE (msg_key, seq) IN (SELECT msg_key, seq FROM sms_inbound_parts
+        WHERE received_at < ? ORDER BY received_at LIMIT +?)`),
     due: db.prepare<{ now: number; limit: number }, InboundRow>(`
       SELECT * FROM sms_inbound
       WHERE cb_state = 'pending' AND cb_next_attempt_at <= @now AND (lease_until IS NULL OR lease_until <= @now)
@@ -78,14 +98,21 @@ export class SqliteInbound implements InboundStorage {
     return (this.#statements ??= prepare(db));
   }
 
-  /** Stores the message with its webhook (due at once) and the opt-out change, in one commit. */
-  async insertInbound(message: NewInbound, options: InboundInsertOptions = {}): Promise<{ optOutChanged: boolean }> {
+  /** Stores the message with its webhook (due at once) and the opt-out change, in one commit, unless it repeats the newest. */
+  async insertInbound(message: NewInbound, options: InboundInsertOptions = {}): Promise<{ optOutChanged: boolean; duplicate?: true }> {
     const s = await this.#s();
     const m = { ...message };
     const hook = m.callbackUrl !== null && m.uid !== null;
-    const lease = options.lease;
-    return this.#commits.run(() => {
+    const { lease, once } = options;
+    return this.#commits.run((): { optOutChanged: boolean; duplicate?: true } => {
+      if (once !== undefined) {
+        const newest = s.newestBetween.get(m.to, m.from);
+        if (newest !== undefined && newest.once_key === once.key && newest.received_at >= once.since) {
+          return { optOutChanged: false, duplicate: true };
+        }
+      }
       s.insert.run({
+        onceKey: once?.key ?? null,
         ...m,
         state: hook ? 'pending' : null,
         next: hook ? m.receivedAt : null,
@@ -95,6 +122,17 @@ export class SqliteInbound implements InboundStorage {
       if (options.optOut === undefined) return { optOutChanged: false };
       const changes = options.optOut ? s.optOut.run(m.to, m.from, m.receivedAt).changes : s.optIn.run(m.to, m.from).changes;
       return { optOutChanged: changes > 0 };
+    });
+  }
+
+  /** Stores (or replaces) one part of a long message and returns every part stored under its key, in one commit. */
+  async storeInboundPart(part: InboundPart): Promise<InboundPart[]> {
+    const s = await this.#s();
+    return this.#commits.run(() => {
+      s.storePart.run(part.key, part.seq, part.total, part.text, part.receivedAt);
+      return s.parts.all(part.key).map((row) => ({
+        key: row.msg_key, seq: row.seq, total: row.total, text: row.text, receivedAt: row.received_at,
+      }));
     });
   }
 
@@ -138,7 +176,10 @@ export class SqliteInbound implements InboundStorage {
   /** Deletes up to `limit` messages received before `before` whose webhook is not pending. */
   async purgeInbound(before: number, limit: number): Promise<number> {
     const s = await this.#s();
-    return this.#commits.run(() => s.purge.run(before, Math.max(0, limit)).changes);
+    return this.#commits.run(() => {
+      s.purgeParts.run(before, Math.max(0, limit));
+      return s.purge.run(before, Math.max(0, limit)).changes;
+    });
   }
 
   /** Opts a number out of a short code, or back in; whether the list changed. */

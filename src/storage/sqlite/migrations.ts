@@ -282,6 +282,24 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX sms_messages_scheduled ON sms_messages (send_at, id) WHERE state = 'scheduled';
   CREATE INDEX sms_messages_stale ON sms_messages (valid_until, id) WHERE valid_until IS NOT NULL AND state = 'queued';
   `,
+  // MO redelivery and long MO parts (storage/inbound-record.ts): each inbound row keeps the
+  // key a carrier's redelivery of it would repeat, and `sms_inbound_newest` finds the newest
+  // message of a sender to a recipient; `sms_inbound_parts` keeps the parts of long messages
+  // until they are whole, by the message's key. A new nullable column (no rewrite), an index
+  // and a new table only.
+  `
+  ALTER TABLE sms_inbound ADD COLUMN once_key TEXT;
+  CREATE INDEX sms_inbound_newest ON sms_inbound (to_address, from_number, received_at, id);
+  CREATE TABLE sms_inbound_parts (
+    msg_key TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    total INTEGER NOT NULL,
+    text TEXT NOT NULL,
+    received_at INTEGER NOT NULL,
+    PRIMARY KEY (msg_key, seq)
+  ) WITHOUT ROWID;
+  CREATE INDEX sms_inbound_parts_received ON sms_inbound_parts (received_at);
+  `,
 ];
 
 /**

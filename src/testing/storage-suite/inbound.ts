@@ -1,12 +1,13 @@
 /**
  * The storage contract suite's tests of one topic. Inbound (MO) messages and opt-outs: an
  * inbound message stored with its webhook (and its opt-out change) in one step, the webhook
- * claimed, deferred and recorded as a report is, and the opt-out list. Skipped for an adapter
- * without the optional inbound methods.
+ * claimed, deferred and recorded as a report is, and the opt-out list; a carrier's
+ * redelivery stored once; the parts of long messages kept until whole. Skipped for an adapter
+ * without the optional inbound methods (the parts' tests, without `storeInboundPart`).
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import type { NewInbound, Storage } from '../../storage/contract.js';
+import type { InboundPart, NewInbound, Storage } from '../../storage/contract.js';
 import type { SuiteContext } from './context.js';
 import { LEASE, T0 } from './fixtures.js';
 
@@ -35,6 +36,20 @@ function inboundOf(storage: Storage, skip: (reason: string) => void): Required<P
     return null;
   }
   return storage as Required<Pick<Storage, InboundKeys>>;
+}
+
+/** The part store of `storage`, or `null` (the test is then skipped). */
+function partsOf(storage: Storage, skip: (reason: string) => void): ((part: InboundPart) => Promise<InboundPart[]>) | null {
+  if (storage.insertInbound === undefined || storage.storeInboundPart === undefined) {
+    skip('the storage has no storeInboundPart (long MO messages are joined in memory)');
+    return null;
+  }
+  return storage.storeInboundPart.bind(storage);
+}
+
+/** Part `seq` of a three-part message with key `key`. */
+function buildPart(key: string, seq: number, overrides: Partial<InboundPart> = {}): InboundPart {
+  return { key, seq, total: 3, text: `part ${seq}. `, receivedAt: T0 + seq, ...overrides };
 }
 
 type InboundKeys =
@@ -130,6 +145,66 @@ export function inboundTests({ describe, test }: SuiteContext): void {
       assert.deepEqual(await s.insertInbound(buildInbound({ from: key.number, text: 'START' }), { optOut: false }), { optOutChanged: true });
       assert.deepEqual(await s.findOptOuts([key]), [false]);
       assert.deepEqual(await s.insertInbound(buildInbound({ from: key.number, text: 'hi' })), { optOutChanged: false });
+    });
+
+    test('a message repeating the newest of its sender and recipient, by redelivery key within the window, is not stored', async (storage, skip) => {
+      const s = inboundOf(storage, skip);
+      if (s === null) return;
+      const from = '254700000010';
+      const once = (key: string, since: number) => ({ once: { key, since } });
+      const first = buildInbound({ from, text: 'STOP', receivedAt: T0 });
+      assert.deepEqual(await s.insertInbound(first, { optOut: true, ...once('k-stop', T0 - 600_000) }), { optOutChanged: true });
+      // Delivered again: nothing stored, no opt-out change, whatever the opt-out asks.
+      const again = buildInbound({ from, text: 'STOP', receivedAt: T0 + 5_000 });
+      assert.deepEqual(await s.insertInbound(again, { optOut: false, ...once('k-stop', T0 + 5_000 - 600_000) }), {
+        optOutChanged: false,
+        duplicate: true,
+      });
+      assert.deepEqual(await s.findOptOuts([{ shortCode: first.to, number: from }]), [true]);
+      // The same key from another sender, or to another recipient, is another conversation.
+      assert.deepEqual(await s.insertInbound(buildInbound({ from: '254700000011', text: 'STOP' }), once('k-stop', T0 - 600_000)), {
+        optOutChanged: false,
+      });
+      assert.deepEqual(await s.insertInbound(buildInbound({ from, to: '22022', text: 'STOP' }), once('k-stop', T0 - 600_000)), {
+        optOutChanged: false,
+      });
+      // Another message between: the same key again is a new message (STOP, START, STOP).
+      await s.insertInbound(buildInbound({ from, text: 'START', receivedAt: T0 + 6_000 }), { optOut: false, ...once('k-start', T0) });
+      const third = buildInbound({ from, text: 'STOP', receivedAt: T0 + 7_000 });
+      assert.deepEqual(await s.insertInbound(third, { optOut: true, ...once('k-stop', T0) }), { optOutChanged: true });
+      // Outside the window (received before `since`), the same key is a new message too.
+      const later = buildInbound({ from, text: 'STOP', receivedAt: T0 + 900_000 });
+      assert.deepEqual(await s.insertInbound(later, once('k-stop', T0 + 8_000)), { optOutChanged: false });
+      const mine = (await s.listInbound({ limit: 20 })).filter((r) => r.from === from && r.to === first.to).map((r) => r.ref);
+      assert.deepEqual(mine, [later.ref, third.ref, mine[2], first.ref]);
+      assert.equal(mine.includes(again.ref), false);
+    });
+
+    test('the parts of a long message: each stored, one replacing its own number, all returned in order; purged when old', async (storage, skip) => {
+      const store = partsOf(storage, skip);
+      if (store === null) return;
+      const s = storage as Required<Pick<Storage, InboundKeys>>;
+      assert.deepEqual(await store(buildPart('m1', 3)), [buildPart('m1', 3)]);
+      assert.deepEqual(await store(buildPart('other', 1)), [buildPart('other', 1)]);
+      const replaced = buildPart('m1', 3, { text: 'sent again. ', receivedAt: T0 + 50 });
+      assert.deepEqual(await store(replaced), [replaced]);
+      assert.deepEqual(await store(buildPart('m1', 1)), [buildPart('m1', 1), replaced]);
+      // Purging removes the parts received before its bound, and counts only messages.
+      assert.equal(await s.purgeInbound(T0 + 10, 100), 0);
+      assert.deepEqual(await store(buildPart('m1', 2, { receivedAt: T0 + 60 })), [replaced, buildPart('m1', 2, { receivedAt: T0 + 60 })].sort((a, b) => a.seq - b.seq));
+      assert.deepEqual(await store(buildPart('other', 2)), [buildPart('other', 2)]);
+    });
+
+    test('parts of one message stored at the same time: the last one stored sees them all', async (storage, skip) => {
+      const store = partsOf(storage, skip);
+      if (store === null) return;
+      const total = 6;
+      const results = await Promise.all(
+        Array.from({ length: total }, (_, i) => store(buildPart('together', i + 1, { total }))),
+      );
+      const seen = results.map((parts) => parts.length).sort((a, b) => a - b);
+      assert.equal(seen[seen.length - 1], total, `one call must see every part, saw ${JSON.stringify(seen)}`);
+      assert.deepEqual(new Set(seen).size, total, `each call sees the parts stored before it: ${JSON.stringify(seen)}`);
     });
 
     test('the opt-out list: set, looked up in bulk, listed by short code then number, a page at a time', async (storage, skip) => {

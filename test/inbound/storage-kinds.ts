@@ -1,0 +1,58 @@
+/**
+ * The bundled storages, for the inbound tests that must behave the same on each: memory,
+ * SQLite (a file, so a second router opens what the first stored) and PostgreSQL (a schema
+ * of the test's own; skipped with the reason printed when the database is unreachable).
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import type pg from 'pg';
+import { MemoryStorage, type Storage } from '../../src/index.js';
+import { SqliteStorage } from '../../src/sqlite.js';
+import { PostgresStorage } from '../../src/postgres.js';
+
+/** One storage kind: `open` gives a storage on the same data each time (memory: one, kept open). */
+export interface StorageKind {
+  name: string;
+  /** Why its tests skip, or `null`. */
+  unavailable: string | null;
+  /** Whether a second router may open the data the first one stored (closing the first). */
+  durable: boolean;
+  /** A storage on this kind's data. */
+  open(): Storage;
+  /** Deletes the data. */
+  drop(): Promise<void>;
+}
+
+/** The three kinds, each on fresh data; `pool` reaches the test PostgreSQL. */
+export function storageKinds(pool: pg.Pool, pgUnavailable: string | null): StorageKind[] {
+  const dir = mkdtempSync(join(tmpdir(), 'sms-inbound-kinds-'));
+  const schema = `t_${randomBytes(6).toString('hex')}`;
+  let memory: MemoryStorage | null = null;
+  return [
+    {
+      name: 'memory',
+      unavailable: null,
+      durable: false,
+      open: () => (memory ??= new MemoryStorage()),
+      drop: async () => void (memory = null),
+    },
+    {
+      name: 'SQLite',
+      unavailable: null,
+      durable: true,
+      open: () => new SqliteStorage({ path: join(dir, 'inbound.db') }),
+      drop: async () => rmSync(dir, { recursive: true, force: true }),
+    },
+    {
+      name: 'PostgreSQL',
+      unavailable: pgUnavailable,
+      durable: true,
+      open: () => new PostgresStorage({ pool, schema }),
+      drop: async () => {
+        if (pgUnavailable === null) await pool.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+      },
+    },
+  ];
+}
