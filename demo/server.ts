@@ -29,7 +29,7 @@ import { createSmsRouter, SimulatorDelivery, staticKeys, type DeliveryAdapter, t
 import { SqliteStorage } from '../src/sqlite.js';
 import { demoKey, keyFileOf } from './api-key.js';
 import { attachEventLog, consoleLine } from './event-log.js';
-import { allowedHostNames, hostGuard } from './host-guard.js';
+import { allowedHostNames, hostGuard, hostName } from './host-guard.js';
 import { dashboardRoutes } from './dashboard/routes.js';
 
 const port = Number(process.env.PORT ?? 3000);
@@ -126,7 +126,8 @@ attachEventLog(sms);
 const app = express();
 // Before everything, the API included: a request that names another site's host is a page
 // of that site reaching this machine's loopback (DNS rebinding).
-app.use(hostGuard(allowedHostNames(host, extraHosts)));
+const allowedHosts = allowedHostNames(host, extraHosts);
+app.use(hostGuard(allowedHosts));
 app.use(sms);
 app.use(
   dashboardRoutes({
@@ -180,6 +181,9 @@ server.listen(port, host, () => {
   // Where to open it from this machine: a wildcard address is not one to browse to.
   const local = address === '0.0.0.0' ? '127.0.0.1' : address === '::' ? '::1' : address;
   const origin = `http://${urlHost(local)}:${listening}`;
+  // A HOST given as a name listens on the address it resolved to, which the demo's own
+  // reports and webhooks are sent to.
+  allowedHosts.add(hostName(urlHost(local)));
   inboundUrl = `${origin}/demo/inbound`;
   console.log(`sms-outbox demo gateway on ${origin} (storage ${dbPath})`);
   console.log(`listening on ${urlHost(address)}:${listening}${everywhere ? ' (every interface)' : ''}`);
