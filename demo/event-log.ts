@@ -1,10 +1,23 @@
 /**
- * One readable line per router event, for the demo's console.
+ * One readable line per router event, for the demo's console. Every line has its control
+ * characters escaped: a recipient's text, an external id or a report's field that holds a
+ * newline stays inside its line instead of printing a forged one.
  */
 import type { SmsRouter } from '../src/index.js';
+import { escapeControl } from '../src/observe/logging.js';
 
-/** Logs every event of `sms` to the console, one line each. */
-export function attachEventLog(sms: SmsRouter, log: (line: string) => void = console.log): void {
+/** Writes one line to the console, its control characters escaped. */
+export function consoleLine(line: string): void {
+  console.log(escapeControl(line));
+}
+
+/** An error in one line: its name and message, without the stack. */
+function oneLine(error: unknown): string {
+  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+}
+
+/** Logs every event of `sms`, one line each, through `log` (escaped by {@link consoleLine} by default). */
+export function attachEventLog(sms: SmsRouter, log: (line: string) => void = consoleLine): void {
   sms.on('message.accepted', ({ message: m }) =>
     log(`accepted      ${m.ref} to ${m.recipient} (${m.smsCount} sms, ${m.encoding}) ref ${m.externalId}`),
   );
@@ -12,7 +25,7 @@ export function attachEventLog(sms: SmsRouter, log: (line: string) => void = con
   sms.on('message.status', ({ message: m, previousState }) =>
     log(`status        ${m.ref} ${previousState} -> ${m.state}${m.statusReason ? ` (${m.statusReason})` : ''}`),
   );
-  sms.on('message.retrying', (e) => log(`retrying      ${e.ref} attempt ${e.attempt}: ${String(e.error)}`));
+  sms.on('message.retrying', (e) => log(`retrying      ${e.ref} attempt ${e.attempt}: ${oneLine(e.error)}`));
   sms.on('message.inbound', (e) => log(`inbound       from ${e.from} to ${e.to}: ${e.text}`));
   sms.on('dlr.sent', (e) => log(`dlr.sent      ${e.message.ref} -> ${e.url} ${e.statusCode} in ${e.durationMs} ms`));
   sms.on('dlr.retrying', (e) =>
@@ -25,5 +38,18 @@ export function attachEventLog(sms: SmsRouter, log: (line: string) => void = con
   sms.on('subscriber.opted_out', (e) => log(`opted_out     ${e.number} from ${e.shortCode} (${e.source})`));
   sms.on('subscriber.opted_in', (e) => log(`opted_in      ${e.number} to ${e.shortCode} (${e.source})`));
   sms.on('request.rejected', (e) => log(`rejected      ${e.status} ${e.endpoint ?? ''} ${e.details}`));
-  sms.on('error', (e) => log(`error         [${e.source}] ${e.error instanceof Error ? e.error.stack : String(e.error)}`));
+  // An outage is one line when it starts and one when it ends, not one per failed attempt:
+  // the dashboard shows the attempts.
+  sms.on('carrier.connection', (c) => {
+    const name = c.route === undefined ? c.bind : `${c.route}/${c.bind}`;
+    if (c.state === 'bound') log(`carrier       ${name} bound${c.reconnect ? ' again' : ''}`);
+    else if (c.attempt === 1) log(`carrier       ${name} down (${oneLine(c.error)}); reconnecting, the dashboard shows each attempt`);
+  });
+  sms.on('carrier.route', (r) => log(`route         ${r.route} ${r.state}${r.reason === undefined ? '' : ` (${r.reason})`}`));
+  // A connection's failure is the carrier.connection line above. Other errors: one line,
+  // no stack.
+  sms.on('error', (e) => {
+    if (e.bind !== undefined) return;
+    log(`error         [${e.source}]${e.ref === undefined ? '' : ` ${e.ref}`} ${oneLine(e.error)}`);
+  });
 }

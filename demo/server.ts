@@ -3,8 +3,10 @@
  * simulated carrier (or a real SMSC when SMPP_URL is set). `npm start` runs it.
  *
  * Environment: PORT (default 3000), HOST (the address to listen on, default 127.0.0.1: this
- * machine only, because the page at `/` carries the API key), SMS_API_KEY (generated and
- * printed when unset), SMS_DB (default ./data/sms-outbox.db), SMPP_URL (smpp://user:pass@host:port),
+ * machine only, because the page at `/` carries the API key), SMS_ALLOWED_HOSTS (Host header
+ * names to answer besides the listening address's: comma-separated), SMS_API_KEY (when
+ * unset, one generated at the first start and kept beside the database, in `<SMS_DB>.key`),
+ * SMS_DB (default ./data/sms-outbox.db), SMPP_URL (smpp://user:pass@host:port),
  * SMPP_ROUTES (carriers by recipient prefix: `25470,25471=smpp://...;*=smpp://...`),
  * SMS_RATE_LIMIT (requests per minute per key, default 600), SMS_SIM_OUTCOMES (the
  * simulator's outcome weights, e.g. `delivered:1`; default a mix of every outcome), SMS_CREDIT
@@ -17,7 +19,6 @@
  *
  * Besides the API it serves a live dashboard at `/` and Prometheus metrics at `/metrics`.
  */
-import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { BlockList, type AddressInfo } from 'node:net';
@@ -26,16 +27,21 @@ import express from 'express';
 import * as promClient from 'prom-client';
 import { createSmsRouter, SimulatorDelivery, staticKeys, type DeliveryAdapter, type SimulatorOptions } from '../src/index.js';
 import { SqliteStorage } from '../src/sqlite.js';
-import { attachEventLog } from './event-log.js';
+import { demoKey, keyFileOf } from './api-key.js';
+import { attachEventLog, consoleLine } from './event-log.js';
+import { allowedHostNames, hostGuard, hostName } from './host-guard.js';
 import { dashboardRoutes } from './dashboard/routes.js';
 
 const port = Number(process.env.PORT ?? 3000);
 // Loopback unless told otherwise: the dashboard page hands its API key to whoever loads it,
 // and the key opens the whole send API.
 const host = process.env.HOST === undefined || process.env.HOST === '' ? '127.0.0.1' : process.env.HOST;
-const generatedKey = process.env.SMS_API_KEY === undefined || process.env.SMS_API_KEY === '';
-const apiKey = generatedKey ? randomBytes(18).toString('base64url') : process.env.SMS_API_KEY!;
 const dbPath = process.env.SMS_DB ?? './data/sms-outbox.db';
+mkdirSync(dirname(dbPath), { recursive: true });
+const keyFile = keyFileOf(dbPath);
+// Kept with the database: the messages outlive a restart, and so does the key that reads them.
+const { key: apiKey, source: keySource } = demoKey(process.env.SMS_API_KEY, keyFile);
+const extraHosts = (process.env.SMS_ALLOWED_HOSTS ?? '').split(',').map((name) => name.trim()).filter((name) => name !== '');
 const credit = process.env.SMS_CREDIT === undefined || process.env.SMS_CREDIT === '' ? undefined : Number(process.env.SMS_CREDIT);
 if (credit !== undefined && !(Number.isSafeInteger(credit) && credit >= 0)) {
   console.error(`sms-outbox demo: SMS_CREDIT must be a whole number of SMS units, got ${process.env.SMS_CREDIT}`);
@@ -52,6 +58,20 @@ function simulatedOutcomes(): SimulatorOptions['outcomes'] | undefined {
     const [name, weight] = pair.split(':');
     return [name!.trim(), Number(weight ?? 1)];
   }));
+}
+
+/** The carrier in words, for the dashboard: no credentials. */
+function carrierName(): string {
+  const routes = process.env.SMPP_ROUTES;
+  if (routes !== undefined && routes !== '') return 'SMPP routes';
+  const url = process.env.SMPP_URL;
+  if (url === undefined || url === '') return 'simulated carrier';
+  try {
+    const parsed = new URL(url);
+    return `SMSC ${parsed.host}`;
+  } catch {
+    return 'SMSC';
+  }
 }
 
 async function carrier(): Promise<DeliveryAdapter> {
@@ -76,7 +96,6 @@ async function carrier(): Promise<DeliveryAdapter> {
 /** The demo key's principal: its messages are the ones the dashboard searches. */
 const principalId = 'demo';
 
-mkdirSync(dirname(dbPath), { recursive: true });
 const storage = new SqliteStorage({ path: dbPath });
 // Process metrics beside the gateway's own, all on prom-client's default registry.
 promClient.collectDefaultMetrics();
@@ -105,10 +124,14 @@ const sms = createSmsRouter({
 attachEventLog(sms);
 
 const app = express();
+// Before everything, the API included: a request that names another site's host is a page
+// of that site reaching this machine's loopback (DNS rebinding).
+const allowedHosts = allowedHostNames(host, extraHosts);
+app.use(hostGuard(allowedHosts));
 app.use(sms);
 app.use(
   dashboardRoutes({
-    sms, storage, principalId, apiKey, basePath: '/api/outbox',
+    sms, storage, principalId, apiKey, basePath: '/api/outbox', carrier: carrierName(),
     metrics: async () => ({ contentType: promClient.register.contentType, text: await promClient.register.metrics() }),
     ...(delivery instanceof SimulatorDelivery ? { simulateInbound: (message) => delivery.simulateInbound(message) } : {}),
   }),
@@ -116,14 +139,14 @@ app.use(
 // A delivery-report receiver, so the quick start can show a report arriving.
 app.post('/demo/dlr', express.json(), (req, res) => {
   const report = req.body as { data?: { message_ref?: string; status?: string } };
-  console.log(`dlr.received  ${report.data?.message_ref ?? '?'} ${report.data?.status ?? '?'}`);
+  consoleLine(`dlr.received  ${String(report.data?.message_ref ?? '?')} ${String(report.data?.status ?? '?')}`);
   res.sendStatus(204);
 });
 
 // An inbound (MO) webhook receiver, as a customer of a premium short code would run one.
 app.post('/demo/inbound', express.json(), (req, res) => {
   const hook = req.body as { data?: { from?: string; to?: string; message?: string } };
-  console.log(`inbound.received ${hook.data?.from ?? '?'} ${hook.data?.to ?? '?'} ${hook.data?.message ?? ''}`);
+  consoleLine(`inbound.received ${String(hook.data?.from ?? '?')} ${String(hook.data?.to ?? '?')} ${String(hook.data?.message ?? '')}`);
   res.sendStatus(204);
 });
 
@@ -158,6 +181,9 @@ server.listen(port, host, () => {
   // Where to open it from this machine: a wildcard address is not one to browse to.
   const local = address === '0.0.0.0' ? '127.0.0.1' : address === '::' ? '::1' : address;
   const origin = `http://${urlHost(local)}:${listening}`;
+  // A HOST given as a name listens on the address it resolved to, which the demo's own
+  // reports and webhooks are sent to.
+  allowedHosts.add(hostName(urlHost(local)));
   inboundUrl = `${origin}/demo/inbound`;
   console.log(`sms-outbox demo gateway on ${origin} (storage ${dbPath})`);
   console.log(`listening on ${urlHost(address)}:${listening}${everywhere ? ' (every interface)' : ''}`);
@@ -168,12 +194,16 @@ server.listen(port, host, () => {
     );
   }
   console.log(`dashboard on ${origin}/, metrics on /metrics`);
-  if (generatedKey) {
+  if (keySource === 'environment') {
+    console.log('SMS_API_KEY from the environment');
+  } else {
     // The assignment alone on its line, so `export <that line>` works in a shell.
     console.log(`SMS_API_KEY=${apiKey}`);
-    console.log('(the key above was generated; set SMS_API_KEY to choose one)');
-  } else {
-    console.log('SMS_API_KEY from the environment');
+    console.log(
+      keySource === 'generated'
+        ? `(generated, and kept in ${keyFile}: the same key after a restart; set SMS_API_KEY to choose one)`
+        : `(the key kept in ${keyFile} since the first start on this database; set SMS_API_KEY to choose one)`,
+    );
   }
   console.log('profile codes: 12345, 22021501');
 });

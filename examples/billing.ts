@@ -4,8 +4,8 @@
  * ends without reaching the network (`rejected` by the carrier, or `failed` after retries).
  * The delivery reports sent to customers carry the same outcomes.
  *
- * Run it: `npx tsx examples/billing.ts`. In your app, import from `sms-outbox` instead of
- * `../src/index.js`, and keep the ledger in your database.
+ * Run it: `npx tsx examples/billing.ts` (on `PORT`, default 3000). In your app, import from
+ * `sms-outbox` instead of `../src/index.js`, and keep the ledger in your database.
  */
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
@@ -60,7 +60,7 @@ export async function startBilling(options: { port?: number; apiKey: string; del
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
-  const billing = await startBilling({ port: 3000, apiKey: 'example-key' });
+  const billing = await startBilling({ port: Number(process.env.PORT || 3000), apiKey: 'example-key' });
   setInterval(() => console.log(`acme has used ${billing.balance('acme')} SMS units`), 5000).unref();
   console.log(`listening on ${billing.url} (X-API-Key: example-key)`);
 }

@@ -3,8 +3,8 @@
  * reports each call with its duration: a template for an adapter over your own database,
  * and proof that the contract suite (`sms-outbox/testing`) runs on third-party adapters.
  *
- * Run it: `npx tsx examples/custom-storage.ts`. In your app, import from `sms-outbox`
- * instead of `../src/index.js`.
+ * Run it: `npx tsx examples/custom-storage.ts` (on `PORT`, default 3000). In your app, import
+ * from `sms-outbox` instead of `../src/index.js`.
  */
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
@@ -106,7 +106,7 @@ export async function startWithCustomStorage(options: { port?: number; apiKey: s
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   // Slow calls only: the worker's idle polls would fill the screen.
   const running = await startWithCustomStorage({
-    port: 3000,
+    port: Number(process.env.PORT || 3000),
     apiKey: 'example-key',
     log: (call) => call.ms > 5 && console.log(`storage.${call.method} took ${call.ms.toFixed(1)} ms`),
   });

@@ -3,8 +3,8 @@
  * signature with the `standardwebhooks` package over the raw body, drops duplicates by
  * `uid` (reports are delivered at least once), and answers 2xx quickly.
  *
- * Run it: `DLR_SECRET=whsec_... npx tsx examples/dlr-receiver.ts`. In your app, import the
- * `DlrPayload` type from `sms-outbox` (or declare the shape yourself).
+ * Run it: `DLR_SECRET=whsec_... npx tsx examples/dlr-receiver.ts` (on `PORT`, default 4000). In
+ * your app, import the `DlrPayload` type from `sms-outbox` (or declare the shape yourself).
  */
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
@@ -47,7 +47,7 @@ export async function startDlrReceiver(options: { port?: number; secret: string;
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   const receiver = await startDlrReceiver({
-    port: 4000,
+    port: Number(process.env.PORT || 4000),
     secret: process.env.DLR_SECRET ?? 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
     onReport: ({ data }) => console.log(`${data.message_ref} ${data.status} (${data.status_reason ?? '-'})`),
   });

@@ -2,8 +2,8 @@
  * Example: a host that keeps its customers' API keys and sender profiles in its own
  * database. Keys are stored as SHA-256 digests only, so a leaked table leaks no key.
  *
- * Run it: `npx tsx examples/host-with-key-database.ts`. In your app, import from
- * `sms-outbox` instead of `../src/index.js`.
+ * Run it: `npx tsx examples/host-with-key-database.ts` (on `PORT`, default 3000). In your app,
+ * import from `sms-outbox` instead of `../src/index.js`.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { once } from 'node:events';
@@ -87,7 +87,7 @@ export async function startHostWithKeyDatabase(options: { port?: number; path?: 
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
-  const host = await startHostWithKeyDatabase({ port: 3000 });
+  const host = await startHostWithKeyDatabase({ port: Number(process.env.PORT || 3000) });
   host.addProfile('12345', 'acme', 'ACME');
   console.log(`listening on ${host.url}; X-API-Key for acme: ${host.issueKey('acme')}`);
 }

@@ -4,8 +4,8 @@
  * `POST /sms/v1/create` and the OpenAPI document `GET /sms/v1/openapi.json`; every other
  * path, under the prefix too, stays the app's.
  *
- * Run it: `npx tsx examples/mount-under-prefix.ts`. In your app, import from `sms-outbox`
- * instead of `../src/index.js`.
+ * Run it: `npx tsx examples/mount-under-prefix.ts` (on `PORT`, default 3000). In your app,
+ * import from `sms-outbox` instead of `../src/index.js`.
  */
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
@@ -43,6 +43,6 @@ export async function startMountedUnderPrefix(options: { port?: number; apiKey: 
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
-  const running = await startMountedUnderPrefix({ port: 3000, apiKey: 'example-key' });
+  const running = await startMountedUnderPrefix({ port: Number(process.env.PORT || 3000), apiKey: 'example-key' });
   console.log(`listening on ${running.url}; try ${running.url}/sms/v1/openapi.json`);
 }

@@ -5,10 +5,10 @@
  * rate limits are counted in Redis (`rate-limit-redis` for requests, `RedisBudgetStore` for
  * message budgets), so a key's limit is one limit, not one per instance.
  *
- * Run it: `npx tsx examples/two-instances.ts` (both instances in this process, on ports 3000
- * and 3001), or one instance per process: `INSTANCE=a PORT=3000 npx tsx
- * examples/two-instances.ts` and `INSTANCE=b PORT=3001 ...`. `DATABASE_URL` and `REDIS_URL`
- * say where the services are. In your app, import from `sms-outbox` and
+ * Run it: `npx tsx examples/two-instances.ts` (both instances in this process, on port `PORT`
+ * and the next, 3000 and 3001 by default), or one instance per process: `INSTANCE=a PORT=3000
+ * npx tsx examples/two-instances.ts` and `INSTANCE=b PORT=3001 ...`. `DATABASE_URL` and
+ * `REDIS_URL` say where the services are. In your app, import from `sms-outbox` and
  * `sms-outbox/postgres` instead of `../src/...`.
  *
  * A real deployment runs one process per instance (a container each), behind a load
@@ -119,11 +119,12 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
     apiKey: 'example-key',
   };
   const instance = process.env.INSTANCE;
+  const port = Number(process.env.PORT || 3000);
   if (instance === undefined) {
-    const { urls } = await startTwoInstances({ ...services, ports: [3000, 3001] });
+    const { urls } = await startTwoInstances({ ...services, ports: [port, port + 1] });
     console.log(`instances on ${urls.join(' and ')} (X-API-Key: example-key)`);
   } else {
-    const { url } = await startInstance({ ...services, instanceId: instance, port: Number(process.env.PORT ?? 3000) });
+    const { url } = await startInstance({ ...services, instanceId: instance, port });
     console.log(`instance ${instance} on ${url} (X-API-Key: example-key)`);
   }
 }

@@ -14,6 +14,9 @@ import type { CallbackState, MessageRecord, NewMessage, SmsRouter, Storage } fro
 /** Rows per page, on the page and here. */
 export const PAGE_SIZE = 50;
 
+/** The most messages a search shows: every match, up to the newest this many. */
+export const SEARCH_LIMIT = 1000;
+
 /** One delivery report attempt, as the dashboard shows it. */
 export interface CallbackAttemptRow {
   attempt: number;
@@ -174,10 +177,10 @@ export class MessageLog {
 
   /**
    * The principal's messages whose ref or external id is `query`, newest first: at most one
-   * by ref (a UUID) and `limit` by external id (a message sent without one has its ref
+   * by ref (a UUID) and the newest `limit` by external id (a message sent without one has its ref
    * as external id, so a ref finds it both ways; it is listed once).
    */
-  async search(principalId: string, query: string, limit = PAGE_SIZE): Promise<MessageRow[]> {
+  async search(principalId: string, query: string, limit = SEARCH_LIMIT): Promise<MessageRow[]> {
     const [byRef, byExternalId] = await Promise.all([
       UUID.test(query) ? this.storage.getMessage(principalId, query.toLowerCase()) : Promise.resolve(null),
       this.storage.findByExternalId(principalId, query, limit),

@@ -1,16 +1,21 @@
 /**
  * The demo host's dashboard routes: the page at `/`; a Server-Sent Events stream at
- * `/demo/events` of the newest messages, the last hour's counts and the queue; the older
- * pages at `/demo/messages?page=2`; the search at `/demo/search?q=`; a simulated subscriber's
- * reply at `POST /demo/mo` (the stream then sends the inbound messages and opt-outs); Prometheus metrics at
- * `/metrics`; and an empty `/favicon.ico`, so a browser's request for it is no 404.
+ * `/demo/events` of the newest messages, the last hour's counts, the queue and the carrier;
+ * the older pages at `/demo/messages?page=2`; the search at `/demo/search?q=`; a simulated
+ * subscriber's reply at `POST /demo/mo` (the stream then sends the inbound messages and
+ * opt-outs); Prometheus metrics at `/metrics`; and an empty `/favicon.ico`, so a browser's
+ * request for it is no 404.
  */
+import { createHash, timingSafeEqual } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import express, { type Router } from 'express';
+import express, { type ErrorRequestHandler, type RequestHandler, type Router } from 'express';
 import type { SmsRouter, Storage } from '../../src/index.js';
+import { refuse } from '../errors.js';
+import { CarrierView } from './carrier.js';
+import { EventStreams } from './event-stream.js';
 import { QueueView, type QueueSample } from './queue.js';
 import { InboundView } from './inbound.js';
-import { MessageLog, type MessagePage } from './recent.js';
+import { MessageLog, SEARCH_LIMIT, type MessagePage } from './recent.js';
 import { HourStats, type HourCounts } from './stats.js';
 
 /** What the dashboard needs from the demo host. */
@@ -29,7 +34,23 @@ export interface DashboardOptions {
   metrics: () => Promise<{ contentType: string; text: string }>;
   /** Has the simulated carrier deliver an MO message (`POST /demo/mo`); absent with a real SMSC. */
   simulateInbound?: (message: { from: string; to: string; text: string }) => Promise<void>;
+  /** The carrier in words, for the page's carrier line: `simulated carrier`, or the SMSC's address. */
+  carrier: string;
+  /** Dashboard streams open at once. Default {@link MAX_STREAMS}. */
+  maxStreams?: number;
+  /** Bytes a stream's client may leave unread before it is disconnected. Default {@link MAX_BUFFERED_BYTES}. */
+  maxBufferedBytes?: number;
 }
+
+/** Dashboard streams open at once, by default: a few pages for each person trying the demo. */
+export const MAX_STREAMS = 10;
+
+/**
+ * Unread bytes past which a stream's client is disconnected, by default: more than the rows
+ * of the largest request (a 1 MiB body) that reach a page in one burst, so a page that reads
+ * is never cut; with {@link MAX_STREAMS}, what slow clients can hold is bounded at 40 MiB.
+ */
+export const MAX_BUFFERED_BYTES = 4 * 1024 * 1024;
 
 const PAGE = readFileSync(new URL('./page.html', import.meta.url), 'utf8');
 
@@ -38,15 +59,48 @@ function attribute(text: string): string {
   return text.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 }
 
-function sse(res: express.Response, event: string, data: unknown): void {
-  res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
-}
-
 /** What the page's counts line gets: the last hour, and how many messages the list holds. */
 export interface StatsEvent extends HourCounts {
   /** How many messages the list holds, for the page count. */
   listed: number;
 }
+
+/** What `POST /demo/mo` takes, in its refusals' words. */
+export const MO_BODY = '{ "from": 8 to 15 digits, "to": a short code, "text": not empty }';
+
+/** A digest of a key, for comparing two keys in constant time whatever their lengths. */
+function digest(key: string): Buffer {
+  return createHash('sha256').update(key).digest();
+}
+
+/**
+ * Refuses a request without the demo's key in `X-API-Key` (401, the package's codes): the
+ * demo's endpoints that change something are as closed as the API.
+ */
+function requireKey(apiKey: string): RequestHandler {
+  const expected = digest(apiKey);
+  return (req, res, next) => {
+    const given = req.headers['x-api-key'];
+    if (typeof given !== 'string' || given === '') {
+      res.set('WWW-Authenticate', 'ApiKey header="X-API-Key"');
+      refuse(res, 'MISSING_API_KEY', 'Missing X-API-Key header');
+      return;
+    }
+    if (!timingSafeEqual(digest(given), expected)) {
+      res.set('WWW-Authenticate', 'ApiKey header="X-API-Key"');
+      refuse(res, 'INVALID_API_KEY', 'Invalid API key');
+      return;
+    }
+    next();
+  };
+}
+
+/** A body `express.json` could not read: 400 `INVALID_JSON` (or 413), as the API answers. */
+const bodyErrors: ErrorRequestHandler = (error: { type?: string }, _req, res, next) => {
+  if (error.type === 'entity.parse.failed') refuse(res, 'INVALID_JSON', `Body is not valid JSON; give ${MO_BODY}`);
+  else if (error.type === 'entity.too.large') refuse(res, 'BODY_TOO_LARGE', 'Body is larger than 8192 bytes');
+  else next(error);
+};
 
 /** The longest search text: a ref is 36 characters, an external id at most 128. */
 const MAX_QUERY = 200;
@@ -70,6 +124,37 @@ export function dashboardRoutes(options: DashboardOptions): Router {
   const statsEvent = (counts: HourCounts): StatsEvent => ({ ...counts, listed: log.size });
   const queue = new QueueView(options.sms, options.storage);
   const inbound = new InboundView(options.sms, options.storage, options.principalId);
+  const carrier = new CarrierView(options.sms, options.carrier);
+  const credit = options.sms.credit;
+  const showCredit = (): void =>
+    void credit?.balance(options.principalId).then((balance) => streams.broadcast('credit', { balance }), () => undefined);
+  /** What feeds the streams, while any is open: each event serialized once for all of them. */
+  let unsubscribe: (() => void)[] = [];
+  const streams = new EventStreams({
+    maxStreams: options.maxStreams ?? MAX_STREAMS,
+    maxBufferedBytes: options.maxBufferedBytes ?? MAX_BUFFERED_BYTES,
+    onFirst: () => {
+      // `added`: a message new to the list, which the first page shows at its top; `row`: a
+      // change to one, shown wherever the page has it.
+      unsubscribe = [
+        log.subscribe((row, added) => streams.broadcast(added ? 'added' : 'row', row)),
+        stats.subscribe((counts) => streams.broadcast('stats', statsEvent(counts))),
+        // Each `queue.depth` sample (every 5 s).
+        queue.subscribe((sample) => streams.broadcast('queue', sample)),
+        // The inbound messages and the opt-out list after each change.
+        inbound.subscribe((snapshot) => streams.broadcast('inbound', snapshot)),
+        carrier.subscribe((snapshot) => streams.broadcast('carrier', snapshot)),
+      ];
+      // The demo key's credit (SMS_CREDIT) after each charge or refund.
+      if (credit !== null) {
+        options.sms.on('credit.charged', showCredit).on('credit.refunded', showCredit);
+        unsubscribe.push(() => options.sms.off('credit.charged', showCredit).off('credit.refunded', showCredit));
+      }
+    },
+    onLast: () => {
+      for (const off of unsubscribe.splice(0)) off();
+    },
+  });
   const page = PAGE.replace('__SMS_API_KEY__', attribute(options.apiKey)).replace('__SMS_BASE_PATH__', attribute(options.basePath));
   const router = express.Router();
 
@@ -92,34 +177,15 @@ export function dashboardRoutes(options: DashboardOptions): Router {
       next(error);
       return;
     }
-    res.writeHead(200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-store', Connection: 'keep-alive' });
-    sse(res, 'snapshot', first.rows);
-    sse(res, 'stats', statsEvent(stats.counts()));
-    // The queue now, then each `queue.depth` sample (every 5 s).
-    if (now !== null) sse(res, 'queue', now);
-    // `added`: a message new to the list, which the first page shows at its top; `row`: a
-    // change to one, shown wherever the page has it.
-    const unsubscribeRows = log.subscribe((row, added) => sse(res, added ? 'added' : 'row', row));
-    const unsubscribeStats = stats.subscribe((counts) => sse(res, 'stats', statsEvent(counts)));
-    const unsubscribeQueue = queue.subscribe((sample) => sse(res, 'queue', sample));
-    // The inbound messages and the opt-out list, now and after each change.
-    void inbound.current().then((snapshot) => snapshot !== null && sse(res, 'inbound', snapshot), () => undefined);
-    const unsubscribeInbound = inbound.subscribe((snapshot) => sse(res, 'inbound', snapshot));
-    // The demo key's credit (SMS_CREDIT), now and after each charge or refund.
-    const credit = options.sms.credit;
-    const showCredit = (): void =>
-      void credit?.balance(options.principalId).then((balance) => sse(res, 'credit', { balance }), () => undefined);
-    if (credit !== null) {
-      showCredit();
-      options.sms.on('credit.charged', showCredit).on('credit.refunded', showCredit);
-    }
-    req.on('close', () => {
-      options.sms.off('credit.charged', showCredit).off('credit.refunded', showCredit);
-      unsubscribeRows();
-      unsubscribeStats();
-      unsubscribeQueue();
-      unsubscribeInbound();
-    });
+    if (!streams.open(req, res)) return;
+    // This page's start: the first page, the counts, the queue and the carrier now; the
+    // changes follow as they come.
+    streams.send(res, 'snapshot', first.rows);
+    streams.send(res, 'stats', statsEvent(stats.counts()));
+    if (now !== null) streams.send(res, 'queue', now);
+    streams.send(res, 'carrier', carrier.current());
+    void inbound.current().then((snapshot) => snapshot !== null && streams.send(res, 'inbound', snapshot), () => undefined);
+    void credit?.balance(options.principalId).then((balance) => streams.send(res, 'credit', { balance }), () => undefined);
   });
 
   // The pages after the first, which the stream does not send; their rows still change
@@ -127,7 +193,7 @@ export function dashboardRoutes(options: DashboardOptions): Router {
   router.get('/demo/messages', async (req, res, next) => {
     const wanted = pageParam(req.query.page);
     if (wanted === null) {
-      res.status(400).json({ details: 'page: must be a whole number from 1' });
+      refuse(res, 'VALIDATION_FAILED', 'page: must be a whole number from 1');
       return;
     }
     try {
@@ -139,27 +205,29 @@ export function dashboardRoutes(options: DashboardOptions): Router {
 
   router.get('/demo/search', async (req, res, next) => {
     const query = typeof req.query.q === 'string' ? req.query.q.trim() : '';
-    if (query === '' || query.length > MAX_QUERY) {
-      res.status(400).json({ details: `q: give one message_ref or external_id, 1 to ${MAX_QUERY} characters` });
+    if (query === '' || query.length > MAX_QUERY || typeof req.query.q !== 'string') {
+      refuse(res, 'VALIDATION_FAILED', `q: give one message_ref or external_id, 1 to ${MAX_QUERY} characters`);
       return;
     }
     try {
-      res.set('Cache-Control', 'no-store').json({ query, rows: await log.search(options.principalId, query) });
+      const rows = await log.search(options.principalId, query, SEARCH_LIMIT + 1);
+      // One more than shown is asked for, to say whether there are more.
+      res.set('Cache-Control', 'no-store').json({ query, rows: rows.slice(0, SEARCH_LIMIT), more: rows.length > SEARCH_LIMIT });
     } catch (error) {
       next(error);
     }
   });
 
   // A subscriber's reply, as the simulated carrier would deliver it: the form of the page's
-  // inbound section.
-  router.post('/demo/mo', express.json({ limit: '8kb' }), async (req, res, next) => {
+  // inbound section. It can opt a number out, so it takes the key.
+  router.post('/demo/mo', requireKey(options.apiKey), express.json({ limit: '8kb' }), async (req, res, next) => {
     const { from, to, text } = (req.body ?? {}) as Record<string, unknown>;
     if (options.simulateInbound === undefined) {
-      res.status(409).json({ details: 'the demo runs on a real SMSC: MO messages come from it' });
+      refuse(res, 'NO_SIMULATED_CARRIER', 'The demo runs on a real SMSC: MO messages come from it');
       return;
     }
     if (typeof from !== 'string' || !/^[0-9]{8,15}$/.test(from) || typeof to !== 'string' || to === '' || typeof text !== 'string' || text === '') {
-      res.status(400).json({ details: 'give from (8 to 15 digits), to (a short code) and text' });
+      refuse(res, 'VALIDATION_FAILED', `give a JSON body ${MO_BODY}`);
       return;
     }
     try {
@@ -169,6 +237,8 @@ export function dashboardRoutes(options: DashboardOptions): Router {
       next(error);
     }
   });
+
+  router.use('/demo/mo', bodyErrors);
 
   router.get('/metrics', async (_req, res, next) => {
     try {

@@ -1,7 +1,9 @@
 /**
  * The dashboard's last hour: how many of the messages accepted in the last hour are in each
- * state, and the delivery rate, the share of those that ended which were delivered. Kept
- * from the router's events, as the Storage contract has no query that counts by state.
+ * state, and the delivery rate, the share of those that ended which were delivered. A
+ * cancelled message is no delivery's outcome (its sender took it back), so the rate leaves
+ * it out. Kept from the router's events, as the Storage contract has no query that counts
+ * by state.
  */
 import { isTerminal, PENDING_STATES, TERMINAL_STATES, type MessageState, type SmsRouter } from '../../src/index.js';
 
@@ -14,7 +16,7 @@ export interface HourCounts {
   accepted: number;
   /** How many are in each state. */
   states: Record<MessageState, number>;
-  /** How many of them ended (reached a terminal state). */
+  /** How many of them ended (reached a terminal state) other than `cancelled`: the rate's whole. */
   finished: number;
   /** How many of them were delivered. */
   delivered: number;
@@ -66,7 +68,7 @@ export class HourStats {
       }
       accepted += 1;
       states[m.state] += 1;
-      if (isTerminal(m.state)) finished += 1;
+      if (isTerminal(m.state) && m.state !== 'cancelled') finished += 1;
     }
     const delivered = states.delivered;
     return { accepted, states, finished, delivered, deliveryRate: finished === 0 ? null : delivered / finished, since, at };

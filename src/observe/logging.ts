@@ -34,6 +34,19 @@ function safeUrl(url: string): string {
   }
 }
 
+/** Characters that would let logged text start a line of its own, or restyle or reorder a terminal's output. */
+const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+const NAMED_ESCAPES: Readonly<Record<string, string>> = { '\n': '\\n', '\r': '\\r', '\t': '\\t' };
+
+/**
+ * `text` with every control character written as an escape (`\n`, `\x1b` as `\u001b`, the
+ * Unicode line separators and bidirectional overrides alike), so that text a client or a
+ * carrier sent cannot forge a log line of its own or hide part of one.
+ */
+export function escapeControl(text: string): string {
+  return text.replace(CONTROL, (c) => NAMED_ESCAPES[c] ?? `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
 /** The value of every line's `module` field: where the line comes from in the host's logs. */
 export const LOG_MODULE = 'sms-outbox';
 
@@ -51,7 +64,9 @@ function lines(logger: SmsLogger, method: LogMethod | undefined): LogMethod | un
 function lines(logger: SmsLogger, method: LogMethod | undefined): LogMethod | undefined {
   if (method === undefined) return undefined;
   const bound = method.bind(logger);
-  return (obj, msg) => bound({ module: LOG_MODULE, ...obj }, msg);
+  // The object's strings are the logger's to quote (pino writes JSON); the message is
+  // printed as it is by console-style loggers.
+  return (obj, msg) => bound({ module: LOG_MODULE, ...obj }, escapeControl(msg));
 }
 
 /** `{ reqId }` when the event carries the host's request id (pino-http's field name), else nothing. */
@@ -194,7 +209,7 @@ function describeError(error: unknown): string {
   let text = one(error);
   const cause: unknown = error instanceof Error ? error.cause : undefined;
   if (cause !== undefined) text += ` (cause: ${one(cause)})`;
-  text = text.replace(/\s*[\r\n]+\s*/g, ' ');
+  text = escapeControl(text.replace(/\s*[\r\n]+\s*/g, ' '));
   return text.length > MAX_LINE ? `${text.slice(0, MAX_LINE)}...` : text;
 }
 
@@ -225,8 +240,8 @@ export function unheardErrorWriter(options: UnheardErrorWriterOptions = {}): (ev
     }
     if (written < maxLines) {
       written += 1;
-      const ref = event.ref === undefined ? '' : ` ref=${event.ref}`;
-      write(`sms-outbox error [${event.source}]${ref}: ${describeError(event.error)}\n`);
+      const ref = event.ref === undefined ? '' : ` ref=${escapeControl(event.ref)}`;
+      write(`sms-outbox error [${escapeControl(event.source)}]${ref}: ${describeError(event.error)}\n`);
       return;
     }
     if (skipped === 0) {

@@ -99,6 +99,18 @@ describe('the dashboard\u2019s last hour', () => {
     emit('message.status', { message: message('old', now - HOUR_MS - 1, 'delivered') });
     expect(stats.counts().accepted).toBe(1);
   });
+
+  it('leaves cancelled messages out of the delivery rate: they are no delivery\u2019s outcome', () => {
+    const now = 1_000_000_000;
+    const { sms, emit } = fakeRouter();
+    const stats = new HourStats(sms, () => now);
+    for (const [ref, state] of [['a', 'delivered'], ['b', 'delivered'], ['c', 'undelivered'], ['d', 'cancelled'], ['e', 'cancelled']] as const) {
+      emit('message.accepted', { message: message(ref, now) });
+      emit('message.status', { message: message(ref, now, state) });
+    }
+    expect(stats.counts()).toMatchObject({ accepted: 5, states: { delivered: 2, undelivered: 1, cancelled: 2 }, finished: 3, delivered: 2 });
+    expect(stats.counts().deliveryRate).toBeCloseTo(2 / 3);
+  });
 });
 
 describe.skipIf(missing !== null)('demo dashboard', () => {
@@ -151,6 +163,10 @@ describe.skipIf(missing !== null)('demo dashboard', () => {
     await page.goto(`${origin}/`);
     // The live stream is open (its snapshot arrived), so no change can be missed.
     await page.locator('#live.on').waitFor({ timeout: 10_000 });
+    // The carrier: the simulator's one connection, bound.
+    await page.locator('#carrier[data-state="bound"]').waitFor({ timeout: 10_000 });
+    expect(await page.locator('#carrier-name').textContent()).toBe('simulated carrier');
+    expect(await page.locator('#carrier-state').textContent()).toMatch(/^simulator bound since /);
     // A fresh gateway: nothing accepted in the last hour, no rate yet.
     await page.locator('#stats[data-accepted="0"]').waitFor({ timeout: 10_000 });
     expect(await page.locator('#rate').textContent()).toBe('none yet');
@@ -167,8 +183,9 @@ describe.skipIf(missing !== null)('demo dashboard', () => {
     const row = page.locator(`tr[data-ref="${ref}"]`);
     await page.locator(`tr[data-ref="${ref}"][data-state="delivered"]`).waitFor({ timeout: 20_000 });
     expect(await row.locator('.state-cell').textContent()).toBe('delivered');
-    expect(await row.locator('.reason-cell').textContent()).toBe('delivered_to_terminal');
-    expect(await row.locator('.reason-cell .reason').getAttribute('title')).toBe('Message delivered to terminal');
+    // The reason in words, as on every row; its code is the tooltip.
+    expect(await row.locator('.reason-cell').textContent()).toBe('Message delivered to terminal');
+    expect(await row.locator('.reason-cell .reason').getAttribute('title')).toBe('delivered_to_terminal');
     // No external_id was sent: the cell says so instead of echoing the ref.
     expect(await row.locator('.external-id').textContent()).toBe('none sent');
     expect(await row.locator('.text').textContent()).toBe('Dashboard test \u00e9t\u00e9');
@@ -395,12 +412,12 @@ describe.skipIf(missing !== null)('demo dashboard', () => {
     expect(await page.locator('#search-status').textContent()).toBe('No message has the ref or external id \u201cno-such-reference\u201d.');
     expect(await page.locator('#found-table').isHidden()).toBe(true);
 
-    // The search is a plain endpoint too; bad input is a 400 with a reason.
+    // The search is a plain endpoint too; bad input is a 422 with a reason and a code.
     const empty = await fetch(`${origin}/demo/search?q=%20`);
-    expect(empty.status).toBe(400);
-    expect(await empty.json()).toEqual({ details: 'q: give one message_ref or external_id, 1 to 200 characters' });
+    expect(empty.status).toBe(422);
+    expect(await empty.json()).toEqual({ details: 'q: give one message_ref or external_id, 1 to 200 characters', code: 'VALIDATION_FAILED' });
     const repeated = await fetch(`${origin}/demo/search?q=a&q=b`);
-    expect(repeated.status).toBe(400);
+    expect(repeated.status).toBe(422);
   }, 60_000);
 
   it('shows the messages past the newest 50 on the next page, and comes back to the live first page', async () => {
@@ -449,8 +466,8 @@ describe.skipIf(missing !== null)('demo dashboard', () => {
 
     // A page that is not a number is refused with a reason; one past the end is the last.
     const bad = await fetch(`${origin}/demo/messages?page=two`);
-    expect(bad.status).toBe(400);
-    expect(await bad.json()).toEqual({ details: 'page: must be a whole number from 1' });
+    expect(bad.status).toBe(422);
+    expect(await bad.json()).toEqual({ details: 'page: must be a whole number from 1', code: 'VALIDATION_FAILED' });
     const past = (await (await fetch(`${origin}/demo/messages?page=99`)).json()) as { page: number; pages: number };
     expect(past).toMatchObject({ page: 2, pages: 2 });
   }, 60_000);
@@ -559,8 +576,64 @@ describe.skipIf(missing !== null)('demo dashboard', () => {
     const [ref] = await send(origin, '/premium', { profile_code: '22021501', messages: [{ mobile_number: subscriber, message: 'Tip of the day' }] });
     const message = page.locator(`tr[data-ref="${ref}"][data-state="rejected"]`);
     await message.waitFor({ timeout: 20_000 });
-    expect(await message.locator('.reason-cell .reason').textContent()).toBe('opted_out');
+    expect(await message.locator('.reason-cell .reason').getAttribute('data-reason')).toBe('opted_out');
   }, 60_000);
+
+  it('heads the search results and the message list, each table under its own heading', async () => {
+    await page.goto(`${origin}/`);
+    await page.locator('#live.on').waitFor({ timeout: 10_000 });
+    await page.fill('#search-q', 'search-me');
+    await page.click('#search-submit');
+    await page.locator('#search-status[data-count="2"]').waitFor({ timeout: 10_000 });
+    // The nearest heading above each table, in document order.
+    const headingOf = (tbody: string) =>
+      page.evaluate(
+        `document.evaluate('preceding::h2[1]', document.getElementById('${tbody}').closest('table'), null, XPathResult.FIRST_ORDERED_NODE_TYPE, null).singleNodeValue?.textContent ?? null`,
+      );
+    expect(await headingOf('found')).toBe('Search results');
+    expect(await headingOf('messages')).toMatch(/^Messages/);
+    expect(await page.locator('h2', { hasText: 'Search results' }).isVisible()).toBe(true);
+    // Cleared, the results and their heading go.
+    await page.click('#search-clear');
+    expect(await page.locator('h2', { hasText: 'Search results' }).isVisible()).toBe(false);
+  }, 30_000);
+
+  it('fits the window: every column at 1,280 px, and nothing wider than the page at 420 px', async () => {
+    const sized = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+    try {
+      await sized.goto(`${origin}/`);
+      await sized.locator('#live.on').waitFor({ timeout: 10_000 });
+      // Rows of every kind the tests above made: long texts, a waiting report's next attempt.
+      await sized.locator('#messages tr').first().waitFor({ timeout: 10_000 });
+      const measure = () =>
+        sized.evaluate(`(() => {
+          const table = document.getElementById('messages').closest('table');
+          const right = (el) => el.getBoundingClientRect().right;
+          return {
+            width: document.documentElement.clientWidth,
+            page: document.documentElement.scrollWidth,
+            lastColumn: right(table.querySelector('thead th:last-child')),
+            form: right(document.getElementById('send')),
+            search: right(document.getElementById('search')),
+            inbound: right(document.getElementById('inbound-section')),
+          };
+        })()`) as Promise<Record<string, number>>;
+      const wide = await measure();
+      expect(wide.lastColumn).toBeLessThanOrEqual(wide.width!);
+      expect(wide.page).toBeLessThanOrEqual(wide.width!);
+
+      await sized.setViewportSize({ width: 420, height: 800 });
+      const narrow = await measure();
+      expect(narrow.width).toBe(420);
+      // The page does not scroll sideways; a table wider than it scrolls in its own box.
+      expect(narrow.page).toBeLessThanOrEqual(420);
+      for (const part of ['form', 'search', 'inbound']) expect({ part, right: Math.min(narrow[part]!, 420) }).toEqual({ part, right: narrow[part] });
+      await mkdir(ARTIFACTS, { recursive: true });
+      await sized.screenshot({ path: join(ARTIFACTS, 'dashboard-420.png'), fullPage: true });
+    } finally {
+      await sized.close();
+    }
+  }, 30_000);
 
   it('logs no console error: not on a fresh page, not over every test above', async () => {
     const fresh = await browser.newPage();

@@ -1,7 +1,8 @@
 /**
  * The README's quick start, run as a person would: the demo gateway (`npm start`) in a
- * child process and the README's own curl block, verbatim but for the port, in bash. Each
- * answer must have the shape the README shows. If this fails, the README is not true.
+ * child process and the README's own curl block, verbatim, in bash, with the `PORT` the
+ * block sets once set to the demo's. Each answer must have the shape the README shows. If
+ * this fails, the README is not true.
  */
 import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -16,14 +17,22 @@ import { startDemo, stopDemo, type RunningDemo } from '../helpers/demo.js';
 const run = promisify(execFile);
 const KEY = 'readme-test-key';
 
-/** The curl block of the quick start, split into its commands (comments and `export` dropped). */
-function quickStartCommands(): string[] {
+/**
+ * The curl block of the quick start, split into its commands (comments, `export` and the
+ * `PORT=` line dropped), and the `PORT=` line.
+ */
+function quickStart(): { commands: string[]; portLine: string | null } {
   const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
   const block = /```sh\nexport SMS_API_KEY=[^\n]*\n([\s\S]*?)```/.exec(readme);
   if (block === null) throw new Error('README has no quick-start curl block starting with `export SMS_API_KEY=`');
   const commands: string[] = [];
+  let portLine: string | null = null;
   let current = '';
   for (const line of block[1]!.split('\n')) {
+    if (current === '' && line.startsWith('PORT=')) {
+      portLine = line;
+      continue;
+    }
     if (current === '' && (line.startsWith('#') || line.trim() === '')) continue;
     current += `${line}\n`;
     if (!line.endsWith('\\')) {
@@ -31,7 +40,7 @@ function quickStartCommands(): string[] {
       current = '';
     }
   }
-  return commands;
+  return { commands, portLine };
 }
 
 let dir: string;
@@ -49,14 +58,14 @@ afterAll(async () => {
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 
-/** Runs the commands in one bash (so REF carries over); returns each command's output. */
+/**
+ * Runs the commands in one bash (so REF carries over), with the demo's key and port as the
+ * reader sets them; returns each command's output.
+ */
 async function runCommands(commands: readonly string[]): Promise<unknown[]> {
   const separator = '@@@END@@@';
-  const script = commands
-    .map((command) => command.replaceAll('localhost:3000', `localhost:${port}`).replaceAll('127.0.0.1:3000', `127.0.0.1:${port}`))
-    .map((command) => `${command}\necho; echo '${separator}'`)
-    .join('\n');
-  const { stdout } = await run('bash', ['-eo', 'pipefail', '-c', script], { env: { ...process.env, SMS_API_KEY: KEY }, timeout: 20_000 });
+  const script = commands.map((command) => `${command}\necho; echo '${separator}'`).join('\n');
+  const { stdout } = await run('bash', ['-eo', 'pipefail', '-c', script], { env: { ...process.env, SMS_API_KEY: KEY, PORT: port }, timeout: 20_000 });
   return stdout
     .split(separator)
     .slice(0, commands.length)
@@ -65,8 +74,17 @@ async function runCommands(commands: readonly string[]): Promise<unknown[]> {
 }
 
 describe('the README quick start', () => {
+  it('sets the port once, in a variable, and uses it in every command', () => {
+    const { commands, portLine } = quickStart();
+    expect(portLine).toMatch(/^PORT=3000\s+#/);
+    for (const command of commands) {
+      expect(command).not.toMatch(/:3000\b/);
+      expect(command).toContain('$PORT');
+    }
+  });
+
   it('answers every curl command as the README says', async () => {
-    const commands = quickStartCommands();
+    const { commands } = quickStart();
     expect(commands).toHaveLength(6);
     const [quick, premium, list, assign, byRef, byExternalId] = await runCommands(commands);
     const ref = expect.stringMatching(/^[0-9a-f-]{36}$/);

@@ -1,0 +1,107 @@
+/**
+ * The demo's own endpoints, as another site's page and as a careless client would use them:
+ * a request that names a host other than the demo's (DNS rebinding) reads nothing and
+ * changes nothing; `POST /demo/mo`, which can opt a subscriber out, takes the key; its bad
+ * bodies are answered with a code and the body it wants; the search finds every message
+ * with an external id, past the first 50.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startDemo, stopDemo, type RunningDemo } from '../helpers/demo.js';
+import { eventually } from '../helpers/poll.js';
+import { raw } from './demo-http.js';
+
+const KEY = 'endpoints-test-key';
+let dir: string;
+let demo: RunningDemo;
+let port: number;
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'sms-outbox-demo-endpoints-'));
+  demo = startDemo({ SMS_DB: join(dir, 'demo.db'), SMS_API_KEY: KEY });
+  port = Number(new URL(await demo.origin).port);
+});
+
+afterAll(async () => {
+  if (demo) await stopDemo(demo.child);
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+const json = { 'Content-Type': 'application/json' };
+
+describe('the demo and other sites', () => {
+  it('answers no request that names another host: not the page with its key, the messages, the search, the stream, metrics or the API', async () => {
+    const paths = ['/', '/demo/messages', '/demo/search?q=abc', '/demo/events', '/metrics', '/api/outbox/openapi.json', '/api/outbox/delivery-status?external_id=abc'];
+    for (const path of paths) {
+      const answer = await raw(port, path, { host: `rebind.attacker.example:${port}`, headers: { 'X-API-Key': KEY } });
+      expect({ path, status: answer.status }).toEqual({ path, status: 403 });
+      expect(JSON.parse(answer.body)).toMatchObject({ code: 'HOST_NOT_ALLOWED', details: expect.stringContaining('Host') });
+      expect(answer.body).not.toContain(KEY);
+    }
+    // Its own names, with and without the port, are answered.
+    for (const host of [`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`, 'localhost', 'LOCALHOST.']) {
+      const page = await raw(port, '/', { host });
+      expect({ host, status: page.status }).toEqual({ host, status: 200 });
+      expect(page.body).toContain(KEY);
+    }
+  });
+
+  it('lets no other site opt a subscriber out through POST /demo/mo', async () => {
+    const body = JSON.stringify({ from: '254712300077', to: '22021501', text: 'STOP' });
+    const rebound = await raw(port, '/demo/mo', { method: 'POST', host: `rebind.attacker.example:${port}`, headers: { ...json, 'X-API-Key': KEY }, body });
+    expect(rebound.status).toBe(403);
+    // The page's own origin without the key (a form another site submits, a script that
+    // does not know it) is refused too.
+    const keyless = await raw(port, '/demo/mo', { method: 'POST', headers: json, body });
+    expect(keyless.status).toBe(401);
+    expect(JSON.parse(keyless.body)).toEqual({ code: 'MISSING_API_KEY', details: 'Missing X-API-Key header' });
+    const wrong = await raw(port, '/demo/mo', { method: 'POST', headers: { ...json, 'X-API-Key': `${KEY}x` }, body });
+    expect(wrong.status).toBe(401);
+    expect(JSON.parse(wrong.body)).toEqual({ code: 'INVALID_API_KEY', details: 'Invalid API key' });
+    expect(demo.output()).not.toContain('254712300077');
+
+    // With the key, as the dashboard sends it: the reply arrives, and its STOP opts the number out.
+    const sent = await raw(port, '/demo/mo', { method: 'POST', headers: { ...json, 'X-API-Key': KEY }, body });
+    expect(sent.status).toBe(204);
+    await eventually(() => demo.output().includes('opted_out     254712300077 from 22021501'), { timeoutMs: 10_000, what: 'the opt-out line' });
+  });
+
+  it('answers a bad POST /demo/mo body with a code and the body it takes', async () => {
+    const headers = { ...json, 'X-API-Key': KEY };
+    const missing = await raw(port, '/demo/mo', { method: 'POST', headers, body: JSON.stringify({ from: '254712300078' }) });
+    expect(missing.status).toBe(422);
+    expect(JSON.parse(missing.body)).toEqual({
+      code: 'VALIDATION_FAILED',
+      details: 'give a JSON body { "from": 8 to 15 digits, "to": a short code, "text": not empty }',
+    });
+    const broken = await raw(port, '/demo/mo', { method: 'POST', headers, body: '{"from":' });
+    expect(broken.status).toBe(400);
+    expect(JSON.parse(broken.body)).toMatchObject({ code: 'INVALID_JSON' });
+    // The other endpoints' refusals carry codes too.
+    const page = await raw(port, '/demo/messages?page=two');
+    expect([page.status, JSON.parse(page.body)]).toEqual([422, { code: 'VALIDATION_FAILED', details: 'page: must be a whole number from 1' }]);
+    const search = await raw(port, '/demo/search?q=%20');
+    expect([search.status, JSON.parse(search.body)]).toEqual([422, { code: 'VALIDATION_FAILED', details: 'q: give one message_ref or external_id, 1 to 200 characters' }]);
+  });
+});
+
+describe('the demo\u2019s search', () => {
+  it('finds every message with an external id, past the first 50, newest first', async () => {
+    const res = await fetch(`http://127.0.0.1:${port}/api/outbox/create`, {
+      method: 'POST',
+      headers: { ...json, 'X-API-Key': KEY },
+      body: JSON.stringify({
+        profile_code: '12345',
+        messages: Array.from({ length: 120 }, (_, i) => ({ recipient: `2547123${String(i).padStart(5, '0')}`, message: `Many ${i}`, external_id: 'campaign-7' })),
+      }),
+    });
+    expect(res.status).toBe(200);
+    const refs = ((await res.json()) as { message_ref: string }[]).map((m) => m.message_ref);
+    const answer = JSON.parse((await raw(port, '/demo/search?q=campaign-7')).body) as { rows: { ref: string }[]; more: boolean };
+    expect(answer.rows).toHaveLength(120);
+    expect(answer.more).toBe(false);
+    expect(answer.rows.map((row) => row.ref).sort()).toEqual([...refs].sort());
+  });
+});
