@@ -236,6 +236,10 @@ export function createSmsRouter(options: SmsRouterOptions): SmsRouter {
   // its JSON; paths it does not own fall through to the host.
   if (config.openapi) routes.all(`${base}/openapi.json`, methodNotAllowed(['GET']));
   for (const [path, methods] of methodsByPath(served)) routes.all(`${base}${path}`, methodNotAllowed(methods));
+  // A carrier that calls back over HTTP: the adapter's own routes, after the API's, with
+  // no key check (the adapter proves its carrier itself).
+  const carrierRoutes = delivery.routes?.();
+  if (carrierRoutes !== undefined) routes.use(config.carrierPath || '/', carrierRoutes);
   routes.use(handleErrors(emit, (req) => endpointAt(req.path.slice(base.length))));
 
   let closing: Promise<void> | null = null;
