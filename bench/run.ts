@@ -39,7 +39,7 @@ import { log } from './harness/log.js';
 import { machine, machineBusy } from './harness/machine.js';
 import { pinning } from './harness/pinning.js';
 import { buildServers, built, runMode } from './harness/servers.js';
-import { scratch } from './harness/services.js';
+import { scratch } from './harness/scratch.js';
 import { FAIR_CASES, httpSelected, otherSelected, STORE_CASES } from './cases/catalog.js';
 import { countSmsCase } from './cases/count-sms.js';
 import { E2E_MESSAGES, E2E_WARMUP, endToEnd } from './cases/e2e.js';

@@ -10,7 +10,7 @@ import { createInterface } from 'node:readline';
 import type { ServerEvent } from '../servers/host.js';
 import { options, root } from './options.js';
 import { pinning } from './pinning.js';
-import { scratch } from './services.js';
+import { scratch } from './scratch.js';
 import { SkipError } from './skip.js';
 
 const SERVER_SCRIPTS = ['baseline', 'memory', 'sqlite', 'postgres', 'smpp-raw', 'count-sms', 'store-insert', 'store-life'] as const;

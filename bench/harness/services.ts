@@ -1,11 +1,11 @@
 /**
  * What the cases run on besides the servers: PostgreSQL (reachable or not, a fresh schema
- * per run), a fresh SQLite file per run, and the run's scratch folder.
+ * per run) and a fresh SQLite file per run.
  */
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ServerScript } from './servers.js';
+import { scratch } from './scratch.js';
 import { SkipError } from './skip.js';
 
 const PG = {
@@ -41,8 +41,6 @@ export async function postgresProblem(): Promise<string | null> {
   return pgProblem;
 }
 
-/** The run's scratch folder, removed when the run ends. */
-export const scratch = mkdtempSync(join(tmpdir(), 'sms-outbox-bench-'));
 let scratchCount = 0;
 
 /** Env and cleanup giving `script` fresh storage for one server start. */
