@@ -8,7 +8,7 @@ import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startWithHttpCarrier } from '../../examples/http-carrier.js';
-import { MemoryStorage, type SmsRouterOptions } from '../../src/index.js';
+import { createSmsRouter, MemoryStorage, OptionError, staticKeys, type SmsRouterOptions } from '../../src/index.js';
 
 const KEY = 'http-carrier-test-key';
 const TOKEN = 'carrier-token';
@@ -181,5 +181,11 @@ describe('examples/http-carrier', () => {
     expect(await gateway.status(ref)).toBe('undelivered');
     // Nothing at the default path then: it falls through to the host.
     expect((await fetch(gateway.receiptUrl, { method: 'POST' })).status).toBe(404);
+  });
+
+  it('refuses a carrierPath that is not "/"-separated literal segments, at construction', () => {
+    const verifyKey = staticKeys([{ key: KEY, id: 'acme', profiles: ['12345'] }]);
+    expect(() => createSmsRouter({ verifyKey, carrierPath: 'carrier' })).toThrow(OptionError);
+    expect(() => createSmsRouter({ verifyKey, carrierPath: '/carrier/:id' })).toThrow(/`carrierPath` must be "\/"-separated segments/);
   });
 });
