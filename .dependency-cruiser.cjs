@@ -6,7 +6,7 @@
  * router that wires them; the package's faces.
  */
 const LAYERS = [
-  ['foundation', '^src/(util/|errors\\.ts|lifecycle/|sms/|version\\.ts)'],
+  ['foundation', '^src/(util/|errors\\.ts|endpoints\\.ts|lifecycle/|sms/|version\\.ts)'],
   ['adapters', '^src/(storage|delivery)/'],
   ['observe', '^src/observe/'],
   ['outbox', '^src/outbox/'],

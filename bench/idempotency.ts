@@ -11,7 +11,7 @@
  */
 import type autocannon from 'autocannon';
 
-/** The case on memory storage, as bench/run.ts registers its HTTP cases: the worst case, where the rest of a request costs least. */
+/** The case on memory storage, as bench/cases/catalog.ts registers its HTTP cases: the worst case, where the rest of a request costs least. */
 export const IDEMPOTENCY_CASE = {
   name: 'memory-1-idempotency',
   title: 'memory-1 with an `Idempotency-Key` of its own on every request: the cost of the header is 1 - this / memory-1',

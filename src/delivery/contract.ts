@@ -3,9 +3,14 @@
  * receipts come back. The worker calls {@link DeliveryAdapter.submit} once per part and
  * learns outcomes through the {@link DeliveryHandlers} it passes to `start`.
  *
+ * A carrier that reports over HTTP (delivery reports POSTed to a URL of ours) gets that URL
+ * from {@link DeliveryAdapter.routes}: the router mounts the adapter's own handler at the
+ * host's `carrierPath`, and the adapter turns each request into a handler call.
+ *
  * What the contract does NOT promise: that `submit` is called once per part (submission
  * is at-least-once), that receipts arrive in order, or that a receipt arrives at all.
  */
+import type { RequestHandler } from 'express';
 import type { Encoding } from '../storage/contract.js';
 import type { Outcome } from '../lifecycle/states.js';
 
@@ -213,6 +218,21 @@ export interface DeliveryAdapter {
    * timeout of any instance applies to every message.
    */
   readonly receiptDeadlineMs?: number;
+  /**
+   * The adapter's own HTTP routes, for a carrier that calls back over HTTP (delivery
+   * reports, MO messages): usually an `express.Router()`. Optional. The router calls it once,
+   * when it is created (before `start`), and mounts the answer at its `carrierPath` option
+   * (default `<basePath>/carrier`), so a route `/receipts` of the adapter is
+   * `POST /api/outbox/carrier/receipts` by default. The paths below it are the adapter's.
+   *
+   * The router checks no API key there and parses no body: the carrier is no API client, so
+   * the adapter reads the body itself and proves the sender (a signature over the raw body,
+   * say). What a handler call promises holds here too: answer a receipt's request only once
+   * {@link DeliveryHandlers.receipt} resolved, and answer it so that the carrier sends it
+   * again (a 5xx, say) when it rejects, or when it comes before `start`. An error passed to
+   * `next` is answered as any other (a 500 in the router's JSON, reported to `error`).
+   */
+  routes?(): RequestHandler;
 }
 
 /**

@@ -4,7 +4,11 @@
  * rather than from the host's HTML 404.
  */
 import type { RequestHandler } from 'express';
+import type { EndpointRoute } from '../endpoints.js';
 import { SmsError } from '../errors.js';
+
+/** A method a route of the router answers. */
+type Method = EndpointRoute['method'];
 
 /**
  * Returns the handler mounted (with `all`) after a path's own routes; only methods those
@@ -16,7 +20,7 @@ import { SmsError } from '../errors.js';
  * before the router, which then answers the preflight itself. OPTIONS is listed in `Allow`
  * because this answers it.
  */
-export function methodNotAllowed(methods: readonly ('GET' | 'POST' | 'DELETE')[]): RequestHandler {
+export function methodNotAllowed(methods: readonly Method[]): RequestHandler {
   const allowed = methods.flatMap((method) => (method === 'GET' ? ['GET', 'HEAD'] : [method]));
   const allow = [...allowed, 'OPTIONS'].join(', ');
   const refused = new SmsError('METHOD_NOT_ALLOWED', `Method not allowed here; use ${methods.join(' or ')}`);
@@ -29,4 +33,18 @@ export function methodNotAllowed(methods: readonly ('GET' | 'POST' | 'DELETE')[]
     }
     next(refused);
   };
+}
+
+/**
+ * The methods each path answers, from the routes served (rows of `ENDPOINTS`), in their
+ * order: one `methodNotAllowed` per path, so a path two routes share lists both in `Allow`.
+ */
+export function methodsByPath(routes: readonly Pick<EndpointRoute, 'method' | 'path'>[]): Map<string, Method[]> {
+  const byPath = new Map<string, Method[]>();
+  for (const { path, method } of routes) {
+    const methods = byPath.get(path) ?? [];
+    if (!methods.includes(method)) methods.push(method);
+    byPath.set(path, methods);
+  }
+  return byPath;
 }

@@ -4,7 +4,8 @@
  */
 import { EventEmitter } from 'eventemitter3';
 import type { MessageState } from '../lifecycle/states.js';
-import type { Endpoint, InboundRecord, MessageRecord, NewMessage } from '../storage/contract.js';
+import type { EndpointName } from '../endpoints.js';
+import type { InboundRecord, MessageRecord, NewMessage } from '../storage/contract.js';
 import type { ConnectionChange, InboundMessage, RouteChange } from '../delivery/contract.js';
 import { eventErrorCode, type EventErrorCode } from '../errors.js';
 import type { CreditChargedEvent, CreditRefundedEvent } from './credit-events.js';
@@ -135,7 +136,7 @@ export interface RequestRejectedEvent {
   /** The `details` sent. */
   details: string;
   /** Which endpoint, if known. */
-  endpoint: Endpoint | 'status' | 'cancel' | null;
+  endpoint: EndpointName | null;
   /** The principal, if the key was verified before the rejection. */
   principalId: string | null;
   /** The client's address as Express sees it (`req.ip`). */

@@ -7,6 +7,8 @@ import type { ErrorSource, SmsEventEmitter, SmsEventName, SmsEvents } from './ev
 import { isTerminal, type StatusReason, type TerminalState } from '../lifecycle/states.js';
 import { ERRORS, OptionError } from '../errors.js';
 import { VERSION } from '../version.js';
+import { ENDPOINT_NAMES, SEND_ENDPOINT_NAMES } from '../endpoints.js';
+import type { Endpoint } from '../storage/contract.js';
 
 /** The part of a prom-client `Registry` the router uses. */
 export interface PromRegistry {
@@ -114,11 +116,11 @@ const SUBMIT_TO_FINAL_BUCKETS = [1, 2.5, 5, 10, 30, 60, 300, 900, 1800, 3600, 72
  */
 const SUBMITTED_TRACKED_MAX = 100_000;
 
-/** The endpoints a message is accepted on. */
-const SEND_ENDPOINTS = ['quick', 'premium'] as const;
+/** The endpoints a message is accepted on (typed as the messages' own `endpoint`, so the two agree). */
+const SEND_ENDPOINTS: readonly Endpoint[] = SEND_ENDPOINT_NAMES;
 
 /** The endpoints a request can be refused on (the `none` of a path outside them appears when used). */
-const REQUEST_ENDPOINTS = [...SEND_ENDPOINTS, 'status', 'cancel'] as const;
+const REQUEST_ENDPOINTS = ENDPOINT_NAMES;
 
 /** Every 4xx status of the error registry. */
 const REFUSAL_STATUSES = [...new Set(Object.values(ERRORS).map((entry) => entry.status))].filter((status) => status < 500);

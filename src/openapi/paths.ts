@@ -1,7 +1,8 @@
 /**
- * The OpenAPI document's paths: the two send endpoints (premium as a `oneOf` of its two
- * forms), and the status and cancel endpoints, each with its request and answer examples
- * and the error answers it can give (responses.ts). The paths are built under the base path
+ * The OpenAPI document's paths: one operation for each route of the endpoint table
+ * (`src/endpoints.ts`), keyed by its operation id: the two send endpoints (premium as a
+ * `oneOf` of its two forms), and the status and cancel endpoints, each with its request and
+ * answer examples and the error answers it can give (responses.ts). The paths are built under the base path
  * the clients see, so a document served from any mount point names its real endpoints.
  *
  * A send's parameters, body media types and error answers are the tables below, shared
@@ -9,6 +10,7 @@
  *
  * @module
  */
+import { ENDPOINTS, type OperationId } from '../endpoints.js';
 import type { RateLimitHeaders } from '../http/rate-limit/options.js';
 import { EXAMPLE_REF, header, json, pacingHeaders, ref, type Schema } from './refs.js';
 
@@ -89,7 +91,6 @@ const PREMIUM_LIST_EXAMPLE = {
 
 /** What differs between the two send endpoints. */
 interface SendEndpoint {
-  operationId: string;
   summary: string;
   /** The request body's schema, and its examples. */
   body: Schema;
@@ -99,39 +100,36 @@ interface SendEndpoint {
   answer: Record<string, unknown>;
 }
 
-/** A send endpoint's path item: its body, its examples, its accepted items and the send errors. */
+/** A send endpoint's operation: its body, its examples, its accepted items and the send errors. */
 function sendOperation(endpoint: SendEndpoint, pacing: Record<string, unknown>): Record<string, unknown> {
   return {
-    post: {
-      operationId: endpoint.operationId,
-      summary: endpoint.summary,
+    summary: endpoint.summary,
+    description:
+      'Stores every message of the request or none, and answers one item per message in request order. ' +
+      'Each message later reaches one terminal state, reported to `dlr_callback_url` (see the `deliveryReport` webhook).',
+    parameters: SEND_PARAMETERS,
+    requestBody: {
+      required: true,
       description:
-        'Stores every message of the request or none, and answers one item per message in request order. ' +
-        'Each message later reaches one terminal state, reported to `dlr_callback_url` (see the `deliveryReport` webhook).',
-      parameters: SEND_PARAMETERS,
-      requestBody: {
-        required: true,
+        'JSON in UTF-8, as `application/json` or any `application/*+json` media type; a `charset` other than ' +
+        'UTF-8 is refused with 415. The body may be compressed (`Content-Encoding: gzip`, `deflate` or `br`).',
+      content: {
+        ...json({ schema: endpoint.body, examples: endpoint.examples }),
+        [JSON_SUFFIX_MEDIA]: { schema: endpoint.body },
+      },
+    },
+    responses: {
+      '200': {
         description:
-          'JSON in UTF-8, as `application/json` or any `application/*+json` media type; a `charset` other than ' +
-          'UTF-8 is refused with 415. The body may be compressed (`Content-Encoding: gzip`, `deflate` or `br`).',
-        content: {
-          ...json({ schema: endpoint.body, examples: endpoint.examples }),
-          [JSON_SUFFIX_MEDIA]: { schema: endpoint.body },
+          'Accepted: one item per message, in request order; or, with `Idempotent-Replayed: true`, the answer to the ' +
+          'first request of the same `Idempotency-Key`, sent again.',
+        headers: {
+          ...pacing,
+          'Idempotent-Replayed': header('`true` when the answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise.', 'string'),
         },
+        content: json({ schema: { type: 'array', items: endpoint.accepted }, examples: endpoint.answer }),
       },
-      responses: {
-        '200': {
-          description:
-            'Accepted: one item per message, in request order; or, with `Idempotent-Replayed: true`, the answer to the ' +
-            'first request of the same `Idempotency-Key`, sent again.',
-          headers: {
-            ...pacing,
-            'Idempotent-Replayed': header('`true` when the answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise.', 'string'),
-          },
-          content: json({ schema: { type: 'array', items: endpoint.accepted }, examples: endpoint.answer }),
-        },
-        ...SEND_ERRORS,
-      },
+      ...SEND_ERRORS,
     },
   };
 }
@@ -158,7 +156,6 @@ const CANCELLED_ANSWER = { description: 'What was cancelled, and what had alread
 
 /** What differs between the endpoints that read or cancel the caller's messages. */
 interface StatusEndpoint {
-  operationId: string;
   summary: string;
   description?: string;
   /** The one parameter that names the messages: a ref in the path, or an external id in the query. */
@@ -172,7 +169,6 @@ interface StatusEndpoint {
 /** An operation that reads or cancels the caller's messages: its parameter, its 200 answer and its errors. */
 function statusOperation(endpoint: StatusEndpoint, pacing: Record<string, unknown>): Record<string, unknown> {
   return {
-    operationId: endpoint.operationId,
     summary: endpoint.summary,
     ...(endpoint.description === undefined ? {} : { description: endpoint.description }),
     parameters: [endpoint.parameter],
@@ -184,16 +180,11 @@ function statusOperation(endpoint: StatusEndpoint, pacing: Record<string, unknow
   };
 }
 
-/**
- * `paths`: the send, status and cancel endpoints under `basePath` (no trailing slash). With `rateLimit`
- * `'always'`, their 200 answers may carry the rate-limit headers too.
- */
-export function apiPaths(basePath: string, rateLimit: RateLimitHeaders): Record<string, unknown> {
-  const pacing = pacingHeaders(rateLimit);
-  return {
-    [`${basePath}/create`]: sendOperation(
+/** How each route of `ENDPOINTS` is described, by its operation id: its operation, given the pacing headers. */
+const OPERATIONS: Record<OperationId, (pacing: Record<string, unknown>) => Record<string, unknown>> = {
+  quickSend: (pacing) =>
+    sendOperation(
       {
-        operationId: 'quickSend',
         summary: 'Quick send',
         body: ref('schemas', 'QuickSendRequest'),
         examples: { quick: { summary: 'One message', value: QUICK_EXAMPLE } },
@@ -202,9 +193,9 @@ export function apiPaths(basePath: string, rateLimit: RateLimitHeaders): Record<
       },
       pacing,
     ),
-    [`${basePath}/premium`]: sendOperation(
+  premiumSend: (pacing) =>
+    sendOperation(
       {
-        operationId: 'premiumSend',
         summary: 'Premium (subscription, MT/MO) send',
         body: ref('schemas', 'PremiumSendRequest'),
         examples: {
@@ -219,57 +210,64 @@ export function apiPaths(basePath: string, rateLimit: RateLimitHeaders): Record<
       },
       pacing,
     ),
-    [`${basePath}/delivery-status/{message_ref}`]: {
-      get: statusOperation(
-        {
-          operationId: 'getDeliveryStatus',
-          summary: 'Status of one of the caller\u2019s messages',
-          parameter: MESSAGE_REF_PARAMETER,
-          ok: { description: 'The message.', schema: ref('schemas', 'MessageStatus') },
-          errors: { '404': ref('responses', 'NotFound') },
-        },
-        pacing,
-      ),
-    },
-    [`${basePath}/messages/{message_ref}`]: {
-      delete: statusOperation(
-        {
-          operationId: 'cancelMessage',
-          summary: 'Cancel one of the caller\u2019s messages that has not gone yet',
-          description:
-            'A message still `scheduled`, or `queued` with nothing submitted and no worker about to submit it, ends ' +
-            '`cancelled` (its delivery report is sent); any other is named in `not_cancelled` with its status. Either key ' +
-            'scope may cancel its own messages.',
-          parameter: MESSAGE_REF_PARAMETER,
-          ok: CANCELLED_ANSWER,
-          errors: { '404': ref('responses', 'NotFound') },
-        },
-        pacing,
-      ),
-    },
-    [`${basePath}/messages`]: {
-      delete: statusOperation(
-        {
-          operationId: 'cancelByExternalId',
-          summary: 'Cancel the caller\u2019s messages with one reference that have not gone yet (the newest 1000)',
-          parameter: EXTERNAL_ID_PARAMETER,
-          ok: CANCELLED_ANSWER,
-          errors: { '404': ref('responses', 'NotFound'), '422': ref('responses', 'Unprocessable') },
-        },
-        pacing,
-      ),
-    },
-    [`${basePath}/delivery-status`]: {
-      get: statusOperation(
-        {
-          operationId: 'findByExternalId',
-          summary: 'The caller\u2019s messages with one reference, newest first (at most 100)',
-          parameter: EXTERNAL_ID_PARAMETER,
-          ok: { description: 'The matches; an empty array when there are none.', schema: { type: 'array', items: ref('schemas', 'MessageStatus') } },
-          errors: { '422': ref('responses', 'Unprocessable') },
-        },
-        pacing,
-      ),
-    },
-  };
+  getDeliveryStatus: (pacing) =>
+    statusOperation(
+      {
+        summary: 'Status of one of the caller\u2019s messages',
+        parameter: MESSAGE_REF_PARAMETER,
+        ok: { description: 'The message.', schema: ref('schemas', 'MessageStatus') },
+        errors: { '404': ref('responses', 'NotFound') },
+      },
+      pacing,
+    ),
+  findByExternalId: (pacing) =>
+    statusOperation(
+      {
+        summary: 'The caller\u2019s messages with one reference, newest first (at most 100)',
+        parameter: EXTERNAL_ID_PARAMETER,
+        ok: { description: 'The matches; an empty array when there are none.', schema: { type: 'array', items: ref('schemas', 'MessageStatus') } },
+        errors: { '422': ref('responses', 'Unprocessable') },
+      },
+      pacing,
+    ),
+  cancelMessage: (pacing) =>
+    statusOperation(
+      {
+        summary: 'Cancel one of the caller\u2019s messages that has not gone yet',
+        description:
+          'A message still `scheduled`, or `queued` with nothing submitted and no worker about to submit it, ends ' +
+          '`cancelled` (its delivery report is sent); any other is named in `not_cancelled` with its status. Either key ' +
+          'scope may cancel its own messages.',
+        parameter: MESSAGE_REF_PARAMETER,
+        ok: CANCELLED_ANSWER,
+        errors: { '404': ref('responses', 'NotFound') },
+      },
+      pacing,
+    ),
+  cancelByExternalId: (pacing) =>
+    statusOperation(
+      {
+        summary: 'Cancel the caller\u2019s messages with one reference that have not gone yet (the newest 1000)',
+        parameter: EXTERNAL_ID_PARAMETER,
+        ok: CANCELLED_ANSWER,
+        errors: { '404': ref('responses', 'NotFound'), '422': ref('responses', 'Unprocessable') },
+      },
+      pacing,
+    ),
+};
+
+/**
+ * `paths`: every route of `ENDPOINTS` under `basePath` (no trailing slash), Express's
+ * `:param` written as OpenAPI's `{param}`. With `rateLimit` `'always'`, their 200 answers
+ * may carry the rate-limit headers too.
+ */
+export function apiPaths(basePath: string, rateLimit: RateLimitHeaders): Record<string, unknown> {
+  const pacing = pacingHeaders(rateLimit);
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const route of ENDPOINTS) {
+    const path = `${basePath}${route.path.replace(/:(\w+)/g, '{$1}')}`;
+    paths[path] ??= {};
+    paths[path][route.method.toLowerCase()] = { operationId: route.operationId, ...OPERATIONS[route.operationId](pacing) };
+  }
+  return paths;
 }

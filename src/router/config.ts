@@ -31,7 +31,7 @@ import type { SmsRouterConfig, SmsRouterOptions } from './options.js';
 import { OptionError } from '../errors.js';
 
 const OPTION_KEYS = [
-  'verifyKey', 'resolveProfile', 'storage', 'delivery', 'basePath', 'limits',
+  'verifyKey', 'resolveProfile', 'storage', 'delivery', 'basePath', 'carrierPath', 'limits',
   'worker', 'backlog', 'dlr', 'inbound', 'retention', 'idempotency', 'credit', 'rateLimit', 'openapi', 'logger', 'metrics', 'instanceId', 'now',
 ] as const;
 
@@ -56,7 +56,22 @@ const STORAGE_METHODS = {
 } as const satisfies MethodTable<Storage>;
 
 /** The {@link DeliveryAdapter} contract's methods, checked at construction. */
-const DELIVERY_METHODS = { start: true, submit: true, close: true } as const satisfies MethodTable<DeliveryAdapter>;
+const DELIVERY_METHODS = { start: true, submit: true, close: true, routes: false } as const satisfies MethodTable<DeliveryAdapter>;
+
+/**
+ * A path option without its trailing `/`. Written into Express route patterns, where `:`,
+ * `*`, `{` and the like mean parameters: so literal segments of URL-safe characters.
+ */
+function literalPath(name: string, given: string): string {
+  const path = given.replace(/\/+$/, '');
+  if (path !== '' && !path.startsWith('/')) {
+    throw new OptionError(`createSmsRouter: \`${name}\` must start with "/", got "${path}"`);
+  }
+  if (!/^(\/[A-Za-z0-9._~-]+)*$/.test(path)) {
+    throw new OptionError(`createSmsRouter: \`${name}\` must be "/"-separated segments of letters, digits and . _ ~ -, got "${path}"`);
+  }
+  return path;
+}
 
 /**
  * An optional adapter: `undefined` means the default. `null` is refused rather than read as
@@ -118,15 +133,8 @@ export function resolveOptions(options: SmsRouterOptions): SmsRouterConfig {
   const delivery = adapter('delivery', options.delivery, 'new SimulatorDelivery(), a fake carrier', (where, value) =>
     assertAdapter(where, value, DELIVERY_METHODS, 'DeliveryAdapter'),
   );
-  const basePath = (options.basePath ?? '/api/outbox').replace(/\/+$/, '');
-  if (basePath !== '' && !basePath.startsWith('/')) {
-    throw new OptionError(`createSmsRouter: \`basePath\` must start with "/", got "${basePath}"`);
-  }
-  // Written into Express route patterns, where `:`, `*`, `{` and the like mean parameters:
-  // a base path is literal segments of URL-safe characters.
-  if (!/^(\/[A-Za-z0-9._~-]+)*$/.test(basePath)) {
-    throw new OptionError(`createSmsRouter: \`basePath\` must be "/"-separated segments of letters, digits and . _ ~ -, got "${basePath}"`);
-  }
+  const basePath = literalPath('basePath', options.basePath ?? '/api/outbox');
+  const carrierPath = literalPath('carrierPath', options.carrierPath ?? `${basePath}/carrier`);
   const limits = section('limits', options.limits, LIMIT_DEFAULTS);
   const rateLimit = resolveRateLimitOptions(options.rateLimit);
   const storageAdapter = storage ?? new MemoryStorage();
@@ -136,6 +144,7 @@ export function resolveOptions(options: SmsRouterOptions): SmsRouterConfig {
     storage: storageAdapter,
     delivery: delivery ?? new SimulatorDelivery(),
     basePath,
+    carrierPath,
     limits,
     worker: section('worker', options.worker, WORKER_DEFAULTS),
     backlog: options.backlog === false ? false : section('backlog', options.backlog, BACKLOG_DEFAULTS),

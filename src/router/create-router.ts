@@ -4,11 +4,11 @@
  * submit -> receipt -> callback)
  * into one Express middleware that also carries the typed events and `close()`.
  */
-import express, { type Request, type RequestHandler } from 'express';
+import express, { type RequestHandler } from 'express';
 import { authenticate } from '../http/authenticate.js';
 import { chain } from '../http/chain.js';
 import { handleErrors } from '../http/handle-errors.js';
-import { methodNotAllowed } from '../http/method-not-allowed.js';
+import { methodNotAllowed, methodsByPath } from '../http/method-not-allowed.js';
 import { parseJsonBody } from '../http/parse-body.js';
 import { createRateLimiters } from '../http/rate-limit/limiters.js';
 import { sendHandler } from '../http/send.js';
@@ -28,6 +28,7 @@ import { serveOpenApi } from '../openapi/serve.js';
 import { resolveOptions } from './config.js';
 import type { SmsRouterOptions } from './options.js';
 import { settle } from '../util/settle.js';
+import { ENDPOINTS, endpointAt, type OperationId } from '../endpoints.js';
 import { routeTransitions } from '../outbox/transitions.js';
 import { retentionSweep } from '../worker/retention.js';
 import { receiptTimeoutFor, receiptTimeoutSweep } from '../worker/receipt-timeout.js';
@@ -206,6 +207,21 @@ export function createSmsRouter(options: SmsRouterOptions): SmsRouter {
     };
   };
 
+  // Each route's handler stages after admission, by the route's operation id; `null` for a
+  // route this router does not serve (cancel without the storage's `cancelMessages`), which
+  // then answers neither its method nor 405 and falls through to the host.
+  const cancelDeps: CancelDeps | null =
+    storage.cancelMessages === undefined ? null : { storage: storage as CancelDeps['storage'], now, onTransition };
+  const handlers: Record<OperationId, RequestHandler[] | null> = {
+    quickSend: [body, send(validators.quick)],
+    premiumSend: [body, send(validators.premium)],
+    getDeliveryStatus: [statusByRef(storage)],
+    findByExternalId: [statusByExternalId(storage)],
+    cancelMessage: cancelDeps && [cancelByRef(cancelDeps)],
+    cancelByExternalId: cancelDeps && [cancelByExternalId(cancelDeps)],
+  };
+  const served = ENDPOINTS.filter((route) => handlers[route.operationId] !== null);
+
   // One Express Router with the base path written into each route: mounting a second
   // Router at the base path cost a routing level (URL parse, prefix trim, layer walk) per
   // request. Paths are matched case-sensitively, base path included.
@@ -214,23 +230,19 @@ export function createSmsRouter(options: SmsRouterOptions): SmsRouter {
   if (config.openapi) routes.get(`${base}/openapi.json`, serveOpenApi(config.openapi, base));
   // Rate limits sit around authentication: failed attempts per address before it, the
   // per-key request limit after it, so a refused client costs no body parsing.
-  routes.post(`${base}/create`, chain(admit('quick'), body, send(validators.quick)));
-  routes.post(`${base}/premium`, chain(admit('premium'), body, send(validators.premium)));
-  routes.get(`${base}/delivery-status`, chain(admit(null), statusByExternalId(storage)));
-  routes.get(`${base}/delivery-status/:message_ref`, chain(admit(null), statusByRef(storage)));
+  for (const route of served) {
+    const method = route.method === 'GET' ? 'get' : route.method === 'POST' ? 'post' : 'delete';
+    routes[method](`${base}${route.path}`, chain(admit(route.scope), ...(handlers[route.operationId] ?? [])));
+  }
   // The router's own paths answer every other method 405 with `Allow` (OPTIONS 204), in
   // its JSON; paths it does not own fall through to the host.
   if (config.openapi) routes.all(`${base}/openapi.json`, methodNotAllowed(['GET']));
-  routes.all([`${base}/create`, `${base}/premium`], methodNotAllowed(['POST']));
-  routes.all([`${base}/delivery-status`, `${base}/delivery-status/:message_ref`], methodNotAllowed(['GET']));
-  // Cancel, when the storage can (`cancelMessages`): by either key, of its own messages.
-  if (storage.cancelMessages !== undefined) {
-    const cancelDeps = { storage: storage as CancelDeps['storage'], now, onTransition };
-    routes.delete(`${base}/messages`, chain(admit(null), cancelByExternalId(cancelDeps)));
-    routes.delete(`${base}/messages/:message_ref`, chain(admit(null), cancelByRef(cancelDeps)));
-    routes.all([`${base}/messages`, `${base}/messages/:message_ref`], methodNotAllowed(['DELETE']));
-  }
-  routes.use(handleErrors(emit, endpointsUnder(base)));
+  for (const [path, methods] of methodsByPath(served)) routes.all(`${base}${path}`, methodNotAllowed(methods));
+  // A carrier that calls back over HTTP: the adapter's own routes, after the API's, with
+  // no key check (the adapter proves its carrier itself).
+  const carrierRoutes = delivery.routes?.();
+  if (carrierRoutes !== undefined) routes.use(config.carrierPath || '/', carrierRoutes);
+  routes.use(handleErrors(emit, (req) => endpointAt(req.path.slice(base.length))));
 
   let closing: Promise<void> | null = null;
   const router = ((req, res, next) => routes(req, res, next)) as SmsRouter;
@@ -271,16 +283,4 @@ export function createSmsRouter(options: SmsRouterOptions): SmsRouter {
     return closing;
   };
   return router;
-}
-
-/** Tells the endpoint of a request from its path under `base`, for the `request.rejected` event. */
-function endpointsUnder(base: string): (req: Request) => 'quick' | 'premium' | 'status' | 'cancel' | null {
-  return (req) => {
-    const path = req.path.slice(base.length);
-    if (path.startsWith('/create')) return 'quick';
-    if (path.startsWith('/premium')) return 'premium';
-    if (path.startsWith('/delivery-status')) return 'status';
-    if (path.startsWith('/messages')) return 'cancel';
-    return null;
-  };
 }

@@ -45,6 +45,12 @@ export interface SmsRouterOptions {
    * of letters, digits and `. _ ~ -`, matched case-sensitively, `''` for none. Default `/api/outbox`.
    */
   basePath?: string;
+  /**
+   * Where the delivery adapter's own routes (`DeliveryAdapter.routes`, a carrier's delivery
+   * reports over HTTP) are mounted, relative to where the router is mounted; the same
+   * spelling as `basePath`. Default `<basePath>/carrier`. Unused when the adapter has none.
+   */
+  carrierPath?: string;
   /** Request bounds. */
   limits?: LimitOptions;
   /** Submission worker settings. */
@@ -114,6 +120,7 @@ export interface SmsRouterConfig {
   storage: Storage;
   delivery: DeliveryAdapter;
   basePath: string;
+  carrierPath: string;
   limits: Required<LimitOptions>;
   worker: Required<WorkerOptions>;
   backlog: Required<BacklogOptions> | false;

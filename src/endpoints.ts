@@ -1,0 +1,82 @@
+/**
+ * The one table of the router's endpoints. Each row is one route under the base path; the
+ * router mounts a route and its 405 from it, the `request.rejected` event and the metric
+ * labels take their endpoint names from it, and the OpenAPI document describes the same
+ * rows. It is plain data at the bottom of the house so that every layer can read it: a new
+ * endpoint is a row here, its handler, its entry in the router's handler map and its
+ * description in the OpenAPI paths, each of which the type checker asks for once the row
+ * exists.
+ *
+ * @module
+ */
+
+/** One route of the send API. */
+export interface EndpointRoute {
+  /**
+   * The endpoint's name in events, logs and metric labels. Several routes may share one
+   * (the two lookups of `status`).
+   */
+  readonly endpoint: string;
+  /** The one method the route answers; the others get 405 with `Allow`. */
+  readonly method: 'GET' | 'POST' | 'DELETE';
+  /** The path under the base path, in Express's syntax (`:param`). */
+  readonly path: string;
+  /** The OpenAPI operation's id; the router's handlers and the document's operations are keyed by it. */
+  readonly operationId: string;
+  /** The key scope the route needs (`quick` or `premium`), or `null` for any valid key. */
+  readonly scope: 'quick' | 'premium' | null;
+  /** `true` on the routes that store messages: their endpoint names are the messages' `endpoint`. */
+  readonly sends: boolean;
+}
+
+/**
+ * Every route of the send API, in the order the router mounts them. The OpenAPI document
+ * at `<basePath>/openapi.json` is not a row: it describes these, and needs no key.
+ */
+export const ENDPOINTS = [
+  { endpoint: 'quick', method: 'POST', path: '/create', operationId: 'quickSend', scope: 'quick', sends: true },
+  { endpoint: 'premium', method: 'POST', path: '/premium', operationId: 'premiumSend', scope: 'premium', sends: true },
+  { endpoint: 'status', method: 'GET', path: '/delivery-status/:message_ref', operationId: 'getDeliveryStatus', scope: null, sends: false },
+  { endpoint: 'status', method: 'GET', path: '/delivery-status', operationId: 'findByExternalId', scope: null, sends: false },
+  { endpoint: 'cancel', method: 'DELETE', path: '/messages/:message_ref', operationId: 'cancelMessage', scope: null, sends: false },
+  { endpoint: 'cancel', method: 'DELETE', path: '/messages', operationId: 'cancelByExternalId', scope: null, sends: false },
+] as const satisfies readonly EndpointRoute[];
+
+/** A row of {@link ENDPOINTS}. */
+export type EndpointRow = (typeof ENDPOINTS)[number];
+
+/** An endpoint's name: `quick`, `premium`, `status` or `cancel`. */
+export type EndpointName = EndpointRow['endpoint'];
+
+/** The name of an endpoint that stores messages: `quick` or `premium`. */
+export type SendEndpointName = Extract<EndpointRow, { sends: true }>['endpoint'];
+
+/** A route's OpenAPI operation id, the key of its handler and of its description. */
+export type OperationId = EndpointRow['operationId'];
+
+/** Every endpoint name once, in table order. */
+export const ENDPOINT_NAMES: readonly EndpointName[] = [...new Set(ENDPOINTS.map((row) => row.endpoint))];
+
+/** The names of the endpoints that store messages, in table order. */
+export const SEND_ENDPOINT_NAMES: readonly SendEndpointName[] = [
+  ...new Set(ENDPOINTS.filter((row): row is Extract<EndpointRow, { sends: true }> => row.sends).map((row) => row.endpoint)),
+];
+
+/** The literal start of a route's path, before its first parameter: `/delivery-status` of `/delivery-status/:message_ref`. */
+function staticPrefix(path: string): string {
+  const param = path.indexOf('/:');
+  return param === -1 ? path : path.slice(0, param);
+}
+
+const PREFIXES = ENDPOINTS.map((row) => ({ prefix: staticPrefix(row.path), endpoint: row.endpoint }));
+
+/**
+ * The endpoint a path under the base path belongs to (`/delivery-status/abc` -> `status`),
+ * or `null` for a path of none.
+ */
+export function endpointAt(path: string): EndpointName | null {
+  for (const { prefix, endpoint } of PREFIXES) {
+    if (path === prefix || path.startsWith(`${prefix}/`)) return endpoint;
+  }
+  return null;
+}
