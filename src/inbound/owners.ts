@@ -1,11 +1,14 @@
 /**
  * Who owns a short code: where a mobile-originated message sent to it is forwarded. The
  * host may say it (`inbound.resolveOwner`); for the bundled tables (`staticKeys`,
- * `staticProfiles`) the router finds it itself, from the tables they were made from.
+ * `staticProfiles`) the router finds it itself, from the tables they were made from. The
+ * owner decides where the message's webhook goes and how it is signed.
  */
-import type { KeyVerifier, Principal } from './principal.js';
-import { keyTableOf, profileTableOf } from './owner-tables.js';
-import { principalProfiles, type Profile, type ProfileResolver } from './profiles.js';
+import type { KeyVerifier, Principal } from '../auth/principal.js';
+import { keyTableOf, profileTableOf } from '../auth/owner-tables.js';
+import { principalProfiles, type Profile, type ProfileResolver } from '../auth/profiles.js';
+import { isPromiseLike } from '../util/settle.js';
+import type { InboundTarget } from './handler.js';
 
 /** The owner of a short code: a principal and its profile for that code. */
 export interface InboundOwner {
@@ -48,4 +51,20 @@ export function tableOwners(verifyKey: KeyVerifier, resolveProfile: ProfileResol
     };
   }
   return null;
+}
+
+/**
+ * Where the inbound handler sends a message to short code `to`: its owner's profile's
+ * `inboundUrl`, else the principal's, signed with the principal's `callbackSecret`; `null`
+ * when the short code has no owner (or there is no resolver).
+ */
+export function ownerTargets(resolveOwner: InboundOwnerResolver | null): (to: string) => Promise<InboundTarget | null> {
+  return async (to) => {
+    if (resolveOwner === null) return null;
+    const found = resolveOwner(to);
+    const owner = isPromiseLike(found) ? await found : found;
+    if (owner === null || owner === undefined) return null;
+    const url = owner.profile.inboundUrl ?? owner.principal.inboundUrl ?? null;
+    return { principalId: owner.principal.id, profileCode: owner.profile.code, url, secret: owner.principal.callbackSecret ?? null };
+  };
 }
