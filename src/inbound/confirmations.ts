@@ -10,8 +10,8 @@ import type { MessageHandOff } from '../outbox/hand-off.js';
 import { newMessageRef } from '../outbox/message-ref.js';
 import { countSms } from '../sms/segments.js';
 import type { NewMessage, Storage } from '../storage/contract.js';
-import type { InboundTarget } from './handler.js';
 import type { Keyword } from './keywords.js';
+import type { InboundTarget } from './owners.js';
 
 /** What the replies need. */
 export interface ConfirmationDeps {

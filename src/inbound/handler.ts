@@ -19,6 +19,7 @@ import type { Emit } from '../observe/events.js';
 import type { WebhookHandOff } from '../outbox/hand-off.js';
 import type { InboundRecord, NewInbound, Storage } from '../storage/contract.js';
 import type { Keyword } from './keywords.js';
+import type { InboundTarget } from './owners.js';
 import { InboundParts } from './parts.js';
 import { inboundOnceKey, plainAddress, withoutNul } from './text.js';
 
@@ -31,18 +32,6 @@ export const INBOUND_REDELIVERY_WINDOW_MS = 10 * 60_000;
 
 /** How long the parts of a long message wait for the others before it goes on as they make it (ms). */
 export const INBOUND_PARTS_WAIT_MS = 60_000;
-
-/** Where an inbound message sent to a short code goes: its owner, and the owner's inbound URL. */
-export interface InboundTarget {
-  /** The owning principal. */
-  principalId: string;
-  /** The owner's profile for the short code. */
-  profileCode: string;
-  /** The inbound URL (the profile's, else the principal's), or `null`: stored, not forwarded. */
-  url: string | null;
-  /** Signs the webhook (the principal's `callbackSecret`), or `null` for the router's `dlr.secret`. */
-  secret: string | null;
-}
 
 /** What the inbound handler needs. */
 export interface InboundHandlerDeps {

@@ -8,7 +8,6 @@ import type { KeyVerifier, Principal } from '../auth/principal.js';
 import { keyTableOf, profileTableOf } from '../auth/owner-tables.js';
 import { principalProfiles, type Profile, type ProfileResolver } from '../auth/profiles.js';
 import { isPromiseLike } from '../util/settle.js';
-import type { InboundTarget } from './handler.js';
 
 /** The owner of a short code: a principal and its profile for that code. */
 export interface InboundOwner {
@@ -16,6 +15,18 @@ export interface InboundOwner {
   principal: Principal;
   /** Its profile whose code or senders include the short code: its `inboundUrl` applies first. */
   profile: Profile;
+}
+
+/** Where an inbound message sent to a short code goes: its owner, and the owner's inbound URL. */
+export interface InboundTarget {
+  /** The owning principal. */
+  principalId: string;
+  /** The owner's profile for the short code. */
+  profileCode: string;
+  /** The inbound URL (the profile's, else the principal's), or `null`: stored, not forwarded. */
+  url: string | null;
+  /** Signs the webhook (the principal's `callbackSecret`), or `null` for the router's `dlr.secret`. */
+  secret: string | null;
 }
 
 /**

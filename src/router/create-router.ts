@@ -1,8 +1,9 @@
 /**
  * `createSmsRouter`: wires the request path (authenticate -> parse -> validate -> resolve
- * profile -> store -> respond) and the worker path (claim, or the request's hand-off ->
- * submit -> receipt -> callback)
- * into one Express middleware that also carries the typed events and `close()`.
+ * profile -> store -> respond), the worker path (claim, or the request's hand-off ->
+ * submit -> receipt -> callback) and the MO path (carrier -> inbound handler -> webhook)
+ * into one Express middleware that also carries the typed events and `close()`. It builds
+ * the parts, in the order they need each other, and connects them; it runs none of their work.
  */
 import express, { type Request, type RequestHandler } from 'express';
 import { authenticate } from '../http/authenticate.js';
