@@ -2,8 +2,8 @@
  * The house's layers, checked by test/architecture/layers.test.ts: a module may import its
  * own layer and those below it, never one above, and no import may close a circle. From
  * the ground up, the path of a message: what everything uses; storage and the carrier;
- * events; the claim loop; the worker and the report sender; keys; the HTTP endpoints; the
- * router that wires them; the package's faces.
+ * events; the claim loop; the worker and the report sender; keys; the MO flow; the HTTP
+ * endpoints; the router that wires them; the package's faces.
  */
 const LAYERS = [
   ['foundation', '^src/(util/|errors\\.ts|endpoints\\.ts|lifecycle/|sms/|version\\.ts)'],
@@ -12,6 +12,7 @@ const LAYERS = [
   ['outbox', '^src/outbox/'],
   ['work', '^src/(worker|dlr)/'],
   ['auth', '^src/auth/'],
+  ['inbound', '^src/inbound/'],
   ['http', '^src/(http|openapi)/'],
   ['router', '^src/router/'],
   ['faces', '^src/(index|sqlite|postgres|smpp|testing)\\.ts$|^src/testing/'],

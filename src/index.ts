@@ -8,8 +8,8 @@ export type { DlrOptions } from './dlr/options.js';
 export type { DlrPayload, DlrData } from './dlr/payload.js';
 export type { InboundPayload, InboundData } from './dlr/webhook.js';
 export type { InboundOptions, OptOutConfirmation } from './router/config-inbound.js';
-export type { OptOutList } from './router/inbound-wiring.js';
-export type { InboundOwner, InboundOwnerResolver } from './auth/inbound-owners.js';
+export type { OptOutList } from './inbound/opt-out-list.js';
+export type { InboundOwner, InboundOwnerResolver } from './inbound/owners.js';
 
 export { staticKeys, type StaticKey } from './auth/static-keys.js';
 export { hasScope, type Principal, type Scope, type KeyVerifier } from './auth/principal.js';

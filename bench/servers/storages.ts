@@ -6,7 +6,7 @@
  * postgres, database test, through a pool of 20.
  */
 import type { Storage } from '../../src/index.js';
-import { newMessageRef } from '../../src/http/message-ref.js';
+import { newMessageRef } from '../../src/outbox/message-ref.js';
 import { countSms } from '../../src/sms/segments.js';
 import type { NewMessage } from '../../src/storage/contract.js';
 import { benchItems, BENCH_PROFILE } from './host.js';

@@ -1,7 +1,7 @@
 /**
  * The tables behind the bundled key verifier and profile resolver (`staticKeys`,
  * `staticProfiles`), noted when they are made, so that the owner of a short code can be
- * found without the host saying it (inbound-owners.ts). Kept apart so that those factories
+ * found without the host saying it (inbound/owners.ts). Kept apart so that those factories
  * and the owner lookup do not import each other.
  */
 import { OptionError } from '../errors.js';

@@ -16,14 +16,16 @@
  * {@link HELD_PER_SLOT} x `concurrency` reports are held at once (plus those handed over by
  * receipts stored while the last room was being taken).
  *
- * The hand-off: a receipt that ends a message, applied while there is room, stores its
- * report leased to this instance ({@link CallbackDispatcher.reportLease}), and the router
- * hands it straight over ({@link CallbackDispatcher.handOver}): no claim reads it back
- * from storage. Without room, the report is stored unleased and claimed like any other.
+ * The hand-off (outbox/hand-off.ts): a receipt that ends a message, applied while there is
+ * room, stores its report leased to this instance ({@link CallbackDispatcher.lease}), and
+ * the receipt handler hands it straight over ({@link CallbackDispatcher.stored}): no claim
+ * reads it back from storage. An inbound message's webhook comes the same way from the
+ * inbound handler. Without room, a webhook is stored unleased and claimed like any other.
  */
 import type { Emit } from '../observe/events.js';
 import { ClaimLoop } from '../outbox/claim-loop.js';
-import type { InboundRecord, InsertLease, LeasedReport, MessageRecord, Storage } from '../storage/contract.js';
+import type { StoredWebhook, WebhookHandOff } from '../outbox/hand-off.js';
+import type { InsertLease, Storage } from '../storage/contract.js';
 import { reportAttempt } from './attempt.js';
 import { HostLanes, type ClaimedReport } from './host-lanes.js';
 import type { DlrConfig } from './options.js';
@@ -60,10 +62,10 @@ export interface CallbackDispatcherOptions {
 
 /**
  * Sends delivery reports from storage until closed. Create one per router; call
- * {@link CallbackDispatcher.start} once, {@link CallbackDispatcher.wake} when a report has
- * just become due, and {@link CallbackDispatcher.close} to stop.
+ * {@link CallbackDispatcher.start} once, {@link CallbackDispatcher.stored} when webhooks
+ * were stored, and {@link CallbackDispatcher.close} to stop.
  */
-export class CallbackDispatcher {
+export class CallbackDispatcher implements WebhookHandOff {
   readonly #storage: Storage;
   readonly #emit: Emit;
   readonly #config: DlrConfig;
@@ -123,38 +125,42 @@ export class CallbackDispatcher {
     this.#loop.wake();
   }
 
-  /** Polls soon, inbound webhooks included: one has just become due. */
-  wakeInbound(): void {
-    this.#inboundClaimAt = 0;
-    this.#loop.wake();
+  /**
+   * The hand-off's lease ({@link WebhookHandOff}): one under which webhooks stored now are
+   * handed straight to this dispatcher (`PartReceipt.reportLease`, `InboundInsertOptions.lease`),
+   * or `null` when it is not running or holds all it may: they are then stored unleased and
+   * claimed as usual. It takes no room: a webhook stored under it is held even if the room
+   * filled meanwhile (so the webhooks held may pass their bound by those stored at once,
+   * which a lease was given to), since handing it back would cost a storage write now and a
+   * claim later.
+   */
+  lease(): InsertLease | null {
+    if (!this.#loop.running || this.#loop.room() <= 0) return null;
+    return { owner: this.#owner, until: this.#now() + this.#config.leaseMs };
   }
 
   /**
-   * A lease under which a report created now may be handed straight to this dispatcher
-   * (`PartReceipt.reportLease`), or `undefined` when it is not running or holds all it may:
-   * the report is then stored unleased and claimed as usual.
+   * Webhooks were stored: those under a {@link lease} are sent as if claimed when their lease
+   * began, no claim reading them back (only what a host's queue cannot take is handed back,
+   * as a claim does); unleased ones are claimed soon.
    */
-  reportLease(now: number): InsertLease | undefined {
-    if (!this.#loop.running || this.#loop.room() <= 0) return undefined;
-    return { owner: this.#owner, until: now + this.#config.leaseMs };
+  stored(webhooks: readonly StoredWebhook[], lease: InsertLease | null): void {
+    if (lease === null) {
+      if (webhooks.some((webhook) => 'inbound' in webhook)) this.#inboundClaimAt = 0;
+      this.#loop.wake();
+      return;
+    }
+    for (const webhook of webhooks) {
+      const due: Webhook =
+        'inbound' in webhook
+          ? { kind: 'inbound', uid: webhook.inbound.uid!, attempts: 0, inbound: webhook.inbound }
+          : { uid: webhook.uid, attempts: 0, message: webhook.message };
+      this.#handOverWebhook(due, lease.until);
+    }
   }
 
-  /**
-   * Sends a report that was stored leased to this dispatcher ({@link reportLease}), as if
-   * claimed when its lease began: no claim reads it back. It is held even if the room
-   * filled while its receipt was being stored (so the reports held may pass their bound by
-   * the receipts stored at once, which a lease was given to): handing it back would cost a
-   * storage write now and a claim later. Only what its host's queue cannot take is handed
-   * back, as a claim does.
-   */
-  handOver(report: LeasedReport, message: MessageRecord): void {
-    this.#handOverWebhook({ uid: report.uid, attempts: 0, message }, report.until);
-  }
-
-  /** Sends an inbound message's webhook stored leased to this dispatcher ({@link reportLease}), as {@link handOver} does a report. */
-  handOverInbound(inbound: InboundRecord, until: number): void {
-    this.#handOverWebhook({ kind: 'inbound', uid: inbound.uid!, attempts: 0, inbound }, until);
-  }
+  /** Nothing to give back: a {@link lease} takes no room. */
+  notStored(): void {}
 
   #handOverWebhook(due: Webhook, until: number): void {
     const work = this.#admit({ due, claimedAt: until - this.#config.leaseMs });

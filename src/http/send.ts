@@ -14,7 +14,7 @@ import type { NewMessage, Storage } from '../storage/contract.js';
 import type { MessageHandOff } from '../outbox/hand-off.js';
 import { principalOf } from './authenticate.js';
 import type { Principal } from '../auth/principal.js';
-import { newMessageRef } from './message-ref.js';
+import { newMessageRef } from '../outbox/message-ref.js';
 import { sendJsonText } from './respond.js';
 import type { RequestValidator, SendRequest } from './validate-request.js';
 import type { ChargeMessages, MessageCharge } from './message-budget.js';
@@ -22,7 +22,7 @@ import type { BacklogGate } from './backlog.js';
 import { idempotencyKeyOf, type IdempotencyKeys, type KeyClaim } from './idempotency.js';
 import { requestTimes, type MessageTimes } from './send-times.js';
 import type { CreditGate } from './credit.js';
-import type { OptOutGate } from './opt-out-gate.js';
+import type { OptOutGate } from '../inbound/opt-out-gate.js';
 import { countSms, smartEncode } from '../sms/segments.js';
 
 /** What a send handler needs. */
@@ -164,19 +164,14 @@ export function sendHandler(deps: SendHandlerDeps): RequestHandler {
         await notStored(req, principal, count, backlog, budget);
         return;
       }
-      const { messages, optedOut, lease, answer } = stored;
+      const { messages, handed, optedOut, lease, answer } = stored;
       sendJsonText(res, 200, answer);
       deps.credit?.stored(profile.code, messages);
       const requestId = requestIdOf(req);
       for (const message of messages) deps.emit('message.accepted', { message, requestId });
-      if (optedOut === null) {
-        deps.handOff.stored(messages, lease);
-        return;
-      }
+      deps.handOff.stored(handed, lease);
       // Accepted and answered like the rest; ended instead of handed to the worker.
-      deps.handOff.notStored(optedOut.size, lease);
-      deps.handOff.stored(messages.filter((message) => !optedOut.has(message.ref)), lease);
-      await deps.optOuts!.end(optedOut).catch((error: unknown) => deps.emit('error', { error, source: 'request', requestId }));
+      if (optedOut !== null) await deps.optOuts!.end(optedOut).catch((error: unknown) => deps.emit('error', { error, source: 'request', requestId }));
     } finally {
       // The key is let go once the request is answered, whatever happened.
       claim?.close();
@@ -193,24 +188,26 @@ export function sendHandler(deps: SendHandlerDeps): RequestHandler {
     const messages = toMessages(request, principal, profile, sender, deps.now(), times);
     // Premium messages are checked by the worker, right before they go out.
     const optedOut = deps.optOuts && request.endpoint === 'quick' && profile.honourOptOuts === true ? await deps.optOuts.blocked(messages) : null;
+    const handed = optedOut === null ? messages : messages.filter((message) => !optedOut.has(message.ref));
     // Without credit there is nothing to await, and no promise turn is spent on it.
     const charging = deps.credit?.charge(profile.code, messages);
     const charge = charging === undefined ? undefined : await charging;
     // A scheduled message is claimed when due, by whichever instance: not handed over.
-    const lease = times.sendAt === null ? deps.handOff.lease(messages.length, messages[0]!.priority) : null;
-    // Stored so that no claim takes a message to an opted-out number before it is ended.
+    const lease = times.sendAt === null && handed.length > 0 ? deps.handOff.lease(handed.length, messages[0]!.priority) : null;
+    // The messages to end are stored under the worker's lease, else under a short hold of
+    // their own: either way no claim takes one before it is ended.
     const held = optedOut !== null && lease === null ? deps.optOuts!.holdLease(deps.now()) : null;
     const answer = acceptedBody(messages);
     try {
       await deps.storage.insertMessages(messages, lease ?? held ?? undefined, claim?.record(answer), charge);
     } catch (error) {
-      deps.handOff.notStored(messages.length, lease);
+      deps.handOff.notStored(handed.length, lease);
       deps.credit?.notStored(messages);
       // Another instance stored a request with this key first: answer as a retry would be.
       if (claim !== null && (await claim.answerTaken(res).catch(() => false))) return null;
       throw deps.credit?.refused(error) ?? error;
     }
-    return { messages, optedOut, lease, answer };
+    return { messages, handed, optedOut, lease, answer };
   }
 
   /**
@@ -233,6 +230,8 @@ export function sendHandler(deps: SendHandlerDeps): RequestHandler {
 /** What one request stored, for its answer and the hand-off. */
 interface Stored {
   messages: NewMessage[];
+  /** The messages handed to the worker: all but those to opted-out numbers. */
+  handed: NewMessage[];
   /** The refs of the quick-send messages to opted-out numbers, or `null` when none was checked. */
   optedOut: Awaited<ReturnType<OptOutGate['blocked']>> | null;
   lease: ReturnType<MessageHandOff['lease']>;

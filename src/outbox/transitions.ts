@@ -6,12 +6,10 @@
  */
 import type { Emit } from '../observe/events.js';
 import { isTerminal } from '../lifecycle/states.js';
-import type { LeasedReport, MessageRecord, Transition } from '../storage/contract.js';
+import type { Transition } from '../storage/contract.js';
 
 /** What transitions need of the report dispatcher. */
 export interface ReportPort {
-  /** Sends at once a report stored leased to this instance. */
-  handOver(report: LeasedReport, message: MessageRecord): void;
   /** Claims soon: a report has just become due. */
   wake(): void;
 }
@@ -20,8 +18,8 @@ export interface ReportPort {
 export function routeTransitions(emit: Emit, dispatcher: ReportPort): (transition: Transition) => void {
   return (transition) => {
     emit('message.status', { message: transition.message, previousState: transition.previousState });
-    // A report stored leased to this instance is sent at once; any other is claimed.
-    if (transition.leasedReport !== undefined) dispatcher.handOver(transition.leasedReport, transition.message);
-    else if (isTerminal(transition.message.state) && transition.message.callbackUrl !== null) dispatcher.wake();
+    // A report stored leased to this instance is handed over by the receipt handler that
+    // asked for the lease (outbox/hand-off.ts); any other is claimed.
+    if (transition.leasedReport === undefined && isTerminal(transition.message.state) && transition.message.callbackUrl !== null) dispatcher.wake();
   };
 }

@@ -2,13 +2,13 @@
  * The premium MO flow's options (`inbound`): who owns a short code, the stop and start
  * keywords, and the confirmation replies. Checked once, at construction.
  */
-import { tableOwners, type InboundOwnerResolver } from '../auth/inbound-owners.js';
+import { tableOwners, type InboundOwnerResolver } from '../inbound/owners.js';
 import type { KeyVerifier } from '../auth/principal.js';
 import type { ProfileResolver } from '../auth/profiles.js';
 import { OptionError } from '../errors.js';
 import { assertStringList, describeType } from '../util/adapter-check.js';
 import { assertKnownKeys } from '../util/known-keys.js';
-import { DEFAULT_START_KEYWORDS, DEFAULT_STOP_KEYWORDS, keywordForm } from '../worker/inbound-handler.js';
+import { DEFAULT_START_KEYWORDS, DEFAULT_STOP_KEYWORDS, keywordForm } from '../inbound/keywords.js';
 
 /** The confirmation replies sent to a subscriber who sent a keyword. */
 export interface OptOutConfirmation {

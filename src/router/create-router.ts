@@ -1,8 +1,9 @@
 /**
  * `createSmsRouter`: wires the request path (authenticate -> parse -> validate -> resolve
- * profile -> store -> respond) and the worker path (claim, or the request's hand-off ->
- * submit -> receipt -> callback)
- * into one Express middleware that also carries the typed events and `close()`.
+ * profile -> store -> respond), the worker path (claim, or the request's hand-off ->
+ * submit -> receipt -> callback) and the MO path (carrier -> inbound handler -> webhook)
+ * into one Express middleware that also carries the typed events and `close()`. It builds
+ * the parts, in the order they need each other, and connects them; it runs none of their work.
  */
 import express, { type RequestHandler } from 'express';
 import { authenticate } from '../http/authenticate.js';
@@ -36,7 +37,12 @@ import { timeSweep } from '../worker/time-sweep.js';
 import { ReceiptHandler } from '../worker/receipt-handler.js';
 import { queueSampler } from '../worker/queue-sampler.js';
 import { SubmitWorker } from '../worker/submit-worker.js';
-import { wireInbound, type OptOutList } from './inbound-wiring.js';
+import { confirmations } from '../inbound/confirmations.js';
+import { InboundHandler } from '../inbound/handler.js';
+import { keywordMatcher } from '../inbound/keywords.js';
+import { optOutGate, premiumOptOutCheck } from '../inbound/opt-out-gate.js';
+import { optOutList, type OptOutList } from '../inbound/opt-out-list.js';
+import { ownerTargets } from '../inbound/owners.js';
 
 /**
  * What {@link createSmsRouter} returns: Express middleware with typed events and a lifecycle.
@@ -103,17 +109,22 @@ export function createSmsRouter(options: SmsRouterOptions): SmsRouter {
 
   const dispatcher = new CallbackDispatcher({ storage, emit, config: config.dlr, owner: config.instanceId, now });
   const onTransition = routeTransitions(emit, dispatcher);
-  const inbound = wireInbound({
-    config: config.inbound, storage, emit, now, dispatcher, handOff: () => worker, onTransition, owner: config.instanceId,
-  });
   const worker = new SubmitWorker({
-    storage, delivery, emit, config: config.worker, owner: config.instanceId, now, onTransition, optedOut: inbound.optedOut,
+    storage, delivery, emit, config: config.worker, owner: config.instanceId, now, onTransition, optedOut: premiumOptOutCheck(storage),
   });
   const receipts = new ReceiptHandler({
-    storage, emit, now, waitMs: config.worker.receiptWaitMs, onTransition,
-    reportLease: (at) => dispatcher.reportLease(at),
+    storage, emit, now, waitMs: config.worker.receiptWaitMs, onTransition, reports: dispatcher,
     submissionsRecorded: () => worker.submissionsRecorded(),
   });
+  const inbound = new InboundHandler({
+    storage, emit,
+    target: ownerTargets(config.inbound.resolveOwner),
+    keyword: keywordMatcher(config.inbound.stopKeywords, config.inbound.startKeywords),
+    webhooks: dispatcher,
+    confirm: confirmations({ texts: config.inbound.confirmation, storage, handOff: worker, emit, now }),
+    error: (error) => emit('error', { error, source: 'worker' }),
+  });
+  const quickSendOptOuts = optOutGate({ storage, owner: config.instanceId, now, onTransition });
   const retention = retentionSweep(storage, config.retention, now, emit);
   const receiptTimeout = receiptTimeoutSweep(storage, receiptTimeoutFor(config.worker.receiptTimeoutMs, delivery), now, emit, onTransition);
   const timed = timeSweep({
@@ -139,7 +150,7 @@ export function createSmsRouter(options: SmsRouterOptions): SmsRouter {
       carrierStarted ??= delivery
         .start({
           receipt: (receipt) => receipts.receive(receipt),
-          inbound: (message) => inbound.handler.receive(message),
+          inbound: (message) => inbound.receive(message),
           error: (error) => emit('error', { error, source: 'delivery' }),
           // A failure is an `error` too, so that `error` listeners and stderr hear of it.
           connection: (change) => {
@@ -194,7 +205,7 @@ export function createSmsRouter(options: SmsRouterOptions): SmsRouter {
   const send = (validate: typeof validators.quick): RequestHandler =>
     sendHandler({
       validate, resolveProfile: config.resolveProfile, storage, emit, now,
-      handOff: worker, chargeMessages: limiters.chargeMessages, backlog, idempotency, credit, optOuts: inbound.gate,
+      handOff: worker, chargeMessages: limiters.chargeMessages, backlog, idempotency, credit, optOuts: quickSendOptOuts,
     });
   const body = parseJsonBody(config.limits.maxBodyBytes);
   // The admission stage of every endpoint, one Express layer: wait for the start (once it
@@ -259,7 +270,7 @@ export function createSmsRouter(options: SmsRouterOptions): SmsRouter {
     return router;
   };
   router.ready = start;
-  (router as { optOuts: OptOutList }).optOuts = inbound.optOuts;
+  (router as { optOuts: OptOutList }).optOuts = optOutList(storage, emit, now);
   Object.defineProperty(router, 'credit', { value: credit?.accounts ?? null, enumerable: true });
   router.close = () => {
     closing ??= (async () => {
@@ -270,7 +281,7 @@ export function createSmsRouter(options: SmsRouterOptions): SmsRouter {
       await queueDepth?.close();
       await worker.close();
       // Parts of long MO messages held in memory are refused while the carrier can still hear it.
-      inbound.handler.close();
+      inbound.close();
       // The carrier before the receipt handler: receipts it reports while closing (the
       // simulator reports every one it still holds) are stored, and their reports reach
       // the dispatcher, which hands back to storage what it has not sent.

@@ -21,7 +21,8 @@
 import { ReceiptNotYetMatched, type CarrierReceipt } from '../delivery/contract.js';
 import { carrierIdSpellings, normalizeCarrierId } from '../delivery/carrier-ids.js';
 import type { Emit } from '../observe/events.js';
-import type { InsertLease, ReceiptResult, Storage, Transition } from '../storage/contract.js';
+import type { WebhookHandOff } from '../outbox/hand-off.js';
+import type { ReceiptResult, Storage, Transition } from '../storage/contract.js';
 import { EventError } from '../errors.js';
 
 /** What the receipt handler needs. */
@@ -37,10 +38,10 @@ export interface ReceiptHandlerDeps {
   /** Called when a receipt ends a message. */
   onTransition: (transition: Transition) => void;
   /**
-   * The lease under which a report a receipt creates is handed straight to this instance's
-   * report sender, or `undefined` for none now (`PartReceipt.reportLease`).
+   * This instance's report sender, to which a report a receipt creates is handed straight,
+   * stored under its lease (`PartReceipt.reportLease`); without it, reports are claimed.
    */
-  reportLease?: (now: number) => InsertLease | undefined;
+  reports?: WebhookHandOff;
   /**
    * Resolves once every part this instance has sent to the carrier is recorded
    * (`SubmitWorker.submissionsRecorded`). Without it, a duplicate is rechecked for a few
@@ -214,15 +215,29 @@ export class ReceiptHandler {
   }
 
   async #apply(receipt: CarrierReceipt): Promise<ReceiptResult['kind']> {
-    const at = this.#deps.now();
-    const reportLease = this.#deps.reportLease?.(at);
-    const result = await this.#deps.storage.applyReceipt({
-      carrierIds: carrierIdSpellings(receipt.carrierId),
-      outcome: receipt.outcome,
-      now: at,
-      ...(reportLease === undefined ? {} : { reportLease }),
-    });
-    if (result.kind === 'terminal') this.#deps.onTransition(result.transition);
+    const reports = this.#deps.reports;
+    const lease = reports?.lease(1) ?? null;
+    let result: ReceiptResult;
+    try {
+      result = await this.#deps.storage.applyReceipt({
+        carrierIds: carrierIdSpellings(receipt.carrierId),
+        outcome: receipt.outcome,
+        now: this.#deps.now(),
+        ...(lease === null ? {} : { reportLease: lease }),
+      });
+    } catch (error) {
+      reports?.notStored(1, lease);
+      throw error;
+    }
+    if (result.kind !== 'terminal') {
+      reports?.notStored(1, lease);
+      return result.kind;
+    }
+    const { transition } = result;
+    this.#deps.onTransition(transition);
+    // A report stored under the lease is the sender's at once; without one it is claimed.
+    if (transition.leasedReport === undefined) reports?.notStored(1, lease);
+    else reports?.stored([{ uid: transition.leasedReport.uid, message: transition.message }], lease);
     return result.kind;
   }
 

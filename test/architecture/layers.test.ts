@@ -38,6 +38,16 @@ describe('the layers of src/', () => {
     expect(result.modules.filter((m) => m.source.startsWith('src/')).length).toBeGreaterThan(100);
   });
 
+  it('keep the inbound feature in src/inbound/, its storage in the storage\'s room', () => {
+    // The storage keeps inbound messages and the opt-out list for every adapter (its own
+    // room, and the contract suite's), and the router resolves every option section.
+    const elsewhere = filesUnder(join(root, 'src'))
+      .map((path) => relative(root, path).split('\\').join('/'))
+      .filter((path) => /inbound|opt-out/.test(path))
+      .filter((path) => !/^src\/(inbound|storage|testing\/storage-suite)\/|^src\/router\/config-/.test(path));
+    expect(elsewhere).toEqual([]);
+  });
+
   it(`keep every file under ${MAX_LINES} lines`, () => {
     const long = filesUnder(join(root, 'src'))
       .map((path) => ({ path: relative(root, path), lines: readFileSync(path, 'utf8').split('\n').length - 1 }))

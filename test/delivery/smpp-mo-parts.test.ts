@@ -6,7 +6,8 @@
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { InboundMessage } from '../../src/index.js';
-import { moPartOf, MoReassembly } from '../../src/delivery/smpp/mo-parts.js';
+import { moPartOf } from '../../src/delivery/smpp/mo-parts.js';
+import { MoReassembly } from '../../src/inbound/parts-in-memory.js';
 
 const at = 1_700_000_000_000;
 const part = (text: string): InboundMessage => ({ from: '254700000001', to: '22021', text, receivedAt: at });

@@ -11,7 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { CallbackDispatcher } from '../../src/dlr/dispatcher.js';
 import { resolveDlrOptions } from '../../src/router/config-dlr.js';
 import type { SmsEventName, SmsEvents } from '../../src/observe/events.js';
-import { MemoryStorage, type Storage } from '../../src/index.js';
+import { MemoryStorage, type Storage, type Transition } from '../../src/index.js';
 import { outcome } from '../../src/lifecycle/states.js';
 import { SqliteStorage } from '../../src/sqlite.js';
 import { createGateway, KEY, type TestGateway } from '../helpers/gateway.js';
@@ -36,7 +36,7 @@ const DELIVERED = outcome('delivered', 'delivered_to_terminal');
 
 describe('CallbackDispatcher hand-off', () => {
   /** A started dispatcher on MemoryStorage (real clock), with its events and the claims made. */
-  function started(options: Parameters<typeof resolveDlrOptions>[0] = {}) {
+  function started(options: Parameters<typeof resolveDlrOptions>[0] = {}, now?: () => number) {
     const { storage, claimed } = recordClaims(new MemoryStorage());
     const sent: Parameters<SmsEvents['dlr.sent']>[0][] = [];
     const dispatcher = new CallbackDispatcher({
@@ -46,6 +46,7 @@ describe('CallbackDispatcher hand-off', () => {
       },
       config: resolveDlrOptions({ allowPrivateAddresses: ['127.0.0.0/8'], pollIntervalMs: 10, ...options }),
       owner: 'this-instance',
+      ...(now === undefined ? {} : { now }),
     });
     cleanups.push(() => dispatcher.close());
     return { storage, claimed, sent, dispatcher };
@@ -55,7 +56,7 @@ describe('CallbackDispatcher hand-off', () => {
   async function endByReceipts(storage: Storage, dispatcher: CallbackDispatcher, url: string, count: number) {
     const messages = Array.from({ length: count }, () => newMessage(url, Date.now()));
     await storage.insertMessages(messages);
-    const leases = messages.map(() => dispatcher.reportLease(Date.now()));
+    const leases = messages.map(() => dispatcher.lease());
     const transitions = [];
     for (const [i, message] of messages.entries()) {
       await storage.recordSubmission(message.ref, 0, `carrier-${message.ref}`, Date.now());
@@ -64,7 +65,7 @@ describe('CallbackDispatcher hand-off', () => {
         carrierIds: [`carrier-${message.ref}`],
         outcome: DELIVERED,
         now: Date.now(),
-        ...(lease === undefined ? {} : { reportLease: lease }),
+        ...(lease === null ? {} : { reportLease: lease }),
       });
       if (result.kind !== 'terminal') throw new Error(`expected a terminal receipt, got ${result.kind}`);
       transitions.push(result.transition);
@@ -72,13 +73,19 @@ describe('CallbackDispatcher hand-off', () => {
     return transitions;
   }
 
+  /** Hands the report a receipt stored under the dispatcher's lease over, as the receipt handler does. */
+  function handOver(dispatcher: CallbackDispatcher, transition: Transition): void {
+    const report = transition.leasedReport!;
+    dispatcher.stored([{ uid: report.uid, message: transition.message }], { owner: 'this-instance', until: report.until });
+  }
+
   it('offers no lease before it starts or after it closes, and one of its lease length while it runs', async () => {
-    const { dispatcher } = started({ leaseMs: 45_000 });
-    expect(dispatcher.reportLease(1_000)).toBeUndefined();
+    const { dispatcher } = started({ leaseMs: 45_000 }, () => 1_000);
+    expect(dispatcher.lease()).toBeNull();
     dispatcher.start();
-    expect(dispatcher.reportLease(1_000)).toEqual({ owner: 'this-instance', until: 46_000 });
+    expect(dispatcher.lease()).toEqual({ owner: 'this-instance', until: 46_000 });
     await dispatcher.close();
-    expect(dispatcher.reportLease(1_000)).toBeUndefined();
+    expect(dispatcher.lease()).toBeNull();
   });
 
   it('posts a report handed over by a receipt without claiming it', async () => {
@@ -87,7 +94,7 @@ describe('CallbackDispatcher hand-off', () => {
     dispatcher.start();
     const [transition] = await endByReceipts(storage, dispatcher, `${r.origin}/dlr`, 1);
     expect(transition!.leasedReport).toBeDefined();
-    dispatcher.handOver(transition!.leasedReport!, transition!.message);
+    handOver(dispatcher, transition!);
     await eventually(() => sent.length === 1, { what: 'the report sent' });
     expect(JSON.parse(r.requests[0]!.body).uid).toBe(transition!.leasedReport!.uid);
     expect((await storage.getMessage('principal-1', transition!.message.ref))!.callback).toMatchObject({ state: 'delivered', attempts: 1 });
@@ -101,7 +108,7 @@ describe('CallbackDispatcher hand-off', () => {
     const { storage, claimed, sent, dispatcher } = started({ concurrency: 1, perHostConcurrency: 1 });
     dispatcher.start();
     const transitions = await endByReceipts(storage, dispatcher, `${r.origin}/dlr`, 12);
-    for (const transition of transitions) dispatcher.handOver(transition.leasedReport!, transition.message);
+    for (const transition of transitions) handOver(dispatcher, transition);
     await eventually(() => sent.length === 12, { timeoutMs: 10_000, what: 'every report sent' });
     const uids = transitions.map((transition) => transition.leasedReport!.uid);
     // One running and eight queued were kept; the last three were claimed after their second.
@@ -116,10 +123,10 @@ describe('CallbackDispatcher hand-off', () => {
     const { storage, dispatcher } = started();
     dispatcher.start();
     const [running, late] = await endByReceipts(storage, dispatcher, `${r.origin}/dlr`, 2);
-    dispatcher.handOver(running!.leasedReport!, running!.message);
+    handOver(dispatcher, running!);
     await eventually(() => r.requests.length === 1, { what: 'the first attempt' });
     const closing = dispatcher.close();
-    dispatcher.handOver(late!.leasedReport!, late!.message);
+    handOver(dispatcher, late!);
     await closing;
     const due = await storage.claimCallbacks({ owner: 'next-instance', limit: 10, leaseMs: 35_000, now: Date.now() });
     expect(due.map((report) => report.uid)).toEqual([late!.leasedReport!.uid]);

@@ -182,6 +182,28 @@ describe('opt-out', () => {
     expect(JSON.parse(receiver.received[0]!.body)).toMatchObject({ data: { profile_code: 'careful' } });
   });
 
+  it('a quick send honouring opt-outs ends only its messages to opted-out numbers and submits the rest', async () => {
+    const delivery = new SimulatorDelivery({ seed: 5, latencyMs: [1, 5] });
+    const sms = createSmsRouter({
+      verifyKey: staticKeys([{ key: KEY, id: 'acme' }]),
+      resolveProfile: staticProfiles([{ code: 'careful', senders: [SHORT_CODE], owners: ['acme'], honourOptOuts: true }]),
+      delivery,
+      worker: { pollIntervalMs: 20 },
+    });
+    open.push({ sms });
+    const app = express().use(sms);
+    await sms.ready();
+    await sms.optOuts.add(SHORT_CODE, SUBSCRIBER);
+    const res = await request(app).post('/api/outbox/create').set('X-API-Key', KEY)
+      .send({ profile_code: 'careful', messages: [{ recipient: '254711000008', message: 'Hi' }, { recipient: SUBSCRIBER, message: 'Hi' }, { recipient: '254711000007', message: 'Hi' }] });
+    expect(res.status).toBe(200);
+    const [first, optedOut, third] = (res.body as { message_ref: string }[]).map((item) => item.message_ref);
+    await eventually(async () => (await statusOf(app, optedOut!)).status === 'rejected', { what: 'the opted-out message ended' });
+    expect(await statusOf(app, optedOut!)).toMatchObject({ status_reason: 'opted_out' });
+    await eventually(async () => (await statusOf(app, first!)).status === 'delivered' && (await statusOf(app, third!)).status === 'delivered', { what: 'the others delivered' });
+    expect(delivery.submitted.map((part) => part.ref).sort()).toEqual([first, third].sort());
+  });
+
   it('a confirmation reply goes from the short code to the subscriber, not blocked by the opt-out it confirms', async () => {
     const { delivery } = await gateway([204], {
       inbound: { stopKeywords: ['STOP', 'ARRET'], confirmation: { stop: 'You are unsubscribed. Reply START to come back.' } },

@@ -8,13 +8,13 @@
  * A message whose other parts do not come within the wait is passed on as the parts stored
  * make it, joined in order, by each instance that holds one of its parts (the texts are the
  * same, so the router's redelivery check stores it once). A storage without
- * `storeInboundPart` gets the parts joined in this process's memory (mo-parts.ts).
+ * `storeInboundPart` gets the parts joined in this process's memory (parts-in-memory.ts).
  */
 import { createHash } from 'node:crypto';
 import type { InboundMessage, InboundPartPlace } from '../delivery/contract.js';
-import { MoReassembly } from '../delivery/smpp/mo-parts.js';
+import { MoReassembly } from './parts-in-memory.js';
 import type { InboundPart } from '../storage/contract.js';
-import { plainAddress } from './inbound-text.js';
+import { plainAddress } from './text.js';
 
 /**
  * How long parts joined in memory wait for the others, ms: they are held unanswered, so

@@ -6,8 +6,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { MemoryStorage, type InboundPart } from '../../src/index.js';
-import { InboundHandler } from '../../src/worker/inbound-handler.js';
-import { partsOfMessage } from '../../src/worker/inbound-parts.js';
+import { InboundHandler } from '../../src/inbound/handler.js';
+import { partsOfMessage } from '../../src/inbound/parts.js';
 import { eventually } from '../helpers/poll.js';
 
 /** One instance's handler on `storage`: MO messages stored, none forwarded (no owner). */
@@ -15,12 +15,9 @@ function instance(storage: MemoryStorage, errors: unknown[]): InboundHandler {
   return new InboundHandler({
     storage,
     emit: () => true,
-    now: Date.now,
     target: async () => null,
     keyword: () => null,
-    webhookLease: () => undefined,
-    handOver: () => undefined,
-    wake: () => undefined,
+    webhooks: { lease: () => null, stored: () => undefined, notStored: () => undefined },
     confirm: () => undefined,
     error: (error) => errors.push(error),
     partsWaitMs: 50,

@@ -1,11 +1,13 @@
 /**
  * Who owns a short code: where a mobile-originated message sent to it is forwarded. The
  * host may say it (`inbound.resolveOwner`); for the bundled tables (`staticKeys`,
- * `staticProfiles`) the router finds it itself, from the tables they were made from.
+ * `staticProfiles`) the router finds it itself, from the tables they were made from. The
+ * owner decides where the message's webhook goes and how it is signed.
  */
-import type { KeyVerifier, Principal } from './principal.js';
-import { keyTableOf, profileTableOf } from './owner-tables.js';
-import { principalProfiles, type Profile, type ProfileResolver } from './profiles.js';
+import type { KeyVerifier, Principal } from '../auth/principal.js';
+import { keyTableOf, profileTableOf } from '../auth/owner-tables.js';
+import { principalProfiles, type Profile, type ProfileResolver } from '../auth/profiles.js';
+import { isPromiseLike } from '../util/settle.js';
 
 /** The owner of a short code: a principal and its profile for that code. */
 export interface InboundOwner {
@@ -13,6 +15,18 @@ export interface InboundOwner {
   principal: Principal;
   /** Its profile whose code or senders include the short code: its `inboundUrl` applies first. */
   profile: Profile;
+}
+
+/** Where an inbound message sent to a short code goes: its owner, and the owner's inbound URL. */
+export interface InboundTarget {
+  /** The owning principal. */
+  principalId: string;
+  /** The owner's profile for the short code. */
+  profileCode: string;
+  /** The inbound URL (the profile's, else the principal's), or `null`: stored, not forwarded. */
+  url: string | null;
+  /** Signs the webhook (the principal's `callbackSecret`), or `null` for the router's `dlr.secret`. */
+  secret: string | null;
 }
 
 /**
@@ -48,4 +62,20 @@ export function tableOwners(verifyKey: KeyVerifier, resolveProfile: ProfileResol
     };
   }
   return null;
+}
+
+/**
+ * Where the inbound handler sends a message to short code `to`: its owner's profile's
+ * `inboundUrl`, else the principal's, signed with the principal's `callbackSecret`; `null`
+ * when the short code has no owner (or there is no resolver).
+ */
+export function ownerTargets(resolveOwner: InboundOwnerResolver | null): (to: string) => Promise<InboundTarget | null> {
+  return async (to) => {
+    if (resolveOwner === null) return null;
+    const found = resolveOwner(to);
+    const owner = isPromiseLike(found) ? await found : found;
+    if (owner === null || owner === undefined) return null;
+    const url = owner.profile.inboundUrl ?? owner.principal.inboundUrl ?? null;
+    return { principalId: owner.principal.id, profileCode: owner.profile.code, url, secret: owner.principal.callbackSecret ?? null };
+  };
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { newMessageRef } from '../../src/http/message-ref.js';
+import { newMessageRef } from '../../src/outbox/message-ref.js';
 
 const V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 

@@ -11,14 +11,17 @@
  * same way. A message the carrier delivers again within the redelivery window (its answer
  * lost in a crash) is stored and forwarded once: the storage skips it when the newest
  * message of that sender to that recipient has the same text (`InboundInsertOptions.once`).
- * The parts of a long message are joined by inbound-parts.ts.
+ * The parts of a long message are joined by parts.ts, and keywords read by keywords.ts.
  */
 import { randomUUID } from 'node:crypto';
 import type { InboundMessage } from '../delivery/contract.js';
 import type { Emit } from '../observe/events.js';
-import type { InboundRecord, InsertLease, NewInbound, Storage } from '../storage/contract.js';
-import { InboundParts } from './inbound-parts.js';
-import { inboundOnceKey, plainAddress, withoutNul } from './inbound-text.js';
+import type { WebhookHandOff } from '../outbox/hand-off.js';
+import type { InboundRecord, NewInbound, Storage } from '../storage/contract.js';
+import type { Keyword } from './keywords.js';
+import type { InboundTarget } from './owners.js';
+import { InboundParts } from './parts.js';
+import { inboundOnceKey, plainAddress, withoutNul } from './text.js';
 
 /**
  * How long after a message the carrier's delivery of the same text, from the same sender to
@@ -30,39 +33,18 @@ export const INBOUND_REDELIVERY_WINDOW_MS = 10 * 60_000;
 /** How long the parts of a long message wait for the others before it goes on as they make it (ms). */
 export const INBOUND_PARTS_WAIT_MS = 60_000;
 
-/** Where an inbound message sent to a short code goes: its owner, and the owner's inbound URL. */
-export interface InboundTarget {
-  /** The owning principal. */
-  principalId: string;
-  /** The owner's profile for the short code. */
-  profileCode: string;
-  /** The inbound URL (the profile's, else the principal's), or `null`: stored, not forwarded. */
-  url: string | null;
-  /** Signs the webhook (the principal's `callbackSecret`), or `null` for the router's `dlr.secret`. */
-  secret: string | null;
-}
-
-/** What a keyword does: `stop` opts out, `start` back in. */
-export type Keyword = 'stop' | 'start';
-
-/** What the inbound handler needs from the router. */
+/** What the inbound handler needs. */
 export interface InboundHandlerDeps {
   /** Where inbound messages and opt-outs are stored. */
   storage: Storage;
   /** Emits `message.inbound` and the `subscriber.*` events. */
   emit: Emit;
-  /** The clock, epoch ms. */
-  now: () => number;
   /** The owner of a short code, or `null`. */
   target: (to: string) => Promise<InboundTarget | null>;
   /** The keyword a text is (whole text, case and surrounding space ignored), or `null`. */
   keyword: (text: string) => Keyword | null;
-  /** A lease to store the webhook under, handed to this instance's sender at once; `undefined`: no room. */
-  webhookLease: (now: number) => InsertLease | undefined;
-  /** Sends a webhook stored under a lease from `webhookLease`. */
-  handOver: (inbound: InboundRecord, until: number) => void;
-  /** A webhook was stored unleased: the sender claims soon. */
-  wake: () => void;
+  /** This instance's webhook sender, to which a forwarded message's webhook is handed once stored. */
+  webhooks: WebhookHandOff;
   /** Sends the confirmation of a keyword, when one is configured (its failures are its own). */
   confirm: (keyword: Keyword, shortCode: string, number: string, target: InboundTarget | null) => void;
   /** A long message passed on after its wait could not be stored. */
@@ -70,8 +52,6 @@ export interface InboundHandlerDeps {
   /** How long the parts of a long message wait for the others; default {@link INBOUND_PARTS_WAIT_MS}. */
   partsWaitMs?: number;
 }
-
-export { plainAddress } from './inbound-text.js';
 
 /** Stores, forwards and acts on the MO messages the carrier delivers. */
 export class InboundHandler {
@@ -123,7 +103,8 @@ export class InboundHandler {
     const target = await this.#deps.target(to);
     const keyword = this.#deps.keyword(message.text);
     const url = target?.url ?? null;
-    const lease = url === null ? undefined : this.#deps.webhookLease(this.#deps.now());
+    const webhooks = this.#deps.webhooks;
+    const lease = url === null ? null : webhooks.lease(1);
     const inbound: NewInbound = {
       ref: randomUUID(),
       principalId: target?.principalId ?? null,
@@ -138,19 +119,21 @@ export class InboundHandler {
     };
     const optOut = keyword === null ? undefined : keyword === 'stop';
     const once = { key: inboundOnceKey(from, to, message.text), since: message.receivedAt - INBOUND_REDELIVERY_WINDOW_MS };
-    const { optOutChanged, duplicate } = await storage.insertInbound(inbound, { lease, optOut, once });
+    const { optOutChanged, duplicate } = await storage.insertInbound(inbound, { lease: lease ?? undefined, optOut, once }).catch((error: unknown) => {
+      webhooks.notStored(1, lease);
+      throw error;
+    });
     // The carrier delivered it again: the first delivery is stored, forwarded and acted on.
-    if (duplicate === true) return;
+    if (duplicate === true) {
+      webhooks.notStored(1, lease);
+      return;
+    }
     if (url !== null) {
-      if (lease !== undefined) {
-        const record: InboundRecord = {
-          ...inbound,
-          callback: { state: 'pending', attempts: 0, lastStatusCode: null, lastError: null, nextAttemptAt: inbound.receivedAt },
-        };
-        this.#deps.handOver(record, lease.until);
-      } else {
-        this.#deps.wake();
-      }
+      const record: InboundRecord = {
+        ...inbound,
+        callback: { state: 'pending', attempts: 0, lastStatusCode: null, lastError: null, nextAttemptAt: inbound.receivedAt },
+      };
+      webhooks.stored([{ inbound: record }], lease);
     }
     if (keyword === null) return;
     if (optOutChanged) {
@@ -159,27 +142,4 @@ export class InboundHandler {
     }
     this.#deps.confirm(keyword, to, from, target);
   }
-}
-
-/** The default stop keywords. */
-export const DEFAULT_STOP_KEYWORDS: readonly string[] = ['STOP', 'STOP ALL', 'UNSUBSCRIBE', 'CANCEL', 'END', 'QUIT'];
-
-/** The default start keywords. */
-export const DEFAULT_START_KEYWORDS: readonly string[] = ['START', 'SUBSCRIBE', 'YES'];
-
-/** A keyword as compared: upper case, inner runs of space as one, no surrounding space. */
-export function keywordForm(text: string): string {
-  return text.trim().replace(/\s+/g, ' ').toUpperCase();
-}
-
-/** Returns the function that tells which keyword a text is, for these stop and start keywords. */
-export function keywordMatcher(stop: readonly string[], start: readonly string[]): (text: string) => Keyword | null {
-  const stops = new Set(stop.map(keywordForm));
-  const starts = new Set(start.map(keywordForm));
-  return (text) => {
-    // A keyword is short: a long text is a message, never a keyword, however it ends.
-    if (text.length > 64) return null;
-    const form = keywordForm(text);
-    return stops.has(form) ? 'stop' : starts.has(form) ? 'start' : null;
-  };
 }

@@ -1,0 +1,30 @@
+/**
+ * The stop and start keywords: a subscriber's MO message whose whole text is one opts its
+ * sender out of the short code it was sent to, or back in.
+ */
+
+/** What a keyword does: `stop` opts out, `start` back in. */
+export type Keyword = 'stop' | 'start';
+
+/** The default stop keywords. */
+export const DEFAULT_STOP_KEYWORDS: readonly string[] = ['STOP', 'STOP ALL', 'UNSUBSCRIBE', 'CANCEL', 'END', 'QUIT'];
+
+/** The default start keywords. */
+export const DEFAULT_START_KEYWORDS: readonly string[] = ['START', 'SUBSCRIBE', 'YES'];
+
+/** A keyword as compared: upper case, inner runs of space as one, no surrounding space. */
+export function keywordForm(text: string): string {
+  return text.trim().replace(/\s+/g, ' ').toUpperCase();
+}
+
+/** Returns the function that tells which keyword a text is, for these stop and start keywords. */
+export function keywordMatcher(stop: readonly string[], start: readonly string[]): (text: string) => Keyword | null {
+  const stops = new Set(stop.map(keywordForm));
+  const starts = new Set(start.map(keywordForm));
+  return (text) => {
+    // A keyword is short: a long text is a message, never a keyword, however it ends.
+    if (text.length > 64) return null;
+    const form = keywordForm(text);
+    return stops.has(form) ? 'stop' : starts.has(form) ? 'start' : null;
+  };
+}
