@@ -2,7 +2,8 @@
  * The memory storage, `MemoryStorage`: plain Maps in this process, the default when a host
  * names no storage. The class keeps the contract's rules (which state may move to which,
  * when a report is made); what a claim takes is in claims.ts, the lookups by external id and
- * carrier id in indexes.ts, and the stored shapes and their copying in records.ts.
+ * carrier id in indexes.ts, what the sweeps take, by age, in by-age.ts and timed.ts, and the
+ * stored shapes and their copying in records.ts.
  *
  * @module
  */
