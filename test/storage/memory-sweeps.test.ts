@@ -1,11 +1,11 @@
 /**
  * A memory storage sweep costs what it takes, not what is kept: purging the expired keys, the
  * old messages and the old inbound messages, and ending the overdue submitted ones, each
- * took a walk and a sort of everything kept at every batch, so draining a day of records was
- * quadratic. Each case here drains 1,000 due items in batches of 50 from a storage that also
- * keeps 100,000 or more that are not due, and from one that keeps only the due ones: the two
- * must cost about the same. The bound is generous (5 times, plus 5 ms, best of three rounds,
- * for a shared CI machine), as a walk of everything kept per batch costs tens of times more.
+ * took a walk (and a sort) of everything kept at every batch, so draining a day of records
+ * was quadratic. Each case here drains 1,000 due items, in batches of 50, from a storage that
+ * also keeps 100,000 or more that are not due. That takes about 1 ms; a walk of everything
+ * kept per batch takes hundreds. The bound, 50 ms for the best of three rounds, leaves room
+ * for a slow or shared CI machine and none for a walk.
  */
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
@@ -16,6 +16,7 @@ import { buildNewMessage } from '../../src/testing/storage-suite/index.js';
 
 const T0 = 1_700_000_000_000;
 const DUE = 1_000;
+const BOUND_MS = 50;
 const BATCH = 50;
 const DELIVERED = outcome('delivered', 'delivered_to_terminal');
 const NO_RECEIPT = outcome('expired', 'unknown', 'No receipt');
@@ -48,14 +49,11 @@ async function bestDrain(storage: MemoryStorage, sweep: Sweep): Promise<number> 
   return best;
 }
 
-/** Draining on a storage that keeps `fillKept`'s items besides costs about what it costs without them. */
+/** Draining the due items of `sweep` from a storage that keeps `fillKept`'s items besides stays under the bound. */
 async function expectCostOfDueOnly(sweep: Sweep, fillKept: (storage: MemoryStorage) => Promise<void>): Promise<void> {
-  const alone = await bestDrain(new MemoryStorage(), sweep);
-  const crowded = new MemoryStorage();
-  await fillKept(crowded);
-  const among = await bestDrain(crowded, sweep);
-  console.log("TMP", alone.toFixed(2), among.toFixed(2));
-  expect(among, `draining among the kept items took ${among.toFixed(1)} ms, alone ${alone.toFixed(1)} ms`).toBeLessThan(alone * 5 + 5);
+  const storage = new MemoryStorage();
+  await fillKept(storage);
+  expect(await bestDrain(storage, sweep)).toBeLessThan(BOUND_MS);
 }
 
 /** Stores `count` messages from `at` on, a ms apart, submitted; ended with `end` at the same time if given. */
