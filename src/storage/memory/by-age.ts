@@ -49,7 +49,8 @@ const earlierFirst = (a: Waiting, b: Waiting): boolean => a.at < b.at || (a.at =
  * The submitted messages by when they last changed: what the receipt timeout ends, oldest
  * first. A part's receipt moves a message's `updatedAt` on, and a last receipt ends it; its
  * entry is not moved then but checked when it comes up: one that ended is dropped, one that
- * changed since goes back in at its new time.
+ * changed since goes back in at its new time. So an entry (a small object) outlives its
+ * message's wait by up to the receipt timeout, against a walk of every message per batch.
  */
 export class ReceiptWait {
   readonly #heap = new MinHeap<Waiting>(earlierFirst);
