@@ -38,12 +38,18 @@ export class Periodic {
   }
 }
 
-/** Calls `batch` until it returns fewer than `size` items; returns how many in all. */
+/**
+ * Calls `batch` until it returns fewer than `size` items; returns how many in all. Between
+ * two batches it waits for the event loop's next turn: a storage that answers without I/O
+ * (memory, SQLite) does a batch's work synchronously, and a drain of 200,000 items must not
+ * hold requests up for seconds, only for one batch at a time.
+ */
 export async function drainInBatches(size: number, batch: () => Promise<number>): Promise<number> {
   let total = 0;
   for (;;) {
     const done = await batch();
     total += done;
     if (done < size) return total;
+    await new Promise<void>((resolve) => setImmediate(resolve));
   }
 }

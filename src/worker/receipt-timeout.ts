@@ -10,8 +10,12 @@ import { outcome } from '../lifecycle/states.js';
 import type { Storage, Transition } from '../storage/contract.js';
 import { drainInBatches, Periodic } from './periodic.js';
 
-/** Messages ended per storage call. */
-const BATCH = 500;
+/**
+ * Messages ended per storage call. Each is a synchronous stretch on memory and SQLite (its
+ * storage work, then its transitions), a few ms per 100 on a loaded machine: requests wait
+ * no longer than one batch, as the sweep yields between them (periodic.ts).
+ */
+const BATCH = 100;
 
 /** `172800000` -> `48 h`, `1500` -> `2 s`, `300` -> `300 ms`. */
 function duration(ms: number): string {

@@ -35,7 +35,10 @@ export interface RetentionOptions {
   maxAgeMs?: number;
   /** How often to purge, ms. Default 1 hour. */
   intervalMs?: number;
-  /** Most messages (or keys) deleted per storage call (a purge loops until done). Default 1000. */
+  /**
+   * Most messages (or keys) deleted per storage call (a purge loops until done, giving the
+   * event loop back between two calls). Default 1000.
+   */
   batchSize?: number;
 }
 

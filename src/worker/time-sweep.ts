@@ -9,8 +9,12 @@ import type { Emit } from '../observe/events.js';
 import type { Storage, Transition } from '../storage/contract.js';
 import { drainInBatches, Periodic } from './periodic.js';
 
-/** Messages moved per storage call. */
-const BATCH = 500;
+/**
+ * Messages moved per storage call. Each is a synchronous stretch on memory and SQLite (its
+ * storage work, then its transitions), a few ms per 100 on a loaded machine: requests wait
+ * no longer than one batch, as the sweep yields between them (periodic.ts).
+ */
+const BATCH = 100;
 
 /** What the sweep needs. */
 export interface TimeSweepDeps {

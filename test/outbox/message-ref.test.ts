@@ -11,12 +11,17 @@ describe('newMessageRef', () => {
     expect(parseInt(ref.replace(/-/g, '').slice(0, 12), 16)).toBe(now);
   });
 
-  it('never repeats, across more than one block of random bytes', () => {
+  it('never repeats, within one millisecond too', () => {
     const refs = new Set<string>();
     const now = Date.now();
     for (let i = 0; i < 5_000; i++) refs.add(newMessageRef(now));
     expect(refs.size).toBe(5_000);
     for (const ref of refs) expect(ref).toMatch(V7);
+  });
+
+  it('sorts refs made one after another by the clock in the order they were made', () => {
+    const refs = Array.from({ length: 1_000 }, () => newMessageRef());
+    expect([...refs].sort()).toEqual(refs);
   });
 
   it('sorts refs of a later millisecond after those of an earlier one', () => {

@@ -11,8 +11,8 @@ runStorageContract({ describe, it }, { name: 'MemoryStorage', create: async () =
 
 describe('MemoryStorage', () => {
   it('gives back every idempotency record exactly as stored, whatever its fields hold', async () => {
-    // The records are kept packed into one string each (memory/idempotency.ts): commas in the
-    // fingerprint or the body, any text and any time must come back as they went in.
+    // Any text (lone surrogates too) and any time must come back as it went in, and a
+    // principal id with a comma is told from its neighbours as any other.
     await fc.assert(
       fc.asyncProperty(
         fc.record({

@@ -2,7 +2,8 @@
  * The memory storage, `MemoryStorage`: plain Maps in this process, the default when a host
  * names no storage. The class keeps the contract's rules (which state may move to which,
  * when a report is made); what a claim takes is in claims.ts, the lookups by external id and
- * carrier id in indexes.ts, and the stored shapes and their copying in records.ts.
+ * carrier id in indexes.ts, what the sweeps take, by age, in by-age.ts and timed.ts, and the
+ * stored shapes and their copying in records.ts.
  *
  * @module
  */
@@ -16,6 +17,7 @@ import { MemoryInbound } from './inbound.js';
 import { delegateInbound, type InboundStorage } from '../inbound-record.js';
 import { copyRecord, leaseIsLive, SharedOutcomes, StoredMessage, type StoredCallback } from './records.js';
 import { TimedMessages } from './timed.js';
+import { PurgeOrder, ReceiptWait } from './by-age.js';
 import { CANCELLED, leaseBarsCancel, validityElapsed, VALIDITY_ELAPSED } from '../timed.js';
 import type {
   CancelResult,
@@ -60,6 +62,9 @@ export class MemoryStorage implements Storage {
   private readonly idempotency = new IdempotencyRecords();
   /** Scheduled messages by when they are due, and queued ones by when their validity ends. */
   private readonly timed = new TimedMessages();
+  /** Ended messages a purge may take, and submitted ones the receipt timeout may end, each by age (by-age.ts). */
+  private readonly purgeable = new PurgeOrder();
+  private readonly awaitingReceipt = new ReceiptWait();
   private readonly credit = new MemoryCredit();
   private seq = 0;
 
@@ -190,6 +195,7 @@ export class MemoryStorage implements Storage {
     stored.state = 'submitted';
     stored.updatedAt = now;
     this.release(stored);
+    this.awaitingReceipt.add(stored);
     return { kind: 'submitted', transition: { message: copyRecord(stored), previousState: 'queued' } };
   }
 
@@ -214,14 +220,9 @@ export class MemoryStorage implements Storage {
     return this.terminate(stored, outcome, now);
   }
 
-  /** Ends `submitted` messages unchanged since before `before`, oldest first. */
+  /** Ends `submitted` messages unchanged since before `before`, oldest first (by-age.ts). */
   async expireOverdue(before: number, limit: number, outcome: Outcome, now: number): Promise<Transition[]> {
-    const overdue: StoredMessage[] = [];
-    for (const stored of this.messages.values()) {
-      if (stored.state === 'submitted' && stored.updatedAt < before) overdue.push(stored);
-    }
-    overdue.sort((a, b) => a.updatedAt - b.updatedAt || a.seq - b.seq);
-    return overdue.slice(0, Math.max(0, limit)).map((stored) => this.terminate(stored, outcome, now));
+    return this.awaitingReceipt.overdue(before, limit).map((stored) => this.terminate(stored, outcome, now));
   }
 
   /** Applies a receipt to the first stored part one of its carrier-id spellings names. */
@@ -290,18 +291,12 @@ export class MemoryStorage implements Storage {
     }
     state.state = attempt.result;
     state.nextAttemptAt = null;
+    this.purgeable.add(this.messages.get(callback.ref)!);
   }
 
-  /** Deletes up to `limit` terminal messages changed before `before` without a pending report. */
+  /** Deletes up to `limit` terminal messages changed before `before` without a pending report, oldest first (by-age.ts). */
   async purge(before: number, limit: number): Promise<number> {
-    const doomed: StoredMessage[] = [];
-    for (const stored of this.messages.values()) {
-      if (!isTerminal(stored.state) || stored.updatedAt >= before) continue;
-      if (stored.callback !== null && stored.callback.state === 'pending') continue;
-      doomed.push(stored);
-    }
-    doomed.sort((a, b) => a.updatedAt - b.updatedAt || a.seq - b.seq);
-    const purged = doomed.slice(0, Math.max(0, limit));
+    const purged = this.purgeable.take(before, limit);
     for (const stored of purged) this.remove(stored);
     return purged.length;
   }
@@ -323,7 +318,8 @@ export class MemoryStorage implements Storage {
     this.release(record);
     // In the step that ends it, so that its refund is given exactly once.
     this.credit.settle(previousState, record);
-    if (record.callbackUrl !== null) {
+    if (record.callbackUrl === null) this.purgeable.add(record);
+    else {
       const uid = randomUUID();
       const state: CallbackState = { state: 'pending', attempts: 0, lastStatusCode: null, lastError: null, nextAttemptAt: now };
       record.callback = state;

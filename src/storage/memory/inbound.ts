@@ -1,10 +1,12 @@
 /**
  * The memory storage's inbound part ({@link InboundStorage}): MO messages with their
  * webhooks, and the opt-out list, in plain Maps. Inbound traffic is a trickle beside the
- * outbound, so claims scan the pending webhooks rather than keep a due queue.
+ * outbound, so claims scan the pending webhooks rather than keep a due queue; a purge takes
+ * the finished ones by age, as it runs over everything retained.
  *
  * @module
  */
+import { MinHeap } from '../../util/min-heap.js';
 import type { CallbackAttempt, CallbackState, ClaimOptions } from '../contract.js';
 import type {
   DueInbound,
@@ -35,12 +37,17 @@ function copyInbound(record: InboundRecord): InboundRecord {
   return { ...record, callback: record.callback === null ? null : { ...record.callback } };
 }
 
+const receivedFirst = (a: StoredInbound, b: StoredInbound): boolean =>
+  a.record.receivedAt < b.record.receivedAt || (a.record.receivedAt === b.record.receivedAt && a.seq < b.seq);
+
 /** Inbound messages and opt-outs in this process's memory. */
 export class MemoryInbound implements InboundStorage {
   readonly #byRef = new Map<string, StoredInbound>();
   readonly #byUid = new Map<string, StoredInbound>();
   /** Webhooks still pending, which claims scan. */
   readonly #pending = new Set<StoredInbound>();
+  /** Messages whose webhook is not pending (none, or finished), by receipt: what a purge may take, oldest first. */
+  readonly #purgeable = new MinHeap<StoredInbound>(receivedFirst);
   readonly #optOuts = new Map<string, OptOutEntry>();
   /** Per sender and recipient, the newest message's redelivery key and arrival ({@link InboundInsertOptions.once}). */
   readonly #newest = new Map<string, { onceKey: string | null; receivedAt: number; seq: number }>();
@@ -74,7 +81,7 @@ export class MemoryInbound implements InboundStorage {
     if (withHook) {
       this.#byUid.set(message.uid!, stored);
       this.#pending.add(stored);
-    }
+    } else this.#purgeable.push(stored);
     const optOutChanged =
       options.optOut === undefined ? false : this.#set({ shortCode: message.to, number: message.from }, options.optOut, message.receivedAt);
     return { optOutChanged };
@@ -126,6 +133,7 @@ export class MemoryInbound implements InboundStorage {
     state.state = attempt.result;
     state.nextAttemptAt = null;
     this.#pending.delete(stored);
+    this.#purgeable.push(stored);
   }
 
   /** Inbound messages, newest first. */
@@ -135,16 +143,17 @@ export class MemoryInbound implements InboundStorage {
     return all.slice(0, Math.max(0, options.limit)).map((s) => copyInbound(s.record));
   }
 
-  /** Deletes up to `limit` messages received before `before` whose webhook is not pending. */
+  /** Deletes up to `limit` messages received before `before` whose webhook is not pending, oldest first. */
   async purgeInbound(before: number, limit: number): Promise<number> {
     let deleted = 0;
-    for (const [ref, stored] of this.#byRef) {
-      if (deleted >= limit) break;
-      if (stored.record.receivedAt >= before || this.#pending.has(stored)) continue;
-      this.#byRef.delete(ref);
-      if (stored.record.uid !== null) this.#byUid.delete(stored.record.uid);
-      const conversation = optOutKey({ shortCode: stored.record.to, number: stored.record.from });
-      if (this.#newest.get(conversation)?.seq === stored.seq) this.#newest.delete(conversation);
+    while (deleted < limit) {
+      const oldest = this.#purgeable.peek();
+      if (oldest === undefined || oldest.record.receivedAt >= before) break;
+      this.#purgeable.pop();
+      this.#byRef.delete(oldest.record.ref);
+      if (oldest.record.uid !== null) this.#byUid.delete(oldest.record.uid);
+      const conversation = optOutKey({ shortCode: oldest.record.to, number: oldest.record.from });
+      if (this.#newest.get(conversation)?.seq === oldest.seq) this.#newest.delete(conversation);
       deleted++;
     }
     for (const [key, parts] of this.#parts) {

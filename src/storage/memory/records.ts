@@ -39,7 +39,7 @@ export class StoredMessage extends QueuedRecord {
   /** `message` as the `seq`-th inserted, leased at once under `lease` if given. */
   constructor(message: NewMessage, seq: number, lease: InsertLease | undefined) {
     super(message);
-    // QueuedRecord predates the classes; a caller without types may leave it out: bulk, the default.
+    // A caller without types may leave it out: bulk, the default.
     this.priority = message.priority ?? 'bulk';
     this.seq = seq;
     this.nextAttemptAt = message.createdAt;

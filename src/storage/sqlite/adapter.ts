@@ -15,6 +15,7 @@ import { PRIORITY_RANK } from '../fair-tags.js';
 import { storedPartsJson } from '../stored-parts.js';
 import { claimDueCallbacks, claimDueMessages, fairPlaces, leaveQueue, retryLater } from './claims.js';
 import { GroupCommit } from './group-commit.js';
+import { purgeInChunks } from './in-chunks.js';
 import type { CreditStorage } from '../credit-record.js';
 import { prepareCredit, sqliteLedger, takeCharge, type CreditStatements } from './credit.js';
 import { SqliteInbound } from './inbound.js';
@@ -146,10 +147,10 @@ export class SqliteStorage implements Storage {
     return { principalId, key, bodyHash: row.body_hash, status: row.status, body: row.body, createdAt: row.created_at, expiresAt: row.expires_at };
   }
 
-  /** Deletes up to `limit` idempotency records expired at `now`, oldest expiry first. */
+  /** Deletes up to `limit` idempotency records expired at `now`, oldest expiry first, in small transactions (in-chunks.ts). */
   async purgeIdempotency(now: number, limit: number): Promise<number> {
     const s = await this.prepared();
-    return this.commits.run(() => s.purgeIdempotency.run(now, Math.max(0, limit)).changes);
+    return purgeInChunks(limit, (n) => this.commits.run(() => s.purgeIdempotency.run(now, n).changes));
   }
 
   /** Leases up to `limit` due, unleased `queued` messages, in fair order (claims.ts). */
@@ -318,18 +319,20 @@ export class SqliteStorage implements Storage {
     return count;
   }
 
-  /** Deletes up to `limit` terminal messages changed before `before` without a pending report. */
+  /** Deletes up to `limit` terminal messages changed before `before` without a pending report, in small transactions (in-chunks.ts). */
   async purge(before: number, limit: number): Promise<number> {
     const s = await this.prepared();
-    return this.commits.run(() => {
-      const ids = s.purgeable.all(before, Math.max(0, limit));
-      for (const { id } of ids) {
-        s.deleteCarrierIds.run(id);
-        s.deleteCallback.run(id);
-        s.deleteMessage.run(id);
-      }
-      return ids.length;
-    });
+    return purgeInChunks(limit, (n) =>
+      this.commits.run(() => {
+        const ids = s.purgeable.all(before, n);
+        for (const { id } of ids) {
+          s.deleteCarrierIds.run(id);
+          s.deleteCallback.run(id);
+          s.deleteMessage.run(id);
+        }
+        return ids.length;
+      }),
+    );
   }
 
   private async prepared(): Promise<Statements> {

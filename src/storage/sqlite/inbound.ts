@@ -20,6 +20,7 @@ import type {
 } from '../inbound-record.js';
 import { inboundFromRow, optOutFromRow, type InboundColumns, type OptOutColumns } from '../inbound-rows.js';
 import type { GroupCommit } from './group-commit.js';
+import { purgeInChunks } from './in-chunks.js';
 
 /** A row of `sms_inbound`. */
 interface InboundRow extends InboundColumns {
@@ -173,13 +174,15 @@ export class SqliteInbound implements InboundStorage {
     return rows.map(inboundFromRow);
   }
 
-  /** Deletes up to `limit` messages received before `before` whose webhook is not pending. */
+  /** Deletes up to `limit` messages received before `before` whose webhook is not pending, in small transactions (in-chunks.ts). */
   async purgeInbound(before: number, limit: number): Promise<number> {
     const s = await this.#s();
-    return this.#commits.run(() => {
-      s.purgeParts.run(before, Math.max(0, limit));
-      return s.purge.run(before, Math.max(0, limit)).changes;
-    });
+    return purgeInChunks(limit, (n) =>
+      this.#commits.run(() => {
+        s.purgeParts.run(before, n);
+        return s.purge.run(before, n).changes;
+      }),
+    );
   }
 
   /** Opts a number out of a short code, or back in; whether the list changed. */
