@@ -64,7 +64,7 @@ dbDescribe('PostgresStorage', () => {
         'SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY table_name',
         [schema],
       );
-      expect(rows.map((row) => row.table_name)).toEqual(['callbacks', 'carrier_ids', 'credit_balances', 'credit_charges', 'idempotency_keys', 'inbound', 'messages', 'migrations', 'opt_outs']);
+      expect(rows.map((row) => row.table_name)).toEqual(['callbacks', 'carrier_ids', 'credit_balances', 'credit_charges', 'idempotency_keys', 'inbound', 'inbound_parts', 'messages', 'migrations', 'opt_outs']);
       const versions = await pool.query(`SELECT version FROM "${schema}".migrations ORDER BY version`);
       expect(versions.rows).toEqual(ALL_VERSIONS);
     } finally {
