@@ -20,7 +20,7 @@ import { assertAdapter, describeType, type MethodTable } from '../util/adapter-c
 import { assertKnownKeys, assertNumber } from '../util/known-keys.js';
 import { RETENTION_DEFAULTS } from '../worker/retention.js';
 import { WORKER_DEFAULTS } from '../worker/options.js';
-import { resolveDlrOptions } from './config-dlr.js';
+import { resolveDlrOptions } from '../dlr/options.js';
 import { resolveInboundOptions } from './config-inbound.js';
 import { INBOUND_METHODS } from '../storage/inbound-record.js';
 import { OPTIONAL_STORAGE_METHODS } from '../storage/optional-methods.js';
