@@ -26,7 +26,7 @@ import { INBOUND_METHODS } from '../storage/inbound-record.js';
 import { OPTIONAL_STORAGE_METHODS } from '../storage/optional-methods.js';
 import { resolveLogger, resolveMetrics } from './config-observe.js';
 import { resolveOpenApiOptions } from './config-openapi.js';
-import { resolveRateLimitOptions } from './config-rate-limit.js';
+import { resolveRateLimitOptions } from '../http/rate-limit/options.js';
 import type { SmsRouterConfig, SmsRouterOptions } from './options.js';
 import { OptionError } from '../errors.js';
 
