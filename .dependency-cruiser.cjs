@@ -3,7 +3,8 @@
  * own layer and those below it, never one above, and no import may close a circle. From
  * the ground up, the path of a message: what everything uses; storage and the carrier;
  * events; the claim loop; the worker and the report sender; keys; the HTTP endpoints; the
- * router that wires them; the package's faces.
+ * mobile-originated flow, which forwards like a report and opts out through the send path;
+ * the router that wires them; the package's faces.
  */
 const LAYERS = [
   ['foundation', '^src/(util/|errors\\.ts|lifecycle/|sms/|version\\.ts)'],
@@ -13,6 +14,7 @@ const LAYERS = [
   ['work', '^src/(worker|dlr)/'],
   ['auth', '^src/auth/'],
   ['http', '^src/(http|openapi)/'],
+  ['inbound', '^src/inbound/'],
   ['router', '^src/router/'],
   ['faces', '^src/(index|sqlite|postgres|smpp|testing)\\.ts$|^src/testing/'],
 ];

@@ -7,7 +7,7 @@ export type { SmsRouterOptions, BacklogOptions, LimitOptions, WorkerOptions, Ret
 export type { DlrOptions } from './dlr/options.js';
 export type { DlrPayload, DlrData } from './dlr/payload.js';
 export type { InboundPayload, InboundData } from './dlr/webhook.js';
-export type { InboundOptions, OptOutConfirmation } from './router/config-inbound.js';
+export type { InboundOptions, OptOutConfirmation } from './inbound/options.js';
 export type { OptOutList } from './router/inbound-wiring.js';
 export type { InboundOwner, InboundOwnerResolver } from './auth/inbound-owners.js';
 

@@ -21,7 +21,7 @@ import { assertKnownKeys, assertNumber } from '../util/known-keys.js';
 import { RETENTION_DEFAULTS } from '../worker/retention.js';
 import { WORKER_DEFAULTS } from '../worker/options.js';
 import { resolveDlrOptions } from '../dlr/options.js';
-import { resolveInboundOptions } from './config-inbound.js';
+import { resolveInboundOptions } from '../inbound/options.js';
 import { INBOUND_METHODS } from '../storage/inbound-record.js';
 import { OPTIONAL_STORAGE_METHODS } from '../storage/optional-methods.js';
 import { resolveLogger, resolveMetrics } from './config-observe.js';

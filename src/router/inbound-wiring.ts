@@ -14,7 +14,7 @@ import type { MessageHandOff } from '../outbox/hand-off.js';
 import { countSms } from '../sms/segments.js';
 import type { MessageRecord, NewMessage, OptOutEntry, OptOutKey, Storage, Transition } from '../storage/contract.js';
 import { InboundHandler, keywordMatcher, plainAddress, type InboundTarget, type Keyword } from '../worker/inbound-handler.js';
-import type { InboundConfig } from './config-inbound.js';
+import type { InboundConfig } from '../inbound/options.js';
 
 /** The opt-out list of the router's storage: `router.optOuts`. */
 export interface OptOutList {

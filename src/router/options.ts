@@ -16,7 +16,7 @@ import type { SmsLogger } from '../observe/logging.js';
 import type { MetricsConfig, MetricsOptions } from '../observe/metrics.js';
 import type { OpenApiOptions } from '../openapi/serve.js';
 import type { OpenApiConfig } from './config-openapi.js';
-import type { InboundConfig, InboundOptions } from './config-inbound.js';
+import type { InboundConfig, InboundOptions } from '../inbound/options.js';
 import type { Storage } from '../storage/contract.js';
 import type { RetentionOptions } from '../worker/retention.js';
 import type { WorkerOptions } from '../worker/options.js';

@@ -110,12 +110,6 @@ export class InboundHandler {
   }
 }
 
-/** The default stop keywords. */
-export const DEFAULT_STOP_KEYWORDS: readonly string[] = ['STOP', 'STOP ALL', 'UNSUBSCRIBE', 'CANCEL', 'END', 'QUIT'];
-
-/** The default start keywords. */
-export const DEFAULT_START_KEYWORDS: readonly string[] = ['START', 'SUBSCRIBE', 'YES'];
-
 /** A keyword as compared: upper case, inner runs of space as one, no surrounding space. */
 export function keywordForm(text: string): string {
   return text.trim().replace(/\s+/g, ' ').toUpperCase();
