@@ -68,5 +68,5 @@ export {
 } from './errors.js';
 export { buildOpenApiDocument, type OpenApiDocument, type OpenApiDocumentOptions } from './openapi/document.js';
 export type { OpenApiOptions } from './openapi/serve.js';
-export type { SmsLogger, LogMethod } from './observe/logging.js';
-export type { MetricsOptions, PromClient, PromRegistry, PromCounter, PromHistogram, PromGauge, PromMetricConfig } from './observe/metrics.js';
+export type { SmsLogger, LogMethod } from './observe/options.js';
+export type { MetricsOptions, PromClient, PromRegistry, PromCounter, PromHistogram, PromGauge, PromMetricConfig } from './observe/options.js';

@@ -24,7 +24,7 @@ import { resolveDlrOptions } from '../dlr/options.js';
 import { resolveInboundOptions } from '../inbound/options.js';
 import { INBOUND_METHODS } from '../storage/inbound-record.js';
 import { OPTIONAL_STORAGE_METHODS } from '../storage/optional-methods.js';
-import { resolveLogger, resolveMetrics } from './config-observe.js';
+import { resolveLogger, resolveMetrics } from '../observe/options.js';
 import { resolveOpenApiOptions } from './config-openapi.js';
 import { resolveRateLimitOptions } from '../http/rate-limit/options.js';
 import type { SmsRouterConfig, SmsRouterOptions } from './options.js';
