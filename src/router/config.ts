@@ -25,7 +25,7 @@ import { resolveInboundOptions } from '../inbound/options.js';
 import { INBOUND_METHODS } from '../storage/inbound-record.js';
 import { OPTIONAL_STORAGE_METHODS } from '../storage/optional-methods.js';
 import { resolveLogger, resolveMetrics } from '../observe/options.js';
-import { resolveOpenApiOptions } from './config-openapi.js';
+import { resolveOpenApiOptions } from '../openapi/options.js';
 import { resolveRateLimitOptions } from '../http/rate-limit/options.js';
 import type { SmsRouterConfig, SmsRouterOptions } from './options.js';
 import { OptionError } from '../errors.js';
