@@ -31,7 +31,8 @@ export { MemoryStorage } from './storage/memory/adapter.js';
 export { OPTIONAL_STORAGE_METHODS } from './storage/optional-methods.js';
 export { InsufficientCreditError, isInsufficientCredit, refundUnits, type RefundPolicy, type EndedMessage } from './storage/credit-record.js';
 export { CANCEL_LEASE_GRACE_MS, CANCELLED, leaseBarsCancel, VALIDITY_ELAPSED, validityElapsed } from './storage/timed.js';
-export type { CreditAccounts, CreditHook, CreditOptions, CreditRefund, CreditRequest } from './http/credit.js';
+export type { CreditAccounts } from './http/credit.js';
+export type { CreditHook, CreditOptions, CreditRefund, CreditRequest } from './http/options.js';
 
 export * from './delivery/contract.js';
 export { SimulatorDelivery, type SimulatorOptions } from './delivery/simulator.js';

@@ -3,7 +3,7 @@
  * document says beyond the routes) and its resolution into the options the document is
  * built from, checked once at construction.
  */
-import type { LimitOptions } from '../http/limits.js';
+import type { LimitOptions } from '../http/options.js';
 import type { RateLimitHeaders } from '../http/rate-limit/options.js';
 import type { OpenApiDocumentOptions } from './document.js';
 import { describeType } from '../util/adapter-check.js';

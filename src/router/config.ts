@@ -10,14 +10,11 @@ import { principalProfiles, staticProfiles } from '../auth/profiles.js';
 import { staticKeys } from '../auth/static-keys.js';
 import type { DeliveryAdapter } from '../delivery/contract.js';
 import { SimulatorDelivery } from '../delivery/simulator.js';
-import { BACKLOG_DEFAULTS } from '../http/backlog.js';
-import { resolveCreditOptions } from '../http/credit.js';
-import { IDEMPOTENCY_DEFAULTS } from '../http/idempotency.js';
-import { LIMIT_DEFAULTS } from '../http/limits.js';
+import { resolveBacklogOptions, resolveCreditOptions, resolveIdempotencyOptions, resolveLimitOptions } from '../http/options.js';
 import type { Storage } from '../storage/contract.js';
 import { MemoryStorage } from '../storage/memory/adapter.js';
 import { assertAdapter, describeType, type MethodTable } from '../util/adapter-check.js';
-import { assertKnownKeys, assertNumber } from '../util/known-keys.js';
+import { assertKnownKeys, resolveIntegerSection } from '../util/known-keys.js';
 import { RETENTION_DEFAULTS } from '../worker/retention.js';
 import { WORKER_DEFAULTS } from '../worker/options.js';
 import { resolveDlrOptions } from '../dlr/options.js';
@@ -74,15 +71,6 @@ function adapter<T>(name: string, given: T | undefined, fallback: string, check:
   return given;
 }
 
-function section<T extends object>(where: string, given: T | undefined, defaults: Required<T>): Required<T> {
-  if (given === undefined) return { ...defaults };
-  if (typeof given !== 'object' || given === null) throw new OptionError(`${where} must be an object`);
-  assertKnownKeys(where, given, Object.keys(defaults));
-  const merged = { ...defaults, ...given } as Required<T>;
-  for (const [key, value] of Object.entries(merged)) assertNumber(`${where}.${key}`, value, 1);
-  return merged;
-}
-
 /**
  * Checks `options` and fills every default. Throws a TypeError naming the bad option (with
  * a "did you mean" hint for a typo) so mistakes surface at start-up, not at the first request.
@@ -127,7 +115,7 @@ export function resolveOptions(options: SmsRouterOptions): SmsRouterConfig {
   if (!/^(\/[A-Za-z0-9._~-]+)*$/.test(basePath)) {
     throw new OptionError(`createSmsRouter: \`basePath\` must be "/"-separated segments of letters, digits and . _ ~ -, got "${basePath}"`);
   }
-  const limits = section('limits', options.limits, LIMIT_DEFAULTS);
+  const limits = resolveLimitOptions(options.limits);
   const rateLimit = resolveRateLimitOptions(options.rateLimit);
   const storageAdapter = storage ?? new MemoryStorage();
   return {
@@ -137,12 +125,12 @@ export function resolveOptions(options: SmsRouterOptions): SmsRouterConfig {
     delivery: delivery ?? new SimulatorDelivery(),
     basePath,
     limits,
-    worker: section('worker', options.worker, WORKER_DEFAULTS),
-    backlog: options.backlog === false ? false : section('backlog', options.backlog, BACKLOG_DEFAULTS),
+    worker: resolveIntegerSection('worker', options.worker, WORKER_DEFAULTS),
+    backlog: resolveBacklogOptions(options.backlog),
     dlr: resolveDlrOptions(options.dlr),
     inbound: resolveInboundOptions(options.inbound, options.verifyKey, resolveProfile ?? principalProfiles),
-    retention: options.retention === false ? false : section('retention', options.retention, RETENTION_DEFAULTS),
-    idempotency: section('idempotency', options.idempotency, IDEMPOTENCY_DEFAULTS),
+    retention: options.retention === false ? false : resolveIntegerSection('retention', options.retention, RETENTION_DEFAULTS),
+    idempotency: resolveIdempotencyOptions(options.idempotency),
     credit: resolveCreditOptions(options.credit, storageAdapter),
     rateLimit,
     openapi: resolveOpenApiOptions(options.openapi, limits, rateLimit === false ? 'refused' : rateLimit.headers),

@@ -11,7 +11,7 @@ import { buildInboundPayload } from '../../src/dlr/webhook.js';
 import { premiumListSchema, premiumMessagesSchema, quickSendSchema } from '../../src/http/schemas.js';
 import { createValidators } from '../../src/http/validate-request.js';
 import { outcome } from '../../src/lifecycle/states.js';
-import { LIMIT_DEFAULTS } from '../../src/http/limits.js';
+import { LIMIT_DEFAULTS } from '../../src/http/options.js';
 import { buildNewMessage } from '../../src/testing.js';
 import { createGateway, KEY, type TestGateway } from '../helpers/gateway.js';
 import { eventually } from '../helpers/poll.js';
