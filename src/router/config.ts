@@ -14,9 +14,8 @@ import { resolveBacklogOptions, resolveCreditOptions, resolveIdempotencyOptions,
 import type { Storage } from '../storage/contract.js';
 import { MemoryStorage } from '../storage/memory/adapter.js';
 import { assertAdapter, describeType, type MethodTable } from '../util/adapter-check.js';
-import { assertKnownKeys, resolveIntegerSection } from '../util/known-keys.js';
-import { RETENTION_DEFAULTS } from '../worker/retention.js';
-import { WORKER_DEFAULTS } from '../worker/options.js';
+import { assertKnownKeys } from '../util/known-keys.js';
+import { resolveRetentionOptions, resolveWorkerOptions } from '../worker/options.js';
 import { resolveDlrOptions } from '../dlr/options.js';
 import { resolveInboundOptions } from '../inbound/options.js';
 import { INBOUND_METHODS } from '../storage/inbound-record.js';
@@ -125,11 +124,11 @@ export function resolveOptions(options: SmsRouterOptions): SmsRouterConfig {
     delivery: delivery ?? new SimulatorDelivery(),
     basePath,
     limits,
-    worker: resolveIntegerSection('worker', options.worker, WORKER_DEFAULTS),
+    worker: resolveWorkerOptions(options.worker),
     backlog: resolveBacklogOptions(options.backlog),
     dlr: resolveDlrOptions(options.dlr),
     inbound: resolveInboundOptions(options.inbound, options.verifyKey, resolveProfile ?? principalProfiles),
-    retention: options.retention === false ? false : resolveIntegerSection('retention', options.retention, RETENTION_DEFAULTS),
+    retention: resolveRetentionOptions(options.retention),
     idempotency: resolveIdempotencyOptions(options.idempotency),
     credit: resolveCreditOptions(options.credit, storageAdapter),
     rateLimit,

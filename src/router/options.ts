@@ -13,8 +13,7 @@ import type { MetricsConfig, MetricsOptions, SmsLogger } from '../observe/option
 import type { OpenApiConfig, OpenApiOptions } from '../openapi/options.js';
 import type { InboundConfig, InboundOptions } from '../inbound/options.js';
 import type { Storage } from '../storage/contract.js';
-import type { RetentionOptions } from '../worker/retention.js';
-import type { WorkerOptions } from '../worker/options.js';
+import type { RetentionOptions, WorkerOptions } from '../worker/options.js';
 
 export type { BacklogOptions, CreditOptions, IdempotencyOptions, LimitOptions, RetentionOptions, WorkerOptions };
 
