@@ -1,7 +1,7 @@
 /**
  * The router's public options (`SmsRouterOptions`) and the complete config they resolve to
- * (`SmsRouterConfig`, see config.ts). Each part's own options live beside the part and are
- * gathered here.
+ * (`SmsRouterConfig`, see config.ts): each section's type, defaults and resolver live in its
+ * part's `options.ts`, and are gathered here.
  */
 import type { KeyVerifier } from '../auth/principal.js';
 import type { ProfileResolver } from '../auth/profiles.js';
@@ -14,8 +14,6 @@ import type { OpenApiConfig, OpenApiOptions } from '../openapi/options.js';
 import type { InboundConfig, InboundOptions } from '../inbound/options.js';
 import type { Storage } from '../storage/contract.js';
 import type { RetentionOptions, WorkerOptions } from '../worker/options.js';
-
-export type { BacklogOptions, CreditOptions, IdempotencyOptions, LimitOptions, RetentionOptions, WorkerOptions };
 
 /** Options of {@link createSmsRouter}. Only `verifyKey` is required. */
 export interface SmsRouterOptions {
