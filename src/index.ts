@@ -3,11 +3,13 @@
  * This file only re-exports; each name is documented where it is defined.
  */
 export { createSmsRouter, type SmsRouter } from './router/create-router.js';
-export type { SmsRouterOptions, BacklogOptions, LimitOptions, WorkerOptions, RetentionOptions, IdempotencyOptions } from './router/options.js';
+export type { SmsRouterOptions } from './router/options.js';
+export type { BacklogOptions, LimitOptions, IdempotencyOptions } from './http/options.js';
+export type { WorkerOptions, RetentionOptions } from './worker/options.js';
 export type { DlrOptions } from './dlr/options.js';
 export type { DlrPayload, DlrData } from './dlr/payload.js';
 export type { InboundPayload, InboundData } from './dlr/webhook.js';
-export type { InboundOptions, OptOutConfirmation } from './router/config-inbound.js';
+export type { InboundOptions, OptOutConfirmation } from './inbound/options.js';
 export type { OptOutList } from './inbound/opt-out-list.js';
 export type { InboundOwner, InboundOwnerResolver } from './inbound/owners.js';
 
@@ -31,7 +33,8 @@ export { MemoryStorage } from './storage/memory/adapter.js';
 export { OPTIONAL_STORAGE_METHODS } from './storage/optional-methods.js';
 export { InsufficientCreditError, isInsufficientCredit, refundUnits, type RefundPolicy, type EndedMessage } from './storage/credit-record.js';
 export { CANCEL_LEASE_GRACE_MS, CANCELLED, leaseBarsCancel, VALIDITY_ELAPSED, validityElapsed } from './storage/timed.js';
-export type { CreditAccounts, CreditHook, CreditOptions, CreditRefund, CreditRequest } from './http/credit.js';
+export type { CreditAccounts } from './http/credit.js';
+export type { CreditHook, CreditOptions, CreditRefund, CreditRequest } from './http/options.js';
 
 export * from './delivery/contract.js';
 export { SimulatorDelivery, type SimulatorOptions } from './delivery/simulator.js';
@@ -67,6 +70,6 @@ export {
   type OptionErrorCode,
 } from './errors.js';
 export { buildOpenApiDocument, type OpenApiDocument, type OpenApiDocumentOptions } from './openapi/document.js';
-export type { OpenApiOptions } from './openapi/serve.js';
-export type { SmsLogger, LogMethod } from './observe/logging.js';
-export type { MetricsOptions, PromClient, PromRegistry, PromCounter, PromHistogram, PromGauge, PromMetricConfig } from './observe/metrics.js';
+export type { OpenApiOptions } from './openapi/options.js';
+export type { SmsLogger, LogMethod } from './observe/options.js';
+export type { MetricsOptions, PromClient, PromRegistry, PromCounter, PromHistogram, PromGauge, PromMetricConfig } from './observe/options.js';

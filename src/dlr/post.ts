@@ -16,21 +16,12 @@
 import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
 import type { LookupFunction } from 'node:net';
 import type { Agent, Dispatcher } from 'undici';
-import { VERSION } from '../version.js';
 import { addressProblem, callbackUrlProblem, type AddressAllowance } from './address-guard.js';
 import { callbackTarget } from './callback-target.js';
-
-/** The `user-agent` every report is sent with. */
-export const USER_AGENT = `sms-outbox/${VERSION}`;
-
-/** Default total time an attempt may take: connect, request, headers and body. */
-export const DEFAULT_TIMEOUT_MS = 15_000;
+import { DEFAULT_TIMEOUT_MS, USER_AGENT, type HostResolver } from './options.js';
 
 /** At most this much of a response body is read; it is discarded either way. */
 export const MAX_RESPONSE_BYTES = 64 * 1024;
-
-/** Resolves a host name to its addresses (all of them), as `dns.lookup` with `all: true` does. */
-export type HostResolver = (hostname: string) => Promise<readonly LookupAddress[]>;
 
 /** What one report attempt sends, and how. */
 export interface PostRequest {

@@ -8,22 +8,6 @@
  * deploy or a key rotation is usually fixed within the schedule's day.
  */
 
-/**
- * The default schedule (ms): the delay before each attempt, counted from the end of the
- * previous one. Eight attempts over about 28 hours: at once, 5 s, 5 min, 30 min, 2 h, 5 h,
- * 10 h, 10 h.
- */
-export const DEFAULT_SCHEDULE: readonly number[] = [
-  0,
-  5_000,
-  5 * 60_000,
-  30 * 60_000,
-  2 * 3_600_000,
-  5 * 3_600_000,
-  10 * 3_600_000,
-  10 * 3_600_000,
-];
-
 /** A delay is spread by up to this fraction either way, so a receiver's outage does not end in a stampede. */
 export const JITTER = 0.1;
 

@@ -21,23 +21,7 @@
 import type { Principal } from '../auth/principal.js';
 import { SmsError } from '../errors.js';
 import type { QueueCount, Storage } from '../storage/contract.js';
-
-/** The `backlog` option: bounds on queued messages (accepted, not yet submitted). */
-export interface BacklogOptions {
-  /** Most queued messages per key; more answers 429. A principal's `maxQueued` overrides it. Default 100,000. */
-  perKey?: number;
-  /** Most queued messages in all; more answers 503. Default 1,000,000. */
-  total?: number;
-  /** How old a count may be before it is read again from storage, ms. Default 1,000. */
-  refreshMs?: number;
-}
-
-/** The backlog defaults. */
-export const BACKLOG_DEFAULTS: Readonly<Required<BacklogOptions>> = {
-  perKey: 100_000,
-  total: 1_000_000,
-  refreshMs: 1_000,
-};
+import type { BacklogOptions } from './options.js';
 
 /** The window the drain rate is measured over, ms. */
 const DRAIN_WINDOW_MS = 10_000;

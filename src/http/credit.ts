@@ -8,74 +8,15 @@
  *
  * @module
  */
-import { OptionError, SmsError } from '../errors.js';
+import { SmsError } from '../errors.js';
 import { isTerminal, type MessageState } from '../lifecycle/states.js';
-import type { CreditLine, CreditRefundCause, CreditRefundedEvent } from '../observe/credit-events.js';
+import type { CreditLine, CreditRefundedEvent } from '../observe/credit-events.js';
 import type { Emit } from '../observe/events.js';
 import { isInsufficientCredit, refundUnits, type CreditCharge, type RefundPolicy } from '../storage/credit-record.js';
 import type { MessageRecord, NewMessage, Storage } from '../storage/contract.js';
-import { assertKnownKeys } from '../util/known-keys.js';
+import type { CreditConfig, CreditRefund } from './options.js';
 
 export type { RefundPolicy };
-
-/** A request's charge, as the host's {@link CreditHook} is asked for it. */
-export interface CreditRequest {
-  /** Whose credit pays (the API key's principal). */
-  principalId: string;
-  /** The request's profile. */
-  profileCode: string;
-  /** The units asked for: the sum of `messages`' units. */
-  units: number;
-  /** Each message, in request order, with its `message_ref`: the key a charge is idempotent by. */
-  messages: CreditLine[];
-}
-
-/** Units given back, as the host's {@link CreditHook} is told. */
-export interface CreditRefund {
-  /** Whose credit gets them. */
-  principalId: string;
-  /** The units: the sum of `messages`' units. */
-  units: number;
-  /** The messages they were taken for, by `message_ref`: the key a refund is idempotent by. */
-  messages: CreditLine[];
-  /** Why (see `CreditRefundCause`). */
-  cause: CreditRefundCause;
-}
-
-/**
- * A host's own ledger (balances kept elsewhere: a billing service, an account database).
- * Both calls must be idempotent by message ref: a retry of a failed call (or of a request)
- * names the same refs, and a ref is never charged or refunded twice by the router.
- */
-export interface CreditHook {
-  /** Takes `request.units`; resolves `false` to refuse (402, nothing stored). A throw is a 500. */
-  charge(request: CreditRequest): boolean | Promise<boolean>;
-  /** Gives units back; a throw is reported as an `error` event (source `credit`) and not retried. */
-  refund(refund: CreditRefund): void | Promise<void>;
-}
-
-/** The `credit` option. */
-export interface CreditOptions {
-  /**
-   * Where balances live: `'storage'` for the ledger the storage keeps (the bundled storages
-   * have one; balances are topped up with `router.credit.topUp`), or the host's
-   * {@link CreditHook}. Required.
-   */
-  ledger: 'storage' | CreditHook;
-  /**
-   * Which ended messages give their units back: `'unsent'` (those that never reached the
-   * carrier: refused by its route, opted out, validity elapsed, cancelled, out of attempts),
-   * or `'unsent-and-failed'` (those, and every message the carrier took that ends other than
-   * delivered). Default `'unsent'`.
-   */
-  refunds?: RefundPolicy;
-}
-
-/** The resolved `credit` option. */
-export interface CreditConfig {
-  ledger: 'storage' | CreditHook;
-  refunds: RefundPolicy;
-}
 
 /** The balances of the storage's ledger, for the host (`router.credit`). */
 export interface CreditAccounts {
@@ -83,26 +24,6 @@ export interface CreditAccounts {
   topUp(principalId: string, units: number): Promise<number>;
   /** `principalId`'s balance in SMS units (0 when never topped up). */
   balance(principalId: string): Promise<number>;
-}
-
-const REFUND_POLICIES: readonly RefundPolicy[] = ['unsent', 'unsent-and-failed'];
-
-/** Checks the `credit` option against `storage`; `null` when it is not given. */
-export function resolveCreditOptions(given: CreditOptions | undefined, storage: Storage): CreditConfig | null {
-  if (given === undefined) return null;
-  const where = 'createSmsRouter: `credit`';
-  if (typeof given !== 'object' || given === null) throw new OptionError(`${where} must be an object { ledger, refunds? }`);
-  assertKnownKeys('credit', given, ['ledger', 'refunds']);
-  const { ledger, refunds = 'unsent' } = given;
-  if (!REFUND_POLICIES.includes(refunds)) throw new OptionError(`${where}.refunds must be 'unsent' or 'unsent-and-failed'`);
-  if (ledger === 'storage') {
-    if (typeof storage.topUpCredit !== 'function' || typeof storage.creditBalance !== 'function') {
-      throw new OptionError(`${where}.ledger is 'storage', but the storage has no credit ledger (topUpCredit, creditBalance)`, 'INVALID_ADAPTER');
-    }
-  } else if (typeof ledger !== 'object' || ledger === null || typeof ledger.charge !== 'function' || typeof ledger.refund !== 'function') {
-    throw new OptionError(`${where}.ledger must be 'storage' or an object with charge() and refund()`, 'INVALID_ADAPTER');
-  }
-  return { ledger, refunds };
 }
 
 /** What {@link CreditGate} needs. */

@@ -12,20 +12,6 @@ import type { Endpoint, IdempotencyRecord, Storage } from '../storage/contract.j
 import { requestFingerprint } from './request-fingerprint.js';
 import { sendJsonText } from './respond.js';
 
-/** How long a key holds its answer. */
-export interface IdempotencyOptions {
-  /**
-   * How long after a request was accepted its `Idempotency-Key` replays its answer, ms; then
-   * the key is free again, and its record is swept with the retention work. Default 24 hours.
-   */
-  ttlMs?: number;
-}
-
-/** The idempotency defaults. */
-export const IDEMPOTENCY_DEFAULTS: Required<IdempotencyOptions> = {
-  ttlMs: 24 * 3600_000,
-};
-
 /**
  * A valid key: 1 to 255 visible ASCII characters (0x21-0x7E). No spaces: HTTP parsers and
  * proxies trim them at the ends of a header value (so `"k "` and `"k"` would be one key after

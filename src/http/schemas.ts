@@ -3,7 +3,7 @@
  * truth: the validators are compiled from these, and an OpenAPI document can be built from
  * them.
  */
-import type { LimitOptions } from './limits.js';
+import type { LimitOptions } from './options.js';
 
 /** Digits in international format: country code first, no plus sign, 8 to 15 digits. */
 export const PHONE_PATTERN = '^[1-9][0-9]{7,14}$';

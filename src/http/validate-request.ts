@@ -7,7 +7,7 @@
  */
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { SmsError } from '../errors.js';
-import type { LimitOptions } from './limits.js';
+import type { LimitOptions } from './options.js';
 import { countSms, type SmsCount } from '../sms/segments.js';
 import type { Endpoint, RecipientField, ReferenceField } from '../storage/contract.js';
 import { premiumListSchema, premiumMessagesSchema, quickSendSchema } from './schemas.js';

@@ -6,12 +6,6 @@
 /** What a keyword does: `stop` opts out, `start` back in. */
 export type Keyword = 'stop' | 'start';
 
-/** The default stop keywords. */
-export const DEFAULT_STOP_KEYWORDS: readonly string[] = ['STOP', 'STOP ALL', 'UNSUBSCRIBE', 'CANCEL', 'END', 'QUIT'];
-
-/** The default start keywords. */
-export const DEFAULT_START_KEYWORDS: readonly string[] = ['START', 'SUBSCRIBE', 'YES'];
-
 /** A keyword as compared: upper case, inner runs of space as one, no surrounding space. */
 export function keywordForm(text: string): string {
   return text.trim().replace(/\s+/g, ' ').toUpperCase();

@@ -5,24 +5,7 @@
 import { inspect } from 'node:util';
 import type { ErrorEvent, RequestId, SmsEventEmitter, SmsEventName, SmsEvents } from './events.js';
 import { isTerminal } from '../lifecycle/states.js';
-
-/** One log method: a structured object first, then the message (pino's calling convention). */
-export type LogMethod = (obj: Record<string, unknown>, msg: string) => void;
-
-/**
- * A logger the router can write to: pino, or anything with the same methods (bunyan and
- * `console` work too). Without `debug`, debug-level lines are dropped.
- */
-export interface SmsLogger {
-  /** Terminal states, inbound messages, rejected requests; storage ready, carrier bound (again). */
-  info: LogMethod;
-  /** Delivery reports that failed, carrier errors that will be retried. */
-  warn: LogMethod;
-  /** The `error` event: failures no client was told about; a carrier outage, once. */
-  error: LogMethod;
-  /** Each message accepted, submitted and its non-terminal changes; reports sent; each failed reconnect. */
-  debug?: LogMethod;
-}
+import type { LogMethod, SmsLogger } from './options.js';
 
 /** The URL without query or fragment: a receiver's query string may carry its own token. */
 function safeUrl(url: string): string {

@@ -7,7 +7,7 @@
  *
  * @module
  */
-import { LIMIT_DEFAULTS, type LimitOptions } from '../http/limits.js';
+import { LIMIT_DEFAULTS, type LimitOptions } from '../http/options.js';
 import type { RateLimitHeaders } from '../http/rate-limit/options.js';
 import { apiPaths } from './paths.js';
 import { componentResponses } from './responses.js';

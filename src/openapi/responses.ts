@@ -7,7 +7,7 @@
  * @module
  */
 import { ERRORS, type ErrorCode } from '../errors.js';
-import type { LimitOptions } from '../http/limits.js';
+import type { LimitOptions } from '../http/options.js';
 import type { RateLimitHeaders } from '../http/rate-limit/options.js';
 import { phoneProblem } from '../http/validate-request.js';
 import { header, json, pacingHeaders, rateLimitHeaders, ref } from './refs.js';

@@ -7,7 +7,7 @@
  * @module
  */
 import { ERRORS } from '../errors.js';
-import type { LimitOptions } from '../http/limits.js';
+import type { LimitOptions } from '../http/options.js';
 import { premiumListSchema, premiumMessagesSchema, quickSendSchema } from '../http/schemas.js';
 import { PENDING_STATES, STATUS_DESCRIPTIONS, TERMINAL_STATES } from '../lifecycle/states.js';
 import { ref, type Schema } from './refs.js';

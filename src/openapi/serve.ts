@@ -6,19 +6,6 @@ import type { RequestHandler } from 'express';
 import { sendJsonText } from '../http/respond.js';
 import { buildOpenApiDocument, type OpenApiDocumentOptions } from './document.js';
 
-/** The router's `openapi` option, when it is an object: what the served document says beyond the routes. */
-export interface OpenApiOptions {
-  /**
-   * Written to the document's `servers`: the absolute URL of the origin clients reach
-   * (e.g. `https://sms.example.com`, when a proxy or another host name stands in front), or
-   * a path prefix a proxy adds. Not the mount path: the paths carry it already.
-   * Default `/`, the origin the document was fetched from.
-   */
-  serverUrl?: string;
-  /** Overrides of the document's `info`: `title`, `version`, `description`. */
-  info?: OpenApiDocumentOptions['info'];
-}
-
 /** Mount points remembered; a mount path with parameters could otherwise grow the cache without end. */
 const MAX_CACHED = 16;
 

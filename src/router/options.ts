@@ -1,27 +1,19 @@
 /**
  * The router's public options (`SmsRouterOptions`) and the complete config they resolve to
- * (`SmsRouterConfig`, see config.ts). Each part's own options live beside the part and are
- * gathered here.
+ * (`SmsRouterConfig`, see config.ts): each section's type, defaults and resolver live in its
+ * part's `options.ts`, and are gathered here.
  */
 import type { KeyVerifier } from '../auth/principal.js';
 import type { ProfileResolver } from '../auth/profiles.js';
 import type { DeliveryAdapter } from '../delivery/contract.js';
 import type { DlrConfig, DlrOptions } from '../dlr/options.js';
-import type { BacklogOptions } from '../http/backlog.js';
-import type { CreditConfig, CreditOptions } from '../http/credit.js';
-import type { IdempotencyOptions } from '../http/idempotency.js';
-import type { LimitOptions } from '../http/limits.js';
+import type { BacklogOptions, CreditConfig, CreditOptions, IdempotencyOptions, LimitOptions } from '../http/options.js';
 import type { RateLimitConfig, RateLimitOptions } from '../http/rate-limit/options.js';
-import type { SmsLogger } from '../observe/logging.js';
-import type { MetricsConfig, MetricsOptions } from '../observe/metrics.js';
-import type { OpenApiOptions } from '../openapi/serve.js';
-import type { OpenApiConfig } from './config-openapi.js';
-import type { InboundConfig, InboundOptions } from './config-inbound.js';
+import type { MetricsConfig, MetricsOptions, SmsLogger } from '../observe/options.js';
+import type { OpenApiConfig, OpenApiOptions } from '../openapi/options.js';
+import type { InboundConfig, InboundOptions } from '../inbound/options.js';
 import type { Storage } from '../storage/contract.js';
-import type { RetentionOptions } from '../worker/retention.js';
-import type { WorkerOptions } from '../worker/options.js';
-
-export type { BacklogOptions, CreditOptions, IdempotencyOptions, LimitOptions, RetentionOptions, WorkerOptions };
+import type { RetentionOptions, WorkerOptions } from '../worker/options.js';
 
 /** Options of {@link createSmsRouter}. Only `verifyKey` is required. */
 export interface SmsRouterOptions {

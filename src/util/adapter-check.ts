@@ -104,3 +104,21 @@ export function assertStringList(where: string, value: unknown): asserts value i
 function adapterError(message: string): OptionError {
   return new OptionError(message, 'INVALID_ADAPTER');
 }
+
+/**
+ * Checks an optional adapter option of `createSmsRouter` named `name`: `undefined` (returned
+ * as is) means the default, described by `fallback`; anything else must pass `check`.
+ * `null` is refused rather than read as "the default": the defaults are an in-memory store
+ * (lost on restart) and a fake carrier (nothing reaches a phone), and a `null` here is most
+ * often a factory or a configuration lookup that failed. Falling back silently would run a
+ * production gateway on them.
+ */
+export function optionalAdapter<T>(name: string, given: T | undefined, fallback: string, check: (where: string, value: unknown) => void): T | undefined {
+  const where = `createSmsRouter: \`${name}\``;
+  if (given === undefined) return undefined;
+  if (given === null) {
+    throw new OptionError(`${where} is null; leave it out to get the default (${fallback}), or pass one`, 'INVALID_ADAPTER');
+  }
+  check(where, given);
+  return given;
+}

@@ -60,3 +60,16 @@ export function assertWeight(where: string, value: unknown): asserts value is nu
     throw new OptionError(`${where} must be a number from 0.01 to 1000, got ${String(value)}`);
   }
 }
+
+/**
+ * Checks an options section whose fields are all integers >= 1 (`undefined`: all defaults)
+ * and merges it over `defaults`, naming `where` (with a "did you mean" hint for a typo).
+ */
+export function resolveIntegerSection<T extends object>(where: string, given: T | undefined, defaults: Required<T>): Required<T> {
+  if (given === undefined) return { ...defaults };
+  if (typeof given !== 'object' || given === null) throw new OptionError(`${where} must be an object`);
+  assertKnownKeys(where, given, Object.keys(defaults));
+  const merged = { ...defaults, ...given } as Required<T>;
+  for (const [key, value] of Object.entries(merged)) assertNumber(`${where}.${key}`, value, 1);
+  return merged;
+}

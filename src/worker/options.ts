@@ -1,6 +1,8 @@
 /**
- * The submission worker's options and their defaults.
+ * The worker's options: the submission worker's (`worker`) and the purge of old records
+ * (`retention`); their defaults, and their resolution, checked once at construction.
  */
+import { resolveIntegerSection } from '../util/known-keys.js';
 
 /** How the submission worker runs. */
 export interface WorkerOptions {
@@ -44,3 +46,33 @@ export const WORKER_DEFAULTS: Required<WorkerOptions> = {
   receiptWaitMs: 60_000,
   receiptTimeoutMs: 48 * 3600_000,
 };
+
+/** Checks the `worker` option and fills its defaults. */
+export function resolveWorkerOptions(given: WorkerOptions | undefined): Required<WorkerOptions> {
+  return resolveIntegerSection('worker', given, WORKER_DEFAULTS);
+}
+
+/** How terminal messages and expired idempotency keys are purged so storage does not grow without end. */
+export interface RetentionOptions {
+  /** Terminal messages last changed longer ago than this are deleted, ms. Default 30 days. */
+  maxAgeMs?: number;
+  /** How often to purge, ms. Default 1 hour. */
+  intervalMs?: number;
+  /**
+   * Most messages (or keys) deleted per storage call (a purge loops until done, giving the
+   * event loop back between two calls). Default 1000.
+   */
+  batchSize?: number;
+}
+
+/** The retention defaults. */
+export const RETENTION_DEFAULTS: Required<RetentionOptions> = {
+  maxAgeMs: 30 * 24 * 3600_000,
+  intervalMs: 3600_000,
+  batchSize: 1000,
+};
+
+/** Checks the `retention` option and fills its defaults; `false` keeps terminal messages. */
+export function resolveRetentionOptions(given: RetentionOptions | false | undefined): Required<RetentionOptions> | false {
+  return given === false ? false : resolveIntegerSection('retention', given, RETENTION_DEFAULTS);
+}

@@ -5,6 +5,7 @@
 import type { Emit } from '../observe/events.js';
 import { drainInBatches, Periodic } from './periodic.js';
 import type { Storage } from '../storage/contract.js';
+import { RETENTION_DEFAULTS, type RetentionOptions } from './options.js';
 
 /**
  * Returns the periodic purge of `storage` (start it, close it with the router), or `null`
@@ -28,23 +29,3 @@ export function retentionSweep(storage: Storage, config: Required<RetentionOptio
     (error) => emit('error', { error, source: 'storage' }),
   );
 }
-
-/** How terminal messages and expired idempotency keys are purged so storage does not grow without end. */
-export interface RetentionOptions {
-  /** Terminal messages last changed longer ago than this are deleted, ms. Default 30 days. */
-  maxAgeMs?: number;
-  /** How often to purge, ms. Default 1 hour. */
-  intervalMs?: number;
-  /**
-   * Most messages (or keys) deleted per storage call (a purge loops until done, giving the
-   * event loop back between two calls). Default 1000.
-   */
-  batchSize?: number;
-}
-
-/** The retention defaults. */
-export const RETENTION_DEFAULTS: Required<RetentionOptions> = {
-  maxAgeMs: 30 * 24 * 3600_000,
-  intervalMs: 3600_000,
-  batchSize: 1000,
-};

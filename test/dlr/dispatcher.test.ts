@@ -1,9 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { Webhook } from 'standardwebhooks';
 import { CallbackDispatcher } from '../../src/dlr/dispatcher.js';
-import type { DlrConfig, DlrOptions } from '../../src/dlr/options.js';
-import { resolveDlrOptions } from '../../src/router/config-dlr.js';
-import type { HostResolver } from '../../src/dlr/post.js';
+import { resolveDlrOptions, type DlrConfig, type DlrOptions, type HostResolver } from '../../src/dlr/options.js';
 import type { Emit, SmsEventName, SmsEvents } from '../../src/observe/events.js';
 import { outcome } from '../../src/lifecycle/states.js';
 import { MemoryStorage } from '../../src/storage/memory/adapter.js';

@@ -1,7 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { DlrOptions } from '../../src/dlr/options.js';
-import { resolveDlrOptions } from '../../src/router/config-dlr.js';
-import { DEFAULT_SCHEDULE } from '../../src/dlr/schedule.js';
+import { DEFAULT_SCHEDULE, resolveDlrOptions, type DlrOptions } from '../../src/dlr/options.js';
 
 describe('resolveDlrOptions', () => {
   it('fills every default', () => {

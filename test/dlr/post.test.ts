@@ -3,7 +3,8 @@ import { createServer } from 'node:http';
 import { createServer as createTlsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { MAX_RESPONSE_BYTES, USER_AGENT, parseRetryAfter, postCallback, type HostResolver } from '../../src/dlr/post.js';
+import { USER_AGENT, type HostResolver } from '../../src/dlr/options.js';
+import { MAX_RESPONSE_BYTES, parseRetryAfter, postCallback } from '../../src/dlr/post.js';
 import { startReceiver, type Receiver } from './helpers.js';
 
 const loopback = { allowPrivate: ['127.0.0.0/8'] };

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import request from 'supertest';
 import { describe, expect, it } from 'vitest';
 import { CallbackDispatcher } from '../../src/dlr/dispatcher.js';
-import { resolveDlrOptions } from '../../src/router/config-dlr.js';
+import { resolveDlrOptions } from '../../src/dlr/options.js';
 import type { SmsEventName, SmsEvents } from '../../src/observe/events.js';
 import { MemoryStorage, type Storage, type Transition } from '../../src/index.js';
 import { outcome } from '../../src/lifecycle/states.js';

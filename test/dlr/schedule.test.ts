@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_SCHEDULE, MAX_RETRY_AFTER_MS, nextAttemptDelay, verdictOf } from '../../src/dlr/schedule.js';
+import { DEFAULT_SCHEDULE } from '../../src/dlr/options.js';
+import { MAX_RETRY_AFTER_MS, nextAttemptDelay, verdictOf } from '../../src/dlr/schedule.js';
 
 const noJitter = () => 0.5;
 

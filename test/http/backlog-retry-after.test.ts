@@ -6,7 +6,8 @@
  * shared queue it is not twice the time, and it never says longer than the drain takes.
  */
 import { describe, expect, it } from 'vitest';
-import { BacklogGate, BACKLOG_DEFAULTS } from '../../src/http/backlog.js';
+import { BacklogGate } from '../../src/http/backlog.js';
+import { BACKLOG_DEFAULTS } from '../../src/http/options.js';
 import { SmsError } from '../../src/errors.js';
 import type { QueueCount } from '../../src/storage/contract.js';
 

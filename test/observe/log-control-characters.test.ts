@@ -4,7 +4,8 @@
  * logs. Every line the package writes has its control characters escaped.
  */
 import { describe, expect, it } from 'vitest';
-import { attachLogger, escapeControl, unheardErrorWriter, type SmsLogger } from '../../src/observe/logging.js';
+import { attachLogger, escapeControl, unheardErrorWriter } from '../../src/observe/logging.js';
+import type { SmsLogger } from '../../src/observe/options.js';
 import { SmsEventEmitter } from '../../src/observe/events.js';
 
 /** What a reader of the log would take for separate lines. */

@@ -10,7 +10,7 @@ import { buildInboundPayload } from '../../src/dlr/webhook.js';
 import { premiumListSchema, premiumMessagesSchema, quickSendSchema } from '../../src/http/schemas.js';
 import { createValidators } from '../../src/http/validate-request.js';
 import { outcome } from '../../src/lifecycle/states.js';
-import { LIMIT_DEFAULTS } from '../../src/http/limits.js';
+import { LIMIT_DEFAULTS } from '../../src/http/options.js';
 import { buildNewMessage } from '../../src/testing.js';
 import { check, compile2020, compileRequestSchema, resolved, type Json } from './doc-helpers.js';
 

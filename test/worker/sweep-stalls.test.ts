@@ -30,7 +30,8 @@ import type { Storage } from '../../src/storage/contract.js';
 import { buildNewMessage } from '../../src/testing/storage-suite/index.js';
 import type { Periodic } from '../../src/worker/periodic.js';
 import { receiptTimeoutSweep } from '../../src/worker/receipt-timeout.js';
-import { retentionSweep, RETENTION_DEFAULTS } from '../../src/worker/retention.js';
+import { RETENTION_DEFAULTS } from '../../src/worker/options.js';
+import { retentionSweep } from '../../src/worker/retention.js';
 import { timeSweep } from '../../src/worker/time-sweep.js';
 
 const BOUND_MS = 40;

@@ -1,10 +1,13 @@
 /**
- * The rate-limit options (`rateLimit` of `createSmsRouter`) and the complete config they
- * resolve to (resolved in router/config-rate-limit.ts, with the router's other options).
+ * The rate-limit options (`rateLimit` of `createSmsRouter`: per-key request and message
+ * limits, failed-auth limits per address, and their stores), their defaults, and their
+ * resolution into a complete config, checked once at construction.
  */
 import type { Store } from 'express-rate-limit';
 import type { Principal } from '../../auth/principal.js';
-import type { BudgetStore } from './budget-store.js';
+import { OptionError } from '../../errors.js';
+import { assertKnownKeys, assertNumber } from '../../util/known-keys.js';
+import { MemoryBudgetStore, type BudgetStore } from './budget-store.js';
 import type { MemoryRateLimitStore } from './memory-windows.js';
 
 /**
@@ -127,4 +130,82 @@ export interface RateLimitConfig {
   headers: RateLimitHeaders;
   store: ((limiter: RateLimitStoreName) => Store) | null;
   budgetStore: BudgetStore;
+}
+
+/** Longest window: Node timers (and express-rate-limit's MemoryStore) take at most 2^31-1 ms. */
+const MAX_WINDOW_MS = 2 ** 31 - 1;
+
+/** The per-key request limit's defaults: 600 a minute. */
+export const REQUEST_DEFAULTS: RequestLimitConfig = { limit: 600, windowMs: 60_000 };
+/** The per-key message budget's defaults: 10,000 a minute. */
+export const MESSAGE_DEFAULTS: MessageBudgetConfig = { limit: 10_000, windowMs: 60_000 };
+/** The failed-auth limit's defaults: 20 per 15 minutes, IPv6 grouped by /56. */
+export const FAILED_AUTH_DEFAULTS: FailedAuthConfig = { limit: 20, windowMs: 15 * 60_000, ipv6Subnet: 56 };
+/** The default of `headers`: only a limit's 429 carries them. */
+export const DEFAULT_RATE_LIMIT_HEADERS: RateLimitHeaders = 'refused';
+const OPTION_KEYS = ['requests', 'messages', 'failedAuth', 'headers', 'store', 'budgetStore'] as const;
+
+function assertWindow(where: string, value: unknown): void {
+  assertNumber(where, value, 1);
+  if (value > MAX_WINDOW_MS) throw new OptionError(`${where} must be at most ${MAX_WINDOW_MS} ms, got ${value}`);
+}
+
+function assertPerKeyLimit(where: string, value: unknown): void {
+  if (typeof value !== 'function') assertNumber(where, value, 0);
+}
+
+function sectionOf<T extends object>(where: string, given: T | false | undefined, defaults: Required<T>): Required<T> | false {
+  if (given === false) return false;
+  if (given === undefined) return { ...defaults };
+  if (typeof given !== 'object' || given === null) throw new OptionError(`${where} must be an object or false`);
+  assertKnownKeys(where, given, Object.keys(defaults));
+  // An explicit `undefined` means "the default", as everywhere else in the options.
+  const defined = Object.fromEntries(Object.entries(given).filter(([, value]) => value !== undefined));
+  return { ...defaults, ...defined } as Required<T>;
+}
+
+/**
+ * Checks the `rateLimit` option and fills every default; `false` turns rate limiting off.
+ *
+ * @throws TypeError naming the bad option (with a "did you mean" hint for a typo).
+ */
+export function resolveRateLimitOptions(options: RateLimitOptions | false | undefined): RateLimitConfig | false {
+  if (options === false) return false;
+  const given = options ?? {};
+  if (typeof given !== 'object' || given === null) throw new OptionError('rateLimit must be an object or false');
+  assertKnownKeys('rateLimit', given, OPTION_KEYS);
+
+  const requests = sectionOf('rateLimit.requests', given.requests, REQUEST_DEFAULTS);
+  if (requests !== false) {
+    assertPerKeyLimit('rateLimit.requests.limit', requests.limit);
+    assertWindow('rateLimit.requests.windowMs', requests.windowMs);
+  }
+  const messages = sectionOf('rateLimit.messages', given.messages, MESSAGE_DEFAULTS);
+  if (messages !== false) {
+    assertPerKeyLimit('rateLimit.messages.limit', messages.limit);
+    assertWindow('rateLimit.messages.windowMs', messages.windowMs);
+  }
+  const failedAuth = sectionOf('rateLimit.failedAuth', given.failedAuth, FAILED_AUTH_DEFAULTS);
+  if (failedAuth !== false) {
+    assertNumber('rateLimit.failedAuth.limit', failedAuth.limit, 1);
+    assertWindow('rateLimit.failedAuth.windowMs', failedAuth.windowMs);
+    if (failedAuth.ipv6Subnet !== false) {
+      assertNumber('rateLimit.failedAuth.ipv6Subnet', failedAuth.ipv6Subnet, 32);
+      if (failedAuth.ipv6Subnet > 64) {
+        throw new OptionError(`rateLimit.failedAuth.ipv6Subnet must be at most 64 (or false), got ${failedAuth.ipv6Subnet}`);
+      }
+    }
+  }
+  if (given.store !== undefined && typeof given.store !== 'function') {
+    throw new OptionError('rateLimit.store must be a function (limiter name) => a new express-rate-limit Store');
+  }
+  const budgetStore = given.budgetStore ?? new MemoryBudgetStore();
+  if (typeof budgetStore !== 'object' || budgetStore === null || typeof budgetStore.take !== 'function') {
+    throw new OptionError('rateLimit.budgetStore must be a BudgetStore (an object with a `take` method)');
+  }
+  const headers = given.headers ?? DEFAULT_RATE_LIMIT_HEADERS;
+  if (headers !== 'refused' && headers !== 'always') {
+    throw new OptionError(`rateLimit.headers must be 'refused' or 'always', got ${JSON.stringify(headers)}`);
+  }
+  return { requests, messages, failedAuth, headers, store: given.store ?? null, budgetStore };
 }

@@ -1,15 +1,27 @@
 /**
- * Resolves the `openapi` option (whether the router serves its OpenAPI document, and what
- * the document says beyond the routes) into the options the document is built from,
- * checked once at construction.
+ * The `openapi` option (whether the router serves its OpenAPI document, and what the
+ * document says beyond the routes) and its resolution into the options the document is
+ * built from, checked once at construction.
  */
-import type { LimitOptions } from '../http/limits.js';
+import type { LimitOptions } from '../http/options.js';
 import type { RateLimitHeaders } from '../http/rate-limit/options.js';
-import type { OpenApiDocumentOptions } from '../openapi/document.js';
-import type { OpenApiOptions } from '../openapi/serve.js';
+import type { OpenApiDocumentOptions } from './document.js';
 import { describeType } from '../util/adapter-check.js';
 import { assertKnownKeys } from '../util/known-keys.js';
 import { OptionError } from '../errors.js';
+
+/** The router's `openapi` option, when it is an object: what the served document says beyond the routes. */
+export interface OpenApiOptions {
+  /**
+   * Written to the document's `servers`: the absolute URL of the origin clients reach
+   * (e.g. `https://sms.example.com`, when a proxy or another host name stands in front), or
+   * a path prefix a proxy adds. Not the mount path: the paths carry it already.
+   * Default `/`, the origin the document was fetched from.
+   */
+  serverUrl?: string;
+  /** Overrides of the document's `info`: `title`, `version`, `description`. */
+  info?: OpenApiDocumentOptions['info'];
+}
 
 /** The served document's options: everything but the base path, which comes from each request's mount point. */
 export type OpenApiConfig = Omit<OpenApiDocumentOptions, 'basePath'>;

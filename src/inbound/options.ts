@@ -1,14 +1,21 @@
 /**
  * The premium MO flow's options (`inbound`): who owns a short code, the stop and start
- * keywords, and the confirmation replies. Checked once, at construction.
+ * keywords, and the confirmation replies; their defaults, and their resolution into a
+ * complete config, checked once at construction.
  */
-import { tableOwners, type InboundOwnerResolver } from '../inbound/owners.js';
+import { tableOwners, type InboundOwnerResolver } from './owners.js';
 import type { KeyVerifier } from '../auth/principal.js';
 import type { ProfileResolver } from '../auth/profiles.js';
 import { OptionError } from '../errors.js';
 import { assertStringList, describeType } from '../util/adapter-check.js';
 import { assertKnownKeys } from '../util/known-keys.js';
-import { DEFAULT_START_KEYWORDS, DEFAULT_STOP_KEYWORDS, keywordForm } from '../inbound/keywords.js';
+import { keywordForm } from './keywords.js';
+
+/** The default stop keywords. */
+export const DEFAULT_STOP_KEYWORDS: readonly string[] = ['STOP', 'STOP ALL', 'UNSUBSCRIBE', 'CANCEL', 'END', 'QUIT'];
+
+/** The default start keywords. */
+export const DEFAULT_START_KEYWORDS: readonly string[] = ['START', 'SUBSCRIBE', 'YES'];
 
 /** The confirmation replies sent to a subscriber who sent a keyword. */
 export interface OptOutConfirmation {
