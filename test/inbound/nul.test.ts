@@ -3,29 +3,14 @@
  * message the same way, each NUL as U+FFFD (the carrier is answered, nothing fails, no
  * `error` event), so no storage refuses what another keeps and no carrier redelivers forever.
  */
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import type { SmsRouter } from '../../src/index.js';
-import { makePool, postgresUnavailable } from '../helpers/services.js';
+import { describe, expect, it } from 'vitest';
 import { eventually } from '../helpers/poll.js';
-import { startReceiver, type Receiver } from './receiver.js';
+import type { Receiver } from './receiver.js';
 import { gatewayOn, SHORT_CODE } from './gateway-on.js';
-import { storageKinds } from './storage-kinds.js';
+import { everyStorageKind } from './storage-kinds.js';
 
-const pool = makePool(4);
-const pgUnavailable = await postgresUnavailable(pool);
-if (pgUnavailable !== null) console.warn(`skipping the PostgreSQL NUL test: ${pgUnavailable}`);
-const kinds = storageKinds(pool, pgUnavailable);
-
+const { kinds, running, receiver: startReceiver } = await everyStorageKind('NUL test');
 let receiver: Receiver | undefined;
-const running: SmsRouter[] = [];
-afterEach(async () => {
-  for (const sms of running.splice(0)) await sms.close();
-  await receiver?.close();
-});
-afterAll(async () => {
-  for (const kind of kinds) await kind.drop();
-  await pool.end();
-});
 
 describe.each(kinds)('an MO with a NUL in it ($name)', (kind) => {
   it.skipIf(kind.unavailable !== null)('is stored and forwarded with U+FFFD for each NUL, and nothing fails', async () => {

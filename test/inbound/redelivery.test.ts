@@ -3,29 +3,14 @@
  * crashed) reaches the customer once, on every bundled storage; a subscriber's STOP, START,
  * STOP still reaches it three times and leaves them opted out.
  */
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import type { SmsRouter } from '../../src/index.js';
-import { makePool, postgresUnavailable } from '../helpers/services.js';
+import { describe, expect, it } from 'vitest';
 import { eventually } from '../helpers/poll.js';
-import { startReceiver, type Receiver } from './receiver.js';
+import type { Receiver } from './receiver.js';
 import { gatewayOn, SHORT_CODE } from './gateway-on.js';
-import { storageKinds } from './storage-kinds.js';
+import { everyStorageKind } from './storage-kinds.js';
 
-const pool = makePool(4);
-const pgUnavailable = await postgresUnavailable(pool);
-if (pgUnavailable !== null) console.warn(`skipping the PostgreSQL redelivery test: ${pgUnavailable}`);
-const kinds = storageKinds(pool, pgUnavailable);
-
+const { kinds, running, receiver: startReceiver } = await everyStorageKind('redelivery test');
 let receiver: Receiver | undefined;
-const running: SmsRouter[] = [];
-afterEach(async () => {
-  for (const sms of running.splice(0)) await sms.close();
-  await receiver?.close();
-});
-afterAll(async () => {
-  for (const kind of kinds) await kind.drop();
-  await pool.end();
-});
 
 const uids = () => new Set(receiver!.received.map((r) => (JSON.parse(r.body) as { uid: string }).uid));
 const forwarded = () =>

@@ -8,9 +8,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type pg from 'pg';
-import { MemoryStorage, type Storage } from '../../src/index.js';
+import { afterAll, afterEach } from 'vitest';
+import { MemoryStorage, type SmsRouter, type Storage } from '../../src/index.js';
 import { SqliteStorage } from '../../src/sqlite.js';
 import { PostgresStorage } from '../../src/postgres.js';
+import { makePool, postgresUnavailable } from '../helpers/services.js';
+import { startReceiver, type Receiver } from './receiver.js';
 
 /** One storage kind: `open` gives a storage on the same data each time (memory: one, kept open). */
 export interface StorageKind {
@@ -55,4 +58,45 @@ export function storageKinds(pool: pg.Pool, pgUnavailable: string | null): Stora
       },
     },
   ];
+}
+
+/** What {@link everyStorageKind} gives a test file. */
+export interface StorageKindsBed {
+  /** The three kinds, on data of this file's own. */
+  kinds: StorageKind[];
+  /** Routers the test started: closed after each test. */
+  running: SmsRouter[];
+  /** Starts a webhook receiver, closed after the test. */
+  receiver(): Promise<Receiver>;
+}
+
+/**
+ * Sets up a test file that runs on every kind: a PostgreSQL pool (the reason printed when
+ * `what` skips there), and hooks that close the routers and receivers after each test and
+ * drop every kind's data at the end.
+ */
+export async function everyStorageKind(what: string): Promise<StorageKindsBed> {
+  const pool = makePool(4);
+  const pgUnavailable = await postgresUnavailable(pool);
+  if (pgUnavailable !== null) console.warn(`skipping the PostgreSQL ${what}: ${pgUnavailable}`);
+  const kinds = storageKinds(pool, pgUnavailable);
+  const running: SmsRouter[] = [];
+  const receivers: Receiver[] = [];
+  afterEach(async () => {
+    for (const sms of running.splice(0)) await sms.close();
+    for (const receiver of receivers.splice(0)) await receiver.close();
+  });
+  afterAll(async () => {
+    for (const kind of kinds) await kind.drop();
+    await pool.end();
+  });
+  return {
+    kinds,
+    running,
+    receiver: async () => {
+      const receiver = await startReceiver();
+      receivers.push(receiver);
+      return receiver;
+    },
+  };
 }
