@@ -3,7 +3,7 @@
  * This file only re-exports; each name is documented where it is defined.
  */
 export { createSmsRouter, type SmsRouter } from './router/create-router.js';
-export type { SmsRouterOptions, BacklogOptions, LimitOptions, WorkerOptions, RetentionOptions, IdempotencyOptions } from './router/options.js';
+export type { SmsRouterOptions, BacklogOptions, LimitOptions, WorkerOptions, RetentionOptions, IdempotencyOptions, ServerErrorsOption } from './router/options.js';
 export type { DlrOptions } from './dlr/options.js';
 export type { DlrPayload, DlrData } from './dlr/payload.js';
 export type { InboundPayload, InboundData } from './dlr/webhook.js';

@@ -14,6 +14,7 @@ import { BACKLOG_DEFAULTS } from '../http/backlog.js';
 import { resolveCreditOptions } from '../http/credit.js';
 import { IDEMPOTENCY_DEFAULTS } from '../http/idempotency.js';
 import { LIMIT_DEFAULTS } from '../http/limits.js';
+import { resolveServerErrors } from '../http/options.js';
 import type { Storage } from '../storage/contract.js';
 import { MemoryStorage } from '../storage/memory/adapter.js';
 import { assertAdapter, describeType, type MethodTable } from '../util/adapter-check.js';
@@ -32,7 +33,7 @@ import { OptionError } from '../errors.js';
 
 const OPTION_KEYS = [
   'verifyKey', 'resolveProfile', 'storage', 'delivery', 'basePath', 'limits',
-  'worker', 'backlog', 'dlr', 'inbound', 'retention', 'idempotency', 'credit', 'rateLimit', 'openapi', 'logger', 'metrics', 'instanceId', 'now',
+  'worker', 'backlog', 'dlr', 'inbound', 'retention', 'idempotency', 'credit', 'rateLimit', 'openapi', 'serverErrors', 'logger', 'metrics', 'instanceId', 'now',
 ] as const;
 
 /** The {@link Storage} contract's methods (`true`: required), checked at construction. */
@@ -148,6 +149,7 @@ export function resolveOptions(options: SmsRouterOptions): SmsRouterConfig {
     openapi: resolveOpenApiOptions(options.openapi, limits, rateLimit === false ? 'refused' : rateLimit.headers),
     logger: resolveLogger(options.logger),
     metrics: resolveMetrics(options.metrics),
+    serverErrors: resolveServerErrors(options.serverErrors),
     instanceId: options.instanceId ?? randomUUID(),
     now: options.now ?? Date.now,
   };

@@ -230,7 +230,7 @@ export function createSmsRouter(options: SmsRouterOptions): SmsRouter {
     routes.delete(`${base}/messages/:message_ref`, chain(admit(null), cancelByRef(cancelDeps)));
     routes.all([`${base}/messages`, `${base}/messages/:message_ref`], methodNotAllowed(['DELETE']));
   }
-  routes.use(handleErrors(emit, endpointsUnder(base)));
+  routes.use(handleErrors(emit, endpointsUnder(base), config.serverErrors));
 
   let closing: Promise<void> | null = null;
   const router = ((req, res, next) => routes(req, res, next)) as SmsRouter;

@@ -11,6 +11,7 @@ import type { BacklogOptions } from '../http/backlog.js';
 import type { CreditConfig, CreditOptions } from '../http/credit.js';
 import type { IdempotencyOptions } from '../http/idempotency.js';
 import type { LimitOptions } from '../http/limits.js';
+import type { ServerErrorsOption } from '../http/options.js';
 import type { RateLimitConfig, RateLimitOptions } from '../http/rate-limit/options.js';
 import type { SmsLogger } from '../observe/logging.js';
 import type { MetricsConfig, MetricsOptions } from '../observe/metrics.js';
@@ -21,7 +22,7 @@ import type { Storage } from '../storage/contract.js';
 import type { RetentionOptions } from '../worker/retention.js';
 import type { WorkerOptions } from '../worker/options.js';
 
-export type { BacklogOptions, CreditOptions, IdempotencyOptions, LimitOptions, RetentionOptions, WorkerOptions };
+export type { BacklogOptions, CreditOptions, IdempotencyOptions, LimitOptions, RetentionOptions, ServerErrorsOption, WorkerOptions };
 
 /** Options of {@link createSmsRouter}. Only `verifyKey` is required. */
 export interface SmsRouterOptions {
@@ -92,6 +93,14 @@ export interface SmsRouterOptions {
    * fetched from) and `info` (title, version, description). Default `true`.
    */
   openapi?: boolean | OpenApiOptions;
+  /**
+   * Who answers a request that failed unexpectedly (storage down, a bug): `'answer'`, the
+   * router, `500 { "details": "500 server-error", "code": "SERVER_ERROR" }`; `'next'`, the
+   * host, whose error middleware (and APM agent) gets the error through `next(error)`. The
+   * `error` event hears of it either way, and the registry's refusals (4xx, 503) are always
+   * the router's. Default `'answer'`.
+   */
+  serverErrors?: ServerErrorsOption;
   /** Logs every event on a pino-style logger (`info`, `warn`, `error`, `debug?`). Default: none, nothing is logged. */
   logger?: SmsLogger;
   /**
@@ -126,6 +135,7 @@ export interface SmsRouterConfig {
   openapi: OpenApiConfig | false;
   logger: SmsLogger | null;
   metrics: MetricsConfig | null;
+  serverErrors: ServerErrorsOption;
   instanceId: string;
   now: () => number;
 }
