@@ -4,7 +4,7 @@
  * submit -> receipt -> callback)
  * into one Express middleware that also carries the typed events and `close()`.
  */
-import express, { type Request, type RequestHandler } from 'express';
+import type { Request, RequestHandler } from 'express';
 import { authenticate } from '../http/authenticate.js';
 import { chain } from '../http/chain.js';
 import { handleErrors } from '../http/handle-errors.js';
@@ -26,6 +26,7 @@ import { attachLogger, unheardErrorWriter } from '../observe/logging.js';
 import { attachMetrics } from '../observe/metrics.js';
 import { serveOpenApi } from '../openapi/serve.js';
 import { resolveOptions } from './config.js';
+import { hostCaseRoutes } from './host-case-routes.js';
 import type { SmsRouterOptions } from './options.js';
 import { settle } from '../util/settle.js';
 import { routeTransitions } from '../outbox/transitions.js';
@@ -206,11 +207,11 @@ export function createSmsRouter(options: SmsRouterOptions): SmsRouter {
     };
   };
 
-  // One Express Router with the base path written into each route: mounting a second
-  // Router at the base path cost a routing level (URL parse, prefix trim, layer walk) per
-  // request. Paths are matched case-sensitively, base path included.
+  // The base path written into each route: mounting a second Router at the base path cost
+  // a routing level (URL parse, prefix trim, layer walk) per request. Paths, base path
+  // included, follow the host app's `case sensitive routing` (host-case-routes.ts).
   const base = config.basePath;
-  const routes = express.Router({ strict: false, caseSensitive: true });
+  const routes = hostCaseRoutes();
   if (config.openapi) routes.get(`${base}/openapi.json`, serveOpenApi(config.openapi, base));
   // Rate limits sit around authentication: failed attempts per address before it, the
   // per-key request limit after it, so a refused client costs no body parsing.
@@ -276,7 +277,8 @@ export function createSmsRouter(options: SmsRouterOptions): SmsRouter {
 /** Tells the endpoint of a request from its path under `base`, for the `request.rejected` event. */
 function endpointsUnder(base: string): (req: Request) => 'quick' | 'premium' | 'status' | 'cancel' | null {
   return (req) => {
-    const path = req.path.slice(base.length);
+    // Lower case: a case-insensitive host routes `/API/OUTBOX/CREATE` here too.
+    const path = req.path.slice(base.length).toLowerCase();
     if (path.startsWith('/create')) return 'quick';
     if (path.startsWith('/premium')) return 'premium';
     if (path.startsWith('/delivery-status')) return 'status';
