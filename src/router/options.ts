@@ -43,7 +43,8 @@ export interface SmsRouterOptions {
   delivery?: DeliveryAdapter;
   /**
    * Path prefix of the endpoints, relative to where the router is mounted: literal segments
-   * of letters, digits and `. _ ~ -`, matched case-sensitively, `''` for none. Default `/api/outbox`.
+   * of letters, digits and `. _ ~ -`, `''` for none. Default `/api/outbox`. Paths, this
+   * prefix included, follow the host app's `case sensitive routing` setting.
    */
   basePath?: string;
   /** Request bounds. */
