@@ -137,6 +137,32 @@ describe('an error after the answer was sent', () => {
   });
 });
 
+describe('an error once the answer has started', () => {
+  /** A host middleware whose `res.end` fails after the headers went out, before the body. */
+  const failsMidAnswer: RequestHandler = (_req, res, next) => {
+    res.end = (() => {
+      res.flushHeaders();
+      throw new Error('cut short');
+    }) as typeof res.end;
+    next();
+  };
+
+  it('ends the connection, so the client sees the answer fail rather than wait for it', async () => {
+    const h = host({ storage: new MemoryStorage() }, failsMidAnswer);
+    const outcome = await request(h.app)
+      .get('/api/outbox/delivery-status?external_id=none')
+      .set('X-API-Key', KEY)
+      .timeout(5_000)
+      .then(
+        () => 'answered',
+        (error: { code?: string; timeout?: number }) => (error.timeout === undefined ? 'connection ended' : 'timed out'),
+      );
+    expect(outcome).toBe('connection ended');
+    expect(h.events.map((error) => (error as Error).message)).toEqual(['cut short']);
+    expect(h.after).toEqual([]);
+  });
+});
+
 describe('the serverErrors option', () => {
   it('is refused at construction when it is neither answer nor next', () => {
     for (const bad of ['throw', true, null]) {
