@@ -4,7 +4,7 @@
  */
 export { createSmsRouter, type SmsRouter } from './router/create-router.js';
 export type { SmsRouterOptions } from './router/options.js';
-export type { BacklogOptions, LimitOptions, IdempotencyOptions } from './http/options.js';
+export type { BacklogOptions, LimitOptions, IdempotencyOptions, ServerErrorsOption } from './http/options.js';
 export type { WorkerOptions, RetentionOptions } from './worker/options.js';
 export type { DlrOptions } from './dlr/options.js';
 export type { DlrPayload, DlrData } from './dlr/payload.js';

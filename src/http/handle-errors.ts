@@ -1,13 +1,14 @@
 /**
- * The router's error middleware: every failure becomes `{ "details": ..., "code": ... }`. A
- * known {@link SmsError} is answered with its status and code; anything else is answered
- * exactly `500 { "details": "500 server-error", "code": "SERVER_ERROR" }` and reported
- * through the `error` event, never to the client.
+ * The router's error middleware: a known {@link SmsError} is answered with its status and
+ * `{ "details": ..., "code": ... }`; anything else is reported through the `error` event,
+ * never to the client, and answered exactly `500 { "details": "500 server-error", "code":
+ * "SERVER_ERROR" }`, or passed to the host's `next(error)` with `serverErrors: 'next'`.
  */
 import type { ErrorRequestHandler, Request } from 'express';
 import { SmsError } from '../errors.js';
 import type { Emit, RequestRejectedEvent } from '../observe/events.js';
 import { requestIdOf } from '../observe/request-id.js';
+import type { ServerErrorsOption } from './options.js';
 import { sendError } from './respond.js';
 
 /**
@@ -23,30 +24,39 @@ function undecodablePath(error: unknown): boolean {
 /** Tells which endpoint a request was for, for the `request.rejected` event. */
 export type EndpointOf = (req: Request) => RequestRejectedEvent['endpoint'];
 
-/** Returns the error middleware. */
-export function handleErrors(emit: Emit, endpointOf: EndpointOf): ErrorRequestHandler {
+/**
+ * Returns the error middleware. `serverErrors` says who answers an unexpected error (see
+ * {@link ServerErrorsOption}). It never calls `next()` without the error: the request was
+ * the router's, and host middleware after it would run on an answered request.
+ */
+export function handleErrors(emit: Emit, endpointOf: EndpointOf, serverErrors: ServerErrorsOption): ErrorRequestHandler {
   const serverError = new SmsError('SERVER_ERROR');
   const notFound = new SmsError('NOT_FOUND');
   return (error: unknown, req, res, next) => {
     if (res.headersSent) {
-      // The answer is out; all that is left is to tell the host.
+      // The answer is out, so it cannot become an error answer; the host still hears of it.
       emit('error', { error, source: 'request', requestId: requestIdOf(req) });
-      next();
+      // Express asks every error middleware to check `headersSent`, so the host's own can
+      // be given the error here too.
+      if (serverErrors === 'next') next(error);
+      // An answer cut short cannot be finished: the client must see it fail rather than wait.
+      else if (!res.writableEnded) res.destroy();
       return;
     }
     const known = error instanceof SmsError ? error : undecodablePath(error) ? notFound : null;
-    const answer = known ?? serverError;
-    if (answer.status === 401) res.setHeader('WWW-Authenticate', 'ApiKey header="X-API-Key"');
-    if (answer.retryAfter !== undefined) res.setHeader('Retry-After', String(answer.retryAfter));
-    sendError(res, answer);
     if (known === null) {
+      if (serverErrors === 'answer') sendError(res, serverError);
       emit('error', { error, source: 'request', requestId: requestIdOf(req) });
+      if (serverErrors === 'next') next(error);
       return;
     }
+    if (known.status === 401) res.setHeader('WWW-Authenticate', 'ApiKey header="X-API-Key"');
+    if (known.retryAfter !== undefined) res.setHeader('Retry-After', String(known.retryAfter));
+    sendError(res, known);
     const principal = res.locals.smsPrincipal as { id: string } | undefined;
     emit('request.rejected', {
-      status: answer.status,
-      details: answer.details,
+      status: known.status,
+      details: known.details,
       endpoint: endpointOf(req),
       principalId: principal?.id ?? null,
       ip: req.ip,

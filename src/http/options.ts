@@ -1,7 +1,7 @@
 /**
  * The HTTP layer's options: the bounds on one request (`limits`), on queued messages
  * (`backlog`), the `Idempotency-Key` window (`idempotency`) and what a request costs
- * (`credit`); their defaults, and their resolution, checked once at construction so a
+ * (`credit`), and who answers an unexpected error (`serverErrors`); their defaults, and their resolution, checked once at construction so a
  * mistake fails there, not at the first request. The rate limits have their own
  * (rate-limit/options.ts).
  */
@@ -9,6 +9,7 @@ import { OptionError } from '../errors.js';
 import type { CreditLine, CreditRefundCause } from '../observe/credit-events.js';
 import type { RefundPolicy } from '../storage/credit-record.js';
 import type { Storage } from '../storage/contract.js';
+import { describeType } from '../util/adapter-check.js';
 import { assertKnownKeys, resolveIntegerSection } from '../util/known-keys.js';
 
 /** Bounds on what one request may carry. */
@@ -154,4 +155,31 @@ export function resolveCreditOptions(given: CreditOptions | undefined, storage: 
     throw new OptionError(`${where}.ledger must be 'storage' or an object with charge() and refund()`, 'INVALID_ADAPTER');
   }
   return { ledger, refunds };
+}
+
+/**
+ * Who answers a request that failed unexpectedly (a storage that threw, a bug), never a
+ * refusal of the registry, which the router always answers itself:
+ *
+ * - `'answer'`: the router answers `500 { "details": "500 server-error", "code": "SERVER_ERROR" }`.
+ * - `'next'`: the router answers nothing and passes the error to `next(error)`, so the host's
+ *   error middleware (and an APM agent hooked into it) sees it and answers.
+ *
+ * The `error` event hears of it either way.
+ */
+export type ServerErrorsOption = 'answer' | 'next';
+
+/**
+ * `'answer'`: a client gets the registry's JSON whatever the host has mounted. A host
+ * without error middleware of its own would otherwise answer with Express's default page
+ * (HTML, with the stack trace outside production).
+ */
+export const SERVER_ERRORS_DEFAULT: ServerErrorsOption = 'answer';
+
+/** Checks the `serverErrors` option and fills its default. */
+export function resolveServerErrors(given: unknown): ServerErrorsOption {
+  if (given === undefined) return SERVER_ERRORS_DEFAULT;
+  if (given === 'answer' || given === 'next') return given;
+  const got = typeof given === 'string' ? `"${given}"` : describeType(given);
+  throw new OptionError(`createSmsRouter: \`serverErrors\` must be 'answer' or 'next', got ${got}`);
 }

@@ -130,7 +130,12 @@ export function componentSchemas(limits: Required<LimitOptions>): Record<string,
       type: 'object',
       required: ['details', 'code'],
       properties: {
-        details: { type: 'string', minLength: 1, description: 'Human-readable reason; for people, its wording may change.' },
+        details: {
+          type: 'string',
+          minLength: 1,
+          description:
+            'Human-readable reason, for people: its wording may change, so programs match on `code`. `Invalid Profile Code` and `500 server-error` are kept as they are for clients of the original service.',
+        },
         code: {
           type: 'string',
           enum: Object.keys(ERRORS),

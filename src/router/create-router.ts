@@ -5,7 +5,7 @@
  * into one Express middleware that also carries the typed events and `close()`. It builds
  * the parts, in the order they need each other, and connects them; it runs none of their work.
  */
-import express, { type RequestHandler } from 'express';
+import type { RequestHandler } from 'express';
 import { authenticate } from '../http/authenticate.js';
 import { chain } from '../http/chain.js';
 import { handleErrors } from '../http/handle-errors.js';
@@ -27,6 +27,7 @@ import { attachLogger, unheardErrorWriter } from '../observe/logging.js';
 import { attachMetrics } from '../observe/metrics.js';
 import { serveOpenApi } from '../openapi/serve.js';
 import { resolveOptions } from './config.js';
+import { hostCaseRoutes } from './host-case-routes.js';
 import type { SmsRouterOptions } from './options.js';
 import { settle } from '../util/settle.js';
 import { ENDPOINTS, endpointAt, type OperationId } from '../endpoints.js';
@@ -233,11 +234,11 @@ export function createSmsRouter(options: SmsRouterOptions): SmsRouter {
   };
   const served = ENDPOINTS.filter((route) => handlers[route.operationId] !== null);
 
-  // One Express Router with the base path written into each route: mounting a second
-  // Router at the base path cost a routing level (URL parse, prefix trim, layer walk) per
-  // request. Paths are matched case-sensitively, base path included.
+  // The base path written into each route: mounting a second Router at the base path cost
+  // a routing level (URL parse, prefix trim, layer walk) per request. Paths, base path
+  // included, follow the host app's `case sensitive routing` (host-case-routes.ts).
   const base = config.basePath;
-  const routes = express.Router({ strict: false, caseSensitive: true });
+  const routes = hostCaseRoutes();
   if (config.openapi) routes.get(`${base}/openapi.json`, serveOpenApi(config.openapi, base));
   // Rate limits sit around authentication: failed attempts per address before it, the
   // per-key request limit after it, so a refused client costs no body parsing.
@@ -253,7 +254,8 @@ export function createSmsRouter(options: SmsRouterOptions): SmsRouter {
   // no key check (the adapter proves its carrier itself).
   const carrierRoutes = delivery.routes?.();
   if (carrierRoutes !== undefined) routes.use(config.carrierPath || '/', carrierRoutes);
-  routes.use(handleErrors(emit, (req) => endpointAt(req.path.slice(base.length))));
+  // Lower case: a case-insensitive host routes `/API/OUTBOX/CREATE` here too.
+  routes.use(handleErrors(emit, (req) => endpointAt(req.path.slice(base.length).toLowerCase()), config.serverErrors));
 
   let closing: Promise<void> | null = null;
   const router = ((req, res, next) => routes(req, res, next)) as SmsRouter;

@@ -7,7 +7,7 @@ import type { KeyVerifier } from '../auth/principal.js';
 import type { ProfileResolver } from '../auth/profiles.js';
 import type { DeliveryAdapter } from '../delivery/contract.js';
 import type { DlrConfig, DlrOptions } from '../dlr/options.js';
-import type { BacklogOptions, CreditConfig, CreditOptions, IdempotencyOptions, LimitOptions } from '../http/options.js';
+import type { BacklogOptions, CreditConfig, CreditOptions, IdempotencyOptions, LimitOptions, ServerErrorsOption } from '../http/options.js';
 import type { RateLimitConfig, RateLimitOptions } from '../http/rate-limit/options.js';
 import type { MetricsConfig, MetricsOptions, SmsLogger } from '../observe/options.js';
 import type { OpenApiConfig, OpenApiOptions } from '../openapi/options.js';
@@ -34,7 +34,8 @@ export interface SmsRouterOptions {
   delivery?: DeliveryAdapter;
   /**
    * Path prefix of the endpoints, relative to where the router is mounted: literal segments
-   * of letters, digits and `. _ ~ -`, matched case-sensitively, `''` for none. Default `/api/outbox`.
+   * of letters, digits and `. _ ~ -`, `''` for none. Default `/api/outbox`. Paths, this
+   * prefix included, follow the host app's `case sensitive routing` setting.
    */
   basePath?: string;
   /**
@@ -90,6 +91,14 @@ export interface SmsRouterOptions {
    * fetched from) and `info` (title, version, description). Default `true`.
    */
   openapi?: boolean | OpenApiOptions;
+  /**
+   * Who answers a request that failed unexpectedly (storage down, a bug): `'answer'`, the
+   * router, `500 { "details": "500 server-error", "code": "SERVER_ERROR" }`; `'next'`, the
+   * host, whose error middleware (and APM agent) gets the error through `next(error)`. The
+   * `error` event hears of it either way, and the registry's refusals (4xx, 503) are always
+   * the router's. Default `'answer'`.
+   */
+  serverErrors?: ServerErrorsOption;
   /** Logs every event on a pino-style logger (`info`, `warn`, `error`, `debug?`). Default: none, nothing is logged. */
   logger?: SmsLogger;
   /**
@@ -125,6 +134,7 @@ export interface SmsRouterConfig {
   openapi: OpenApiConfig | false;
   logger: SmsLogger | null;
   metrics: MetricsConfig | null;
+  serverErrors: ServerErrorsOption;
   instanceId: string;
   now: () => number;
 }

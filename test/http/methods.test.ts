@@ -123,7 +123,6 @@ describe('a path the router does not own', () => {
     const unowned = [
       '/api/outbox/create/extra',
       '/api/outbox/delivery-status/a/b',
-      '/api/outbox/Create',
       '/api/outbox/openapi.json',
       '/api/outbox',
       '/api/outbox/unknown',
