@@ -9,17 +9,18 @@
  */
 import assert from 'node:assert/strict';
 import type { SuiteContext } from './context.js';
-import { buildNewMessage, DELIVERED, FAILED, LEASE, receipt, refsOf, T0 } from './fixtures.js';
+import { buildNewMessage, DELIVERED, FAILED, LEASE, RACE_ROUNDS, receipt, refsOf, T0 } from './fixtures.js';
 
 /** Registers the tests of this topic (see the module comment). */
 export function claimTests({ describe, test, insert, get, submitAll }: SuiteContext): void {
   describe('claimMessages', () => {
-    test('claims only messages that are due', async (storage) => {
+    test("claims only messages that are due: a new message's first due time is its createdAt", async (storage) => {
       const now = buildNewMessage({ createdAt: T0 });
       const later = buildNewMessage({ createdAt: T0 + 1_000 });
       await insert(storage, now, later);
       const first = await storage.claimMessages({ owner: 'w1', limit: 10, leaseMs: LEASE, now: T0 });
-      assert.deepEqual(refsOf(first), [now.ref]);
+      assert.deepEqual(refsOf(first), [now.ref], 'a message is due from its createdAt (rule: a new message is first due at its createdAt, not at the time it was stored)');
+      assert.deepEqual(await storage.claimMessages({ owner: 'w1', limit: 10, leaseMs: LEASE, now: T0 + 999 }), [], 'not before its createdAt');
       const second = await storage.claimMessages({ owner: 'w1', limit: 10, leaseMs: LEASE, now: T0 + 1_000 });
       assert.deepEqual(refsOf(second), [later.ref]);
     });
@@ -109,18 +110,27 @@ export function claimTests({ describe, test, insert, get, submitAll }: SuiteCont
       assert.deepEqual(refsOf(claimed), [queued.ref]);
     });
 
-    test('two concurrent claimers get disjoint sets that cover all messages', async (storage) => {
-      const messages = Array.from({ length: 50 }, (_, i) => buildNewMessage({ createdAt: T0 + i }));
-      await storage.insertMessages(messages);
-      const [a, b] = await Promise.all([
-        storage.claimMessages({ owner: 'a', limit: 30, leaseMs: LEASE, now: T0 + 100 }),
-        storage.claimMessages({ owner: 'b', limit: 30, leaseMs: LEASE, now: T0 + 100 }),
-      ]);
-      const refsA = refsOf(a);
-      const refsB = refsOf(b);
-      const overlap = refsA.filter((ref) => refsB.includes(ref));
-      assert.deepEqual(overlap, [], 'no message may be leased to both claimers');
-      assert.deepEqual(new Set([...refsA, ...refsB]), new Set(refsOf(messages)));
+    test(`two concurrent claimers get disjoint sets that cover every free message (${RACE_ROUNDS} rounds)`, async (storage) => {
+      for (let round = 0; round < RACE_ROUNDS; round++) {
+        // Each round's messages are new; earlier rounds' stay leased (the clock moves less than a lease).
+        const now = T0 + 100 + round;
+        const messages = Array.from({ length: 30 }, (_, i) => buildNewMessage({ principalId: `p${i % 3}`, createdAt: now - 30 + i }));
+        await storage.insertMessages(messages);
+        const [a, b] = await Promise.all([
+          storage.claimMessages({ owner: 'a', limit: 20, leaseMs: LEASE, now }),
+          storage.claimMessages({ owner: 'b', limit: 20, leaseMs: LEASE, now }),
+        ]);
+        const refsA = refsOf(a);
+        const refsB = refsOf(b);
+        const overlap = refsA.filter((ref) => refsB.includes(ref));
+        assert.deepEqual(overlap, [], `round ${round}: no message may be leased to both claimers`);
+        const missed = refsOf(messages).filter((ref) => !refsA.includes(ref) && !refsB.includes(ref));
+        assert.deepEqual(
+          missed,
+          [],
+          `round ${round}: claims of 20 and 20 at once took ${refsA.length} and ${refsB.length} of 30 free messages; a claim must not come back short while messages are free because another claim holds locks (rule: a claim takes min(limit, claimable), also under contention)`,
+        );
+      }
     });
   });
 }

@@ -14,12 +14,14 @@ import { endingTests } from './endings.js';
 import { fairnessTests } from './fairness.js';
 import { idempotencyTests } from './idempotency.js';
 import { inboundTests } from './inbound.js';
+import { keyTests } from './keys.js';
 import { messageTests } from './messages.js';
 import { queueCountTests } from './queue-count.js';
 import { receiptTests } from './receipts.js';
 import { retentionTests } from './retention.js';
 import { submissionTests } from './submissions.js';
 import { timedTests } from './timed.js';
+import { updatedAtTests } from './updated-at.js';
 
 export { buildNewMessage } from './fixtures.js';
 export type { StorageSuiteHarness, StorageSuiteOptions } from './context.js';
@@ -47,5 +49,7 @@ export function runStorageContract(harness: StorageSuiteHarness, options: Storag
     creditTests(context);
     inboundTests(context);
     timedTests(context);
+    keyTests(context);
+    updatedAtTests(context);
   });
 }
