@@ -2,7 +2,7 @@
  * The storage contract suite's tests of one topic. The credit ledger: a request's charge
  * taken with its messages or not at all, never more than the balance (also when requests
  * race for it), and a message's units given back once, in the step that ends it, as the
- * refund rule says (storage/credit-record.ts `refundUnits`). Kept as a topic of its own
+ * refund rule says (`refundUnits`). Kept as a topic of its own
  * because a slip here takes a customer's money twice or gives it back twice. Skipped for an
  * adapter without the optional `topUpCredit`.
  */
