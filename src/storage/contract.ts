@@ -2,9 +2,9 @@
  * The storage contract: where messages, their parts, their states and their pending
  * delivery reports live. Every adapter (memory, SQLite, PostgreSQL, or the host's own)
  * implements {@link Storage} and passes the contract suite (`runStorageContract`, from
- * `sms-outbox/testing`), whose failing cases name the rule they found broken. docs/storage.md
- * says all of this on one page. The router decides (when to claim, retry, end, report,
- * refund); the storage stores.
+ * `sms-outbox/testing`), whose failing cases name the rule they found broken. The router
+ * decides (when to claim, retry, end, report, refund); the storage stores. The same on one
+ * page: https://github.com/sms-outbox/sms-outbox/blob/main/docs/storage.md
  *
  * Rules for every method:
  * - Every method may be called concurrently, from this instance and others sharing the

@@ -1,8 +1,9 @@
 /**
- * The time-aware fields of a message (docs/lifecycle.md#scheduled-sends-validity-and-cancel):
- * when it may go (`sendAt`) and until when it is worth sending (`validUntil`), and the rules
- * every storage applies to them. Part of the storage contract (the package exports the
- * fields with `Storage`, and the rules as the names below), kept in a file of its own.
+ * The time-aware fields of a message: when it may go (`sendAt`) and until when it is worth
+ * sending (`validUntil`), and the rules every storage applies to them
+ * (https://github.com/sms-outbox/sms-outbox/blob/main/docs/lifecycle.md#scheduled-sends-validity-and-cancel).
+ * Part of the storage contract (the package exports the fields with `Storage`, and the
+ * rules as the names below), kept in a file of its own.
  *
  * @module
  */
