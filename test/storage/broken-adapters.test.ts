@@ -341,7 +341,7 @@ function claimsBy(inner: MemoryStorage, order: Order): Storage {
       await inner.insertMessages(messages, lease, ...rest);
       for (const message of messages) queued.set(message.ref, { message, seq: seq++, dueAt: message.createdAt, leaseUntil: lease?.until ?? null });
     },
-    claimMessages: async ({ owner, limit, leaseMs, now }: ClaimOptions) => {
+    claimMessages: async ({ limit, leaseMs, now }: ClaimOptions) => {
       const claimed: MessageRecord[] = [];
       const free = [...queued.values()].filter((q) => q.dueAt <= now && (q.leaseUntil === null || q.leaseUntil <= now));
       while (claimed.length < limit && free.length > 0) {
@@ -350,7 +350,6 @@ function claimsBy(inner: MemoryStorage, order: Order): Storage {
         next.leaseUntil = now + leaseMs;
         claimed.push((await inner.getMessage(next.message.principalId, next.message.ref))!);
       }
-      void owner;
       return claimed;
     },
     reschedule: async (ref: string, nextAttemptAt: number, error: string, now: number) => {

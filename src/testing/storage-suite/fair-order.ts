@@ -48,7 +48,7 @@ interface Modelled {
 interface Turns {
   /** waitedThrough.get(B).get(A): messages of A served while B waited unserved (rule 5). */
   waitedThrough: Map<string, Map<string, number>>;
-  /** together.get(`A|B`): messages of A and of B served since both started waiting (rule 6). */
+  /** together.get(`A\nB`), A before B: messages of A and of B served since both started waiting (rule 6). */
   together: Map<string, { a: number; b: number }>;
 }
 
@@ -172,7 +172,7 @@ export class FairOrderCheck {
     }
     for (const b of waiting) {
       if (b === a) continue;
-      const key = a < b ? `${a}|${b}` : `${b}|${a}`;
+      const key = a < b ? `${a}\n${b}` : `${b}\n${a}`;
       const pair = turns.together.get(key) ?? { a: 0, b: 0 };
       turns.together.set(key, pair);
       if (a < b) pair.a++;
@@ -193,7 +193,7 @@ export class FairOrderCheck {
       const turns = this.turns[priority];
       for (const b of turns.waitedThrough.keys()) if (!waiting.has(b)) turns.waitedThrough.delete(b);
       for (const key of turns.together.keys()) {
-        const [x, y] = key.split('|') as [string, string];
+        const [x, y] = key.split('\n') as [string, string];
         if (!waiting.has(x) || !waiting.has(y)) turns.together.delete(key);
       }
     }
