@@ -1,6 +1,6 @@
 /**
  * The storage contract suite's tests of one topic. Claiming messages for the submit
- * worker: only due, queued, unleased messages, in fair order (its own topic, fairness.ts),
+ * worker: only due, queued, unleased messages, in fair order (a topic of its own),
  * at most the limit, under a
  * lease that keeps every other claimer out until it ends, including leases taken at
  * insert. Kept as a topic of its own because a claim is where two workers (or two

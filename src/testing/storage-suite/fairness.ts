@@ -7,7 +7,7 @@
  * password, and an adapter can hand out every message and still get it wrong.
  *
  * Each case plays a scene (stores, claims, retries, submissions, ended leases) and every claim
- * is checked against the rules by a model of the queue ({@link FairOrderCheck}, fair-order.ts),
+ * is checked against the rules by a model of the queue ({@link FairOrderCheck}),
  * which names the rule a claim broke. The rules are properties: any order that keeps them
  * passes, not only the bundled adapters' virtual finish tags (`fairTags`). Messages are named
  * for readable failures: principal letter, `t` if transactional, number (A1, Bt2).
