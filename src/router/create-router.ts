@@ -44,6 +44,7 @@ import { keywordMatcher } from '../inbound/keywords.js';
 import { optOutGate, premiumOptOutCheck } from '../inbound/opt-out-gate.js';
 import { optOutList, type OptOutList } from '../inbound/opt-out-list.js';
 import { ownerTargets } from '../inbound/owners.js';
+import { afterReady, storageReadiness } from './storage-ready.js';
 
 /**
  * What {@link createSmsRouter} returns: Express middleware with typed events and a lifecycle.
@@ -107,6 +108,8 @@ export function createSmsRouter(options: SmsRouterOptions): SmsRouter {
   const log = config.logger ? attachLogger(events, config.logger) : null;
   if (config.metrics) attachMetrics(events, config.metrics);
   const { storage, delivery, now } = config;
+  // One ready() for every path to storage: the start below, and the host's own calls.
+  const storageReady = storageReadiness(storage).ready;
 
   const dispatcher = new CallbackDispatcher({ storage, emit, config: config.dlr, owner: config.instanceId, now });
   const onTransition = routeTransitions(emit, dispatcher);
@@ -145,7 +148,7 @@ export function createSmsRouter(options: SmsRouterOptions): SmsRouter {
     let source: 'storage' | 'delivery' = 'storage';
     started ??= (async () => {
       const storageStart = performance.now();
-      await storage.ready?.();
+      await storageReady();
       log?.storageReady(storage, performance.now() - storageStart);
       source = 'delivery';
       carrierStarted ??= delivery
@@ -272,8 +275,10 @@ export function createSmsRouter(options: SmsRouterOptions): SmsRouter {
     return router;
   };
   router.ready = start;
-  (router as { optOuts: OptOutList }).optOuts = optOutList(storage, emit, now);
-  Object.defineProperty(router, 'credit', { value: credit?.accounts ?? null, enumerable: true });
+  // The host may call these before the first request: they wait for the storage's ready().
+  (router as { optOuts: OptOutList }).optOuts = afterReady(storageReady, optOutList(storage, emit, now));
+  const accounts = credit?.accounts ?? null;
+  Object.defineProperty(router, 'credit', { value: accounts === null ? null : afterReady(storageReady, accounts), enumerable: true });
   router.close = () => {
     closing ??= (async () => {
       await started?.catch(() => undefined);

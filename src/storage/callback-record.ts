@@ -1,7 +1,7 @@
 /**
  * A message's delivery report as the storage contract keeps it: its state, and one attempt
- * as the report sender records it. Part of the storage contract (contract.ts re-exports
- * both), kept in a file of its own.
+ * as the report sender records it. Part of the storage contract (exported with `Storage`),
+ * kept in a file of its own.
  *
  * @module
  */

@@ -1,14 +1,16 @@
 /**
  * Leases, as the storage contract takes them: the lease work is stored under, and the options
- * of a claim. Part of the storage contract (contract.ts re-exports both), kept in a file of
- * its own so that the contract's other record files can name them.
+ * of a claim. Part of the storage contract (the `Storage` type's module re-exports both, and
+ * the package exports them), kept in a file of its own so that the contract's other record
+ * files can name them. A lease `(owner, until)` keeps every claim, by anyone, from returning
+ * the item until `until`; from `until` on any claim may (its owner crashed).
  *
  * @module
  */
 
 /**
  * A lease taken when work is stored: messages stored `queued`, or a delivery report stored
- * pending (contract.ts `PartReceipt.reportLease`), leased to `owner` until `until`, exactly as if
+ * pending (`PartReceipt.reportLease`), leased to `owner` until `until`, exactly as if
  * `owner` had claimed them the moment they were stored. The instance that accepts a request
  * submits its messages itself this way, without a claim (a write and a scan per poll on SQL
  * storage) in between; should it stop, the lease ends and any instance claims them.

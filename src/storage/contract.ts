@@ -1,15 +1,26 @@
 /**
  * The storage contract: where messages, their parts, their states and their pending
  * delivery reports live. Every adapter (memory, SQLite, PostgreSQL, or the host's own)
- * implements {@link Storage} and passes the contract suite in `sms-outbox/testing`.
+ * implements {@link Storage} and passes the contract suite (`runStorageContract`, from
+ * `sms-outbox/testing`), whose failing cases name the rule they found broken. The router
+ * decides (when to claim, retry, end, report, refund); the storage stores. The same on one
+ * page: https://github.com/sms-outbox/sms-outbox/blob/main/docs/storage.md
+ *
+ * Rules for every method:
+ * - Every method may be called concurrently, from this instance and others sharing the
+ *   database; each is one atomic step.
+ * - Keys are case-sensitive: refs, principal ids, external ids and idempotency keys that
+ *   differ only in case are different (a MySQL or MariaDB column needs a binary collation).
+ * - Times are given (`now`, epoch ms), never read from the clock.
+ * - `MessageRecord.updatedAt` is the `now` of the last call that changed the message.
  *
  * What the contract promises:
  * - `insertMessages` stores every message of a request or none of them, leased at once
  *   when a lease is given (the instance that accepted them submits them without a claim).
  * - A claimed message is leased to one owner until the lease ends; no other claimer gets
  *   it before then, and a crashed owner's messages are claimed again after it.
- * - States only move forward (see `lifecycle/states.ts`): once terminal, nothing changes a
- *   message's state, and a repeated receipt is reported as a duplicate.
+ * - States only move forward (`isTerminal`): once terminal, nothing changes a message's
+ *   state, and a repeated receipt is reported as a duplicate.
  * - When a message becomes terminal and has a callback URL, its pending delivery report
  *   is stored in the same atomic step, so a crash cannot lose it; leased at once when a
  *   receipt carries a report lease (the instance that applied it sends it without a claim).
@@ -34,105 +45,8 @@ import type { IdempotencyRecord } from './idempotency-record.js';
 import type { InboundStorage } from './inbound-record.js';
 export type { DueInbound, InboundInsertOptions, InboundPart, InboundRecord, NewInbound, OptOutEntry, OptOutKey } from './inbound-record.js';
 import type { TimedFields } from './timed.js';
-
-/** Which endpoint accepted a message. */
-export type Endpoint = 'quick' | 'premium';
-
-/** The field name the caller used for the recipient, echoed in responses and reports. */
-export type RecipientField = 'recipient' | 'mobile_number' | 'to';
-
-/** The field name the caller used for its own reference, echoed in responses and reports. */
-export type ReferenceField = 'external_id' | 'message_id';
-
-/** The text encoding a message goes out in. */
-export type Encoding = 'GSM-7' | 'UCS-2';
-
-/**
- * A message's class, from its profile: every due `transactional` message (one-time
- * passwords, alerts) is claimed before any `bulk` one (campaigns). Default `bulk`.
- */
-export type Priority = 'transactional' | 'bulk';
-
-/** A message as accepted from a request, before it is stored (with `sendAt`, stored `scheduled`). */
-export interface NewMessage extends TimedFields {
-  /** The id the service assigned (`message_ref`); unique. */
-  ref: string;
-  /** The principal (key owner) that sent it; lookups are scoped to it. */
-  principalId: string;
-  /** The endpoint that accepted it. */
-  endpoint: Endpoint;
-  /** The sender profile it goes out under. */
-  profileCode: string;
-  /** The sender address (short code or alphanumeric id) the carrier is given. */
-  sender: string;
-  /** Destination number, international digits without `+`. */
-  recipient: string;
-  /** The text. */
-  text: string;
-  /** Passed on as given; default 1. */
-  messageType: number;
-  /** Passed on as given; default 1. */
-  reqType: number;
-  /** The caller's reference (not unique). */
-  externalId: string;
-  /** Field name used for the recipient in the request. */
-  recipientField: RecipientField;
-  /** Field name used for the reference in the request. */
-  referenceField: ReferenceField;
-  /** SMS units (parts) the text needs. */
-  smsCount: number;
-  /** The encoding the parts are sent in. */
-  encoding: Encoding;
-  /** Where the delivery report goes, if anywhere. */
-  callbackUrl: string | null;
-  /** Secret that signs this message's delivery report (the principal's), if any. */
-  callbackSecret: string | null;
-  /** When it was accepted, in epoch milliseconds. */
-  createdAt: number;
-  /** Its class: transactional messages are claimed before bulk ones. */
-  priority: Priority;
-  /**
-   * Its principal's share of the carrier against the other principals with queued messages
-   * of its class (the principal's `weight`, default 1): in each turn a principal of weight 2
-   * has two messages claimed where one of weight 1 has one. Read when the message is stored;
-   * not part of the record.
-   */
-  weight: number;
-}
-
-/** One part of a message as the carrier knows it. */
-export interface PartRecord {
-  /** 0-based part index. */
-  index: number;
-  /** The carrier's id for this part, once submitted (the latest, if submitted twice). */
-  carrierId: string | null;
-  /** The part's outcome once its receipt came, else `null`. */
-  outcome: Outcome | null;
-}
-
-/** A stored message with its current state. */
-export interface MessageRecord extends Omit<NewMessage, 'weight'> {
-  /** Current lifecycle state. */
-  state: MessageState;
-  /** Reason of the terminal state, else `null`. */
-  statusReason: StatusReason | null;
-  /** Description of the terminal state, else `null`. */
-  statusDescription: string | null;
-  /**
-   * Submission attempts given back for a retry: {@link Storage.reschedule} adds one, nothing
-   * else does. The attempts made (the status answer's `submit_attempts`) count the one that
-   * submitted or ended the message too: `submitAttempts(message)`.
-   */
-  attempts: number;
-  /** Last retryable submission error, for the status endpoint and logs. */
-  lastError: string | null;
-  /** Last change, epoch ms. */
-  updatedAt: number;
-  /** Parts, `smsCount` of them, in index order. */
-  parts: PartRecord[];
-  /** The delivery report's state, once one exists (the message is terminal and has a URL). */
-  callback: CallbackState | null;
-}
+import type { MessageRecord, NewMessage, PartRecord } from './message-record.js';
+export type { Encoding, Endpoint, MessageRecord, NewMessage, PartRecord, Priority, RecipientField, ReferenceField } from './message-record.js';
 
 /** The queued messages ({@link Storage.countQueued}). */
 export interface QueueCount {
@@ -168,8 +82,8 @@ export interface LeasedReport {
 /** A carrier receipt for one part, as the delivery adapter reports it. */
 export interface PartReceipt {
   /**
-   * Every spelling the carrier id may be stored under, most likely first (see
-   * `delivery/carrier-ids.ts`); the first one that names a stored part is used.
+   * Every spelling the carrier id may be stored under, most likely first
+   * (`carrierIdSpellings`); the first one that names a stored part is used.
    */
   carrierIds: readonly string[];
   /** The part's outcome. */
@@ -195,8 +109,9 @@ export interface PartReceipt {
  * - `duplicate`: the part already had its outcome; nothing changed;
  * - `part`: the part got its outcome; the message is still waiting for others;
  * - `terminal`: the part got its outcome and the message reached its terminal state;
- * - `late`: the part got its outcome but the message was already terminal (for example
- *   `failed` by the worker); the message did not change.
+ * - `late`: the part got its outcome (kept on the part: {@link PartRecord.outcome}) but the
+ *   message was already terminal (for example `failed` by the worker); its state,
+ *   `updatedAt` and report did not change. A repeat of it is then a `duplicate`.
  */
 export type ReceiptResult =
   | { kind: 'unknown' }
@@ -217,7 +132,12 @@ export interface CancelResult {
   notCancelled: { ref: string; state: MessageState }[];
 }
 
-/** What recording one part's submission did. */
+/**
+ * What recording one part's submission did: `part` (the message waits for other parts),
+ * `submitted` (the last part: the message moved to `submitted`), or `stale` (the message is no
+ * longer `queued`, or no such ref; the carrier id is stored all the same, see
+ * {@link Storage.recordSubmission}).
+ */
 export type SubmissionResult =
   | { kind: 'part'; ref: string }
   | { kind: 'submitted'; transition: Transition }
@@ -240,7 +160,12 @@ export interface DueCallback {
  * or none.
  */
 export interface Storage extends Partial<InboundStorage>, CreditStorage {
-  /** Creates the schema if needed. Called once before first use; idempotent. */
+  /**
+   * Creates the schema if needed; idempotent. The router calls it through one memoised
+   * promise and awaits it before any other call reaches the storage (requests, the worker,
+   * the sweeps, and the host's calls through `router.credit` and `router.optOuts`); after a
+   * failure it is called again on the next use.
+   */
   ready?(): Promise<void>;
 
   /** Releases what the adapter opened itself (not a pool or handle the host passed). */
@@ -261,8 +186,13 @@ export interface Storage extends Partial<InboundStorage>, CreditStorage {
    * The caller tells the refusal from other failures by reading the key again
    * ({@link Storage.findIdempotency}), so any error will do. An adapter without
    * `findIdempotency` is never given a record. With `credit` (only given to an adapter with
-   * the ledger, credit-record.ts), its units are taken in the same step, or nothing is
-   * stored and it throws `InsufficientCreditError`; two instances never overspend a balance.
+   * the ledger, {@link CreditStorage}), its units are checked and taken in the same step, or
+   * nothing is stored and it throws `InsufficientCreditError`; two requests never overspend a
+   * balance (a read of the balance and a later write of it is not one step).
+   *
+   * Each message is stored with `updatedAt` and its first due time equal to its `createdAt`,
+   * and every part still to submit; a `ref` already stored, or twice in the batch, makes the
+   * whole batch throw.
    */
   insertMessages(messages: readonly NewMessage[], lease?: InsertLease, idempotency?: IdempotencyRecord, credit?: CreditCharge): Promise<void>;
 
@@ -282,19 +212,28 @@ export interface Storage extends Partial<InboundStorage>, CreditStorage {
   purgeIdempotency?(now: number, limit: number): Promise<number>;
 
   /**
-   * Leases up to `limit` messages that are `queued`, due (`nextAttemptAt <= now`) and not
-   * leased by a live lease, in fair order. Their parts come with them, so parts already
-   * submitted by an earlier attempt are not sent again.
+   * Leases to `owner` until `now + leaseMs` up to `limit` messages that are `queued`, due
+   * (`nextAttemptAt <= now`; a new message is first due at its `createdAt`), not under a
+   * live lease and not past their `validUntil`, and returns them in fair order. Their parts
+   * come with them, so parts already submitted by an earlier attempt are not sent again. It
+   * takes `min(limit, claimable)`: a claim that comes back short while messages are free
+   * (another claim holds locks) is a fault, and two claims at once get disjoint sets.
    *
-   * Fair order: every claimable `transactional` message before any `bulk` one; within a
-   * class, the principals with claimable messages take turns, a principal of weight `w`
-   * having `w` messages claimed in a turn; within a principal, messages in the order they
-   * were accepted. A message whose `validUntil` has passed is never returned. So one principal's backlog of 100,000 never delays another's next
-   * message by more than a turn. A message given back for a retry keeps its place, and is
-   * claimed first once due. How an adapter keeps that order cheap is its own: the bundled
-   * ones give each message a virtual finish tag when it is stored (`fairTags`, in
-   * storage/fair-tags.ts) and claim by class and tag, with the acceptance order breaking
-   * ties; that costs one indexed scan however many principals are queued.
+   * Fair order, as properties (the suite checks each claim against them; any order that
+   * keeps them passes):
+   * 1. every claimable `transactional` message before any `bulk` one;
+   * 2. within a principal and class, acceptance order; a message given back for a retry
+   *    keeps its place, so once due it goes before its principal's later ones;
+   * 3. turns: while a principal B has a claimable message and is not served, a principal A
+   *    of the class is served at most once for equal weights, else `ceil(wA / wB) + 1` times;
+   *    an idle principal gains no credit for its idleness;
+   * 4. weights within a bound: two principals with claimable messages never drift more than
+   *    2 turns (messages served / weight) apart.
+   * So one principal's backlog of 100,000 never delays another's next message by more than
+   * a turn. How an adapter keeps that order cheap is its own: the bundled ones give each
+   * message a virtual finish tag when it is stored (`fairTags`, exported) and claim by
+   * (`PRIORITY_RANK`, tag, insertion order), one indexed scan however many principals are
+   * queued; a weighted round robin over principals is fair too.
    */
   claimMessages(options: ClaimOptions): Promise<MessageRecord[]>;
 
@@ -309,10 +248,14 @@ export interface Storage extends Partial<InboundStorage>, CreditStorage {
 
   /**
    * Records that part `index` of message `ref` was accepted by the carrier under
-   * `carrierId` (already normalised by the caller with `normalizeCarrierId`). When it was the last part, the message moves to `submitted`. Returns
-   * `stale` if the message is no longer `queued` (already terminal). A part submitted twice
-   * (a lease ran out while its owner still worked) keeps every carrier id it was given,
-   * so a receipt for either one is matched.
+   * `carrierId` (already normalised by the caller with `normalizeCarrierId`). When it was the
+   * last part, the message moves to `submitted` and its lease ends. Returns `stale` if the
+   * message is no longer `queued` (it ended while the part was at the carrier) or the ref is
+   * unknown; the carrier id is stored on the part all the same, so the receipt that comes
+   * later is `late`, not `unknown` (an unknown receipt is refused to the carrier, which
+   * sends it again and again). A part submitted twice (a lease ran out while its owner
+   * still worked) keeps every carrier id it was given, so a receipt for either one is
+   * matched; the record shows the latest.
    */
   recordSubmission(ref: string, index: number, carrierId: string, now: number): Promise<SubmissionResult>;
 
@@ -339,8 +282,9 @@ export interface Storage extends Partial<InboundStorage>, CreditStorage {
 
   /**
    * Queues the `scheduled` messages due at `now` (`sendAt <= now`), up to `limit`, earliest
-   * first: each gets its fair place then, as if accepted at `now`, and is claimable at once.
-   * One whose `validUntil` has passed ends `VALIDITY_ELAPSED` (timed.ts) instead. Returns their transitions;
+   * first: each gets its fair place then, as if accepted at `now` (with the `weight` it was
+   * stored with), and is claimable at once.
+   * One whose `validUntil` has passed ends `VALIDITY_ELAPSED` instead. Returns their transitions;
    * two instances never move one message twice. Optional, with the next two: without them,
    * requests with `send_at`, `validity_period` or a cancel are refused.
    */
@@ -348,24 +292,32 @@ export interface Storage extends Partial<InboundStorage>, CreditStorage {
 
   /**
    * Ends up to `limit` `queued` messages whose `validUntil` has passed at `now` and that no
-   * live lease holds, as {@link Storage.finish} would with `VALIDITY_ELAPSED` (timed.ts).
+   * live lease holds (`leaseUntil > now`; no grace, unlike a cancel), as
+   * {@link Storage.finish} would with `VALIDITY_ELAPSED`.
    */
   expireUnsent?(now: number, limit: number): Promise<Transition[]>;
 
   /**
-   * Ends `CANCELLED` (timed.ts) each of the principal's `refs` that is `scheduled`, or
-   * `queued` with no part submitted and no lease holding it (`leaseBarsCancel`, timed.ts),
-   * in one atomic step per message: a message is cancelled or submitted, never both.
+   * Ends `CANCELLED` each of the principal's `refs` that is `scheduled`, or `queued` with no
+   * part submitted and no lease barring it: a lease bars a cancel while it is live and for
+   * `CANCEL_LEASE_GRACE_MS` after it ends (`leaseBarsCancel`, exported), as the carrier may still
+   * be answering a submit its owner started. One atomic step per message: a message is
+   * cancelled or submitted, never both.
    */
   cancelMessages?(principalId: string, refs: readonly string[], now: number): Promise<CancelResult>;
 
-  /** Applies a carrier receipt to the part it names. */
+  /**
+   * Applies a carrier receipt to the part it names, in one atomic step (see
+   * {@link ReceiptResult}): the part's outcome, and when every part has one, the message's
+   * terminal state (delivered only if every part is, else the first part by index that was
+   * not: `foldParts`) with its report.
+   */
   applyReceipt(receipt: PartReceipt): Promise<ReceiptResult>;
 
   /** One message of the principal's by its ref, or `null` (also when it is someone else's). */
   getMessage(principalId: string, ref: string): Promise<MessageRecord | null>;
 
-  /** The principal's messages with this external id, newest first, at most `limit`. */
+  /** The principal's messages with this external id, newest first (`createdAt`, then insertion), at most `limit`. */
   findByExternalId(principalId: string, externalId: string, limit: number): Promise<MessageRecord[]>;
 
   /** Leases up to `limit` pending delivery reports that are due, oldest due first. */

@@ -1,5 +1,5 @@
 /**
- * The credit ledger's part of the storage contract (contract.ts re-exports it), kept in a
+ * The credit ledger's part of the storage contract (exported with `Storage`), kept in a
  * file of its own: what a request's charge carries into `insertMessages`, the error a
  * refused charge throws, the optional methods that top up and read a balance, and the rule
  * that decides what a message that ends gives back.
@@ -61,10 +61,12 @@ export function isInsufficientCredit(error: unknown): error is InsufficientCredi
 
 /**
  * The credit ledger's methods: optional, all or none. A storage with them keeps a balance of
- * SMS units per principal, takes a request's charge (`insertMessages`' `credit`) in the step
- * that stores its messages, and gives a message's units back in the step that ends it, once:
- * by {@link refundUnits}, under the policy stored with its charge. Balances are never
- * negative; a principal that was never topped up has 0.
+ * SMS units per principal (principal ids compared with case), takes a request's charge
+ * (`insertMessages`' `credit`) in the step that stores its messages, checking and taking the
+ * balance at once (a read of the balance and a later write of it lets two requests overspend
+ * it), and gives a message's units back in the step that ends it, once: by
+ * {@link refundUnits}, under the policy stored with its charge. Balances are never negative;
+ * a principal that was never topped up has 0.
  */
 export interface CreditStorage {
   /** Adds `units` (a positive integer) to `principalId`'s balance; resolves with the new balance. */
@@ -84,8 +86,9 @@ export interface EndedMessage {
  * The units a charged message gives back on its transition from `previousState`: none unless
  * the transition ended it other than `delivered`; for one that never reached the carrier
  * (`previousState` not `submitted`), the units of its parts the carrier never accepted; for
- * one that did, all of them under `unsent-and-failed` only. The SQL adapters' refund
- * triggers compute the same (their migrations); a change here needs a migration there.
+ * one that did, all of them under `unsent-and-failed` only. An adapter computes the refund
+ * with this, or the same rule in its own terms: the bundled SQL adapters' refund triggers
+ * (their migrations) do, so a change here needs a migration there.
  */
 export function refundUnits(previousState: MessageState, message: EndedMessage, refunds: RefundPolicy): number {
   if (isTerminal(previousState) || !isTerminal(message.state) || message.state === 'delivered') return 0;

@@ -1,6 +1,8 @@
 /**
  * Virtual finish tags: the fair order of the queue as one number per message, so that a
  * claim is one indexed scan by (class, tag) however many principals have queued messages.
+ * The bundled adapters' way of keeping the fair order of `Storage.claimMessages`, exported
+ * for an adapter that wants the same; any order that keeps the contract's rules will do.
  *
  * Start-time fair queuing, per class: a request's messages get tags after the later of
  * - its principal's last queued tag (its own backlog: its messages stay in acceptance order),
@@ -30,5 +32,8 @@ export function fairTags(count: number, weight: number, principalLast: number | 
   return tags;
 }
 
-/** The rank a claim orders classes by: transactional first. */
+/**
+ * The rank a claim orders classes by: transactional first. An adapter that claims by
+ * (rank, tag, insertion order) keeps every transactional message before any bulk one.
+ */
 export const PRIORITY_RANK = { transactional: 0, bulk: 1 } as const;

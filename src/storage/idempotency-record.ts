@@ -1,6 +1,6 @@
 /**
  * The record a send request with an `Idempotency-Key` leaves in storage: part of the storage
- * contract (contract.ts re-exports it), kept in a file of its own.
+ * contract (exported with `Storage`), kept in a file of its own.
  *
  * @module
  */
@@ -11,13 +11,13 @@
  * messages (`Storage.insertMessages`): a crash keeps both or neither.
  */
 export interface IdempotencyRecord {
-  /** The principal the key belongs to: keys of two principals never meet. */
+  /** The principal the key belongs to: keys of two principals never meet. Case-sensitive. */
   principalId: string;
-  /** The `Idempotency-Key` header's value. */
+  /** The `Idempotency-Key` header's value, compared exactly: `abc` and `ABC` are two keys. */
   key: string;
   /**
    * What the request asked for: the fingerprint of its endpoint and parsed body (64 hex
-   * digits, http/request-fingerprint.ts), compared for equality only.
+   * digits, made by the router), compared for equality only.
    */
   bodyHash: string;
   /** The answer's HTTP status. */

@@ -1,8 +1,9 @@
 /**
- * The time-aware fields of a message (docs/lifecycle.md#scheduled-sends-validity-and-cancel):
- * when it may go (`sendAt`) and until when it is worth sending (`validUntil`), and the rules
- * every storage applies to them. Part of the storage contract (contract.ts re-exports the
- * fields), kept in a file of its own.
+ * The time-aware fields of a message: when it may go (`sendAt`) and until when it is worth
+ * sending (`validUntil`), and the rules every storage applies to them
+ * (https://github.com/sms-outbox/sms-outbox/blob/main/docs/lifecycle.md#scheduled-sends-validity-and-cancel).
+ * Part of the storage contract (the package exports the fields with `Storage`, and the
+ * rules as the names below), kept in a file of its own.
  *
  * @module
  */
@@ -36,7 +37,11 @@ export const CANCELLED: Outcome = outcome('cancelled', 'cancelled');
  */
 export const CANCEL_LEASE_GRACE_MS = 60_000;
 
-/** Whether a lease ending at `leaseUntil` keeps a message from being cancelled at `now`. */
+/**
+ * Whether a lease ending at `leaseUntil` keeps a message from being cancelled at `now`
+ * (`Storage.cancelMessages`): while it is live and for {@link CANCEL_LEASE_GRACE_MS} after.
+ * `expireUnsent` has no grace: it passes over a message only while its lease is live.
+ */
 export function leaseBarsCancel(leaseUntil: number | null | undefined, now: number): boolean {
   return leaseUntil !== null && leaseUntil !== undefined && leaseUntil + CANCEL_LEASE_GRACE_MS > now;
 }

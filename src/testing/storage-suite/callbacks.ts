@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import type { NewMessage, Storage } from '../../storage/contract.js';
 import type { SuiteContext } from './context.js';
-import { buildNewMessage, DELIVERED, FAILED, LEASE, receipt, refsOf, T0 } from './fixtures.js';
+import { buildNewMessage, DELIVERED, FAILED, LEASE, RACE_ROUNDS, receipt, refsOf, T0 } from './fixtures.js';
 
 /** Registers the tests of this topic (see the module comment). */
 export function callbackTests({ describe, test, insert, get, submitAll }: SuiteContext): void {
@@ -90,6 +90,38 @@ export function callbackTests({ describe, test, insert, get, submitAll }: SuiteC
       // Its owner stopped: the lease ends and any instance claims the report, under its uid.
       const after = await storage.claimCallbacks({ owner: 'other', limit: 10, leaseMs: LEASE, now: lease.until });
       assert.deepEqual(after.map((c) => [c.uid, c.message.ref, c.attempts]), [[report.uid, leased!.ref, 0]]);
+    });
+
+    test(`receipts applied at once keep each report lease to its own report, and two report claims at once get disjoint sets (${RACE_ROUNDS} rounds)`, async (storage) => {
+      const url = 'https://client.example/dlr';
+      for (let round = 0; round < RACE_ROUNDS; round++) {
+        const now = T0 + round * 4 * LEASE;
+        const messages = [buildNewMessage({ callbackUrl: url }), buildNewMessage({ callbackUrl: url }), buildNewMessage({ callbackUrl: url })];
+        await storage.insertMessages(messages);
+        const ids: string[] = [];
+        for (const message of messages) ids.push(...(await submitAll(storage, message, now)));
+        const lease = { owner: 'applying', until: now + LEASE };
+        const [leased, ...plain] = await Promise.all([
+          storage.applyReceipt({ ...receipt(ids[0]!, DELIVERED, now), reportLease: lease }),
+          storage.applyReceipt(receipt(ids[1]!, DELIVERED, now)),
+          storage.applyReceipt(receipt(ids[2]!, DELIVERED, now)),
+        ]);
+        assert.ok(leased!.kind === 'terminal' && plain.every((r) => r.kind === 'terminal'), `round ${round}: every receipt ends its message`);
+        const report = leased!.transition.leasedReport;
+        const [a, b] = await Promise.all([
+          storage.claimCallbacks({ owner: 'a', limit: 2, leaseMs: LEASE, now: now + 1 }),
+          storage.claimCallbacks({ owner: 'b', limit: 2, leaseMs: LEASE, now: now + 1 }),
+        ]);
+        const claimed = [...a, ...b].map((c) => c.message.ref);
+        const expected = (report === undefined ? messages : messages.slice(1)).map((m) => m.ref);
+        assert.deepEqual(
+          [...claimed].sort(),
+          [...expected].sort(),
+          `round ${round}: two claims at once took [${a.map((c) => c.message.ref).join(', ')}] and [${b.map((c) => c.message.ref).join(', ')}] (rule: each due, unleased report exactly once, none under a live lease, a lease taken with a receipt kept to its own report)`,
+        );
+        for (const due of [...a, ...b]) await storage.recordCallbackAttempt(due.uid, { result: 'delivered', statusCode: 204, error: null, nextAttemptAt: null, now: now + 2 });
+        if (report !== undefined) await storage.recordCallbackAttempt(report.uid, { result: 'delivered', statusCode: 204, error: null, nextAttemptAt: null, now: now + 2 });
+      }
     });
 
     test('the owner of a report lease hands it back or records its attempt as if it had claimed it', async (storage) => {

@@ -1,6 +1,6 @@
 /**
  * The storage contract suite's tests of one topic. Claiming messages for the submit
- * worker: only due, queued, unleased messages, in fair order (its own topic, fairness.ts),
+ * worker: only due, queued, unleased messages, in fair order (a topic of its own),
  * at most the limit, under a
  * lease that keeps every other claimer out until it ends, including leases taken at
  * insert. Kept as a topic of its own because a claim is where two workers (or two
@@ -9,17 +9,18 @@
  */
 import assert from 'node:assert/strict';
 import type { SuiteContext } from './context.js';
-import { buildNewMessage, DELIVERED, FAILED, LEASE, receipt, refsOf, T0 } from './fixtures.js';
+import { buildNewMessage, DELIVERED, FAILED, LEASE, RACE_ROUNDS, receipt, refsOf, T0 } from './fixtures.js';
 
 /** Registers the tests of this topic (see the module comment). */
-export function claimTests({ describe, test, insert, get, submitAll }: SuiteContext): void {
+export function claimTests({ describe, test, insert, submitAll }: SuiteContext): void {
   describe('claimMessages', () => {
-    test('claims only messages that are due', async (storage) => {
+    test("claims only messages that are due: a new message's first due time is its createdAt", async (storage) => {
       const now = buildNewMessage({ createdAt: T0 });
       const later = buildNewMessage({ createdAt: T0 + 1_000 });
       await insert(storage, now, later);
       const first = await storage.claimMessages({ owner: 'w1', limit: 10, leaseMs: LEASE, now: T0 });
-      assert.deepEqual(refsOf(first), [now.ref]);
+      assert.deepEqual(refsOf(first), [now.ref], 'a message is due from its createdAt (rule: a new message is first due at its createdAt, not at the time it was stored)');
+      assert.deepEqual(await storage.claimMessages({ owner: 'w1', limit: 10, leaseMs: LEASE, now: T0 + 999 }), [], 'not before its createdAt');
       const second = await storage.claimMessages({ owner: 'w1', limit: 10, leaseMs: LEASE, now: T0 + 1_000 });
       assert.deepEqual(refsOf(second), [later.ref]);
     });
@@ -53,21 +54,26 @@ export function claimTests({ describe, test, insert, get, submitAll }: SuiteCont
       assert.deepEqual(third, []);
     });
 
-    test('messages stored under a lease are claimed by no one until it ends, then like any other', async (storage) => {
-      const leased = [buildNewMessage({ createdAt: T0 }), buildNewMessage({ createdAt: T0 })];
-      const free = buildNewMessage({ createdAt: T0 + 1 });
-      // Two requests in the same turn, one leased and one not: adapters that write the
-      // inserts of a turn together keep each one's lease to its own messages.
-      await Promise.all([
-        storage.insertMessages(leased, { owner: 'accepting', until: T0 + LEASE }),
-        storage.insertMessages([free]),
-      ]);
-      const during = await storage.claimMessages({ owner: 'other', limit: 10, leaseMs: LEASE, now: T0 + 10 });
-      assert.deepEqual(refsOf(during), [free.ref]);
-      assert.equal((await get(storage, leased[0]!)).state, 'queued');
-      assert.deepEqual(await storage.claimMessages({ owner: 'other', limit: 10, leaseMs: LEASE, now: T0 + LEASE - 1 }), []);
-      const after = await storage.claimMessages({ owner: 'other', limit: 10, leaseMs: LEASE, now: T0 + LEASE });
-      assert.deepEqual(refsOf(after), refsOf(leased));
+    test(`messages stored under a lease are claimed by no one until it ends, then like any other (${RACE_ROUNDS} rounds)`, async (storage) => {
+      for (let round = 0; round < RACE_ROUNDS; round++) {
+        const base = T0 + round * 4 * LEASE;
+        const leased = [buildNewMessage({ createdAt: base }), buildNewMessage({ createdAt: base })];
+        const free = buildNewMessage({ createdAt: base + 1 });
+        // Two requests in the same turn, one leased and one not: adapters that write the
+        // inserts of a turn together keep each one's lease to its own messages.
+        await Promise.all([
+          storage.insertMessages(leased, { owner: 'accepting', until: base + LEASE }),
+          storage.insertMessages([free]),
+        ]);
+        const rule = `round ${round} (rule: messages stored with a lease are claimed by no one until it ends, also when stored at once with others)`;
+        const during = await storage.claimMessages({ owner: 'other', limit: 10, leaseMs: LEASE, now: base + 10 });
+        assert.deepEqual(refsOf(during), [free.ref], rule);
+        assert.deepEqual(await storage.claimMessages({ owner: 'other', limit: 10, leaseMs: LEASE, now: base + LEASE - 1 }), [], rule);
+        const after = await storage.claimMessages({ owner: 'other', limit: 10, leaseMs: LEASE, now: base + LEASE });
+        assert.deepEqual(refsOf(after), refsOf(leased), rule);
+        // Out of the queue, so the next round's claims see only its own messages.
+        for (const message of [...leased, free]) await storage.recordSubmission(message.ref, 0, `${message.ref}-c0`, base + LEASE);
+      }
     });
 
     test('the owner of a lease taken at insert submits and ends the message as if it had claimed it', async (storage) => {
@@ -109,18 +115,27 @@ export function claimTests({ describe, test, insert, get, submitAll }: SuiteCont
       assert.deepEqual(refsOf(claimed), [queued.ref]);
     });
 
-    test('two concurrent claimers get disjoint sets that cover all messages', async (storage) => {
-      const messages = Array.from({ length: 50 }, (_, i) => buildNewMessage({ createdAt: T0 + i }));
-      await storage.insertMessages(messages);
-      const [a, b] = await Promise.all([
-        storage.claimMessages({ owner: 'a', limit: 30, leaseMs: LEASE, now: T0 + 100 }),
-        storage.claimMessages({ owner: 'b', limit: 30, leaseMs: LEASE, now: T0 + 100 }),
-      ]);
-      const refsA = refsOf(a);
-      const refsB = refsOf(b);
-      const overlap = refsA.filter((ref) => refsB.includes(ref));
-      assert.deepEqual(overlap, [], 'no message may be leased to both claimers');
-      assert.deepEqual(new Set([...refsA, ...refsB]), new Set(refsOf(messages)));
+    test(`two concurrent claimers get disjoint sets that cover every free message (${RACE_ROUNDS} rounds)`, async (storage) => {
+      for (let round = 0; round < RACE_ROUNDS; round++) {
+        // Each round's messages are new; earlier rounds' stay leased (the clock moves less than a lease).
+        const now = T0 + 100 + round;
+        const messages = Array.from({ length: 30 }, (_, i) => buildNewMessage({ principalId: `p${i % 3}`, createdAt: now - 30 + i }));
+        await storage.insertMessages(messages);
+        const [a, b] = await Promise.all([
+          storage.claimMessages({ owner: 'a', limit: 20, leaseMs: LEASE, now }),
+          storage.claimMessages({ owner: 'b', limit: 20, leaseMs: LEASE, now }),
+        ]);
+        const refsA = refsOf(a);
+        const refsB = refsOf(b);
+        const overlap = refsA.filter((ref) => refsB.includes(ref));
+        assert.deepEqual(overlap, [], `round ${round}: no message may be leased to both claimers`);
+        const missed = refsOf(messages).filter((ref) => !refsA.includes(ref) && !refsB.includes(ref));
+        assert.deepEqual(
+          missed,
+          [],
+          `round ${round}: claims of 20 and 20 at once took ${refsA.length} and ${refsB.length} of 30 free messages; a claim must not come back short while messages are free because another claim holds locks (rule: a claim takes min(limit, claimable), also under contention)`,
+        );
+      }
     });
   });
 }

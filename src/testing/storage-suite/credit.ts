@@ -2,7 +2,7 @@
  * The storage contract suite's tests of one topic. The credit ledger: a request's charge
  * taken with its messages or not at all, never more than the balance (also when requests
  * race for it), and a message's units given back once, in the step that ends it, as the
- * refund rule says (storage/credit-record.ts `refundUnits`). Kept as a topic of its own
+ * refund rule says (`refundUnits`). Kept as a topic of its own
  * because a slip here takes a customer's money twice or gives it back twice. Skipped for an
  * adapter without the optional `topUpCredit`.
  */
@@ -11,7 +11,7 @@ import { outcome } from '../../lifecycle/states.js';
 import { isInsufficientCredit, type CreditCharge, type RefundPolicy } from '../../storage/credit-record.js';
 import type { IdempotencyRecord, NewMessage, Storage } from '../../storage/contract.js';
 import type { SuiteContext } from './context.js';
-import { buildNewMessage, buildNewMessages, DELIVERED, FAILED, receipt, T0, UNDELIVERED } from './fixtures.js';
+import { buildNewMessage, buildNewMessages, DELIVERED, FAILED, RACE_ROUNDS, receipt, T0, UNDELIVERED } from './fixtures.js';
 
 type Ledger = Storage & Required<Pick<Storage, 'topUpCredit' | 'creditBalance'>>;
 
@@ -78,13 +78,18 @@ export function creditTests({ describe, test, get, submitAll }: SuiteContext): v
       assert.equal(await storage.creditBalance('principal-a'), 9);
     });
 
-    ledger('never spends more than the balance when requests race for it', async (storage) => {
-      await storage.topUpCredit('principal-a', 7, T0);
-      const requests = Array.from({ length: 12 }, () => buildNewMessages(1));
-      const results = await Promise.allSettled(requests.map((messages) => insertCharged(storage, messages)));
-      assert.equal(results.filter((r) => r.status === 'fulfilled').length, 7);
-      for (const r of results) if (r.status === 'rejected') assert.ok(isInsufficientCredit(r.reason), String(r.reason));
-      assert.equal(await storage.creditBalance('principal-a'), 0);
+    ledger(`never spends more than the balance when requests race for it (${RACE_ROUNDS} rounds)`, async (storage) => {
+      for (let round = 0; round < RACE_ROUNDS; round++) {
+        const principalId = `racer-${round}`;
+        await storage.topUpCredit(principalId, 4, T0);
+        const requests = Array.from({ length: 7 }, () => buildNewMessages(1, { principalId }));
+        const results = await Promise.allSettled(requests.map((messages) => insertCharged(storage, messages)));
+        for (const r of results) if (r.status === 'rejected') assert.ok(isInsufficientCredit(r.reason), String(r.reason));
+        const stored = results.filter((r) => r.status === 'fulfilled').length;
+        const balance = await storage.creditBalance(principalId);
+        assert.equal(stored, 4, `round ${round}: 7 requests of 1 unit raced for a balance of 4 and ${stored} were stored (rule: the check and the charge are one atomic step with the insert)`);
+        assert.equal(balance, 0, `round ${round}: the balance after 4 units spent of 4`);
+      }
     });
 
     ledger('gives back the units of a message that ends before reaching the carrier, once', async (storage) => {

@@ -57,6 +57,13 @@ export const UNDELIVERED = outcome('undelivered', 'absent_subscriber');
 export const EXPIRED = outcome('expired', 'expired');
 /** A message the worker gave up on. */
 export const FAILED = outcome('failed', 'unknown', 'Gave up after 5 attempts');
+/**
+ * How many times each race case repeats its race, each round on fresh messages: a race an
+ * adapter loses now and then (a claim that finds nothing while others hold locks, a check
+ * and a write that interleave) fails one round in a few, so one round would pass it most runs.
+ */
+export const RACE_ROUNDS = 50;
+
 /** The lease every claim in the suite asks for, in ms. */
 export const LEASE = 30_000;
 

@@ -9,7 +9,7 @@
 import assert from 'node:assert/strict';
 import type { IdempotencyRecord, NewMessage, Storage } from '../../storage/contract.js';
 import type { SuiteContext } from './context.js';
-import { buildNewMessage, buildNewMessages, LEASE, T0 } from './fixtures.js';
+import { buildNewMessage, buildNewMessages, LEASE, RACE_ROUNDS, T0 } from './fixtures.js';
 
 /** A record of `principal-a`'s key `key`, made at T0 and live for an hour unless overridden. */
 function record(key: string, overrides: Partial<IdempotencyRecord> = {}): IdempotencyRecord {
@@ -23,6 +23,11 @@ function record(key: string, overrides: Partial<IdempotencyRecord> = {}): Idempo
     expiresAt: T0 + 3_600_000,
     ...overrides,
   };
+}
+
+/** How many of `messages` (one request's, sharing one external id) are stored: one lookup. */
+async function requestStored(storage: Storage, messages: readonly NewMessage[]): Promise<number> {
+  return (await storage.findByExternalId(messages[0]!.principalId, messages[0]!.externalId, 10)).length;
 }
 
 /** How many of `messages` are stored. */
@@ -94,37 +99,42 @@ export function idempotencyTests({ describe, test }: SuiteContext): void {
       assert.equal(await storedCount(storage, [retry]), 1);
     });
 
-    keyed('stores exactly one of two requests with the same key sent at once', async (storage) => {
-      const one = buildNewMessages(2);
-      const two = buildNewMessages(2);
-      const results = await Promise.allSettled([
-        storage.insertMessages(one, undefined, record('race', { bodyHash: '1'.repeat(64) })),
-        storage.insertMessages(two, undefined, record('race', { bodyHash: '2'.repeat(64) })),
-      ]);
-      assert.deepEqual(results.map((r) => r.status).sort(), ['fulfilled', 'rejected']);
-      const winner = results[0]!.status === 'fulfilled' ? one : two;
-      const loser = winner === one ? two : one;
-      assert.equal(await storedCount(storage, winner), 2);
-      assert.equal(await storedCount(storage, loser), 0);
-      const kept = await storage.findIdempotency('principal-a', 'race', T0);
-      assert.equal(kept?.bodyHash, (winner === one ? '1' : '2').repeat(64), "the record is the stored request's");
+    keyed(`stores exactly one of two requests with the same key sent at once (${RACE_ROUNDS} rounds)`, async (storage) => {
+      for (let round = 0; round < RACE_ROUNDS; round++) {
+        const key = `race-${round}`;
+        const one = buildNewMessages(2, { externalId: `one-${round}` });
+        const two = buildNewMessages(2, { externalId: `two-${round}` });
+        const results = await Promise.allSettled([
+          storage.insertMessages(one, undefined, record(key, { bodyHash: '1'.repeat(64) })),
+          storage.insertMessages(two, undefined, record(key, { bodyHash: '2'.repeat(64) })),
+        ]);
+        assert.deepEqual(results.map((r) => r.status).sort(), ['fulfilled', 'rejected'], `round ${round}: one of two requests with one key is stored, the other refused (rule: a key is taken by at most one request, atomically)`);
+        const winner = results[0]!.status === 'fulfilled' ? one : two;
+        const loser = winner === one ? two : one;
+        assert.equal(await requestStored(storage, winner), 2, `round ${round}: every message of the stored request`);
+        assert.equal(await requestStored(storage, loser), 0, `round ${round}: no message of the refused request`);
+        const kept = await storage.findIdempotency('principal-a', key, T0);
+        assert.equal(kept?.bodyHash, (winner === one ? '1' : '2').repeat(64), `round ${round}: the record is the stored request's`);
+      }
     });
 
-    keyed('a refused key fails only its own request among requests stored at the same time', async (storage) => {
-      await storage.insertMessages([buildNewMessage()], undefined, record('held'));
-      const refused = buildNewMessages(2);
-      const plain = buildNewMessages(2);
-      const otherKey = buildNewMessages(1);
-      const results = await Promise.allSettled([
-        storage.insertMessages(plain),
-        storage.insertMessages(refused, undefined, record('held', { createdAt: T0 + 1 })),
-        storage.insertMessages(otherKey, undefined, record('other')),
-      ]);
-      assert.deepEqual(results.map((r) => r.status), ['fulfilled', 'rejected', 'fulfilled']);
-      assert.equal(await storedCount(storage, plain), 2);
-      assert.equal(await storedCount(storage, refused), 0);
-      assert.equal(await storedCount(storage, otherKey), 1);
-      assert.ok(await storage.findIdempotency('principal-a', 'other', T0));
+    keyed(`a refused key fails only its own request among requests stored at the same time (${RACE_ROUNDS} rounds)`, async (storage) => {
+      for (let round = 0; round < RACE_ROUNDS; round++) {
+        await storage.insertMessages([buildNewMessage()], undefined, record(`held-${round}`));
+        const refused = buildNewMessages(2, { externalId: `refused-${round}` });
+        const plain = buildNewMessages(2, { externalId: `plain-${round}` });
+        const otherKey = buildNewMessages(1, { externalId: `other-${round}` });
+        const results = await Promise.allSettled([
+          storage.insertMessages(plain),
+          storage.insertMessages(refused, undefined, record(`held-${round}`, { createdAt: T0 + 1 })),
+          storage.insertMessages(otherKey, undefined, record(`other-${round}`)),
+        ]);
+        assert.deepEqual(results.map((r) => r.status), ['fulfilled', 'rejected', 'fulfilled'], `round ${round}: only the request with the held key is refused`);
+        assert.equal(await requestStored(storage, plain), 2);
+        assert.equal(await requestStored(storage, refused), 0);
+        assert.equal(await requestStored(storage, otherKey), 1);
+        assert.ok(await storage.findIdempotency('principal-a', `other-${round}`, T0));
+      }
     });
 
     keyed('purgeIdempotency deletes expired records only, oldest expiry first, up to the limit', async (storage) => {

@@ -1,6 +1,8 @@
 /**
  * The storage contract suite: every `Storage` adapter, the bundled ones and a host's
- * own, runs it to show it keeps the promises of `storage/contract.ts`. Runner-agnostic:
+ * own, runs it to show it keeps the promises of the `Storage` contract
+ * (https://github.com/sms-outbox/sms-outbox/blob/main/docs/storage.md), and
+ * a failing case's message names the rule it found broken. Runner-agnostic:
  * the caller passes its runner's `describe` and `it`; assertions use `node:assert/strict`.
  * This entry registers the topics in order; each topic's tests are in a file of their own.
  *
@@ -14,12 +16,14 @@ import { endingTests } from './endings.js';
 import { fairnessTests } from './fairness.js';
 import { idempotencyTests } from './idempotency.js';
 import { inboundTests } from './inbound.js';
+import { keyTests } from './keys.js';
 import { messageTests } from './messages.js';
 import { queueCountTests } from './queue-count.js';
 import { receiptTests } from './receipts.js';
 import { retentionTests } from './retention.js';
 import { submissionTests } from './submissions.js';
 import { timedTests } from './timed.js';
+import { updatedAtTests } from './updated-at.js';
 
 export { buildNewMessage } from './fixtures.js';
 export type { StorageSuiteHarness, StorageSuiteOptions } from './context.js';
@@ -29,7 +33,11 @@ export type { StorageSuiteHarness, StorageSuiteOptions } from './context.js';
  *
  * Each test gets its own storage from `options.create`, calls `ready()`, and afterwards
  * `close()` and `options.destroy`. Times are fixed epoch-ms values passed in; the suite
- * never waits on the clock.
+ * never waits on the clock. A failing case's message says the rule it found broken (`rule:
+ * ...`). The fair claim order is checked as properties (transactional before bulk,
+ * acceptance order within a principal, turns, weights within a bound), so any fair order
+ * passes; race cases repeat their race 50 times, so an adapter that loses a race now and
+ * then fails every run. Optional groups the storage lacks are skipped, saying why.
  */
 export function runStorageContract(harness: StorageSuiteHarness, options: StorageSuiteOptions): void {
   const context = suiteContext(harness, options);
@@ -47,5 +55,7 @@ export function runStorageContract(harness: StorageSuiteHarness, options: Storag
     creditTests(context);
     inboundTests(context);
     timedTests(context);
+    keyTests(context);
+    updatedAtTests(context);
   });
 }

@@ -31,7 +31,7 @@ export function messageTests({ describe, test, insert, get }: SuiteContext): voi
       const record = await get(storage, message);
       // The weight orders claims; it is read when the message is stored, not kept on the record.
       const { weight: _weight, ...accepted } = message;
-      // The times are optional fields: an adapter that keeps none (storage/timed.ts) leaves them out.
+      // The times are optional fields: an adapter that keeps none (without scheduled sends) leaves them out.
       const times = 'sendAt' in record || 'validUntil' in record ? { sendAt: null, validUntil: null } : {};
       const expected: MessageRecord = {
         ...times,

@@ -47,6 +47,12 @@ export function receiptTests({ describe, test, insert, get, submitAll }: SuiteCo
       const result = await storage.applyReceipt(receipt(`${message!.ref}-c0`, DELIVERED, T0 + 30));
       assert.deepEqual(result, { kind: 'late', ref: message!.ref });
       const record = await get(storage, message!);
+      assert.deepEqual(
+        record.parts[0]!.outcome,
+        DELIVERED,
+        "the late receipt's outcome is kept on its part (rule: a `late` receipt records the part's outcome and changes nothing else; the status endpoint shows it, and a repeat is then a `duplicate`)",
+      );
+      assert.deepEqual(await storage.applyReceipt(receipt(`${message!.ref}-c0`, DELIVERED, T0 + 40)), { kind: 'duplicate', ref: message!.ref }, 'a repeat of a late receipt is a duplicate');
       assert.equal(record.state, 'expired');
       assert.equal(record.statusReason, 'expired');
       assert.equal(record.updatedAt, T0 + 20);

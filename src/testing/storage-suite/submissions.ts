@@ -48,7 +48,11 @@ export function submissionTests({ describe, test, insert, get }: SuiteContext): 
         ref: message!.ref,
       });
       assert.equal((await storage.recordSubmission('no-such-ref', 0, 'x', T0 + 2)).kind, 'stale');
-      assert.deepEqual(await storage.applyReceipt(receipt('late-id')), { kind: 'late', ref: message!.ref });
+      assert.deepEqual(
+        await storage.applyReceipt(receipt('late-id')),
+        { kind: 'late', ref: message!.ref },
+        'a receipt for a carrier id recorded by a `stale` submission is `late`, not `unknown` (rule: a stale submission still stores its carrier id on the part; else the carrier is asked to resend a receipt no one will ever match)',
+      );
       const record = await get(storage, message!);
       assert.equal(record.state, 'failed');
       assert.equal(record.statusDescription, FAILED.description);

@@ -1,6 +1,6 @@
 /**
  * Contract tests: scheduled messages, validity periods and cancels (`promoteScheduled`,
- * `expireUnsent`, `cancelMessages`; storage/timed.ts). Skipped for an adapter without them.
+ * `expireUnsent`, `cancelMessages`; `VALIDITY_ELAPSED`, `CANCELLED`, `leaseBarsCancel`). Skipped for an adapter without them.
  *
  * @module
  */

@@ -1,0 +1,123 @@
+/**
+ * A message as the storage contract takes it (`NewMessage`, given to `insertMessages`) and
+ * keeps it (`MessageRecord`, with its parts): part of the storage contract (exported with
+ * `Storage`), kept in a file of its own so that the contract's methods read on one page.
+ *
+ * @module
+ */
+import type { MessageState, Outcome, StatusReason } from '../lifecycle/states.js';
+import type { CallbackState } from './callback-record.js';
+import type { TimedFields } from './timed.js';
+
+/** Which endpoint accepted a message. */
+export type Endpoint = 'quick' | 'premium';
+
+/** The field name the caller used for the recipient, echoed in responses and reports. */
+export type RecipientField = 'recipient' | 'mobile_number' | 'to';
+
+/** The field name the caller used for its own reference, echoed in responses and reports. */
+export type ReferenceField = 'external_id' | 'message_id';
+
+/** The text encoding a message goes out in. */
+export type Encoding = 'GSM-7' | 'UCS-2';
+
+/**
+ * A message's class, from its profile: every due `transactional` message (one-time
+ * passwords, alerts) is claimed before any `bulk` one (campaigns). Default `bulk`.
+ */
+export type Priority = 'transactional' | 'bulk';
+
+/** A message as accepted from a request, before it is stored (with `sendAt`, stored `scheduled`). */
+export interface NewMessage extends TimedFields {
+  /** The id the service assigned (`message_ref`); unique. */
+  ref: string;
+  /** The principal (key owner) that sent it; lookups are scoped to it. */
+  principalId: string;
+  /** The endpoint that accepted it. */
+  endpoint: Endpoint;
+  /** The sender profile it goes out under. */
+  profileCode: string;
+  /** The sender address (short code or alphanumeric id) the carrier is given. */
+  sender: string;
+  /** Destination number, international digits without `+`. */
+  recipient: string;
+  /** The text. */
+  text: string;
+  /** Passed on as given; default 1. */
+  messageType: number;
+  /** Passed on as given; default 1. */
+  reqType: number;
+  /** The caller's reference (not unique). */
+  externalId: string;
+  /** Field name used for the recipient in the request. */
+  recipientField: RecipientField;
+  /** Field name used for the reference in the request. */
+  referenceField: ReferenceField;
+  /** SMS units (parts) the text needs. */
+  smsCount: number;
+  /** The encoding the parts are sent in. */
+  encoding: Encoding;
+  /** Where the delivery report goes, if anywhere. */
+  callbackUrl: string | null;
+  /** Secret that signs this message's delivery report (the principal's), if any. */
+  callbackSecret: string | null;
+  /**
+   * When it was accepted, in epoch milliseconds: its first due time (a claim at an earlier
+   * `now` does not return it), and its `updatedAt` when stored.
+   */
+  createdAt: number;
+  /** Its class: transactional messages are claimed before bulk ones. */
+  priority: Priority;
+  /**
+   * Its principal's share of the carrier against the other principals with queued messages
+   * of its class (the principal's `weight`, default 1): in each turn a principal of weight 2
+   * has two messages claimed where one of weight 1 has one. Not part of the record
+   * ({@link MessageRecord} has no `weight`), but an adapter whose fair order needs it after the
+   * insert keeps it: `Storage.promoteScheduled` gives a scheduled message its place
+   * in the order when it comes due, and needs its weight then.
+   */
+  weight: number;
+}
+
+/** One part of a message as the carrier knows it. */
+export interface PartRecord {
+  /** 0-based part index. */
+  index: number;
+  /** The carrier's id for this part, once submitted (the latest, if submitted twice). */
+  carrierId: string | null;
+  /**
+   * The part's outcome once its receipt came, else `null`; kept also when the receipt came
+   * after the message ended (a `late` receipt), which changes nothing else.
+   */
+  outcome: Outcome | null;
+}
+
+/** A stored message with its current state. */
+export interface MessageRecord extends Omit<NewMessage, 'weight'> {
+  /** Current lifecycle state. */
+  state: MessageState;
+  /** Reason of the terminal state, else `null`. */
+  statusReason: StatusReason | null;
+  /** Description of the terminal state, else `null`. */
+  statusDescription: string | null;
+  /**
+   * Submission attempts given back for a retry: {@link Storage.reschedule} adds one, nothing
+   * else does. The attempts made (the status answer's `submit_attempts`) count the one that
+   * submitted or ended the message too: `submitAttempts(message)`.
+   */
+  attempts: number;
+  /** Last retryable submission error, for the status endpoint and logs. */
+  lastError: string | null;
+  /**
+   * When the message last changed, epoch ms: `createdAt` when stored; then the `now` of each
+   * call that moves its state, records a part's submission, gives it back for a retry
+   * (`Storage.reschedule`) or records a part's receipt. A call that changes nothing
+   * (`stale`, `duplicate`, `late`, a second `finish`) leaves it. Receipt timeouts
+   * (`Storage.expireOverdue`) and retention (`Storage.purge`) pick by it.
+   */
+  updatedAt: number;
+  /** Parts, `smsCount` of them, in index order. */
+  parts: PartRecord[];
+  /** The delivery report's state, once one exists (the message is terminal and has a URL). */
+  callback: CallbackState | null;
+}
