@@ -17,6 +17,8 @@ const QUALIFIER = /^[a-z][a-z0-9_-]{0,31}:/;
 
 /** The `route:` qualifier of a lower-cased id (`''` when it has none), and the id after it. */
 function splitQualifier(lower: string): [string, string] {
+  // An id from a single carrier has no colon: no pattern to run on every ack and receipt.
+  if (!lower.includes(':')) return ['', lower];
   const match = QUALIFIER.exec(lower);
   return match ? [match[0], lower.slice(match[0].length)] : ['', lower];
 }

@@ -71,9 +71,13 @@ class DrainRate {
   note(now: number): void {
     const second = Math.floor(now / 1000);
     const bucket = this.#buckets.get(second);
-    if (bucket === undefined) this.#buckets.set(second, { first: now, count: 1 });
-    else bucket.count++;
+    if (bucket !== undefined) {
+      bucket.count++;
+      return;
+    }
+    // Seconds that left the window go once a second, when the next one opens.
     for (const key of this.#buckets.keys()) if (key <= second - DRAIN_WINDOW_MS / 1000) this.#buckets.delete(key);
+    this.#buckets.set(second, { first: now, count: 1 });
   }
 
   /**
@@ -138,14 +142,25 @@ export class BacklogGate {
   }
 
   /**
-   * Resolves when `count` more messages of `principal` fit both bounds, and counts them as
-   * queued; throws the 429 or 503 `SmsError` (with `retryAfter` seconds) when they do not.
+   * Counts `count` more messages of `principal` as queued when they fit both bounds; throws
+   * (or rejects with) the 429 or 503 `SmsError` (with `retryAfter` seconds) when they do
+   * not. Returns a promise only when a count must first be read from storage: a request
+   * between two reads is admitted without a promise turn.
    */
-  async admit(principal: Principal, count: number): Promise<void> {
+  admit(principal: Principal, count: number): Promise<void> | undefined {
     const now = this.#now();
     let key = this.#keys.get(principal.id);
     if (key === undefined) this.#keys.set(principal.id, (key = newCount()));
-    await Promise.all([this.#fresh(key, now, principal.id), this.#fresh(this.#all, now)]);
+    if (!this.#stale(key, now) && !this.#stale(this.#all, now)) {
+      this.#take(principal, key, count, now);
+      return undefined;
+    }
+    const counted = key;
+    return Promise.all([this.#fresh(counted, now, principal.id), this.#fresh(this.#all, now)]).then(() => this.#take(principal, counted, count, now));
+  }
+
+  /** Counts the messages as queued, or throws the 429 or 503 when they do not fit. */
+  #take(principal: Principal, key: Count, count: number, now: number): void {
     const perKey = principal.maxQueued ?? this.#config.perKey;
     if (key.queued + count > perKey) {
       const rate = Math.max(this.#drainedByKey.get(principal.id)?.perSecond(now) ?? 0, sharedDrainPerSecond(key));
@@ -192,9 +207,14 @@ export class BacklogGate {
     this.#all.queued = Math.max(0, this.#all.queued - 1);
   }
 
-  /** Reads `count` again from storage when it is older than `refreshMs` (see {@link READ_COST_FACTOR}); one read at a time. */
+  /** Whether `count` is older than `refreshMs` (see {@link READ_COST_FACTOR}), so must be read again. */
+  #stale(count: Count, now: number): boolean {
+    return now - count.at >= Math.max(this.#config.refreshMs, READ_COST_FACTOR * count.tookMs);
+  }
+
+  /** Reads `count` again from storage when it is stale; one read at a time. */
   async #fresh(count: Count, now: number, principalId?: string): Promise<void> {
-    if (now - count.at < Math.max(this.#config.refreshMs, READ_COST_FACTOR * count.tookMs)) return;
+    if (!this.#stale(count, now)) return;
     const started = performance.now();
     const admitted = count.admitted;
     count.reading ??= this.#count(principalId)

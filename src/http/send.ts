@@ -114,11 +114,18 @@ function acceptedBody(messages: readonly NewMessage[]): string {
 
 /** Returns the handler of one send endpoint (its validator decides which). */
 export function sendHandler(deps: SendHandlerDeps): RequestHandler {
-  return async (req, res) => {
+  // Not async: a request without a key goes straight to acceptMessages, and a throw here
+  // reaches Express (or `chain`) as a rejection would.
+  return (req, res) => {
     const principal = principalOf(res);
     const key = idempotencyKeyOf(req, deps.idempotency !== null);
     const request = deps.validate(req.body);
     if (key === null) return acceptMessages(req, res, principal, request, null);
+    return acceptKeyed(req, res, principal, request, key);
+  };
+
+  /** A request with an `Idempotency-Key`: a replay is answered from its record, a first request claims the key. */
+  async function acceptKeyed(req: Request, res: Response, principal: Principal, request: SendRequest, key: string): Promise<void> {
     // After validation: a replay's body is the first request's, which was valid, and the
     // canonical hash then walks a body of known shape. Before the profile, the budgets and
     // the backlog: a replay passes none of them.
@@ -126,9 +133,8 @@ export function sendHandler(deps: SendHandlerDeps): RequestHandler {
     // open() makes its own promise when it makes one: `instanceof` tells it from a claim
     // without looking up `then` on every claim (a megamorphic lookup on a busy server).
     const claim = opening instanceof Promise ? await opening : opening;
-    if (claim === null) return;
-    return acceptMessages(req, res, principal, request, claim);
-  };
+    if (claim !== null) await acceptMessages(req, res, principal, request, claim);
+  }
 
   /** Stores the request's messages (with the key's record, if any), answers and announces them, and lets the key go. */
   async function acceptMessages(req: Request, res: Response, principal: Principal, request: SendRequest, claim: KeyClaim | null): Promise<void> {
@@ -143,7 +149,10 @@ export function sendHandler(deps: SendHandlerDeps): RequestHandler {
       const times = requestTimes(request, profile, deps.storage, deps.now());
       // Scheduled messages do not hold the carrier until due: they join the bounds' count then.
       const backlog = times.sendAt === null ? deps.backlog : null;
-      if (backlog !== null) await backlog.admit(principal, count);
+      if (backlog !== null) {
+        const admitting = backlog.admit(principal, count);
+        if (admitting !== undefined) await admitting;
+      }
       let budget: MessageCharge;
       try {
         const charging = deps.chargeMessages(res, count);

@@ -212,11 +212,6 @@ function sendAtOf(value: string | number | null | undefined): number | null {
   return ms;
 }
 
-/** The time-aware fields of a body. */
-function timesOf(body: RawTimes): Pick<SendRequest, 'sendAt' | 'validityPeriod'> {
-  return { sendAt: sendAtOf(body.send_at), validityPeriod: body.validity_period ?? null };
-}
-
 /**
  * Compiles the validators of both endpoints for these limits. Call once per router.
  */
@@ -246,7 +241,10 @@ export function createValidators(
     callbackUrl: callbackOf(body, checkUrl),
     recipientField: field,
     referenceField: 'external_id',
-    ...timesOf(body),
+    // Written out, not spread from a helper's object: a literal with a spread is built
+    // property by property, on every request.
+    sendAt: sendAtOf(body.send_at),
+    validityPeriod: body.validity_period ?? null,
   });
 
   return {
@@ -289,7 +287,8 @@ export function createValidators(
         callbackUrl: callbackOf(list, checkUrl),
         recipientField: 'to',
         referenceField: 'message_id',
-        ...timesOf(list),
+        sendAt: sendAtOf(list.send_at),
+        validityPeriod: list.validity_period ?? null,
       };
     },
   };

@@ -22,7 +22,10 @@ function sharedQueue(queued: number) {
 
 /** The `Retry-After` of a refused admit of `count` messages; fails when it was admitted. */
 async function retryAfter(gate: BacklogGate, count = 1): Promise<number> {
-  const error = await gate.admit(principal, count).then(
+  // admit() throws at once when its counts are fresh, and rejects when it read one first.
+  const error = await Promise.resolve()
+    .then(() => gate.admit(principal, count))
+    .then(
     () => null,
     (e: unknown) => e,
   );
