@@ -28,6 +28,7 @@ import * as promClient from 'prom-client';
 import { createSmsRouter, SimulatorDelivery, staticKeys, type DeliveryAdapter, type SimulatorOptions } from '../src/index.js';
 import { SqliteStorage } from '../src/sqlite.js';
 import { demoKey, keyFileOf } from './api-key.js';
+import { lastErrors } from './errors.js';
 import { attachEventLog, consoleLine } from './event-log.js';
 import { allowedHostNames, hostGuard, hostName } from './host-guard.js';
 import { dashboardRoutes } from './dashboard/routes.js';
@@ -149,6 +150,10 @@ app.post('/demo/inbound', express.json(), (req, res) => {
   consoleLine(`inbound.received ${String(hook.data?.from ?? '?')} ${String(hook.data?.to ?? '?')} ${String(hook.data?.message ?? '')}`);
   res.sendStatus(204);
 });
+
+// Last: a bad body to a receiver above, or a failure of the dashboard's routes, answered
+// `{ details, code }` in one console line, never Express's page with a stack.
+app.use(lastErrors(consoleLine));
 
 await sms.ready();
 // Topped up to SMS_CREDIT, never taken down: a restart on the same database keeps what is left above it.

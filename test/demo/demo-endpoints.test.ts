@@ -85,6 +85,20 @@ describe('the demo and other sites', () => {
     const search = await raw(port, '/demo/search?q=%20');
     expect([search.status, JSON.parse(search.body)]).toEqual([422, { code: 'VALIDATION_FAILED', details: 'q: give one message_ref or external_id, 1 to 200 characters' }]);
   });
+
+  it('answers a bad body to its own receivers (/demo/dlr, /demo/inbound) with a code, and prints no stack', async () => {
+    for (const path of ['/demo/dlr', '/demo/inbound']) {
+      const broken = await raw(port, path, { method: 'POST', headers: json, body: '{"data":' });
+      expect({ path, status: broken.status }).toEqual({ path, status: 400 });
+      expect(JSON.parse(broken.body)).toMatchObject({ code: 'INVALID_JSON' });
+      const large = await raw(port, path, { method: 'POST', headers: json, body: JSON.stringify({ data: { message: 'x'.repeat(200_000) } }) });
+      expect({ path, status: large.status }).toEqual({ path, status: 413 });
+      expect(JSON.parse(large.body)).toMatchObject({ code: 'BODY_TOO_LARGE' });
+    }
+    // The console says nothing of a stranger's bad body: no stack, no node_modules path.
+    expect(demo.output()).not.toMatch(/^\s+at /m);
+    expect(demo.output()).not.toContain('node_modules');
+  });
 });
 
 describe('the demo\u2019s search', () => {
