@@ -7,9 +7,9 @@ import type { Emit } from '../observe/events.js';
 import type { CallbackAttempt, CallbackState, Storage } from '../storage/contract.js';
 import { callbackUrlProblem } from './address-guard.js';
 import type { DlrConfig } from './options.js';
+import type { ReportFormatOf } from './payload.js';
 import type { CallbackSender, PostResult } from './post.js';
 import { nextAttemptDelay, verdictOf } from './schedule.js';
-import type { ReportFormatOf } from './report-formats.js';
 import { signWebhook } from './sign.js';
 import { isInbound, webhookBody, webhookRef, webhookSecret, webhookUrl, type Webhook } from './webhook.js';
 

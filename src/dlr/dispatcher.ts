@@ -29,8 +29,8 @@ import type { InsertLease, Storage } from '../storage/contract.js';
 import { reportAttempt } from './attempt.js';
 import { HostLanes, type ClaimedReport } from './host-lanes.js';
 import type { DlrConfig } from './options.js';
+import type { ReportFormatOf } from './payload.js';
 import { CallbackSender } from './post.js';
-import type { ReportFormatOf } from './report-formats.js';
 import { isInbound, type Webhook } from './webhook.js';
 
 /** Claims per poll at most, so a backlog of one slow host cannot keep a poll busy for long. */

@@ -68,6 +68,9 @@ export function buildDlrPayload(uid: string, message: MessageRecord): DlrPayload
 /** How a principal's delivery reports are shaped: {@link DlrPayload} or {@link FlatDlrPayload}. */
 export type ReportFormat = 'envelope' | 'flat';
 
+/** The report format of the principal of id `principalId`, when its report is built. */
+export type ReportFormatOf = (principalId: string) => ReportFormat;
+
 /** The report formats, the default first. */
 export const REPORT_FORMATS: readonly ReportFormat[] = ['envelope', 'flat'];
 

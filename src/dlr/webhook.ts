@@ -5,8 +5,7 @@
  * is recorded) is read from the webhook here.
  */
 import type { DueCallback, DueInbound, InboundRecord } from '../storage/contract.js';
-import { buildReport } from './payload.js';
-import type { ReportFormatOf } from './report-formats.js';
+import { buildReport, type ReportFormatOf } from './payload.js';
 
 /** An inbound message's webhook, claimed or handed over. */
 export interface InboundWebhook extends DueInbound {

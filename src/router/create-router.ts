@@ -22,7 +22,7 @@ import { cancelByExternalId, cancelByRef, type CancelDeps } from '../http/cancel
 import { createValidators } from '../http/validate-request.js';
 import { callbackUrlProblem } from '../dlr/address-guard.js';
 import { CallbackDispatcher } from '../dlr/dispatcher.js';
-import { ReportFormats } from '../dlr/report-formats.js';
+import { ReportFormats } from '../auth/report-formats.js';
 import { SmsEventEmitter, emitterOf, type SmsEvents } from '../observe/events.js';
 import { attachLogger, unheardErrorWriter } from '../observe/logging.js';
 import { attachMetrics } from '../observe/metrics.js';

@@ -8,13 +8,10 @@
  * principals that verifier returns, so the router notes the format of each one it sees;
  * an instance that has not seen a principal since it started sends the envelope.
  */
-import { keyTableOf } from '../auth/owner-tables.js';
-import type { KeyVerifier, Principal } from '../auth/principal.js';
+import type { ReportFormat, ReportFormatOf } from '../dlr/payload.js';
 import { isPromiseLike } from '../util/settle.js';
-import type { ReportFormat } from './payload.js';
-
-/** The report format of the principal of id `principalId`. */
-export type ReportFormatOf = (principalId: string) => ReportFormat;
+import { keyTableOf } from './owner-tables.js';
+import type { KeyVerifier, Principal } from './principal.js';
 
 /** The report formats of a router's principals (see the module comment). */
 export class ReportFormats {

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { staticKeys, type Principal } from '../../src/index.js';
-import { ReportFormats } from '../../src/dlr/report-formats.js';
+import { ReportFormats } from '../../src/auth/report-formats.js';
 
 describe('ReportFormats', () => {
   it("reads a staticKeys table's formats before any request", () => {
