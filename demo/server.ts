@@ -12,7 +12,8 @@
  * simulator's outcome weights, e.g. `delivered:1`; default a mix of every outcome), SMS_CREDIT
  * (the demo key's credit in SMS units: each send is charged, refused 402 when short; topped
  * up to this at start; unset: sends cost nothing), SMS_SMART_ENCODING=1 (smart encoding on
- * the demo's profiles).
+ * the demo's profiles), SMS_PROFILES (the profiles the demo key owns, with their senders:
+ * `12345:ACME,22021501`; default `12345,22021501`; see demo/sms-profiles.ts).
  * PORT=0 picks a free port; the real one is printed. Subscribers' replies (MO) to the demo's
  * profiles are forwarded to its own `/demo/inbound`, which logs each one; with the simulated
  * carrier, the dashboard's inbound form sends one.
@@ -25,13 +26,14 @@ import { BlockList, type AddressInfo } from 'node:net';
 import { dirname } from 'node:path';
 import express from 'express';
 import * as promClient from 'prom-client';
-import { createSmsRouter, SimulatorDelivery, staticKeys, type DeliveryAdapter, type SimulatorOptions } from '../src/index.js';
+import { createSmsRouter, SimulatorDelivery, staticKeys, staticProfiles, type DeliveryAdapter, type SimulatorOptions } from '../src/index.js';
 import { SqliteStorage } from '../src/sqlite.js';
 import { demoKey, keyFileOf } from './api-key.js';
 import { lastErrors } from './errors.js';
 import { attachEventLog, consoleLine } from './event-log.js';
 import { allowedHostNames, hostGuard, hostName } from './host-guard.js';
 import { dashboardRoutes } from './dashboard/routes.js';
+import { describeProfiles, parseSmsProfiles, type DemoProfile } from './sms-profiles.js';
 
 const port = Number(process.env.PORT ?? 3000);
 // Loopback unless told otherwise: the dashboard page hands its API key to whoever loads it,
@@ -49,6 +51,14 @@ if (credit !== undefined && !(Number.isSafeInteger(credit) && credit >= 0)) {
   process.exit(1);
 }
 const smartEncoding = process.env.SMS_SMART_ENCODING === '1';
+let profiles: DemoProfile[];
+try {
+  profiles = parseSmsProfiles(process.env.SMS_PROFILES);
+} catch (error) {
+  console.error(`sms-outbox demo: SMS_PROFILES: ${(error as Error).message}`);
+  process.exit(1);
+}
+const profileCodes = profiles.map((profile) => profile.code);
 const rateLimit = process.env.SMS_RATE_LIMIT === undefined || process.env.SMS_RATE_LIMIT === '' ? undefined : Number(process.env.SMS_RATE_LIMIT);
 
 /** SMS_SIM_OUTCOMES (`delivered:90,expired:10`) as simulator weights; a bad name stops the demo at start. */
@@ -104,16 +114,18 @@ const delivery = await carrier();
 /** Where the demo forwards the MO messages of its profiles: its own /demo/inbound, once it listens. */
 let inboundUrl: string | undefined;
 const sms = createSmsRouter({
-  verifyKey: staticKeys([{ key: apiKey, id: principalId, scopes: ['quick', 'premium'], profiles: ['12345', '22021501'] }]),
+  verifyKey: staticKeys([{ key: apiKey, id: principalId, scopes: ['quick', 'premium'], profiles: profileCodes }]),
   storage,
-  ...(smartEncoding ? { resolveProfile: (code, principal) => (principal.profiles?.includes(code) ? { code, smartEncoding } : null) } : {}),
+  resolveProfile: staticProfiles(profiles.map((profile) => ({ ...profile, owners: [principalId], ...(smartEncoding ? { smartEncoding } : {}) }))),
   ...(credit === undefined ? {} : { credit: { ledger: 'storage' } }),
   delivery,
   // Subscribers' replies to the demo's profiles go to its own receiver below (the port is
   // known once it listens; none is forwarded before).
   inbound: {
-    resolveOwner: (to) =>
-      ['12345', '22021501'].includes(to) ? { principal: { id: principalId, inboundUrl }, profile: { code: to } } : null,
+    resolveOwner: (to) => {
+      const profile = profiles.find(({ code, senders }) => code === to || senders?.includes(to) === true);
+      return profile === undefined ? null : { principal: { id: principalId, inboundUrl }, profile };
+    },
   },
   // A demo: delivery reports may go to this machine, and to nowhere else internal.
   dlr: { allowPrivateAddresses: ['127.0.0.0/8', '::1/128'] },
@@ -210,7 +222,7 @@ server.listen(port, host, () => {
         : `(the key kept in ${keyFile} since the first start on this database; set SMS_API_KEY to choose one)`,
     );
   }
-  console.log('profile codes: 12345, 22021501');
+  console.log(`profile codes: ${describeProfiles(profiles)}`);
 });
 
 async function shutdown(): Promise<void> {

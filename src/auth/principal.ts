@@ -1,6 +1,7 @@
 /**
  * Who is calling: what a key verifier returns for a valid key.
  */
+import type { ReportFormat } from '../dlr/payload.js';
 
 /** What a key may do: send through the quick endpoint, the premium endpoint, or both. */
 export type Scope = 'quick' | 'premium';
@@ -20,6 +21,13 @@ export interface Principal {
   profiles?: readonly string[];
   /** Signs its delivery reports and inbound webhooks (`whsec_...`), overriding the router's `dlr.secret`. */
   callbackSecret?: string;
+  /**
+   * The shape of its delivery reports: `envelope` (the default, the provider's published
+   * webhook, fields under `data`) or `flat` (the same fields at the top level, with `reason`),
+   * for receivers written to read `external_id` and `status` there
+   * (docs/delivery-reports.md#payload). Read when each report is sent.
+   */
+  reportFormat?: ReportFormat;
   /**
    * Where the mobile-originated messages sent to its profiles' codes are forwarded, for the
    * profiles without an `inboundUrl` of their own (docs/inbound.md). Default: none.

@@ -3,6 +3,7 @@
  * SHA-256 digests so the host need not keep the keys themselves in its configuration.
  */
 import * as crypto from 'node:crypto';
+import { REPORT_FORMATS } from '../dlr/payload.js';
 import { signingKey } from '../dlr/sign.js';
 import { assertStringList, describeType } from '../util/adapter-check.js';
 import { assertKnownKeys, assertNumber, assertWeight, nearest } from '../util/known-keys.js';
@@ -22,7 +23,7 @@ export type StaticKey = Principal &
 const sha256Hex = (text: string): string => crypto.hash('sha256', text, 'hex');
 
 /** The fields an entry may have: its key (or digest) and the {@link Principal} fields. */
-const ENTRY_FIELDS = ['key', 'sha256', 'id', 'scopes', 'disabled', 'profiles', 'callbackSecret', 'inboundUrl', 'rateLimit', 'weight', 'maxQueued'] as const;
+const ENTRY_FIELDS = ['key', 'sha256', 'id', 'scopes', 'disabled', 'profiles', 'callbackSecret', 'reportFormat', 'inboundUrl', 'rateLimit', 'weight', 'maxQueued'] as const;
 
 /**
  * A {@link KeyVerifier} over a fixed list of keys.
@@ -93,10 +94,17 @@ function scopeHint(scope: string): string {
   return near === undefined ? '' : ` Did you mean '${near}'?`;
 }
 
+/** Refuses a `reportFormat` other than 'envelope' and 'flat', naming the nearest one (`'flta'` -> `'flat'`). */
+function assertReportFormat(where: string, format: unknown): void {
+  if (typeof format === 'string' && (REPORT_FORMATS as readonly string[]).includes(format)) return;
+  const near = typeof format === 'string' && format !== '' ? nearest(format, REPORT_FORMATS) : undefined;
+  const hint = near === undefined ? '' : ` Did you mean '${near}'?`;
+  throw new OptionError(`${where}: unknown reportFormat ${JSON.stringify(format) ?? String(format)}; the formats are 'envelope' and 'flat'.${hint}`);
+}
 
 /** Checks the optional {@link Principal} fields of an entry; `where` names the entry. */
 function checkPrincipalFields(where: string, principal: Omit<Principal, 'id'>): void {
-  const { scopes, disabled, profiles, callbackSecret, inboundUrl, rateLimit, weight, maxQueued } = principal;
+  const { scopes, disabled, profiles, callbackSecret, reportFormat, inboundUrl, rateLimit, weight, maxQueued } = principal;
   if (inboundUrl !== undefined) assertInboundUrl(where, inboundUrl);
   if (scopes !== undefined) {
     if (!Array.isArray(scopes)) {
@@ -123,6 +131,7 @@ function checkPrincipalFields(where: string, principal: Omit<Principal, 'id'>): 
       throw new OptionError(`${where}: callbackSecret: ${(error as Error).message}`);
     }
   }
+  if (reportFormat !== undefined) assertReportFormat(where, reportFormat);
   // An integer >= 0, as the request limiter reads it; anything else would fail each request.
   if (rateLimit !== undefined) assertNumber(`${where}: rateLimit`, rateLimit, 0);
   if (weight !== undefined) assertWeight(`${where}: weight`, weight);

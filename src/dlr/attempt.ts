@@ -7,6 +7,7 @@ import type { Emit } from '../observe/events.js';
 import type { CallbackAttempt, CallbackState, Storage } from '../storage/contract.js';
 import { callbackUrlProblem } from './address-guard.js';
 import type { DlrConfig } from './options.js';
+import type { ReportFormatOf } from './payload.js';
 import type { CallbackSender, PostResult } from './post.js';
 import { nextAttemptDelay, verdictOf } from './schedule.js';
 import { signWebhook } from './sign.js';
@@ -22,6 +23,8 @@ export interface ReportAttemptDeps {
   now: () => number;
   /** Random numbers in [0, 1) for the retry schedule's jitter. */
   random: () => number;
+  /** The format of a principal's delivery reports. */
+  reportFormat: ReportFormatOf;
 }
 
 /** The result of an attempt that was refused before anything was sent. */
@@ -42,7 +45,7 @@ function afterAttempt(attempt: number, record: CallbackAttempt): CallbackState {
 
 /** Returns the function that makes one attempt of a due webhook. The attempt never rejects. */
 export function reportAttempt(deps: ReportAttemptDeps): (due: Webhook) => Promise<void> {
-  const { storage, emit, config, sender, now, random } = deps;
+  const { storage, emit, config, sender, now, random, reportFormat } = deps;
 
   /**
    * Signs and posts one report. `hopeless` marks a failure no retry can mend: a URL wrong
@@ -51,7 +54,7 @@ export function reportAttempt(deps: ReportAttemptDeps): (due: Webhook) => Promis
   const post = async (due: Webhook, url: string): Promise<{ result: PostResult; hopeless: boolean }> => {
     const urlProblem = callbackUrlProblem(url, config.allowance);
     if (urlProblem !== null) return { result: unsent(`blocked: callback URL ${urlProblem}`), hopeless: true };
-    const body = webhookBody(due);
+    const body = webhookBody(due, reportFormat);
     const secret = webhookSecret(due) ?? config.secret;
     let headers: Record<string, string> | undefined;
     if (secret !== null) {

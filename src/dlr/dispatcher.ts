@@ -29,6 +29,7 @@ import type { InsertLease, Storage } from '../storage/contract.js';
 import { reportAttempt } from './attempt.js';
 import { HostLanes, type ClaimedReport } from './host-lanes.js';
 import type { DlrConfig } from './options.js';
+import type { ReportFormatOf } from './payload.js';
 import { CallbackSender } from './post.js';
 import { isInbound, type Webhook } from './webhook.js';
 
@@ -40,6 +41,9 @@ const MAX_CLAIMS_PER_POLL = 16;
  * hosts' reports are claimed meanwhile, and it is claimed again soon, not after a lease.
  */
 const DEFER_MS = 1_000;
+
+/** The report format when the router says none. */
+const envelopeForAll: ReportFormatOf = () => 'envelope';
 
 /** Reports held (running or queued) per unit of `concurrency`: bounds memory. */
 const HELD_PER_SLOT = 16;
@@ -58,6 +62,8 @@ export interface CallbackDispatcherOptions {
   now?: () => number;
   /** Random numbers in [0, 1) for jitter; default `Math.random`. */
   random?: () => number;
+  /** The format of a principal's delivery reports; default: the envelope for everyone. */
+  reportFormat?: ReportFormatOf;
 }
 
 /**
@@ -98,6 +104,7 @@ export class CallbackDispatcher implements WebhookHandOff {
     const capacity = HELD_PER_SLOT * config.concurrency;
     const attempt = reportAttempt({
       storage, emit: this.#emit, config, sender: this.#sender, now: this.#now, random: options.random ?? Math.random,
+      reportFormat: options.reportFormat ?? envelopeForAll,
     });
     this.#lanes = new HostLanes({ ...config, capacity }, attempt, this.#now);
     this.#loop = new ClaimLoop<Webhook>({

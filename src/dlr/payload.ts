@@ -1,6 +1,8 @@
 /**
- * The delivery report body: the provider's published webhook shape
- * (docs/delivery-reports.md#payload).
+ * The delivery report body, in the two formats a principal may choose (`reportFormat`): the
+ * provider's published webhook shape (`envelope`, the default) and the same fields at the
+ * top level (`flat`), for receivers written to read `external_id`, `status` and `reason`
+ * there (docs/delivery-reports.md#payload).
  */
 import type { MessageState, StatusReason } from '../lifecycle/states.js';
 import type { MessageRecord } from '../storage/contract.js';
@@ -61,4 +63,35 @@ export function buildDlrPayload(uid: string, message: MessageRecord): DlrPayload
     created_at: String(Math.floor(message.updatedAt / 1000)),
     data,
   };
+}
+
+/** How a principal's delivery reports are shaped: {@link DlrPayload} or {@link FlatDlrPayload}. */
+export type ReportFormat = 'envelope' | 'flat';
+
+/** The report format of the principal of id `principalId`, when its report is built. */
+export type ReportFormatOf = (principalId: string) => ReportFormat;
+
+/** The report formats, the default first. */
+export const REPORT_FORMATS: readonly ReportFormat[] = ['envelope', 'flat'];
+
+/**
+ * A delivery report in the `flat` format: the envelope's fields with those of its `data` at
+ * the top level, and `reason`, the human-readable reason under the name such receivers read.
+ */
+export type FlatDlrPayload = Omit<DlrPayload, 'data'> &
+  DlrData & {
+    /** The same text as `status_description`. */
+    reason: string | null;
+  };
+
+/**
+ * Builds the report on `message` with id `uid` in `format`: the same report, `data` lifted
+ * to the top level for `flat`. Its `uid` and `created_at` are the same on every retry in
+ * either format.
+ */
+export function buildReport(uid: string, message: MessageRecord, format: ReportFormat): DlrPayload | FlatDlrPayload {
+  const envelope = buildDlrPayload(uid, message);
+  if (format === 'envelope') return envelope;
+  const { data, ...top } = envelope;
+  return { ...top, ...data, reason: data.status_description };
 }

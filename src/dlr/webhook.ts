@@ -5,7 +5,7 @@
  * is recorded) is read from the webhook here.
  */
 import type { DueCallback, DueInbound, InboundRecord } from '../storage/contract.js';
-import { buildDlrPayload } from './payload.js';
+import { buildReport, type ReportFormatOf } from './payload.js';
 
 /** An inbound message's webhook, claimed or handed over. */
 export interface InboundWebhook extends DueInbound {
@@ -80,9 +80,11 @@ export function webhookSecret(webhook: Webhook): string | null {
   return isInbound(webhook) ? webhook.inbound.callbackSecret : webhook.message.callbackSecret;
 }
 
-/** The body of `webhook`. */
-export function webhookBody(webhook: Webhook): string {
-  return JSON.stringify(isInbound(webhook) ? buildInboundPayload(webhook.uid, webhook.inbound) : buildDlrPayload(webhook.uid, webhook.message));
+/** The body of `webhook`; a delivery report in the format of its message's principal (`formatOf`). */
+export function webhookBody(webhook: Webhook, formatOf: ReportFormatOf): string {
+  if (isInbound(webhook)) return JSON.stringify(buildInboundPayload(webhook.uid, webhook.inbound));
+  const { message } = webhook;
+  return JSON.stringify(buildReport(webhook.uid, message, formatOf(message.principalId)));
 }
 
 /** The ref of the message `webhook` is about, for `error` events. */

@@ -2,7 +2,7 @@
  * The OpenAPI document's component schemas: the request bodies (the validators' own JSON
  * Schemas, from `http/schemas.ts`, so the document states exactly what the router
  * accepts), the accepted-message answers, a message's status, the error body and the
- * delivery report.
+ * delivery report in its two formats.
  *
  * @module
  */
@@ -15,6 +15,12 @@ import { ref, type Schema } from './refs.js';
 const STATES = [...PENDING_STATES, ...TERMINAL_STATES];
 const REASONS = Object.keys(STATUS_DESCRIPTIONS);
 const REASON_LIST = REASONS.map((reason) => `\`${reason}\``).join(', ');
+
+/** The fields every delivery report has outside `data`, in either format. */
+const REPORT_TOP_FIELDS = ['uid', 'actor_type', 'event_type', 'created_at'];
+
+/** The fields of a delivery report's `data` that are always there (`message_id` is not). */
+const REPORT_DATA_FIELDS = ['external_id', 'message_ref', 'recipient', 'status', 'status_reason', 'status_description', 'sms_count'];
 
 /** A `message_ref`: the UUID (version 7, so refs sort by creation) the service assigned. */
 const MESSAGE_REF = { type: 'string', format: 'uuid' };
@@ -47,6 +53,23 @@ function acceptedItem(reference: string, recipient: string): Schema {
 /** `components.schemas`, with the request bounds of `limits`. */
 export function componentSchemas(limits: Required<LimitOptions>): Record<string, Schema> {
   const reason = { type: ['string', 'null'], enum: [...REASONS, null] };
+  // A delivery report's fields, shared by its two formats (`data` nested, or at the top).
+  const reportTop = {
+    uid: { type: 'string', description: 'The report\u2019s id, the same on every retry (and the `webhook-id` header): dedup on it.' },
+    actor_type: { const: 'system' },
+    event_type: { const: 'sms_delivery_status' },
+    created_at: { type: 'string', pattern: '^[0-9]+$', description: 'When the message reached its state, unix seconds.' },
+  };
+  const reportData = {
+    external_id: { type: 'string', description: 'The caller\u2019s reference, whichever field name it used.' },
+    message_id: { type: 'string', description: 'The reference again, only when the caller sent it as `message_id`.' },
+    message_ref: MESSAGE_REF,
+    recipient: { type: 'string' },
+    status: { type: 'string', enum: [...TERMINAL_STATES] },
+    status_reason: reason,
+    status_description: { type: ['string', 'null'] },
+    sms_count: { type: 'integer', minimum: 1 },
+  };
   return {
     QuickSendRequest: { ...quickSendSchema(limits), description: 'Quick send: one item per message.' },
     PremiumMessagesRequest: {
@@ -145,26 +168,22 @@ export function componentSchemas(limits: Required<LimitOptions>): Record<string,
     },
     DeliveryReport: {
       type: 'object',
-      required: ['uid', 'actor_type', 'event_type', 'created_at', 'data'],
+      description: 'The `envelope` report format (the default): the provider\u2019s published webhook shape.',
+      required: [...REPORT_TOP_FIELDS, 'data'],
       properties: {
-        uid: { type: 'string', description: 'The report\u2019s id, the same on every retry (and the `webhook-id` header): dedup on it.' },
-        actor_type: { const: 'system' },
-        event_type: { const: 'sms_delivery_status' },
-        created_at: { type: 'string', pattern: '^[0-9]+$', description: 'When the message reached its state, unix seconds.' },
-        data: {
-          type: 'object',
-          required: ['external_id', 'message_ref', 'recipient', 'status', 'status_reason', 'status_description', 'sms_count'],
-          properties: {
-            external_id: { type: 'string', description: 'The caller\u2019s reference, whichever field name it used.' },
-            message_id: { type: 'string', description: 'The reference again, only when the caller sent it as `message_id`.' },
-            message_ref: MESSAGE_REF,
-            recipient: { type: 'string' },
-            status: { type: 'string', enum: [...TERMINAL_STATES] },
-            status_reason: reason,
-            status_description: { type: ['string', 'null'] },
-            sms_count: { type: 'integer', minimum: 1 },
-          },
-        },
+        ...reportTop,
+        data: { type: 'object', required: REPORT_DATA_FIELDS, properties: reportData },
+      },
+    },
+    FlatDeliveryReport: {
+      type: 'object',
+      description:
+        'The `flat` report format (a principal\u2019s `reportFormat: \'flat\'`): the envelope\u2019s fields with those of its `data` at the top level, and `reason`.',
+      required: [...REPORT_TOP_FIELDS, ...REPORT_DATA_FIELDS, 'reason'],
+      properties: {
+        ...reportTop,
+        ...reportData,
+        reason: { type: ['string', 'null'], description: 'The same text as `status_description`, under the name such receivers read.' },
       },
     },
     InboundMessage: {

@@ -39,13 +39,15 @@ export const WEBHOOKS = {
       description:
         'Sent once a message reaches a terminal state. Any 2xx answer ends it; anything else is retried on a ' +
         'schedule that spans hours, with the same `uid`, so delivery is at-least-once. Redirects are not followed. ' +
-        'When a secret is configured the report is signed by the Standard Webhooks scheme.',
+        'When a secret is configured the report is signed by the Standard Webhooks scheme. The body is in its ' +
+        'principal\u2019s `reportFormat`: the `envelope` (the default, the provider\u2019s published shape) or `flat` ' +
+        '(the same fields at the top level, with `reason`); either is signed as sent.',
       security: [],
       parameters: signatureHeaders('report'),
       requestBody: {
         required: true,
         content: json({
-          schema: ref('schemas', 'DeliveryReport'),
+          schema: { oneOf: [ref('schemas', 'DeliveryReport'), ref('schemas', 'FlatDeliveryReport')] },
           examples: {
             delivered: {
               value: {
@@ -62,6 +64,23 @@ export const WEBHOOKS = {
                   status_description: STATUS_DESCRIPTIONS.delivered_to_terminal,
                   sms_count: 1,
                 },
+              },
+            },
+            flat: {
+              summary: 'The same report for a principal with `reportFormat: \'flat\'`',
+              value: {
+                uid: '0b8f7c1e-2d4a-4f5b-8c6d-7e9f0a1b2c3d',
+                actor_type: 'system',
+                event_type: 'sms_delivery_status',
+                created_at: '1594868435',
+                external_id: 'abc-1',
+                message_ref: EXAMPLE_REF,
+                recipient: '254712345678',
+                status: 'delivered',
+                status_reason: 'delivered_to_terminal',
+                status_description: STATUS_DESCRIPTIONS.delivered_to_terminal,
+                sms_count: 1,
+                reason: STATUS_DESCRIPTIONS.delivered_to_terminal,
               },
             },
           },

@@ -22,6 +22,7 @@ import { cancelByExternalId, cancelByRef, type CancelDeps } from '../http/cancel
 import { createValidators } from '../http/validate-request.js';
 import { callbackUrlProblem } from '../dlr/address-guard.js';
 import { CallbackDispatcher } from '../dlr/dispatcher.js';
+import { ReportFormats } from '../auth/report-formats.js';
 import { SmsEventEmitter, emitterOf, type SmsEvents } from '../observe/events.js';
 import { attachLogger, unheardErrorWriter } from '../observe/logging.js';
 import { attachMetrics } from '../observe/metrics.js';
@@ -111,7 +112,10 @@ export function createSmsRouter(options: SmsRouterOptions): SmsRouter {
   // One ready() for every path to storage: the start below, and the host's own calls.
   const storageReady = storageReadiness(storage).ready;
 
-  const dispatcher = new CallbackDispatcher({ storage, emit, config: config.dlr, owner: config.instanceId, now });
+  const reportFormats = new ReportFormats(config.verifyKey);
+  const dispatcher = new CallbackDispatcher({
+    storage, emit, config: config.dlr, owner: config.instanceId, now, reportFormat: reportFormats.of,
+  });
   const onTransition = routeTransitions(emit, dispatcher);
   const worker = new SubmitWorker({
     storage, delivery, emit, config: config.worker, owner: config.instanceId, now, onTransition, optedOut: premiumOptOutCheck(storage),
@@ -212,10 +216,12 @@ export function createSmsRouter(options: SmsRouterOptions): SmsRouter {
       handOff: worker, chargeMessages: limiters.chargeMessages, backlog, idempotency, credit, optOuts: quickSendOptOuts,
     });
   const body = parseJsonBody(config.limits.maxBodyBytes);
+  // The key check notes the report format of principals a host's own verifier returns.
+  const verifyKey = reportFormats.watching(config.verifyKey);
   // The admission stage of every endpoint, one Express layer: wait for the start (once it
   // succeeded, go on at once), then the rate limits around the key check.
   const admit = (scope: 'quick' | 'premium' | null): RequestHandler => {
-    const check = limiters.around(authenticate(config.verifyKey, scope));
+    const check = limiters.around(authenticate(verifyKey, scope));
     return (req, res, next) => {
       if (running) check(req, res, next);
       else settle(start(), () => check(req, res, next), next);

@@ -55,6 +55,17 @@ describe('staticKeys refuses at construction', () => {
     expect(keys([{ key: 'a', id: 'x', rateLimit: 1.5 }])).toThrow(/rateLimit must be an integer >= 0/);
   });
 
+  it('a reportFormat other than envelope or flat, with a hint', async () => {
+    expect(keys([{ key: 'a', id: 'x', reportFormat: 'flta' }])).toThrow(
+      `staticKeys: entry 0 ("x"): unknown reportFormat "flta"; the formats are 'envelope' and 'flat'. Did you mean 'flat'?`,
+    );
+    expect(keys([{ key: 'a', id: 'x', reportFormat: 'json' }])).toThrow(/unknown reportFormat "json"; the formats are 'envelope' and 'flat'\.$/);
+    expect(keys([{ key: 'a', id: 'x', reportFormat: true }])).toThrow(/unknown reportFormat true/);
+    expect(keys([{ key: 'a', id: 'x', reportformat: 'flat' }])).toThrow('Did you mean `reportFormat`?');
+    const verify = staticKeys([{ key: 'a', id: 'acme', reportFormat: 'flat' }, { key: 'b', id: 'beta', reportFormat: 'envelope' }]);
+    expect(await verify('a')).toMatchObject({ id: 'acme', reportFormat: 'flat' });
+  });
+
   it('a misspelt field, with a hint, and fields of the wrong type', async () => {
     expect(keys([{ key: 'a', id: 'x', profile: ['1'] }])).toThrow('staticKeys: entry 0: unknown option `profile`. Did you mean `profiles`?');
     // A string would match substrings: '12345'.includes('123').

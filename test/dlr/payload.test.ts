@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { buildDlrPayload } from '../../src/dlr/payload.js';
+import { buildDlrPayload, buildReport } from '../../src/dlr/payload.js';
 import type { MessageRecord } from '../../src/storage/contract.js';
 import { newMessage } from './helpers.js';
 
@@ -60,5 +60,34 @@ describe('buildDlrPayload', () => {
       terminal({ state: 'undelivered', statusReason: 'absent_subscriber', statusDescription: 'Subscriber absent or unreachable' }),
     );
     expect(payload.data).toMatchObject({ status: 'undelivered', status_reason: 'absent_subscriber' });
+  });
+});
+
+describe('buildReport', () => {
+  it('is the envelope for the envelope format', () => {
+    expect(buildReport('uid-1', terminal(), 'envelope')).toEqual(buildDlrPayload('uid-1', terminal()));
+  });
+
+  it('lifts data to the top level for the flat format, with reason, message_id included', () => {
+    const flat = buildReport(
+      'uid-5',
+      terminal({ state: 'undelivered', statusReason: 'absent_subscriber', statusDescription: 'Subscriber absent or unreachable', referenceField: 'message_id', externalId: 'm-9' }),
+      'flat',
+    );
+    expect(JSON.parse(JSON.stringify(flat))).toEqual({
+      uid: 'uid-5',
+      actor_type: 'system',
+      event_type: 'sms_delivery_status',
+      created_at: '1594868435',
+      external_id: 'm-9',
+      message_id: 'm-9',
+      message_ref: 'ref-1',
+      recipient: '254712345678',
+      status: 'undelivered',
+      status_reason: 'absent_subscriber',
+      status_description: 'Subscriber absent or unreachable',
+      reason: 'Subscriber absent or unreachable',
+      sms_count: 2,
+    });
   });
 });

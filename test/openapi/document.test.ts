@@ -5,7 +5,7 @@
 import { compileErrors } from '@readme/openapi-parser';
 import { describe, expect, it } from 'vitest';
 import { buildOpenApiDocument, ERRORS, type OpenApiDocument } from '../../src/index.js';
-import { buildDlrPayload } from '../../src/dlr/payload.js';
+import { buildDlrPayload, buildReport } from '../../src/dlr/payload.js';
 import { buildInboundPayload } from '../../src/dlr/webhook.js';
 import { premiumListSchema, premiumMessagesSchema, quickSendSchema } from '../../src/http/schemas.js';
 import { createValidators } from '../../src/http/validate-request.js';
@@ -181,6 +181,9 @@ describe('buildOpenApiDocument', () => {
     const payload = buildDlrPayload('uid-1', base);
     expect(schema(payload), JSON.stringify(schema.errors)).toBe(true);
     expect(schema({ ...payload, data: { ...payload.data, status: 'queued' } })).toBe(false);
+    const flat = buildReport('uid-1', base, 'flat');
+    expect(schema(flat), JSON.stringify(schema.errors)).toBe(true);
+    expect(schema({ ...flat, status: 'queued' })).toBe(false);
     for (const example of Object.values<Json>(hook.requestBody.content['application/json'].examples)) {
       expect(schema(example.value)).toBe(true);
     }
