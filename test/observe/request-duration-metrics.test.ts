@@ -21,11 +21,18 @@ interface Series {
   count: number;
 }
 
+/** One sample of the histogram; prom-client's JSON names each (`_bucket`, `_sum`, `_count`), its type does not say so. */
+type Sample = client.MetricValue<string> & { metricName?: string };
+
+/** The histogram's samples (none when it is not registered) and its type. */
+async function histogram(registry: client.Registry): Promise<{ type: string | undefined; values: Sample[] }> {
+  const metric = (await registry.getMetricsAsJSON()).find((m) => m.name === NAME);
+  return { type: metric?.type === undefined ? undefined : String(metric.type), values: (metric?.values ?? []) as Sample[] };
+}
+
 /** The histogram's series, from its `_count` samples, sorted. */
 async function series(registry: client.Registry): Promise<Series[]> {
-  const metric = (await registry.getMetricsAsJSON()).find((m) => m.name === NAME);
-  if (metric === undefined) return [];
-  return metric.values
+  return (await histogram(registry)).values
     .filter((v) => v.metricName === `${NAME}_count`)
     .map((v) => ({
       method: String(v.labels.http_request_method),
@@ -82,7 +89,7 @@ describe('the request duration histogram', () => {
     await eventually(async () => total(await series(registry)) >= 1);
     expect(await series(registry)).toEqual([{ method: 'GET', route: '/api/outbox/openapi.json', status: '200', count: 1 }]);
 
-    const metric = (await registry.getMetricsAsJSON()).find((m) => m.name === NAME)!;
+    const metric = await histogram(registry);
     expect(metric.type).toBe('histogram');
     const bounds = metric.values.filter((v) => v.metricName === `${NAME}_bucket`).map((v) => v.labels.le);
     expect(bounds).toEqual([0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10, '+Inf']);
