@@ -70,7 +70,7 @@ export {
   type EventErrorCode,
   type OptionErrorCode,
 } from './errors.js';
-export { buildOpenApiDocument, type OpenApiDocument, type OpenApiDocumentOptions } from './openapi/document.js';
+export { buildOpenApiDocument, type OpenApiContact, type OpenApiDocument, type OpenApiDocumentOptions } from './openapi/document.js';
 export type { OpenApiOptions } from './openapi/options.js';
 export type { SmsLogger, LogMethod } from './observe/options.js';
 export type { MetricsOptions, PromClient, PromRegistry, PromCounter, PromHistogram, PromGauge, PromMetricConfig } from './observe/options.js';

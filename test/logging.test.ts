@@ -5,6 +5,8 @@ import request from 'supertest';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createSmsRouter, type SmsLogger } from '../src/index.js';
 import { SmppDelivery } from '../src/smpp.js';
+import { SmsEventEmitter } from '../src/observe/events.js';
+import { attachLogger } from '../src/observe/logging.js';
 import { createGateway, KEY, testKeys, type TestGateway } from './helpers/gateway.js';
 import { eventually } from './helpers/poll.js';
 import { startReceiver, type Receiver } from './dlr/helpers.js';
@@ -73,16 +75,21 @@ describe('logger option', () => {
     expect(events(logger.lines)).toEqual(['storage.ready', 'carrier.connection', 'message.status']);
   });
 
-  it('logs a rejected request at info and an unexpected error at error', async () => {
+  it('logs a rejected request at debug, never at info, and an unexpected error at error', async () => {
     const logger = fakeLogger();
     gateway = createGateway({ logger });
     const refused = await request(gateway.app).post('/api/outbox/create').set('X-API-Key', 'wrong').send({});
     expect(refused.status).toBe(401);
+    await request(gateway.app).get('/api/outbox/delivery-status/nope').set('X-API-Key', KEY).expect(404);
     expect(logger.lines).toContainEqual({
-      level: 'info',
+      level: 'debug',
       obj: expect.objectContaining({ event: 'request.rejected', status: 401, details: 'Invalid API key', endpoint: 'quick' }),
       msg: 'request rejected: 401',
     });
+    expect(logger.lines.filter((l) => l.obj.event === 'request.rejected').map((l) => [l.level, l.obj.status])).toEqual([
+      ['debug', 401],
+      ['debug', 404],
+    ]);
     const boom = new Error('listener boom');
     gateway.sms.on('message.accepted', () => {
       throw boom;
@@ -93,6 +100,21 @@ describe('logger option', () => {
       obj: expect.objectContaining({ event: 'error', source: 'listener', err: boom }),
       msg: 'sms-outbox listener error',
     });
+  });
+
+  it('logs a refusal for the gateway’s own state (503, the backlog full) at warn, and drops 4xx lines without debug', () => {
+    for (const withDebug of [true, false]) {
+      const logger = fakeLogger(withDebug);
+      const events = new SmsEventEmitter();
+      attachLogger(events, logger);
+      const rejected = { endpoint: 'quick', principalId: 'acme', ip: '10.0.0.1' } as const;
+      events.emit('request.rejected', { ...rejected, status: 429, details: 'Too many requests' });
+      events.emit('request.rejected', { ...rejected, status: 503, details: 'The gateway has too many queued messages' });
+      expect(logger.lines.map((l) => [l.level, l.obj.status, l.msg])).toEqual([
+        ...(withDebug ? [['debug', 429, 'request rejected: 429']] : []),
+        ['warn', 503, 'request refused: 503'],
+      ]);
+    }
   });
 
   it('logs a delivery report that failed at warn, without the query string of its URL', async () => {

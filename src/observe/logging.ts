@@ -127,12 +127,15 @@ export function attachLogger(events: SmsEventEmitter, logger: SmsLogger): Attach
   );
   on('subscriber.opted_out', (e) => info({ event: 'subscriber.opted_out', shortCode: e.shortCode, source: e.source }, 'subscriber opted out'));
   on('subscriber.opted_in', (e) => info({ event: 'subscriber.opted_in', shortCode: e.shortCode, source: e.source }, 'subscriber opted in'));
-  on('request.rejected', (e) =>
-    info(
-      { event: 'request.rejected', status: e.status, details: e.details, endpoint: e.endpoint, principalId: e.principalId, ip: e.ip, ...reqId(e.requestId) },
-      `request rejected: ${e.status}`,
-    ),
-  );
+  // A 4xx is the client's mistake, not the operator's: a line each at info would let one
+  // misconfigured client, or a burst of bad keys, flood the host's logs. Its rate is
+  // `sms_outbox_requests_rejected_total`, the place for an alert. A refusal for the
+  // gateway's own state (503: the backlog is full) is the operator's to act on.
+  on('request.rejected', (e) => {
+    const line = { event: 'request.rejected', status: e.status, details: e.details, endpoint: e.endpoint, principalId: e.principalId, ip: e.ip, ...reqId(e.requestId) };
+    if (e.status >= 500) warn(line, `request refused: ${e.status}`);
+    else debug?.(line, `request rejected: ${e.status}`);
+  });
   // An outage is one error line, its retries debug lines, and the way back one info line.
   on('carrier.connection', (c) => {
     const line = { event: 'carrier.connection', ...(c.route === undefined ? {} : { route: c.route }), bind: c.bind, state: c.state };

@@ -63,7 +63,7 @@ const DLR_DURATION_BUCKETS = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 
  * router on the same registry (or one rebuilt in tests) then adds to the same series
  * instead of prom-client throwing "already registered".
  */
-function metric<M extends PromCounter | PromHistogram | PromGauge>(
+export function metric<M extends PromCounter | PromHistogram | PromGauge>(
   registry: PromRegistry,
   config: PromMetricConfig,
   kind: new (config: PromMetricConfig) => M,

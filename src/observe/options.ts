@@ -14,13 +14,13 @@ export type LogMethod = (obj: Record<string, unknown>, msg: string) => void;
  * `console` work too). Without `debug`, debug-level lines are dropped.
  */
 export interface SmsLogger {
-  /** Terminal states, inbound messages, rejected requests; storage ready, carrier bound (again). */
+  /** Terminal states, inbound messages; storage ready, carrier bound (again). */
   info: LogMethod;
-  /** Delivery reports that failed, carrier errors that will be retried. */
+  /** Delivery reports that failed, carrier errors that will be retried, requests refused with a 503 (the backlog full). */
   warn: LogMethod;
   /** The `error` event: failures no client was told about; a carrier outage, once. */
   error: LogMethod;
-  /** Each message accepted, submitted and its non-terminal changes; reports sent; each failed reconnect. */
+  /** Each message accepted, submitted and its non-terminal changes; reports sent; each failed reconnect; requests rejected with a 4xx. */
   debug?: LogMethod;
 }
 

@@ -9,7 +9,7 @@
  */
 import { LIMIT_DEFAULTS, type LimitOptions } from '../http/options.js';
 import type { RateLimitHeaders } from '../http/rate-limit/options.js';
-import { apiPaths } from './paths.js';
+import { apiPaths, TAGS } from './paths.js';
 import { componentResponses } from './responses.js';
 import { componentSchemas } from './schemas.js';
 import { WEBHOOKS } from './webhooks.js';
@@ -30,8 +30,8 @@ export interface OpenApiDocumentOptions {
    * Default `/`: the origin the document was fetched from.
    */
   serverUrl?: string;
-  /** Overrides of the `info` object (title, version, description). */
-  info?: { title?: string; version?: string; description?: string };
+  /** Overrides of the `info` object (title, version, description, contact). */
+  info?: { title?: string; version?: string; description?: string; contact?: OpenApiContact };
   /**
    * The router's `rateLimit.headers`: with `'always'` every answer given after
    * authentication may carry the `RateLimit` headers, and the document says so. Default
@@ -40,14 +40,32 @@ export interface OpenApiDocumentOptions {
   rateLimitHeaders?: RateLimitHeaders;
 }
 
+/** Who a client of the API asks about it: the document's `info.contact`. */
+export interface OpenApiContact {
+  /** A person or team. */
+  name?: string;
+  /** A page (an absolute URL). */
+  url?: string;
+  /** An email address. */
+  email?: string;
+}
+
+/**
+ * The default `info.contact`: the document describes the operator's gateway, whose contact
+ * the package cannot know, so it points a client to whoever issued its key.
+ */
+export const DEFAULT_CONTACT: OpenApiContact = { name: 'The operator of this gateway, who issued your API key' };
+
 /** An OpenAPI 3.1 document, as plain JSON-serialisable data. */
 export interface OpenApiDocument {
   /** Always `3.1.0`. */
   openapi: '3.1.0';
-  /** Title, version, description and license. */
-  info: { title: string; version: string; description?: string; license: { name: string; identifier: string } };
+  /** Title, version, description, contact and license. */
+  info: { title: string; version: string; description?: string; contact: OpenApiContact; license: { name: string; identifier: string } };
   /** The server: `serverUrl`, or `/` (the document's own origin). */
   servers: { url: string; description: string }[];
+  /** The tags the operations are grouped under: `Send`, `Status`, `Cancel`. */
+  tags: { name: string; description: string }[];
   /** The default security requirement (the API key). */
   security: Record<string, string[]>[];
   /** The four endpoints. */
@@ -84,6 +102,7 @@ export function buildOpenApiDocument(options: OpenApiDocumentOptions = {}): Open
         'Send SMS through the quick and premium endpoints, query delivery status, and receive delivery reports. ' +
           `Numbers are digits in international format, country code first, no plus sign. A message may need at most ${limits.maxSegments} SMS units; ` +
           `a request may carry at most ${limits.maxMessagesPerRequest} messages and ${limits.maxBodyBytes} bytes.`,
+      contact: options.info?.contact ?? DEFAULT_CONTACT,
       license: { name: 'MIT', identifier: 'MIT' },
     },
     servers: [
@@ -92,6 +111,7 @@ export function buildOpenApiDocument(options: OpenApiDocumentOptions = {}): Open
         description: serverUrl === '/' ? 'The host this document was fetched from.' : 'The SMS gateway.',
       },
     ],
+    tags: [...TAGS],
     security: [{ ApiKey: [] }],
     paths: apiPaths(basePath, rateLimit),
     webhooks: WEBHOOKS,

@@ -19,7 +19,7 @@ export interface OpenApiOptions {
    * Default `/`, the origin the document was fetched from.
    */
   serverUrl?: string;
-  /** Overrides of the document's `info`: `title`, `version`, `description`. */
+  /** Overrides of the document's `info`: `title`, `version`, `description`, `contact` (`{ name?, url?, email? }`). */
   info?: OpenApiDocumentOptions['info'];
 }
 
@@ -53,8 +53,18 @@ function assertServerUrl(url: unknown): asserts url is string {
 function assertInfo(info: unknown): asserts info is OpenApiOptions['info'] {
   const where = `${WHERE}.info`;
   if (typeof info !== 'object' || info === null) throw new OptionError(`${where} must be an object, got ${describeType(info)}`);
-  assertKnownKeys(where, info, ['title', 'version', 'description']);
-  for (const [key, value] of Object.entries(info)) {
+  assertKnownKeys(where, info, ['title', 'version', 'description', 'contact']);
+  const { contact, ...texts } = info as Record<string, unknown>;
+  assertTexts(where, texts);
+  if (contact === undefined) return;
+  if (typeof contact !== 'object' || contact === null) throw new OptionError(`${where}.contact must be an object, got ${describeType(contact)}`);
+  assertKnownKeys(`${where}.contact`, contact, ['name', 'url', 'email']);
+  assertTexts(`${where}.contact`, contact as Record<string, unknown>);
+}
+
+/** Throws unless each value of `fields` is absent or a non-empty string. */
+function assertTexts(where: string, fields: Record<string, unknown>): void {
+  for (const [key, value] of Object.entries(fields)) {
     if (value !== undefined && (typeof value !== 'string' || value === '')) {
       throw new OptionError(`${where}.${key} must be a non-empty string, got ${describeType(value)}`);
     }
@@ -85,6 +95,8 @@ export function resolveOpenApiOptions(
   return {
     ...base,
     ...(given.serverUrl === undefined ? {} : { serverUrl: given.serverUrl }),
-    ...(given.info === undefined ? {} : { info: { ...given.info } }),
+    ...(given.info === undefined
+      ? {}
+      : { info: { ...given.info, ...(given.info.contact === undefined ? {} : { contact: { ...given.info.contact } }) } }),
   };
 }

@@ -149,7 +149,13 @@ const MESSAGE_REF_PARAMETER: Schema = {
 };
 
 /** The query parameter of the endpoints about the messages of one reference. */
-const EXTERNAL_ID_PARAMETER: Schema = { name: 'external_id', in: 'query', required: true, schema: { type: 'string', minLength: 1 } };
+const EXTERNAL_ID_PARAMETER: Schema = {
+  name: 'external_id',
+  in: 'query',
+  required: true,
+  description: 'The `external_id` (or premium `message_id`) the caller sent with its messages.',
+  schema: { type: 'string', minLength: 1 },
+};
 
 /** The 200 answer of both cancel endpoints. */
 const CANCELLED_ANSWER = { description: 'What was cancelled, and what had already gone.', schema: ref('schemas', 'CancelResult') };
@@ -179,6 +185,23 @@ function statusOperation(endpoint: StatusEndpoint, pacing: Record<string, unknow
     },
   };
 }
+
+/** The document's tags, declared at its top level: each operation is under one. */
+export const TAGS = [
+  { name: 'Send', description: 'Store messages for sending; each later reaches one terminal state, reported to its `dlr_callback_url`.' },
+  { name: 'Status', description: 'Read the state of the caller’s own messages.' },
+  { name: 'Cancel', description: 'Stop the caller’s own messages that have not gone to the carrier yet.' },
+] as const;
+
+/** The tag of each operation, by its operation id. */
+const TAG_OF: Record<OperationId, (typeof TAGS)[number]['name']> = {
+  quickSend: 'Send',
+  premiumSend: 'Send',
+  getDeliveryStatus: 'Status',
+  findByExternalId: 'Status',
+  cancelMessage: 'Cancel',
+  cancelByExternalId: 'Cancel',
+};
 
 /** How each route of `ENDPOINTS` is described, by its operation id: its operation, given the pacing headers. */
 const OPERATIONS: Record<OperationId, (pacing: Record<string, unknown>) => Record<string, unknown>> = {
@@ -214,6 +237,9 @@ const OPERATIONS: Record<OperationId, (pacing: Record<string, unknown>) => Recor
     statusOperation(
       {
         summary: 'Status of one of the caller\u2019s messages',
+        description:
+          'The message\u2019s state (its reason once terminal), its SMS units and submit attempts, and when it was ' +
+          'accepted and last changed. A ref of another caller\u2019s message answers 404, as one that does not exist.',
         parameter: MESSAGE_REF_PARAMETER,
         ok: { description: 'The message.', schema: ref('schemas', 'MessageStatus') },
         errors: { '404': ref('responses', 'NotFound') },
@@ -224,6 +250,9 @@ const OPERATIONS: Record<OperationId, (pacing: Record<string, unknown>) => Recor
     statusOperation(
       {
         summary: 'The caller\u2019s messages with one reference, newest first (at most 100)',
+        description:
+          'Finds messages by the `external_id` (or premium `message_id`) the caller sent with them, for a client that ' +
+          'lost the `message_ref` a send answered. Only the caller\u2019s own messages are searched.',
         parameter: EXTERNAL_ID_PARAMETER,
         ok: { description: 'The matches; an empty array when there are none.', schema: { type: 'array', items: ref('schemas', 'MessageStatus') } },
         errors: { '422': ref('responses', 'Unprocessable') },
@@ -248,6 +277,9 @@ const OPERATIONS: Record<OperationId, (pacing: Record<string, unknown>) => Recor
     statusOperation(
       {
         summary: 'Cancel the caller\u2019s messages with one reference that have not gone yet (the newest 1000)',
+        description:
+          'Cancels, as the cancel by ref does, each of the caller\u2019s messages sent with this `external_id` (or premium ' +
+          '`message_id`), the newest 1000; those already gone are named in `not_cancelled`. 404 when the caller has none.',
         parameter: EXTERNAL_ID_PARAMETER,
         ok: CANCELLED_ANSWER,
         errors: { '404': ref('responses', 'NotFound'), '422': ref('responses', 'Unprocessable') },
@@ -267,7 +299,7 @@ export function apiPaths(basePath: string, rateLimit: RateLimitHeaders): Record<
   for (const route of ENDPOINTS) {
     const path = `${basePath}${route.path.replace(/:(\w+)/g, '{$1}')}`;
     paths[path] ??= {};
-    paths[path][route.method.toLowerCase()] = { operationId: route.operationId, ...OPERATIONS[route.operationId](pacing) };
+    paths[path][route.method.toLowerCase()] = { operationId: route.operationId, tags: [TAG_OF[route.operationId]], ...OPERATIONS[route.operationId](pacing) };
   }
   return paths;
 }

@@ -26,6 +26,7 @@ import { ReportFormats } from '../auth/report-formats.js';
 import { SmsEventEmitter, emitterOf, type SmsEvents } from '../observe/events.js';
 import { attachLogger, unheardErrorWriter } from '../observe/logging.js';
 import { attachMetrics } from '../observe/metrics.js';
+import { requestTimer } from '../observe/request-metrics.js';
 import { serveOpenApi } from '../openapi/serve.js';
 import { resolveOptions } from './config.js';
 import { hostCaseRoutes } from './host-case-routes.js';
@@ -248,17 +249,22 @@ export function createSmsRouter(options: SmsRouterOptions): SmsRouter {
   // included, follow the host app's `case sensitive routing` (host-case-routes.ts).
   const base = config.basePath;
   const routes = hostCaseRoutes();
-  if (config.openapi) routes.get(`${base}/openapi.json`, serveOpenApi(config.openapi, base));
+  // With metrics, each of the router's routes (its 405s too) is timed under its template.
+  const timer = config.metrics ? requestTimer(config.metrics) : null;
+  const measured = (path: string, handler: RequestHandler): RequestHandler => (timer === null ? handler : timer(path, handler));
+  const documentPath = `${base}/openapi.json`;
+  if (config.openapi) routes.get(documentPath, measured(documentPath, serveOpenApi(config.openapi, base)));
   // Rate limits sit around authentication: failed attempts per address before it, the
   // per-key request limit after it, so a refused client costs no body parsing.
   for (const route of served) {
     const method = route.method === 'GET' ? 'get' : route.method === 'POST' ? 'post' : 'delete';
-    routes[method](`${base}${route.path}`, chain(admit(route.scope), ...(handlers[route.operationId] ?? [])));
+    const path = `${base}${route.path}`;
+    routes[method](path, measured(path, chain(admit(route.scope), ...(handlers[route.operationId] ?? []))));
   }
   // The router's own paths answer every other method 405 with `Allow` (OPTIONS 204), in
   // its JSON; paths it does not own fall through to the host.
-  if (config.openapi) routes.all(`${base}/openapi.json`, methodNotAllowed(['GET']));
-  for (const [path, methods] of methodsByPath(served)) routes.all(`${base}${path}`, methodNotAllowed(methods));
+  if (config.openapi) routes.all(documentPath, measured(documentPath, methodNotAllowed(['GET'])));
+  for (const [path, methods] of methodsByPath(served)) routes.all(`${base}${path}`, measured(`${base}${path}`, methodNotAllowed(methods)));
   // A carrier that calls back over HTTP: the adapter's own routes, after the API's, with
   // no key check (the adapter proves its carrier itself).
   const carrierRoutes = delivery.routes?.();

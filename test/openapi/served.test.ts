@@ -101,6 +101,8 @@ describe('servers and license', () => {
     const doc = buildOpenApiDocument();
     expect(doc.servers).toEqual([{ url: '/', description: expect.any(String) }]);
     expect(doc.info.license).toEqual({ name: 'MIT', identifier: 'MIT' });
+    // The package cannot know the operator's contact: it points to whoever issued the key.
+    expect(doc.info.contact).toEqual({ name: expect.stringMatching(/issued your API key/) });
     // A trailing slash would double the one each path starts with.
     expect(buildOpenApiDocument({ serverUrl: 'https://sms.example.org/' }).servers[0]!.url).toBe('https://sms.example.org');
   });
@@ -113,10 +115,11 @@ describe('servers and license', () => {
     });
 
     it('takes the server and info from the `openapi` option', async () => {
-      gateway = createGateway({ openapi: { serverUrl: 'https://sms.example.org', info: { title: 'Acme SMS', version: '3.0.0' } } });
+      const contact = { name: 'Acme support', url: 'https://acme.example/support', email: 'sms@acme.example' };
+      gateway = createGateway({ openapi: { serverUrl: 'https://sms.example.org', info: { title: 'Acme SMS', version: '3.0.0', contact } } });
       const doc = (await request(gateway.app).get('/api/outbox/openapi.json')).body as Json;
       expect(doc.servers).toEqual([{ url: 'https://sms.example.org', description: expect.any(String) }]);
-      expect(doc.info).toMatchObject({ title: 'Acme SMS', version: '3.0.0', license: { name: 'MIT' } });
+      expect(doc.info).toMatchObject({ title: 'Acme SMS', version: '3.0.0', contact, license: { name: 'MIT' } });
       expect(Object.keys(doc.paths)).toContain('/api/outbox/create');
       // `{}` serves the document as `true` does.
       const plain = createGateway({ openapi: {} });
@@ -133,6 +136,9 @@ describe('servers and license', () => {
       expect(built({ serverUrl: 42 })).toThrow(/serverUrl must be a string, got a number/);
       expect(built({ serverURL: 'https://sms.example.org' })).toThrow(/Did you mean `serverUrl`\?/);
       expect(built({ info: { title: '' } })).toThrow(/info.title must be a non-empty string/);
+      expect(built({ info: { contact: 'sms@acme.example' } })).toThrow(/info.contact must be an object, got a string/);
+      expect(built({ info: { contact: { mail: 'sms@acme.example' } } })).toThrow(/Did you mean `email`\?/);
+      expect(built({ info: { contact: { url: '' } } })).toThrow(/info.contact.url must be a non-empty string/);
       expect(built({ serverUrl: 'nope' })).toThrow(OptionError);
     });
   });
