@@ -4,7 +4,8 @@
  * `refreshMs` is read again first. Driven through `BacklogGate` with a clock the test sets.
  */
 import { describe, expect, it } from 'vitest';
-import { BacklogGate, BACKLOG_DEFAULTS } from '../../src/http/backlog.js';
+import { BacklogGate } from '../../src/http/backlog.js';
+import { BACKLOG_DEFAULTS } from '../../src/http/options.js';
 import { SmsError } from '../../src/errors.js';
 import type { QueueCount } from '../../src/storage/contract.js';
 
