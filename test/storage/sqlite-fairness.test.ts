@@ -255,7 +255,7 @@ describe('SqliteStorage fair queues: the queue table', () => {
     }
     expect(plan(s.queueTail, [named])).toMatch(/COVERING INDEX sms_queue_principal/);
     expect(plan(s.queuePlace, [named])).toMatch(/COVERING INDEX sms_queue_principal/);
-    for (const statement of [s.leaseMessage, s.dequeue, s.requeue]) {
+    for (const statement of [s.leaseMessage, ...s.dequeue, ...s.requeue]) {
       expect(plan(statement, Array(statement.source.split('?').length - 1).fill(1))).toMatch(/USING PRIMARY KEY/);
     }
     await storage.close();

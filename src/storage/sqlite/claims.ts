@@ -75,14 +75,17 @@ export interface ClaimStatements {
    * which countQueued reads: statements.ts).
    */
   enqueue: Database.Statement<[...QueueKey, string, number, string | null, number | null, number]>;
-  /** Takes the message of a key, under `retrying` 0 or 1, out of the queue (it left `queued`): see {@link leaveQueue}. */
-  dequeue: Database.Statement<[0 | 1, ...QueueKey]>;
   /**
-   * A retry: the message of a key, under `retrying` 0 or 1, is due again at a time, its lease
-   * ended; its place (rank, tag) stays. The new `retrying`, the time, the old `retrying`, then
-   * the key: see {@link retryLater}.
+   * Takes the message of a key out of the queue (it left `queued`), one statement for each
+   * `retrying` (0, 1) it may be under: see {@link leaveQueue}.
    */
-  requeue: Database.Statement<[0 | 1, number, 0 | 1, ...QueueKey]>;
+  dequeue: readonly [Database.Statement<QueueKey>, Database.Statement<QueueKey>];
+  /**
+   * A retry: the message of a key is due again at a time, its lease ended; its place (rank,
+   * tag) stays. One statement for each `retrying` (0, 1) it was under; the new `retrying`,
+   * the time, then the key: see {@link retryLater}.
+   */
+  requeue: readonly [Database.Statement<[0 | 1, number, ...QueueKey]>, Database.Statement<[0 | 1, number, ...QueueKey]>];
   /**
    * `[head, tail]`: the head of class `@rank` at `@now` ({@link ClassHead}: the due retries
    * not yet woken count), and principal `@principal`'s tail in it
@@ -130,11 +133,15 @@ export function prepareClaimStatements(db: Database.Database): ClaimStatements {
       INSERT INTO sms_queue (retrying, priority, fair_tag, message_id, principal_id, next_attempt_at, lease_owner, lease_until,
         created_at)
       VALUES (0, ?, ?, ?, ?, ?, ?, ?, ?)`),
-    // `retrying = ?` rather than `IN (0, 1)`, which SQLite runs with a temporary table.
-    dequeue: db.prepare<[0 | 1, ...QueueKey]>(`DELETE FROM sms_queue WHERE retrying = ? AND ${key}`),
-    requeue: db.prepare<[0 | 1, number, 0 | 1, ...QueueKey]>(`
-      UPDATE sms_queue SET retrying = ?, next_attempt_at = ?, lease_owner = NULL, lease_until = NULL
-      WHERE retrying = ? AND ${key}`),
+    // One statement per `retrying`, written in: `IN (0, 1)` runs with a temporary table, and
+    // `retrying = ?` has SQLite prepare the statement again at every run, since the bound
+    // value decides whether the partial index sms_queue_retries (`WHERE retrying = 1`) applies.
+    dequeue: [0, 1].map((r) => db.prepare<QueueKey>(`DELETE FROM sms_queue WHERE retrying = ${r} AND ${key}`)) as unknown as ClaimStatements['dequeue'],
+    requeue: [0, 1].map((r) =>
+      db.prepare<[0 | 1, number, ...QueueKey]>(`
+        UPDATE sms_queue SET retrying = ?, next_attempt_at = ?, lease_owner = NULL, lease_until = NULL
+        WHERE retrying = ${r} AND ${key}`),
+    ) as unknown as ClaimStatements['requeue'],
     // The smallest claimable tag: the first claimable row not retrying, or a retry due but
     // not yet woken (min() passes over NULLs); else the largest tag queued, retrying or not.
     // coalesce() evaluates its second argument only when the first is NULL.
@@ -178,7 +185,7 @@ function wakeDueRetries(s: ClaimStatements, now: number): void {
  */
 export function leaveQueue(s: ClaimStatements, row: MessageRow): void {
   const key = queueKey(row);
-  if (s.dequeue.run(0, ...key).changes === 0) s.dequeue.run(1, ...key);
+  if (s.dequeue[0].run(...key).changes === 0) s.dequeue[1].run(...key);
 }
 
 /**
@@ -188,7 +195,7 @@ export function leaveQueue(s: ClaimStatements, row: MessageRow): void {
 export function retryLater(s: ClaimStatements, key: QueueKey, nextAttemptAt: number, now: number): void {
   const retrying = nextAttemptAt > now ? 1 : 0;
   // Mostly it was claimed, so not retrying; given back twice without a claim, it is.
-  if (s.requeue.run(retrying, nextAttemptAt, 0, ...key).changes === 0) s.requeue.run(retrying, nextAttemptAt, 1, ...key);
+  if (s.requeue[0].run(retrying, nextAttemptAt, ...key).changes === 0) s.requeue[1].run(retrying, nextAttemptAt, ...key);
 }
 
 /** What the claims read besides their own statements: a message row by id, and its report. */
@@ -292,7 +299,7 @@ export function claimDueMessages(s: ClaimStatements & ClaimReads, options: Claim
       // A queue row outlives its message's `queued` state only in a database changed by
       // hand (every step that moves a message on takes its queue row out): dropped, not
       // handed out.
-      s.dequeue.run(0, ...key);
+      s.dequeue[0].run(...key);
       continue;
     }
     // Its validity ended: never handed out, but left for expireUnsent to end (timed.ts).
