@@ -83,7 +83,7 @@ dbDescribe('PostgresStorage', () => {
       await single.end();
       await dropSchema(schema);
     }
-  });
+  }, 120_000); // 5,000 messages ended one call at a time on one connection: seconds when quiet, more on a loaded machine
 
   it('ends overdue messages from a backlog it has no statistics for by reading the oldest, not every one', async () => {
     // A carrier that stops sending receipts leaves every message submitted; each sweep of
