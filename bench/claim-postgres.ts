@@ -1,5 +1,5 @@
 /**
- * `npx tsx bench/claim-postgres.ts`: what fair queues cost the PostgreSQL storage (issue 26).
+ * `npx tsx bench/claim-postgres.ts`: what fair queues cost the PostgreSQL storage.
  *
  * 1. Inserts: 100-message requests of one principal, 16 requesters at once for 4 s, stored
  *    by `PostgresStorage` (schema 5: fair tags computed in the insert, two indexes) against

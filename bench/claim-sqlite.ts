@@ -1,5 +1,5 @@
 /**
- * `npx tsx bench/claim-sqlite.ts`: what fair queues cost the SQLite storage (issue 26).
+ * `npx tsx bench/claim-sqlite.ts`: what fair queues cost the SQLite storage.
  *
  * 1. Inserts: 1-message and 100-message requests, 8 requesters at once, 2,000 messages a
  *    round, stored by `SqliteStorage` (schema 5: fair tags and the queue table) and by the

@@ -40,7 +40,7 @@ export function verdicts(cases: CaseResult[], rssOutcome: { accepted: number; rs
   ratioTarget('quick send, 1 msg, memory: >= 0.9x baseline req/s', 'memory-1', 'baseline-1', 'requestsPerSec', (r) => r >= 0.9);
   ratioTarget('quick send, 1 msg, memory: p99 <= 1.2x baseline', 'memory-1', 'baseline-1', 'p99Ms', (r) => r <= 1.2);
   {
-    // Issue 6: the three limiters (failed-auth check, per-key request limit, message budget).
+    // The three limiters (failed-auth check, per-key request limit, message budget).
     const target = 'rate limiters add < 5% to quick send, 1 msg, memory (req/s with vs without)';
     const on = median(get('memory-1'), 'requestsPerSec');
     const off = median(get('memory-1-nolimits'), 'requestsPerSec');

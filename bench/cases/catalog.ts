@@ -53,7 +53,7 @@ export const STORE_CASES = [
 ] as const;
 
 /**
- * Fair queues and priority (issue 26): each a script of bench/ run in a child (see
+ * Fair queues and priority: each a script of bench/ run in a child (see
  * {@link scriptCase}), which prints its figures as the last JSON line on stdout.
  */
 export const FAIR_CASES = [

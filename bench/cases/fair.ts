@@ -141,7 +141,7 @@ export async function scriptCase(c: (typeof FAIR_CASES)[number]): Promise<CaseRe
   };
 }
 
-/** Issue 26's targets: B's delay and the drain beside a campaign, claims over many keys, priority. */
+/** The fair queues' targets: B's delay and the drain beside a campaign, claims over many keys, priority. */
 export function fairTargets(cases: CaseResult[], list: TargetVerdict[], why: (c: CaseResult | undefined, name: string) => string): void {
   const figures = <T,>(name: string): T[] | null => {
     const runs = fairRuns.get(name);

@@ -1,5 +1,5 @@
 /**
- * Fair queues on PostgreSQL (issue 26): the claim order the contract defines (transactional
+ * Fair queues on PostgreSQL: the claim order the contract defines (transactional
  * first, principals in turn by weight, each one's messages in acceptance order) held by the
  * tags the insert computes, with several instances on one schema (each with its own pool,
  * as processes would be), and kept cheap: the insert's lookups and the claim read a few
