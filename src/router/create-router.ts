@@ -244,9 +244,9 @@ export function createSmsRouter(options: SmsRouterOptions): SmsRouter {
   };
   const served = ENDPOINTS.filter((route) => handlers[route.operationId] !== null);
 
-  // The base path written into each route: mounting a second Router at the base path cost
-  // a routing level (URL parse, prefix trim, layer walk) per request. Paths, base path
-  // included, follow the host app's `case sensitive routing` (host-case-routes.ts).
+  // The base path written into each route, rather than a second Router mounted at it, which
+  // would add a routing level (URL parse, prefix trim, layer walk) to every request. Paths,
+  // base path included, follow the host app's `case sensitive routing` (host-case-routes.ts).
   const base = config.basePath;
   const routes = hostCaseRoutes();
   // With metrics, each of the router's routes (its 405s too) is timed under its template.
