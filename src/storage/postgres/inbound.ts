@@ -209,10 +209,10 @@ export class PostgresInbound implements InboundStorage {
    */
   async purgeInbound(before: number, limit: number): Promise<number> {
     await this.#ready();
-    if (limit <= 0) return 0;
     let purgedParts: number;
     do purgedParts = (await this.#pool.query(this.#sql.purgeParts, [before, PARTS_PURGE_CHUNK])).rowCount ?? 0;
     while (purgedParts >= PARTS_PURGE_CHUNK);
+    if (limit <= 0) return 0;
     return (await this.#pool.query(this.#sql.purge, [before, limit])).rowCount ?? 0;
   }
 
