@@ -52,7 +52,7 @@ export class MoReassembly {
   close(): void {
     for (const group of this.#groups.values()) {
       clearTimeout(group.timer);
-      for (const waiter of group.waiters) waiter.reject(new Error('SMPP adapter closed while a multipart MO message was incomplete'));
+      for (const waiter of group.waiters) waiter.reject(new Error('sms-outbox: the router closed while a long MO message was incomplete; its parts are refused, so the carrier delivers them again'));
     }
     this.#groups.clear();
   }

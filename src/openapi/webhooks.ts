@@ -30,6 +30,25 @@ function signatureHeaders(what: string) {
   ];
 }
 
+/** The example report's envelope fields, the same in both formats. */
+const REPORT_HEAD = {
+  uid: '0b8f7c1e-2d4a-4f5b-8c6d-7e9f0a1b2c3d',
+  actor_type: 'system',
+  event_type: 'sms_delivery_status',
+  created_at: '1594868435',
+} as const;
+
+/** The example report's fields about the message: under `data` in the envelope, at the top level when flat. */
+const REPORT_DATA = {
+  external_id: 'abc-1',
+  message_ref: EXAMPLE_REF,
+  recipient: '254712345678',
+  status: 'delivered',
+  status_reason: 'delivered_to_terminal',
+  status_description: STATUS_DESCRIPTIONS.delivered_to_terminal,
+  sms_count: 1,
+} as const;
+
 /** `webhooks`: the delivery report and the inbound message. Shared data: the document is cloned before it is handed out. */
 export const WEBHOOKS = {
   deliveryReport: {
@@ -50,38 +69,11 @@ export const WEBHOOKS = {
           schema: { oneOf: [ref('schemas', 'DeliveryReport'), ref('schemas', 'FlatDeliveryReport')] },
           examples: {
             delivered: {
-              value: {
-                uid: '0b8f7c1e-2d4a-4f5b-8c6d-7e9f0a1b2c3d',
-                actor_type: 'system',
-                event_type: 'sms_delivery_status',
-                created_at: '1594868435',
-                data: {
-                  external_id: 'abc-1',
-                  message_ref: EXAMPLE_REF,
-                  recipient: '254712345678',
-                  status: 'delivered',
-                  status_reason: 'delivered_to_terminal',
-                  status_description: STATUS_DESCRIPTIONS.delivered_to_terminal,
-                  sms_count: 1,
-                },
-              },
+              value: { ...REPORT_HEAD, data: REPORT_DATA },
             },
             flat: {
               summary: 'The same report for a principal with `reportFormat: \'flat\'`',
-              value: {
-                uid: '0b8f7c1e-2d4a-4f5b-8c6d-7e9f0a1b2c3d',
-                actor_type: 'system',
-                event_type: 'sms_delivery_status',
-                created_at: '1594868435',
-                external_id: 'abc-1',
-                message_ref: EXAMPLE_REF,
-                recipient: '254712345678',
-                status: 'delivered',
-                status_reason: 'delivered_to_terminal',
-                status_description: STATUS_DESCRIPTIONS.delivered_to_terminal,
-                sms_count: 1,
-                reason: STATUS_DESCRIPTIONS.delivered_to_terminal,
-              },
+              value: { ...REPORT_HEAD, ...REPORT_DATA, reason: STATUS_DESCRIPTIONS.delivered_to_terminal },
             },
           },
         }),

@@ -148,7 +148,11 @@ export function createSmsRouter(options: SmsRouterOptions): SmsRouter {
   let carrierStarted: Promise<void> | null = null;
   // Set once a start succeeded: requests then go on at once, without a promise turn each.
   let running = false;
+  // Set by close(): a start that failed is not tried again after it, so nothing it would
+  // open (the carrier connection, the worker, the sweeps) outlives close().
+  let closing: Promise<void> | null = null;
   const start = (): Promise<void> => {
+    if (closing !== null && started === null) return Promise.reject(new Error('sms-outbox: the router is closed'));
     // Which adapter failed, for the `error` event's source.
     let source: 'storage' | 'delivery' = 'storage';
     started ??= (async () => {
@@ -244,9 +248,9 @@ export function createSmsRouter(options: SmsRouterOptions): SmsRouter {
   };
   const served = ENDPOINTS.filter((route) => handlers[route.operationId] !== null);
 
-  // The base path written into each route: mounting a second Router at the base path cost
-  // a routing level (URL parse, prefix trim, layer walk) per request. Paths, base path
-  // included, follow the host app's `case sensitive routing` (host-case-routes.ts).
+  // The base path written into each route, rather than a second Router mounted at it, which
+  // would add a routing level (URL parse, prefix trim, layer walk) to every request. Paths,
+  // base path included, follow the host app's `case sensitive routing` (host-case-routes.ts).
   const base = config.basePath;
   const routes = hostCaseRoutes();
   // With metrics, each of the router's routes (its 405s too) is timed under its template.
@@ -272,7 +276,6 @@ export function createSmsRouter(options: SmsRouterOptions): SmsRouter {
   // Lower case: a case-insensitive host routes `/API/OUTBOX/CREATE` here too.
   routes.use(handleErrors(emit, (req) => endpointAt(req.path.slice(base.length).toLowerCase()), config.serverErrors));
 
-  let closing: Promise<void> | null = null;
   const router = ((req, res, next) => routes(req, res, next)) as SmsRouter;
   router.on = (event, listener) => {
     events.on(event, listener as never);

@@ -150,8 +150,10 @@ export interface InboundStorage {
   listInbound(options: { principalId?: string; limit: number }): Promise<InboundRecord[]>;
   /**
    * Deletes up to `limit` inbound messages received before `before` whose webhook is not
-   * pending; returns how many. Parts ({@link InboundStorage.storeInboundPart}) received before
-   * `before` go too, uncounted.
+   * pending; returns how many. Every part ({@link InboundStorage.storeInboundPart}) received
+   * before `before` goes too, uncounted and not bounded by `limit`: the retention sweep calls
+   * again only while messages fill `limit`, and calls with `limit` 0, for the parts alone,
+   * under `retention: false`.
    */
   purgeInbound(before: number, limit: number): Promise<number>;
   /**

@@ -9,14 +9,17 @@ import { RETENTION_DEFAULTS, type RetentionOptions } from './options.js';
 
 /**
  * Returns the periodic purge of `storage` (start it, close it with the router), or `null`
- * when there is nothing to purge. With `config` false, terminal messages are kept, and only
- * expired idempotency keys are swept, on the default schedule: an expired key is never read
- * again, so keeping it would keep nothing a client can see.
+ * when there is nothing to purge. With `config` false, terminal messages and inbound messages
+ * are kept, and only expired idempotency keys and old MO parts are swept, on the default
+ * schedule: neither is read again, so keeping them would keep nothing a client can see.
  */
 export function retentionSweep(storage: Storage, config: Required<RetentionOptions> | false, now: () => number, emit: Emit): Periodic | null {
   const purgeKeys = storage.purgeIdempotency?.bind(storage);
   const purgeInbound = storage.purgeInbound?.bind(storage);
-  if (config === false && purgeKeys === undefined) return null;
+  // The parts of long MO messages are read again only within minutes of their arrival, so,
+  // like expired keys, they go even with `config` false: a limit of 0 takes no message.
+  const purgeParts = storage.storeInboundPart === undefined ? undefined : purgeInbound;
+  if (config === false && purgeKeys === undefined && purgeParts === undefined) return null;
   const { intervalMs, batchSize, maxAgeMs } = config === false ? RETENTION_DEFAULTS : config;
   return new Periodic(
     intervalMs,
@@ -24,6 +27,7 @@ export function retentionSweep(storage: Storage, config: Required<RetentionOptio
       if (config !== false) await drainInBatches(batchSize, () => storage.purge(now() - maxAgeMs, batchSize));
       // Inbound messages age as terminal messages do: forwarded (or given up on) is done.
       if (config !== false && purgeInbound !== undefined) await drainInBatches(batchSize, () => purgeInbound(now() - maxAgeMs, batchSize));
+      else if (purgeParts !== undefined) await purgeParts(now() - maxAgeMs, 0);
       if (purgeKeys !== undefined) await drainInBatches(batchSize, () => purgeKeys(now(), batchSize));
     },
     (error) => emit('error', { error, source: 'storage' }),

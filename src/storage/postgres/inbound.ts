@@ -28,6 +28,9 @@ interface InboundRow extends InboundColumns {
 /** First key of the two-key advisory lock a message's parts are stored under: "SMMO" in ASCII. */
 const PART_LOCK_NAMESPACE = 0x534d4d4f;
 
+/** Parts one statement of a purge deletes at most: a short transaction, however many have aged. */
+const PARTS_PURGE_CHUNK = 1000;
+
 /** A row of `inbound_parts`. */
 interface PartRow {
   msg_key: string;
@@ -198,11 +201,18 @@ export class PostgresInbound implements InboundStorage {
     return rows.map(inboundFromRow);
   }
 
-  /** Deletes up to `limit` messages received before `before` whose webhook is not pending. */
+  /**
+   * Deletes up to `limit` messages received before `before` whose webhook is not pending,
+   * and every part received before it, {@link PARTS_PURGE_CHUNK} at a time. The parts are not
+   * bounded by `limit`: the retention sweep calls again only while messages fill it, so parts
+   * left behind would outlive their messages.
+   */
   async purgeInbound(before: number, limit: number): Promise<number> {
     await this.#ready();
+    let purgedParts: number;
+    do purgedParts = (await this.#pool.query(this.#sql.purgeParts, [before, PARTS_PURGE_CHUNK])).rowCount ?? 0;
+    while (purgedParts >= PARTS_PURGE_CHUNK);
     if (limit <= 0) return 0;
-    await this.#pool.query(this.#sql.purgeParts, [before, limit]);
     return (await this.#pool.query(this.#sql.purge, [before, limit])).rowCount ?? 0;
   }
 

@@ -174,15 +174,16 @@ export class SqliteInbound implements InboundStorage {
     return rows.map(inboundFromRow);
   }
 
-  /** Deletes up to `limit` messages received before `before` whose webhook is not pending, in small transactions (in-chunks.ts). */
+  /**
+   * Deletes up to `limit` messages received before `before` whose webhook is not pending,
+   * and every part received before it, in small transactions (in-chunks.ts). The parts are
+   * not bounded by `limit`: the retention sweep calls again only while messages fill it, so
+   * parts left behind would outlive their messages.
+   */
   async purgeInbound(before: number, limit: number): Promise<number> {
     const s = await this.#s();
-    return purgeInChunks(limit, (n) =>
-      this.#commits.run(() => {
-        s.purgeParts.run(before, n);
-        return s.purge.run(before, n).changes;
-      }),
-    );
+    await purgeInChunks(Number.POSITIVE_INFINITY, (n) => this.#commits.run(() => s.purgeParts.run(before, n).changes));
+    return purgeInChunks(limit, (n) => this.#commits.run(() => s.purge.run(before, n).changes));
   }
 
   /** Opts a number out of a short code, or back in; whether the list changed. */

@@ -195,6 +195,33 @@ export function inboundTests({ describe, test }: SuiteContext): void {
       assert.deepEqual(await store(buildPart('other', 2)), [buildPart('other', 2)]);
     });
 
+    test('a purge takes every old part, however many, whatever its limit of messages', async (storage, skip) => {
+      const store = partsOf(storage, skip);
+      if (store === null) return;
+      const s = storage as Required<Pick<Storage, InboundKeys>>;
+      // More parts than a purge's limit and than any adapter's transaction chunk, with no
+      // message to purge: the retention sweep stops at a call that purged fewer messages than
+      // its limit, so parts a call leaves behind would stay until more messages age.
+      const old = 250;
+      for (let seq = 1; seq <= old; seq++) await store(buildPart('crowded', seq, { total: old + 1, receivedAt: T0 }));
+      assert.equal(await s.purgeInbound(T0 + 1, 10), 0);
+      const last = buildPart('crowded', old + 1, { total: old + 1, receivedAt: T0 + 2 });
+      assert.deepEqual(await store(last), [last]);
+    });
+
+    test('a purge with limit 0 takes the old parts and no message', async (storage, skip) => {
+      const store = partsOf(storage, skip);
+      if (store === null) return;
+      const s = storage as Required<Pick<Storage, InboundKeys>>;
+      const kept = buildInbound({ callbackUrl: null, receivedAt: T0 });
+      await s.insertInbound(kept);
+      await store(buildPart('alone', 1, { receivedAt: T0 }));
+      assert.equal(await s.purgeInbound(T0 + 1, 0), 0);
+      const later = buildPart('alone', 2, { receivedAt: T0 + 2 });
+      assert.deepEqual(await store(later), [later]);
+      assert.deepEqual((await s.listInbound({ limit: 10 })).map((m) => m.ref), [kept.ref]);
+    });
+
     test('parts of one message stored at the same time: the last one stored sees them all', async (storage, skip) => {
       const store = partsOf(storage, skip);
       if (store === null) return;
