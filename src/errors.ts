@@ -88,7 +88,7 @@ export class OptionError extends TypeError {
  * (a storage driver's error keeps its own class and fields).
  */
 export const EVENT_ERRORS = {
-  STORAGE_FAILED: 'a storage call failed (source `storage`)',
+  STORAGE_FAILED: 'a storage call failed (source `storage`, or `worker` for one of its steps)',
   CARRIER_FAILED: 'the carrier connection or a submission failed outside a message (source `delivery`)',
   RECEIPT_FAILED: 'a carrier receipt could not be applied (source `receipt`)',
   RECEIPT_DROPPED: 'a receipt still matched no submission after `worker.receiptWaitMs`, and was dropped',

@@ -129,7 +129,7 @@ export interface SubscriberOptEvent {
   at: number;
 }
 
-/** Payload of `request.rejected`: a request answered with a 4xx. */
+/** Payload of `request.rejected`: a request refused by the registry (a 4xx, or the 503 of a full backlog). */
 export interface RequestRejectedEvent {
   /** HTTP status sent. */
   status: number;
@@ -263,7 +263,7 @@ export interface SmsEvents {
   'carrier.connection': (event: CarrierConnectionEvent) => void;
   /** A route of a `RoutedDelivery` went down (its messages go to `via`) or came back. */
   'carrier.route': (event: CarrierRouteEvent) => void;
-  /** A request was refused with a 4xx. */
+  /** A request was refused: a 4xx, or the 503 of a full backlog. */
   'request.rejected': (event: RequestRejectedEvent) => void;
   /** An unexpected error; requests answered 500 and worker failures end up here. */
   error: (event: ErrorEvent) => void;

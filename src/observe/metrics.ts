@@ -32,7 +32,7 @@ const SEND_ENDPOINTS: readonly Endpoint[] = SEND_ENDPOINT_NAMES;
 /** The endpoints a request can be refused on (the `none` of a path outside them appears when used). */
 const REQUEST_ENDPOINTS = ENDPOINT_NAMES;
 
-/** Every 4xx status of the error registry. */
+/** Every 4xx status of the error registry: their series exist from the start (a 503 appears with its first refusal). */
 const REFUSAL_STATUSES = [...new Set(Object.values(ERRORS).map((entry) => entry.status))].filter((status) => status < 500);
 
 /**
@@ -104,7 +104,7 @@ export function attachMetrics(events: SmsEventEmitter, config: MetricsConfig): (
   const histogram = (name: string, help: string, labelNames: readonly string[], buckets: number[]) =>
     metric(registry, { name: `sms_outbox_${name}`, help, labelNames, registers: [], buckets }, client.Histogram);
 
-  const rejected = counter('requests_rejected_total', 'Requests answered with a 4xx, by endpoint and status.', ['endpoint', 'status']);
+  const rejected = counter('requests_rejected_total', 'Requests refused (a 4xx, or the 503 of a full backlog), by endpoint and status.', ['endpoint', 'status']);
   const byProfile = profileLabel ? ' and profile' : '';
   const acceptedLabels = profileLabel ? ['endpoint', 'profile'] : ['endpoint'];
   const accepted = counter('messages_accepted_total', `Messages stored and acknowledged, by endpoint${byProfile}.`, acceptedLabels);

@@ -88,7 +88,7 @@ export interface SmsRouterOptions {
   /**
    * Serves the OpenAPI document at `<basePath>/openapi.json` (no key needed); `false` turns it
    * off. `{ serverUrl, info }` serves it with that server (default `/`, the origin it was
-   * fetched from) and `info` (title, version, description). Default `true`.
+   * fetched from) and `info` (title, version, description, contact). Default `true`.
    */
   openapi?: boolean | OpenApiOptions;
   /**
