@@ -3,39 +3,16 @@
  * a child process: both premium forms (messages with mobile_number, and the list `to`), and
  * a subscriber's STOP reply forwarded, listed as an opt-out, and rejecting the next send.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startDemo, stopDemo } from '../helpers/demo.js';
-import { API_KEY, chromiumMissing, consoleErrorsOf, launchChromium, send } from './dashboard-page.js';
+import type { Page } from 'playwright-core';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { API_KEY, chromiumMissing, send, dashboardBed, type DashboardBed } from './dashboard-page.js';
 
 describe.skipIf(chromiumMissing !== null)('demo dashboard', () => {
-  let dir: string;
-  let demo: ReturnType<typeof startDemo>;
+  const bed = dashboardBed({ noPageErrors: true });
   let origin: string;
-  let browser: Browser;
   let page: Page;
-  /** What `page` logged as errors over every test. */
-  let pageErrors: string[];
-
-  beforeAll(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'sms-outbox-dashboard-'));
-    demo = startDemo({ SMS_DB: join(dir, 'demo.db'), SMS_API_KEY: API_KEY });
-    [origin, browser] = await Promise.all([demo.origin, launchChromium()]);
-    page = await browser.newPage();
-    pageErrors = consoleErrorsOf(page);
-  }, 60_000);
-
-  afterAll(async () => {
-    await browser?.close();
-    if (demo) await stopDemo(demo.child);
-    if (dir) await rm(dir, { recursive: true, force: true });
-    // The shared page logged no console error over these tests, as the last test of
-    // dashboard-list.test.ts checks over its own.
-    expect(pageErrors).toEqual([]);
-  }, 30_000);
+  let demo: DashboardBed['demo'];
+  beforeAll(() => void ({ origin, page, demo } = bed));
 
   it('sends from both premium forms: messages with mobile_number, and the parameter list `to`', async () => {
     await page.goto(`${origin}/`);

@@ -6,36 +6,17 @@
  * count when it connects, then each 5-second sample; a search by ref and by external id;
  * the pages past the newest 50; and no console error on the page over all of it.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startDemo, stopDemo } from '../helpers/demo.js';
-import { API_KEY, chromiumMissing, consoleErrorsOf, launchChromium, send } from './dashboard-page.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { chromiumMissing, consoleErrorsOf, send, dashboardBed } from './dashboard-page.js';
 
 describe.skipIf(chromiumMissing !== null)('demo dashboard', () => {
-  let dir: string;
-  let demo: ReturnType<typeof startDemo>;
+  const bed = dashboardBed({ noPageErrors: false });
   let origin: string;
   let browser: Browser;
   let page: Page;
-  /** What `page` logged as errors over every test. */
   let pageErrors: string[];
-
-  beforeAll(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'sms-outbox-dashboard-'));
-    demo = startDemo({ SMS_DB: join(dir, 'demo.db'), SMS_API_KEY: API_KEY });
-    [origin, browser] = await Promise.all([demo.origin, launchChromium()]);
-    page = await browser.newPage();
-    pageErrors = consoleErrorsOf(page);
-  }, 60_000);
-
-  afterAll(async () => {
-    await browser?.close();
-    if (demo) await stopDemo(demo.child);
-    if (dir) await rm(dir, { recursive: true, force: true });
-  }, 30_000);
+  beforeAll(() => void ({ origin, browser, page, pageErrors } = bed));
 
   it('sends a message from the form and shows it reach delivered, with its delivery report and the hour\u2019s counts', async () => {
     await page.goto(`${origin}/`);

@@ -1,12 +1,17 @@
 /**
  * What the dashboard's browser tests share: the Chromium they drive (and the printed reason
  * they are skipped when it is not installed), the demo's API key, a send through the demo's
- * API, the console errors a page logs, and where screenshots are kept.
+ * API, the console errors a page logs, where screenshots are kept, and a test file's demo
+ * with its page ({@link dashboardBed}).
  */
 import { existsSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type ConsoleMessage, type Page } from 'playwright-core';
-import { expect } from 'vitest';
+import { afterAll, beforeAll, expect } from 'vitest';
+import { startDemo, stopDemo } from '../helpers/demo.js';
 
 /** The Chromium binary: `CHROMIUM_PATH`, else the distribution's. */
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -58,4 +63,41 @@ export function consoleErrorsOf(page: Page): string[] {
   });
   page.on('pageerror', (error) => errors.push(`uncaught: ${error.message}`));
   return errors;
+}
+
+/** A test file's demo (SQLite in a temp dir) and the page it drives, set before its first test. */
+export interface DashboardBed {
+  /** The demo child. */
+  demo: ReturnType<typeof startDemo>;
+  /** Where the demo listens. */
+  origin: string;
+  /** The Chromium the page is in. */
+  browser: Browser;
+  /** The page, shared by the file's tests. */
+  page: Page;
+  /** What `page` logged as errors over every test. */
+  pageErrors: string[];
+}
+
+/**
+ * Starts a demo and a page before the file's tests and stops them after. With
+ * `noPageErrors`, the page must have logged no console error over the file's tests.
+ */
+export function dashboardBed(options: { noPageErrors: boolean }): DashboardBed {
+  const bed = {} as DashboardBed;
+  let dir: string | undefined;
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'sms-outbox-dashboard-'));
+    bed.demo = startDemo({ SMS_DB: join(dir, 'demo.db'), SMS_API_KEY: API_KEY });
+    [bed.origin, bed.browser] = await Promise.all([bed.demo.origin, launchChromium()]);
+    bed.page = await bed.browser.newPage();
+    bed.pageErrors = consoleErrorsOf(bed.page);
+  }, 60_000);
+  afterAll(async () => {
+    await bed.browser?.close();
+    if (bed.demo) await stopDemo(bed.demo.child);
+    if (dir) await rm(dir, { recursive: true, force: true });
+    if (options.noPageErrors) expect(bed.pageErrors).toEqual([]);
+  }, 30_000);
+  return bed;
 }

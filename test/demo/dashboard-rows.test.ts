@@ -4,41 +4,20 @@
  * delivery report's next attempt (live and from storage), and the page fitting wide and
  * narrow windows. Screenshots are kept in test-artifacts/.
  */
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startDemo, stopDemo } from '../helpers/demo.js';
-import { API_KEY, ARTIFACTS, chromiumMissing, consoleErrorsOf, launchChromium, send } from './dashboard-page.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { API_KEY, ARTIFACTS, chromiumMissing, send, dashboardBed } from './dashboard-page.js';
 
 describe.skipIf(chromiumMissing !== null)('demo dashboard', () => {
-  let dir: string;
-  let demo: ReturnType<typeof startDemo>;
+  const bed = dashboardBed({ noPageErrors: true });
   let origin: string;
   let browser: Browser;
   let page: Page;
-  /** What `page` logged as errors over every test. */
-  let pageErrors: string[];
-
-  beforeAll(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'sms-outbox-dashboard-'));
-    demo = startDemo({ SMS_DB: join(dir, 'demo.db'), SMS_API_KEY: API_KEY });
-    [origin, browser] = await Promise.all([demo.origin, launchChromium()]);
-    page = await browser.newPage();
-    pageErrors = consoleErrorsOf(page);
-  }, 60_000);
-
-  afterAll(async () => {
-    await browser?.close();
-    if (demo) await stopDemo(demo.child);
-    if (dir) await rm(dir, { recursive: true, force: true });
-    // The shared page logged no console error over these tests, as the last test of
-    // dashboard-list.test.ts checks over its own.
-    expect(pageErrors).toEqual([]);
-  }, 30_000);
+  beforeAll(() => void ({ origin, browser, page } = bed));
 
   it('shows each ref by its distinctive part, the full ref copyable, and the external id', async () => {
     await page.goto(`${origin}/`);
