@@ -31,9 +31,9 @@ export { submitAttempts, type AttemptFields } from './lifecycle/attempts.js';
 export type * from './storage/contract.js';
 export { MemoryStorage } from './storage/memory/adapter.js';
 export { OPTIONAL_STORAGE_METHODS } from './storage/optional-methods.js';
-export { InsufficientCreditError, isInsufficientCredit, refundUnits, type RefundPolicy, type EndedMessage } from './storage/credit-record.js';
-export { CANCEL_LEASE_GRACE_MS, CANCELLED, leaseBarsCancel, VALIDITY_ELAPSED, validityElapsed } from './storage/timed.js';
-export { fairTags, PRIORITY_RANK } from './storage/fair-tags.js';
+export { InsufficientCreditError, isInsufficientCredit, refundUnits, type RefundPolicy, type EndedMessage } from './lifecycle/credit.js';
+export { CANCEL_LEASE_GRACE_MS, CANCELLED, leaseBarsCancel, VALIDITY_ELAPSED, validityElapsed } from './lifecycle/timing.js';
+export { fairTags, PRIORITY_RANK } from './lifecycle/fair-tags.js';
 export type { CreditAccounts } from './http/credit.js';
 export type { CreditHook, CreditOptions, CreditRefund, CreditRequest } from './http/options.js';
 

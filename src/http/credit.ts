@@ -12,7 +12,8 @@ import { SmsError } from '../errors.js';
 import { isTerminal, type MessageState } from '../lifecycle/states.js';
 import type { CreditLine, CreditRefundedEvent } from '../observe/credit-events.js';
 import type { Emit } from '../observe/events.js';
-import { isInsufficientCredit, refundUnits, type CreditCharge, type RefundPolicy } from '../storage/credit-record.js';
+import { type CreditCharge } from '../storage/credit-record.js';
+import { isInsufficientCredit, refundUnits, type RefundPolicy } from '../lifecycle/credit.js';
 import type { MessageRecord, NewMessage, Storage } from '../storage/contract.js';
 import type { CreditConfig, CreditRefund } from './options.js';
 
@@ -101,7 +102,7 @@ export class CreditGate {
   }
 
   /**
-   * A message changed state: when it ended owing a refund (storage/credit-record.ts
+   * A message changed state: when it ended owing a refund (lifecycle/credit.ts
    * `refundUnits`), the hook is asked for it; the storage's ledger has already given it, in
    * the step that ended the message. Either way it is announced.
    */

@@ -7,7 +7,7 @@
  */
 import { OptionError } from '../errors.js';
 import type { CreditLine, CreditRefundCause } from '../observe/credit-events.js';
-import type { RefundPolicy } from '../storage/credit-record.js';
+import type { RefundPolicy } from '../lifecycle/credit.js';
 import type { Storage } from '../storage/contract.js';
 import { describeType } from '../util/adapter-check.js';
 import { assertKnownKeys, resolveIntegerSection } from '../util/known-keys.js';

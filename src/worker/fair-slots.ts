@@ -5,7 +5,7 @@
  * ahead of the carrier; were they served first come first served, a one-time password
  * claimed now would wait behind every campaign message held before it.
  */
-import { PRIORITY_RANK } from '../storage/fair-tags.js';
+import { PRIORITY_RANK } from '../lifecycle/fair-tags.js';
 import type { Priority } from '../storage/contract.js';
 
 /** One class's waiting parts: a queue per principal, and the principals' turn order. */

@@ -18,7 +18,7 @@ import { delegateInbound, type InboundStorage } from '../inbound-record.js';
 import { copyRecord, leaseIsLive, SharedOutcomes, StoredMessage, type StoredCallback } from './records.js';
 import { TimedMessages } from './timed.js';
 import { PurgeOrder, ReceiptWait } from './by-age.js';
-import { CANCELLED, leaseBarsCancel, validityElapsed, VALIDITY_ELAPSED } from '../timed.js';
+import { CANCELLED, leaseBarsCancel, validityElapsed, VALIDITY_ELAPSED } from '../../lifecycle/timing.js';
 import type {
   CancelResult,
   CallbackAttempt,
@@ -108,7 +108,7 @@ export class MemoryStorage implements Storage {
     } else this.queue.add(messages, stored);
   }
 
-  /** Queues the scheduled messages due at `now`, tagged as if accepted then, or ends the stale ones (timed.ts). */
+  /** Queues the scheduled messages due at `now`, tagged as if accepted then, or ends the stale ones (lifecycle/timing.ts). */
   async promoteScheduled(now: number, limit: number): Promise<Transition[]> {
     const due = this.timed.due(now, Math.max(0, limit));
     const ended = due.filter(({ message }) => validityElapsed(message.validUntil, now)).map(({ message }) => this.terminate(message, VALIDITY_ELAPSED, now));
@@ -122,7 +122,7 @@ export class MemoryStorage implements Storage {
     return [...ended, ...queued.map(({ message }): Transition => ({ message: copyRecord(message), previousState: 'scheduled' }))];
   }
 
-  /** Ends the queued messages whose validity ended by `now` and that no lease holds (timed.ts). */
+  /** Ends the queued messages whose validity ended by `now` and that no lease holds (lifecycle/timing.ts). */
   async expireUnsent(now: number, limit: number): Promise<Transition[]> {
     const stale = this.timed.stale(now, Math.max(0, limit), (message) => !leaseIsLive(message.leaseUntil, now));
     return stale.map((message) => this.terminate(message, VALIDITY_ELAPSED, now));

@@ -12,8 +12,8 @@
  * @module
  */
 import { MinHeap } from '../../util/min-heap.js';
-import { fairTags, PRIORITY_RANK } from '../fair-tags.js';
-import { validityElapsed } from '../timed.js';
+import { fairTags, PRIORITY_RANK } from '../../lifecycle/fair-tags.js';
+import { validityElapsed } from '../../lifecycle/timing.js';
 import type { ClaimOptions, NewMessage, Priority, QueueCount } from '../contract.js';
 import { AcceptedOrder } from './accepted.js';
 import { leaseIsLive, Place, type StoredCallback, type StoredMessage } from './records.js';

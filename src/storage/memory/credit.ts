@@ -4,7 +4,8 @@
  *
  * @module
  */
-import { InsufficientCreditError, refundUnits, type CreditCharge, type EndedMessage, type RefundPolicy } from '../credit-record.js';
+import { type CreditCharge } from '../credit-record.js';
+import { InsufficientCreditError, refundUnits, type EndedMessage, type RefundPolicy } from '../../lifecycle/credit.js';
 import type { MessageState, NewMessage } from '../contract.js';
 
 /** One message's charge, until its message ends. */

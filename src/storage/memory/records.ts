@@ -53,7 +53,7 @@ export class StoredMessage extends QueuedRecord {
 
 /**
  * A queued message's place in the fair order of claims: its class's rank and its virtual
- * finish tag (storage/fair-tags.ts), given when it is stored and kept through retries.
+ * finish tag (lifecycle/fair-tags.ts), given when it is stored and kept through retries.
  * Referred to by the claim's heaps and its principal's backlog, and dropped by its message
  * (`place` set to `null`) when it leaves the queue, which makes every such reference stale.
  */

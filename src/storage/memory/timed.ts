@@ -1,5 +1,5 @@
 /**
- * What the memory storage keeps for the time-aware steps (storage/timed.ts): the scheduled
+ * What the memory storage keeps for the time-aware steps (storage/lifecycle/timing.ts): the scheduled
  * messages by when they are due, and the queued messages with a validity by when it ends, so
  * that promoting the due ones and expiring the stale ones cost what they take, not a walk of
  * every message.

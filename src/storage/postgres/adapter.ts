@@ -10,7 +10,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Pool } from 'pg';
 import { TERMINAL_STATES } from '../../lifecycle/states.js';
-import { PRIORITY_RANK } from '../fair-tags.js';
+import { PRIORITY_RANK } from '../../lifecycle/fair-tags.js';
 import { postgresBatches, type PostgresBatches } from './batches.js';
 import type { StoredFunction } from './function-parts.js';
 import { storedFunctions } from './functions.js';
@@ -18,7 +18,7 @@ import { creditSql, type CreditSql } from './credit.js';
 import { toIdempotencyRecord, type IdempotencyRow } from './idempotency.js';
 import { PostgresInbound } from './inbound.js';
 import { migrate } from './migrations.js';
-import { CANCELLED, VALIDITY_ELAPSED } from '../timed.js';
+import { CANCELLED, VALIDITY_ELAPSED } from '../../lifecycle/timing.js';
 import { delegateInbound, type InboundStorage } from '../inbound-record.js';
 import { functionNames, quoteIdent, schemaTables } from './names.js';
 import { resolvePostgresOptions, type PostgresStorageOptions } from './options.js';
@@ -214,17 +214,17 @@ export class PostgresStorage implements Storage {
     return result === null ? null : toTransition(result);
   }
 
-  /** Queues the scheduled messages due at `now` at their fair tags then, or ends the stale ones (timed.ts). */
+  /** Queues the scheduled messages due at `now` at their fair tags then, or ends the stale ones (lifecycle/timing.ts). */
   async promoteScheduled(now: number, limit: number): Promise<Transition[]> {
     return this.timedStep(this.sql.promote, [now, Math.max(0, limit), VALIDITY_ELAPSED.reason, VALIDITY_ELAPSED.description, uids(limit)]);
   }
 
-  /** Ends the queued messages whose validity ended by `now` and that no live lease holds (timed.ts). */
+  /** Ends the queued messages whose validity ended by `now` and that no live lease holds (lifecycle/timing.ts). */
   async expireUnsent(now: number, limit: number): Promise<Transition[]> {
     return this.timedStep(this.sql.expire, [now, Math.max(0, limit), VALIDITY_ELAPSED.reason, VALIDITY_ELAPSED.description, uids(limit)]);
   }
 
-  /** Cancels each of the principal's `refs` still scheduled, or queued with nothing submitted and no lease (timed.ts). */
+  /** Cancels each of the principal's `refs` still scheduled, or queued with nothing submitted and no lease (lifecycle/timing.ts). */
   async cancelMessages(principalId: string, refs: readonly string[], now: number): Promise<CancelResult> {
     await this.ready();
     // Sorted: two cancels lock their messages in one order, so they cannot deadlock.

@@ -83,7 +83,7 @@ export function postgresBatches(pool: Pool, sql: PostgresStatements, credit: Ret
     return storedCalls(calls, rows[0]!);
   };
 
-  /** {@link insert}, then the times of the messages that have any (timed.ts), in one transaction. */
+  /** {@link insert}, then the times of the messages that have any (lifecycle/timing.ts), in one transaction. */
   const insertTimed = async (calls: readonly InsertRows[], db: Queryable = pool): Promise<boolean[]> => {
     if (!calls.some(hasTimes)) return insert(calls, db);
     if (db === pool) return transaction(pool, (client) => insertTimed(calls, client));

@@ -7,7 +7,7 @@
  * (which messages go first, how much each key gets) is a change to this file.
  *
  * The order is the contract's fair order (storage/contract.ts, `claimMessages`): by rank
- * (transactional first), then by fair tag (storage/fair-tags.ts: principals in turn by
+ * (transactional first), then by fair tag (lifecycle/fair-tags.ts: principals in turn by
  * weight), then by `seq` (acceptance order; ties between principals). Both are fixed when a
  * message is stored, so a claim is one scan of `messages_queued_idx` (rank, fair_tag, seq)
  * in order, however many principals have messages queued, and a message given back for a
@@ -81,7 +81,7 @@ const HEAD_SCAN_LIMIT = 1_000;
 /**
  * `fair_starts(principals, ranks, weights, now)`: for each group of an insert (a principal's
  * messages of one class, rows.ts `insertParams`; its first message's weight), where its
- * tags start, as `fairTags` (storage/fair-tags.ts) has it: the later of the principal's last
+ * tags start, as `fairTags` (lifecycle/fair-tags.ts) has it: the later of the principal's last
  * queued tag in the class and one step before the class's head at `now`, or 0 when nothing
  * of the class is queued. The insert adds each message's offset (`(k + 1) * (1 / weight)`,
  * made in Node) to its group's start; so the tags cost one call per insert statement,
@@ -158,7 +158,7 @@ export function claimFunctions(t: PostgresTables, names: FunctionNames): StoredF
       table: t.messages,
       state: 'queued',
       order: FAIR_ORDER,
-      // A message whose validity ended is never handed out; expire_unsent ends it (timed.ts).
+      // A message whose validity ended is never handed out; expire_unsent ends it (lifecycle/timing.ts).
       also: '(valid_until IS NULL OR valid_until > p_now)',
     }),
     // Reports: pending ones, the earliest due first (the order of callbacks_pending_idx).

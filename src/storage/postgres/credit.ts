@@ -11,7 +11,7 @@
  * @module
  */
 import type { Pool } from 'pg';
-import { InsufficientCreditError } from '../credit-record.js';
+import { InsufficientCreditError } from '../../lifecycle/credit.js';
 import type { InsertRows } from './rows.js';
 import { transaction } from './transaction.js';
 

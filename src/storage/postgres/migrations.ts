@@ -161,7 +161,7 @@ export function migrations(s: string): { version: number; statements: string[] }
     },
     {
       // Fair queues (claims.ts): each message carries its class's rank (`priority`,
-      // storage/fair-tags.ts PRIORITY_RANK: 0 transactional, 1 bulk; written out here, as
+      // lifecycle/fair-tags.ts PRIORITY_RANK: 0 transactional, 1 bulk; written out here, as
       // stored data never changes meaning) and its virtual tag in the class (`fair_tag`), and
       // claims take the queued ones by (rank, tag, seq): the claim index changes from
       // (created_at, seq) to that, under the same name. A second index finds a principal's

@@ -61,11 +61,11 @@ export interface FunctionNames {
   dueCallbacks: string;
   /** `fair_starts(principals, ranks, weights, now) -> float8[]`: where each principal's tags in each class start (claims.ts) */
   fairStarts: string;
-  /** `promote_scheduled(now, limit, reason, description, uids) -> json`: the due scheduled messages queued (timed.ts) */
+  /** `promote_scheduled(now, limit, reason, description, uids) -> json`: the due scheduled messages queued (lifecycle/timing.ts) */
   promoteScheduled: string;
-  /** `expire_unsent(now, limit, reason, description, uids) -> json`: stale queued messages ended (timed.ts) */
+  /** `expire_unsent(now, limit, reason, description, uids) -> json`: stale queued messages ended (lifecycle/timing.ts) */
   expireUnsent: string;
-  /** `cancel_messages(principal, refs, now, grace, reason, description, uids) -> json` (timed.ts) */
+  /** `cancel_messages(principal, refs, now, grace, reason, description, uids) -> json` (lifecycle/timing.ts) */
   cancelMessages: string;
 }
 

@@ -7,7 +7,7 @@
  *
  * @module
  */
-import { PRIORITY_RANK } from '../fair-tags.js';
+import { PRIORITY_RANK } from '../../lifecycle/fair-tags.js';
 import { partsFromStored, unsubmittedPartsJson, type StoredPart } from '../stored-parts.js';
 import type {
   CallbackState,
@@ -71,9 +71,9 @@ export interface RecordRow {
   parts: StoredPart[];
   /** The class's rank (`PRIORITY_RANK`): 0 transactional, 1 bulk. */
   priority: number;
-  /** When it is due, if sent for later (timed.ts). */
+  /** When it is due, if sent for later (lifecycle/timing.ts). */
   send_at: string | number | null;
-  /** Until when it may be submitted, if it has a validity period (timed.ts). */
+  /** Until when it may be submitted, if it has a validity period (lifecycle/timing.ts). */
   valid_until: string | number | null;
   cb_state: string | null;
   cb_attempts: number | null;

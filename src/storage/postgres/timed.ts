@@ -1,5 +1,5 @@
 /**
- * The time-aware steps of the PostgreSQL storage (storage/timed.ts): the schema they need,
+ * The time-aware steps of the PostgreSQL storage (storage/lifecycle/timing.ts): the schema they need,
  * the statement that stores a request's times with its messages, and the stored functions
  * that queue the scheduled messages that are due, end the queued ones whose validity ended,
  * and cancel. A scheduled message is out of the claim index (`state = 'queued'`) until it is
@@ -8,7 +8,7 @@
  *
  * @module
  */
-import { CANCEL_LEASE_GRACE_MS } from '../timed.js';
+import { CANCEL_LEASE_GRACE_MS } from '../../lifecycle/timing.js';
 import { isScheduled } from '../queued-record.js';
 import { IN_INDEX_ORDER, plpgsqlFunction, type FunctionScope, type StoredFunction } from './function-parts.js';
 import type { FunctionNames, PostgresTables } from './names.js';

@@ -11,7 +11,7 @@ import { randomUUID } from 'node:crypto';
 import type Database from 'better-sqlite3';
 import { foldParts, isTerminal } from '../../lifecycle/states.js';
 import type { Outcome } from '../../lifecycle/states.js';
-import { PRIORITY_RANK } from '../fair-tags.js';
+import { PRIORITY_RANK } from '../../lifecycle/fair-tags.js';
 import { storedPartsJson } from '../stored-parts.js';
 import { claimDueCallbacks, claimDueMessages, fairPlaces, leaveQueue, retryLater } from './claims.js';
 import { GroupCommit } from './group-commit.js';
@@ -127,7 +127,7 @@ export class SqliteStorage implements Storage {
       batch.forEach((m, i) => {
         const { rank, tag } = places[i]!;
         const id = Number(s.insertMessage.run(insertParams(m, rank, tag)).lastInsertRowid);
-        // A scheduled message gets its queue row when due (timed.ts).
+        // A scheduled message gets its queue row when due (lifecycle/timing.ts).
         if (!storeTimes(s, id, m)) return;
         s.enqueue.run(rank, tag, id, m.principalId, m.createdAt, leased?.owner ?? null, leased?.until ?? null, m.createdAt);
       });

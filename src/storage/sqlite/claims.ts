@@ -7,7 +7,7 @@
  * go first, how much each key gets) is a change to this file.
  *
  * The order is the contract's fair order (storage/contract.ts, `claimMessages`): by rank
- * (transactional first), then by fair tag (storage/fair-tags.ts: principals in turn by
+ * (transactional first), then by fair tag (lifecycle/fair-tags.ts: principals in turn by
  * weight), then by message id (acceptance order; ties between principals). Both are fixed
  * when a message is stored, so a claim is one scan of `sms_queue` in order, however many
  * principals have messages queued, and a message given back for a retry keeps its place.
@@ -32,8 +32,8 @@
  * @module
  */
 import type Database from 'better-sqlite3';
-import { fairTags } from '../fair-tags.js';
-import { validityElapsed } from '../timed.js';
+import { fairTags } from '../../lifecycle/fair-tags.js';
+import { validityElapsed } from '../../lifecycle/timing.js';
 import {
   loadRecord,
   messageRecord,
@@ -222,7 +222,7 @@ function weightOf(m: NewMessage): number {
 
 /**
  * The head of a class, where a principal with nothing queued in it starts a request
- * (`fairTags`, storage/fair-tags.ts; the contract suite's fairness.ts spells out the same
+ * (`fairTags`, lifecycle/fair-tags.ts; the contract suite's fairness.ts spells out the same
  * rule): the smallest tag a claim could take now, so that its first message gets that very
  * tag and is claimed right after the message holding it (the id breaks the tie), i.e. after
  * at most one message of each other principal. When nothing is claimable (all leased or not
@@ -302,7 +302,7 @@ export function claimDueMessages(s: ClaimStatements & ClaimReads, options: Claim
       s.dequeue[0].run(...key);
       continue;
     }
-    // Its validity ended: never handed out, but left for expireUnsent to end (timed.ts).
+    // Its validity ended: never handed out, but left for expireUnsent to end (lifecycle/timing.ts).
     if (validityElapsed(row.valid_until, options.now)) continue;
     s.leaseMessage.run(options.owner, leaseUntil, ...key);
     // No report to read: one is created only in the step that makes its message

@@ -7,7 +7,8 @@
  * @module
  */
 import type Database from 'better-sqlite3';
-import { InsufficientCreditError, type CreditCharge, type CreditStorage } from '../credit-record.js';
+import { type CreditCharge, type CreditStorage } from '../credit-record.js';
+import { InsufficientCreditError } from '../../lifecycle/credit.js';
 import type { NewMessage } from '../contract.js';
 import type { GroupCommit } from './group-commit.js';
 

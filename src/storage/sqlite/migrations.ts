@@ -116,7 +116,7 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX sms_messages_purge ON sms_messages (updated_at, id) WHERE ${PURGEABLE_SQL};
   `,
   // 5: fair queues (claims.ts). Each message carries its class's rank (`priority`, 0
-  // transactional, 1 bulk: storage/fair-tags.ts PRIORITY_RANK, written out as stored data
+  // transactional, 1 bulk: lifecycle/fair-tags.ts PRIORITY_RANK, written out as stored data
   // never changes meaning) and its virtual tag in the class (`fair_tag`). The claim's order,
   // and what a claim reads and writes, move to a table of their own, `sms_queue`: one row per
   // queued message, clustered by the claim order (rank, tag, message id) after `retrying`
@@ -270,7 +270,7 @@ export const MIGRATIONS: readonly string[] = [
     DELETE FROM sms_credit_charges WHERE ref = OLD.ref;
   END;
   `,
-  // Scheduled sends and validity periods (storage/timed.ts, sqlite/timed.ts): when a message
+  // Scheduled sends and validity periods (storage/timed.ts, sqlite/lifecycle/timing.ts): when a message
   // is due and until when it may go, and the weight a scheduled one is tagged with when due
   // (it has no queue row until then). `sms_messages_scheduled` finds the due ones,
   // `sms_messages_stale` the queued ones whose validity ended. New columns (NULL in every

@@ -8,7 +8,7 @@
  */
 import type Database from 'better-sqlite3';
 import type { MessageState, StatusReason } from '../../lifecycle/states.js';
-import { PRIORITY_RANK } from '../fair-tags.js';
+import { PRIORITY_RANK } from '../../lifecycle/fair-tags.js';
 import { partsFromStored, unsubmittedPartsJson, type StoredPart } from '../stored-parts.js';
 import type {
   CallbackState,
@@ -58,9 +58,9 @@ export interface MessageRow {
   priority: number;
   /** Its fair tag in its class (claims.ts): with the rank and id, its queue row's key while queued. */
   fair_tag: number;
-  /** When it is due, if it was sent for later (timed.ts). */
+  /** When it is due, if it was sent for later (lifecycle/timing.ts). */
   send_at: number | null;
-  /** Until when it may be submitted, if it has a validity period (timed.ts). */
+  /** Until when it may be submitted, if it has a validity period (lifecycle/timing.ts). */
   valid_until: number | null;
 }
 

@@ -1,5 +1,5 @@
 /**
- * The time-aware steps of the SQLite storage (storage/timed.ts): storing a message's times,
+ * The time-aware steps of the SQLite storage (storage/lifecycle/timing.ts): storing a message's times,
  * queueing the scheduled messages that are due, finding the queued ones whose validity
  * ended, and deciding what a cancel may end. A scheduled message has no row in `sms_queue`
  * (claims.ts) until it is due: it then gets its fair place as if accepted at that moment, so
@@ -8,9 +8,9 @@
  * @module
  */
 import type Database from 'better-sqlite3';
-import { PRIORITY_RANK } from '../fair-tags.js';
+import { PRIORITY_RANK } from '../../lifecycle/fair-tags.js';
 import { isScheduled } from '../queued-record.js';
-import { CANCELLED, leaseBarsCancel, validityElapsed, VALIDITY_ELAPSED } from '../timed.js';
+import { CANCELLED, leaseBarsCancel, validityElapsed, VALIDITY_ELAPSED } from '../../lifecycle/timing.js';
 import type { Outcome } from '../../lifecycle/states.js';
 import type { GroupCommit } from './group-commit.js';
 import { fairPlaces, queueKey, type ClaimStatements } from './claims.js';

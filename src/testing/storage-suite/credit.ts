@@ -8,7 +8,8 @@
  */
 import assert from 'node:assert/strict';
 import { outcome } from '../../lifecycle/states.js';
-import { isInsufficientCredit, type CreditCharge, type RefundPolicy } from '../../storage/credit-record.js';
+import { type CreditCharge } from '../../storage/credit-record.js';
+import { isInsufficientCredit, type RefundPolicy } from '../../lifecycle/credit.js';
 import type { IdempotencyRecord, NewMessage, Storage } from '../../storage/contract.js';
 import type { SuiteContext } from './context.js';
 import { buildNewMessage, buildNewMessages, DELIVERED, FAILED, RACE_ROUNDS, receipt, T0, UNDELIVERED } from './fixtures.js';
