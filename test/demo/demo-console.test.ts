@@ -5,26 +5,13 @@
  * the carrier is down, since when and why.
  */
 import { createServer } from 'node:net';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startDemo, stopDemo, type RunningDemo } from '../helpers/demo.js';
+import { describe, expect, it } from 'vitest';
+import { demoFiles, startDemo } from '../helpers/demo.js';
 import { eventually } from '../helpers/poll.js';
 import { raw, waitForStreamEvent } from './demo-http.js';
 
 const KEY = 'console-test-key';
-let dir: string;
-const running: RunningDemo[] = [];
-
-beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'sms-outbox-demo-console-'));
-});
-
-afterAll(async () => {
-  for (const demo of running) await stopDemo(demo.child);
-  if (dir) await rm(dir, { recursive: true, force: true });
-});
+const { path: dbFile, running } = demoFiles('sms-outbox-demo-console-');
 
 /** A port nothing listens on: taken from the system, then let go. */
 async function closedPort(): Promise<number> {
@@ -37,7 +24,7 @@ async function closedPort(): Promise<number> {
 
 describe('the demo\u2019s console', () => {
   it('prints a report\u2019s or a reply\u2019s newline and escape codes as escapes, never as a line of their own', async () => {
-    const demo = startDemo({ SMS_DB: join(dir, 'forge.db'), SMS_API_KEY: KEY });
+    const demo = startDemo({ SMS_DB: dbFile('forge.db'), SMS_API_KEY: KEY });
     running.push(demo);
     const port = Number(new URL(await demo.origin).port);
     const json = { 'Content-Type': 'application/json' };
@@ -65,7 +52,7 @@ describe('the demo\u2019s console', () => {
 
   it('with its SMSC down: one line, no stack, and the dashboard says the carrier is down and why', async () => {
     const smsc = await closedPort();
-    const demo = startDemo({ SMS_DB: join(dir, 'down.db'), SMS_API_KEY: KEY, SMPP_URL: `smpp://demo:pw@127.0.0.1:${smsc}` });
+    const demo = startDemo({ SMS_DB: dbFile('down.db'), SMS_API_KEY: KEY, SMPP_URL: `smpp://demo:pw@127.0.0.1:${smsc}` });
     running.push(demo);
     const port = Number(new URL(await demo.origin).port);
     // A stream opened during the outage gets the carrier's state at once; by the third

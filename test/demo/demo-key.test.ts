@@ -3,24 +3,11 @@
  * exported after the first `npm start` still reads the messages after the second.
  */
 import { stat } from 'node:fs/promises';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startDemo, stopDemo, type RunningDemo } from '../helpers/demo.js';
+import { describe, expect, it } from 'vitest';
+import { demoFiles, startDemo, stopDemo, type RunningDemo } from '../helpers/demo.js';
 import { eventually } from '../helpers/poll.js';
 
-let dir: string;
-const running: RunningDemo[] = [];
-
-beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'sms-outbox-demo-key-'));
-});
-
-afterAll(async () => {
-  for (const demo of running) await stopDemo(demo.child);
-  if (dir) await rm(dir, { recursive: true, force: true });
-});
+const { path: dbFile, running } = demoFiles('sms-outbox-demo-key-');
 
 /** Starts the demo with no key of the reader's on `db`; resolves with its origin and the key it printed. */
 async function start(db: string): Promise<{ demo: RunningDemo; origin: string; key: string }> {
@@ -33,7 +20,7 @@ async function start(db: string): Promise<{ demo: RunningDemo; origin: string; k
 
 describe('the demo\u2019s generated key', () => {
   it('is the same after a restart on the same database, and reads the messages sent before it', async () => {
-    const db = join(dir, 'kept.db');
+    const db = dbFile('kept.db');
     const first = await start(db);
     expect(first.demo.output()).toContain(`kept in ${db}.key`);
     const res = await fetch(`${first.origin}/api/outbox/create`, {
@@ -55,8 +42,8 @@ describe('the demo\u2019s generated key', () => {
   }, 60_000);
 
   it('is another one for another database', async () => {
-    const a = await start(join(dir, 'a.db'));
-    const b = await start(join(dir, 'b.db'));
+    const a = await start(dbFile('a.db'));
+    const b = await start(dbFile('b.db'));
     expect(a.key).not.toBe(b.key);
   }, 60_000);
 });

@@ -3,26 +3,13 @@
  * senders, so the client runs against the demo unchanged; a malformed value stops the demo at
  * start, saying what is wrong.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { parseSmsProfiles } from '../../demo/sms-profiles.js';
-import { startDemo, stopDemo, type RunningDemo } from '../helpers/demo.js';
+import { demoFiles, startDemo } from '../helpers/demo.js';
 import { eventually } from '../helpers/poll.js';
 
 const KEY = 'sms-profiles-test-key';
-let dir: string;
-const running: RunningDemo[] = [];
-
-beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'sms-outbox-demo-profiles-'));
-});
-
-afterAll(async () => {
-  for (const demo of running) await stopDemo(demo.child);
-  if (dir) await rm(dir, { recursive: true, force: true });
-});
+const { path: dbFile, running } = demoFiles('sms-outbox-demo-profiles-');
 
 function post(origin: string, path: string, body: unknown): Promise<Response> {
   return fetch(`${origin}/api/outbox/${path}`, {
@@ -34,7 +21,7 @@ function post(origin: string, path: string, body: unknown): Promise<Response> {
 
 describe('the demo with SMS_PROFILES', () => {
   it("owns the client's profile codes and senders instead of its own", async () => {
-    const demo = startDemo({ SMS_DB: join(dir, 'profiles.db'), SMS_API_KEY: KEY, SMS_PROFILES: '777:ACME|ACMEALERTS, 22021501' });
+    const demo = startDemo({ SMS_DB: dbFile('profiles.db'), SMS_API_KEY: KEY, SMS_PROFILES: '777:ACME|ACMEALERTS, 22021501' });
     running.push(demo);
     const origin = await demo.origin;
     await eventually(() => /^profile codes: .*$/m.exec(demo.output())?.[0], { timeoutMs: 10_000, what: 'the profile line' });
@@ -66,7 +53,7 @@ describe('the demo with SMS_PROFILES', () => {
   }, 40_000);
 
   it('stops at start, saying what is wrong, when malformed', async () => {
-    const demo = startDemo({ SMS_DB: join(dir, 'bad.db'), SMS_API_KEY: KEY, SMS_PROFILES: '777:ACME,,22021501' });
+    const demo = startDemo({ SMS_DB: dbFile('bad.db'), SMS_API_KEY: KEY, SMS_PROFILES: '777:ACME,,22021501' });
     running.push(demo);
     await expect(demo.origin).rejects.toThrow(/exited \(1\)[\s\S]*sms-outbox demo: SMS_PROFILES: entry 2 \(""\) has no profile code; expected profiles separated by commas/);
   }, 40_000);

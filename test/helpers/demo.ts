@@ -3,7 +3,11 @@
  * would: on a free port, with SQLite in a place the test chose.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll } from 'vitest';
 
 const REPO = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -55,4 +59,26 @@ export async function stopDemo(child: ChildProcess): Promise<void> {
   const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
   await exited;
   clearTimeout(timer);
+}
+
+/** A test file's demos and their databases ({@link demoFiles}). */
+export interface DemoFiles {
+  /** A file in the test file's own temp dir, for `SMS_DB`. */
+  path(name: string): string;
+  /** Demos the test file started: stopped after its tests. */
+  running: RunningDemo[];
+}
+
+/** Makes a temp dir (named with `prefix`) before a test file's tests; after them, stops its demos and deletes the dir. */
+export function demoFiles(prefix: string): DemoFiles {
+  let dir: string | undefined;
+  const running: RunningDemo[] = [];
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), prefix));
+  });
+  afterAll(async () => {
+    for (const demo of running) await stopDemo(demo.child);
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+  return { path: (name) => join(dir!, name), running };
 }
