@@ -1,0 +1,208 @@
+/**
+ * The record-store contract: the few primitives a storage must offer when the library makes
+ * every decision. A `RecordStore` keeps message rows, claims the lowest-keyed due rows
+ * under a lease, finds rows by the keys the library gives it, and writes a row only if it is
+ * still at the version the library read (compare-and-set), each atomically. It holds no
+ * business rule: which state follows which, the fair order, credit refunds, validity and
+ * cancel are decided by the library (the ledger, `createLedger`), which implements the full
+ * `Storage` on top of any record store. Pass a record store as `storage` to
+ * `createSmsRouter` and the router wraps it.
+ *
+ * Every method may be called concurrently, by this instance and by others sharing the
+ * database. Keys are case-sensitive. Times are given (`now`, epoch ms), never read from the
+ * clock. Rows and records handed to a store or returned by it belong to the caller: a store
+ * copies what it keeps (or never changes it, and the caller never changes what it got).
+ *
+ * @module
+ */
+import type { ClaimOptions } from './claim-options.js';
+import type { IdempotencyRecord } from './idempotency-record.js';
+import type { MessageRecord } from './message-record.js';
+import type { QueueCount } from './contract.js';
+
+/**
+ * The sweeps a row may wait for, each at its `timerAt`: the library sets at most one per
+ * row and finds the rows whose time has come with {@link RecordStore.dueMessages}.
+ * - `scheduled`: a scheduled message, at its `sendAt`;
+ * - `validity`: a queued message with a validity period, at its `validUntil`;
+ * - `receipt`: a submitted message waiting for its receipts, at its `updatedAt`;
+ * - `purge`: an ended message with no pending delivery report, at its `updatedAt`.
+ */
+export type Timer = 'scheduled' | 'validity' | 'receipt' | 'purge';
+
+/**
+ * What the library keeps on a row beside the message record, for its own rules. A store
+ * keeps it as it is given (as JSON, for example) and reads nothing in it.
+ */
+export interface RowBook {
+  /** The principal's weight when the message was accepted (its fair place when a scheduled message comes due). */
+  weight: number;
+  /** The SMS units its request's charge took for it, and its refund policy; `null` when not charged. */
+  charge: { units: number; refunds: 'unsent' | 'unsent-and-failed' } | null;
+  /** Carrier ids a part had before it was submitted again, with the part's index. */
+  replacedCarrierIds: { carrierId: string; index: number }[];
+  /** The delivery report's uid, once the message has one. */
+  reportUid: string | null;
+}
+
+/**
+ * A message as a record store keeps it: the record, the library's bookkeeping, and the
+ * fields the library computed for the store to index and compare. The store reads
+ * `record.ref` (the row's key, unique), `record.principalId`, `record.externalId`,
+ * `record.createdAt` and `record.validUntil`, and the fields below; it keeps the rest as
+ * given.
+ */
+export interface MessageRow {
+  /** The message as the router sees it. */
+  record: MessageRecord;
+  /** The library's bookkeeping, kept as given. */
+  book: RowBook;
+  /**
+   * Counts the row's writes: 0 when inserted; every write ({@link RecordStore.writeMessages},
+   * a claim) stores the row with its version one higher, and a write that names a version
+   * other than the stored one changes nothing.
+   */
+  version: number;
+  /** Insertion order, set by the store when it inserts the row (any value given is ignored); the last tie-break of every order. */
+  seq: number;
+  /**
+   * The submit queue's class rank (0 claimed before 1) while the message may be claimed,
+   * `null` when it is not in the submit queue.
+   */
+  queue: number | null;
+  /** The row's place within its class: claims take the smallest `orderKey` first, then the smallest `seq`. */
+  orderKey: number;
+  /** When the row may next be claimed, epoch ms (with `queue` not `null`). */
+  dueAt: number;
+  /** The claimer holding the row, while `leaseUntil` is in the future. */
+  leaseOwner: string | null;
+  /** When the lease on the row ends, epoch ms; `null` when it was never leased or the lease was ended. */
+  leaseUntil: number | null;
+  /** When the row's pending delivery report may next be claimed, epoch ms; `null` when it has none pending. */
+  reportDueAt: number | null;
+  /** The sweep the row waits for, if any. */
+  timer: Timer | null;
+  /** When `timer` comes due, epoch ms. */
+  timerAt: number | null;
+  /**
+   * Every carrier id the row's parts were ever given (also those replaced by a second
+   * submission): {@link RecordStore.findByCarrierId} finds the row by any of them.
+   */
+  carrierIds: readonly string[];
+}
+
+/** A compare-and-set write of one row ({@link RecordStore.writeMessages}). */
+export interface MessageWrite {
+  /** The row as it is to be stored; its `version` is the read one plus one. */
+  row: MessageRow;
+  /** The version the library read: the write happens only if the stored row still has it. */
+  expectedVersion: number;
+  /** Units to give back to the row's principal's credit balance in the same atomic step (a refund). */
+  refund?: number;
+}
+
+/** What must be true for a batch of messages to be stored ({@link RecordStore.insertMessages}). */
+export interface InsertGuard {
+  /** Stored with the messages, unless the principal's key is taken by a live record (`expiresAt > createdAt`): then nothing is stored. */
+  idempotency?: IdempotencyRecord;
+  /** Taken from the principal's balance in the same step, unless the balance is smaller: then nothing is stored. */
+  credit?: { principalId: string; units: number };
+}
+
+/**
+ * Why a guarded insert stored nothing: `key-taken` (the idempotency key is live) or
+ * `insufficient-credit` (with the balance the store saw, if it knows it).
+ */
+export type InsertRefusal = { refused: 'key-taken' } | { refused: 'insufficient-credit'; balance?: number };
+
+/**
+ * A storage that only stores: the primitives the library's rules run on. Every method is one
+ * atomic step. See the module's TSDoc for the rules every method keeps.
+ */
+export interface RecordStore {
+  /** Creates the schema if needed; idempotent. Awaited before any other call. */
+  ready?(): Promise<void>;
+  /** Releases what the store opened itself (not a pool or handle the host passed). */
+  close?(): Promise<void>;
+
+  /**
+   * Stores every row, or none: a `ref` already stored or repeated makes the whole batch
+   * throw. With a guard, its idempotency record is put and its credit taken in the same
+   * step; when either cannot be, nothing is stored and the refusal is returned (not thrown).
+   * Each row is stored at version 0 with a new, increasing `seq`.
+   */
+  insertMessages(rows: readonly MessageRow[], guard?: InsertGuard): Promise<InsertRefusal | undefined>;
+
+  /** The row of `ref`, or `null`. */
+  getMessage(ref: string): Promise<MessageRow | null>;
+
+  /** The principal's rows with this external id, newest first (`record.createdAt`, then `seq`), at most `limit`. */
+  findByExternalId(principalId: string, externalId: string, limit: number): Promise<MessageRow[]>;
+
+  /** The row one of whose `carrierIds` equals the first of `carrierIds` that any row has, or `null`. */
+  findByCarrierId(carrierIds: readonly string[]): Promise<MessageRow | null>;
+
+  /**
+   * Leases to `owner` until `now + leaseMs` up to `limit` rows that are in the submit queue
+   * (`queue` not `null`), due (`dueAt <= now`), not leased (`leaseUntil` `null` or
+   * `<= now`) and still valid (`record.validUntil` `null` or `> now`), taken in the order
+   * (`queue`, `orderKey`, `seq`); returns them as stored after the claim (`leaseOwner`,
+   * `leaseUntil` set, `version` one higher). Takes `min(limit, claimable)`; two claims at
+   * once get disjoint sets.
+   */
+  claimMessages(options: ClaimOptions): Promise<MessageRow[]>;
+
+  /**
+   * Leases up to `limit` rows whose delivery report is due (`reportDueAt <= now`), earliest
+   * `reportDueAt` first (then `seq`), by moving their `reportDueAt` to `now + leaseMs`;
+   * returns them as stored after the claim (`version` one higher). Two claims at once get
+   * disjoint sets.
+   */
+  claimReports(options: ClaimOptions): Promise<MessageRow[]>;
+
+  /** Up to `limit` rows waiting for `timer` with `timerAt <= at`, earliest `timerAt` first (then `seq`). */
+  dueMessages(timer: Timer, at: number, limit: number): Promise<MessageRow[]>;
+
+  /**
+   * The greatest `orderKey` among the principal's rows in submit queue `queue`, and the
+   * class's head: the smallest `orderKey` a claim at `now` could take in that queue (due,
+   * unleased, valid), or when none could, the greatest `orderKey` in it; each `null` when
+   * there is no such row. The library places new messages with them.
+   */
+  queueEnds(queue: number, principalId: string, now: number): Promise<{ principalLast: number | null; head: number | null }>;
+
+  /**
+   * Counts the rows in the submit queue by `queue` (0: transactional, 1: bulk) and the
+   * smallest `record.sendAt ?? record.createdAt` among them: all of them, or one
+   * principal's. Must stay cheap with a large backlog (called about once a second).
+   */
+  countQueued?(principalId?: string): Promise<QueueCount>;
+
+  /**
+   * Applies each write whose row is still at `expectedVersion`, each in one atomic step
+   * with its refund (and with the carrier ids the new row adds to its `carrierIds`, which
+   * the lookup by carrier id must find from then on). Returns, per write in order, whether
+   * it was applied.
+   */
+  writeMessages(writes: readonly MessageWrite[]): Promise<boolean[]>;
+
+  /** Deletes the rows of `refs` with everything kept for them (their carrier ids); returns how many were deleted. */
+  deleteMessages(refs: readonly string[]): Promise<number>;
+
+  /** The principal's idempotency record under `key` if it is live at `now` (`expiresAt > now`), else `null`. */
+  findIdempotency(principalId: string, key: string, now: number): Promise<IdempotencyRecord | null> | IdempotencyRecord | null;
+
+  /** Deletes up to `limit` idempotency records expired at `now`, oldest expiry first; returns how many. */
+  purgeIdempotency(now: number, limit: number): Promise<number>;
+
+  /** Adds `units` to the principal's balance (created at 0); returns the new balance. */
+  addCredit(principalId: string, units: number): Promise<number>;
+
+  /** The principal's balance, 0 when it has none. */
+  creditBalance(principalId: string): Promise<number>;
+}
+
+/** Whether `storage` is a {@link RecordStore} (it has `writeMessages`) rather than a full `Storage`. */
+export function isRecordStore(storage: object): storage is RecordStore {
+  return typeof (storage as Partial<RecordStore>).writeMessages === 'function';
+}
