@@ -26,7 +26,7 @@ interface SuiteRun {
 const PREFIX = 'record store contract: under test > ';
 
 /** Runs the whole record-store suite against the stores `create` makes, through a collecting shim. */
-async function runSuite(create: () => RecordStore): Promise<SuiteRun> {
+async function runSuite(create: () => RecordStore, sharesRows = false): Promise<SuiteRun> {
   const collected: Collected[] = [];
   const path: string[] = [];
   runRecordStoreContract(
@@ -38,7 +38,7 @@ async function runSuite(create: () => RecordStore): Promise<SuiteRun> {
       },
       it: (name, fn) => void collected.push({ name: [...path, name].join(' > '), fn: fn as Collected['fn'] }),
     },
-    { name: 'under test', create: async () => create() },
+    { name: 'under test', create: async () => create(), sharesRows },
   );
   const run: SuiteRun = { ran: 0, failed: [] };
   for (const test of collected) {
@@ -247,8 +247,8 @@ describe('the record-store contract suite', () => {
     expect(run.failed.filter((f) => !f.name.startsWith('claimMessages > ') && !f.name.startsWith('queueEnds > '))).toEqual([]);
   });
 
-  it('fails a store that hands the caller the rows it keeps', async () => {
-    const run = await runSuite(() => {
+  it('fails a store that hands the caller the rows it keeps, unless it declares sharesRows', async () => {
+    const create = () => {
       const inner = new NaiveRecordStore();
       // A cache of the rows read, handed out as they are, as a store keeping live objects would.
       const cache = new Map<string, MessageRow>();
@@ -280,8 +280,45 @@ describe('the record-store contract suite', () => {
           return inner.deleteMessages(refs);
         },
       });
-    });
+    };
+    const run = await runSuite(create);
     expect(names(run)).toContain('rows belong to the caller > changing a row a read or a claim returned changes nothing stored');
     expect(run.failed.every((f) => f.message.includes('rows handed to a store or returned by it belong to the caller'))).toBe(true);
+    expect((await runSuite(create, true)).failed).toEqual([]);
+  });
+
+  it('fails a store that changes a row it handed out, even when it declares sharesRows', async () => {
+    const run = await runSuite(() => {
+      const inner = new NaiveRecordStore();
+      // The row objects handed out stay live: a claim updates them in place.
+      const live = new Map<string, MessageRow>();
+      return wrap(inner, {
+        getMessage: async (ref: string) => {
+          const row = live.get(ref) ?? (await inner.getMessage(ref));
+          if (row !== null) live.set(ref, row);
+          return row;
+        },
+        writeMessages: async (writes: readonly MessageWrite[]) => {
+          writes.forEach((w) => live.delete(w.row.record.ref));
+          return inner.writeMessages(writes);
+        },
+        claimMessages: async (options: ClaimOptions) =>
+          (await inner.claimMessages(options)).map((row) => {
+            const held = live.get(row.record.ref);
+            return held === undefined ? row : Object.assign(held, row);
+          }),
+        claimReports: async (options: ClaimOptions) => {
+          const rows = await inner.claimReports(options);
+          rows.forEach((row) => live.delete(row.record.ref));
+          return rows;
+        },
+        deleteMessages: async (refs: readonly string[]) => {
+          refs.forEach((ref) => live.delete(ref));
+          return inner.deleteMessages(refs);
+        },
+      });
+    }, true);
+    expect(names(run)).toContain('rows belong to the caller > the store changes no row it was given or handed out: inserts, writes and claims store new rows');
+    expect(run.failed.find((f) => f.message.includes('a claim changed the row getMessage returned before it'))).toBeDefined();
   });
 });

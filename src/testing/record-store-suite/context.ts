@@ -22,6 +22,13 @@ export interface RecordStoreSuiteOptions {
   create: () => Promise<RecordStore>;
   /** Disposes of one made by create (the suite calls store.close?.() first). */
   destroy?: (store: RecordStore) => Promise<void>;
+  /**
+   * The store keeps the row objects it is given and hands them out as they are, never
+   * changing one (the contract allows it on the condition that the caller never changes a
+   * row it handed over or got either): the tests that change a row after handing it over
+   * are skipped. Default `false`: the store copies what it keeps, and they run.
+   */
+  sharesRows?: boolean;
 }
 
 /** What each topic's tests are registered with. */
@@ -35,6 +42,8 @@ export interface RecordSuiteContext {
    * no skip at run time (jest) reports it passed.
    */
   test: (name: string, fn: (store: RecordStore, skip: (reason: string) => void) => Promise<void>) => void;
+  /** Whether the store shares its rows with the caller ({@link RecordStoreSuiteOptions.sharesRows}). */
+  sharesRows: boolean;
   /** Inserts `rows` in one batch, failing the test if the store refuses it; returns them. */
   insert: (store: RecordStore, ...rows: MessageRow[]) => Promise<MessageRow[]>;
   /** The stored row of `ref`; fails the test if there is none. */
@@ -46,6 +55,7 @@ export function recordSuiteContext(harness: RecordStoreSuiteHarness, options: Re
   const { describe, it } = harness;
   return {
     describe,
+    sharesRows: options.sharesRows === true,
     test: (name, fn) => {
       // A function, not an arrow, for the runner's handles: vitest and node:test pass a
       // context as the first argument, mocha binds one to `this`. No declared parameter, so

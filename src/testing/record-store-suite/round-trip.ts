@@ -16,7 +16,9 @@ import type { RecordSuiteContext } from './context.js';
 import { buildMessageRow, copyOf, LEASE, T0 } from './fixtures.js';
 
 const AS_GIVEN = '(rule: a row comes back as it was given, every field of its record and its book, with the seq the store gave it and its version)';
-const OWNED = '(rule: rows handed to a store or returned by it belong to the caller: a store copies what it keeps)';
+const OWNED = '(rule: rows handed to a store or returned by it belong to the caller: a store copies what it keeps, or declares sharesRows when it keeps the objects and the caller promises never to change them)';
+const UNCHANGED = '(rule: a store never changes a row object it was given or handed out: it stores a new one, or a copy)';
+const SHARED = 'the store shares its rows with the caller (sharesRows), which never changes them';
 
 /** A row with every field set to something other than the builder's default. */
 function fullRow(): MessageRow {
@@ -92,7 +94,17 @@ function scribble(row: MessageRow): void {
 }
 
 /** Registers the tests of this topic (see the module comment). */
-export function roundTripTests({ describe, test, insert, get }: RecordSuiteContext): void {
+export function roundTripTests({ describe, test, insert, get, sharesRows }: RecordSuiteContext): void {
+  /** A test of a store that copies what it keeps, skipped for one that shares its rows. */
+  const copying: RecordSuiteContext['test'] = (name, fn) =>
+    test(name, async (store, skip) => {
+      if (sharesRows) {
+        skip(SHARED);
+        return;
+      }
+      await fn(store, skip);
+    });
+
   describe('rows come back as given', () => {
     test('every field of the record, the book and the row, by every read', async (store) => {
       const row = fullRow();
@@ -125,7 +137,32 @@ export function roundTripTests({ describe, test, insert, get }: RecordSuiteConte
   });
 
   describe('rows belong to the caller', () => {
-    test('changing a row after inserting or writing it changes nothing stored', async (store) => {
+    test('the store changes no row it was given or handed out: inserts, writes and claims store new rows', async (store) => {
+      const row = fullRow();
+      const given = { ...row, version: 5, seq: 5, leaseUntil: null, dueAt: T0, record: { ...row.record, validUntil: null } };
+      const givenBefore = copyOf(given);
+      await insert(store, given);
+      assert.deepEqual(given, givenBefore, `the insert changed the row it was given (its version or seq, say) ${UNCHANGED}`);
+      const read = await get(store, row.record.ref);
+      const readBefore = copyOf(read);
+      const [claimed] = await store.claimMessages({ owner: 'w', limit: 1, leaseMs: LEASE, now: T0 });
+      assert.ok(claimed, 'the row should be claimed');
+      assert.deepEqual(read, readBefore, `a claim changed the row getMessage returned before it ${UNCHANGED}`);
+      const claimedBefore = copyOf(claimed);
+      const [reported] = await store.claimReports({ owner: 'w', limit: 1, leaseMs: LEASE, now: T0 + 95_000 });
+      assert.ok(reported, 'the report should be claimed');
+      assert.deepEqual(claimed, claimedBefore, `a report claim changed the row a claim returned before it ${UNCHANGED}`);
+      const written = { ...reported, version: reported.version + 1, seq: reported.seq, record: { ...reported.record, text: 'written' } };
+      const writtenBefore = copyOf(written);
+      const reportedBefore = copyOf(reported);
+      assert.deepEqual(await store.writeMessages([{ row: written, expectedVersion: reported.version }]), [true]);
+      assert.deepEqual(written, writtenBefore, `the write changed the row it was given ${UNCHANGED}`);
+      assert.deepEqual(reported, reportedBefore, `the write changed the row a report claim returned before it ${UNCHANGED}`);
+      await store.claimMessages({ owner: 'w2', limit: 1, leaseMs: LEASE, now: T0 + LEASE });
+      assert.deepEqual(written, writtenBefore, `a claim changed the row a write was given before it ${UNCHANGED}`);
+    });
+
+    copying('changing a row after inserting or writing it changes nothing stored', async (store) => {
       const row = fullRow();
       await insert(store, row);
       const snapshot = copyOf(await get(store, row.record.ref));
@@ -138,7 +175,7 @@ export function roundTripTests({ describe, test, insert, get }: RecordSuiteConte
       assert.deepEqual(comparable(await get(store, snapshot.record.ref)), comparable(after), `changing the written row changed the stored one ${OWNED}`);
     });
 
-    test('changing a row a read or a claim returned changes nothing stored', async (store) => {
+    copying('changing a row a read or a claim returned changes nothing stored', async (store) => {
       const row = fullRow();
       await insert(store, { ...row, leaseUntil: null, dueAt: T0, record: { ...row.record, validUntil: null } });
       const ref = row.record.ref;
