@@ -22,7 +22,7 @@ const SHARED = 'the store shares its rows with the caller (sharesRows), which ne
 
 /** A row with every field set to something other than the builder's default. */
 function fullRow(): MessageRow {
-  const row = buildMessageRow({
+  return buildMessageRow({
     record: {
       principalId: 'principal-ü',
       endpoint: 'premium',
@@ -72,7 +72,6 @@ function fullRow(): MessageRow {
     timerAt: T0 + 123_456,
     carrierIds: ['c-old-0', 'c-0', 'c-1'],
   });
-  return row;
 }
 
 /** `row` with its carrier ids sorted: a store may keep them as a set. */
