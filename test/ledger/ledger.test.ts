@@ -76,7 +76,7 @@ describe('ledger', () => {
     const [report] = await ledger.claimCallbacks({ owner: 'd', limit: 1, leaseMs: LEASE, now: T0 + 40 });
     await ledger.recordCallbackAttempt(report!.uid, { result: 'delivered', statusCode: 204, error: null, nextAttemptAt: null, now: T0 + 50 });
     expect(await timers(store, plain.ref)).toEqual([['purge', T0 + 30]]);
-    await ledger.promoteScheduled(T0 + 500, 10);
+    await ledger.promoteScheduled!(T0 + 500, 10);
     expect(await timers(store, scheduled.ref)).toEqual([[null, null]]);
   });
 
