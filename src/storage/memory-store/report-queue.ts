@@ -15,15 +15,18 @@ interface ReportEntry {
   readonly stamp: number;
   /** The row's `reportDueAt` when the entry was made or moved. */
   at: number;
+  /** The row's `orderKey`: the report's own due time, the tie-break of equal `reportDueAt`. */
+  readonly orderKey: number;
   readonly seq: number;
 }
 
 const isCurrent = (entry: ReportEntry): boolean => entry.stamp === entry.slot.report;
-/** Claim order: the earlier `reportDueAt` first, then the earlier inserted. */
-const dueFirst = (a: ReportEntry, b: ReportEntry): boolean => a.at < b.at || (a.at === b.at && a.seq < b.seq);
+/** Claim order: the earlier `reportDueAt` first, then the smaller `orderKey`, then the earlier inserted. */
+const dueFirst = (a: ReportEntry, b: ReportEntry): boolean =>
+  a.at < b.at || (a.at === b.at && (a.orderKey < b.orderKey || (a.orderKey === b.orderKey && a.seq < b.seq)));
 
 /**
- * The rows whose `reportDueAt` is set, in one heap by (`reportDueAt`, `seq`). A report claim
+ * The rows whose `reportDueAt` is set, in one heap by (`reportDueAt`, `orderKey`, `seq`). A report claim
  * is its lease: it moves `reportDueAt` on, and the entry with it. A row whose report changes
  * otherwise takes a new stamp; its old entry is skipped when it comes up.
  */
@@ -38,7 +41,7 @@ export class ReportQueue {
     const at = slot.row.reportDueAt;
     if (at === null) return;
     slot.report = this.stamps.next();
-    this.#due.push({ slot, stamp: slot.report, at, seq: slot.row.seq });
+    this.#due.push({ slot, stamp: slot.report, at, orderKey: slot.row.orderKey, seq: slot.row.seq });
   }
 
   /** Takes `slot` out of the lane. */

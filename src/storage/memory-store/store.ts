@@ -212,7 +212,7 @@ export class MemoryRecordStore implements RecordStore {
       this.#members.remove(slot);
       this.#members.add(slot);
     }
-    if (before.reportDueAt !== after.reportDueAt) this.#reports.place(slot);
+    if (before.reportDueAt !== after.reportDueAt || (after.reportDueAt !== null && before.orderKey !== after.orderKey)) this.#reports.place(slot);
     if (Timers.changes(before, after)) this.#timers.place(slot);
     this.#carrierIds.update(slot, before.carrierIds, after.carrierIds);
     if (ExternalIdIndex.changes(before, after)) {
