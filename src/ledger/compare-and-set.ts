@@ -53,6 +53,11 @@ export class RowWriter {
     return this.#settle(ref, row, fresh, rule);
   }
 
+  /** Applies `rule` to `row`, just read from the store, as {@link update} would. */
+  updateRead<T>(row: MessageRow, rule: Rule<T>): Promise<T> {
+    return this.#settle(row.record.ref, row, true, rule);
+  }
+
   /**
    * Applies `rule` to each of `rows`, just read from the store, in one batch of writes; a
    * write that loses is retried alone ({@link update}). Resolves with each row's result, in

@@ -26,6 +26,17 @@ function copyParts(parts: readonly PartRecord[]): PartRecord[] {
  * every claim and every transition).
  */
 export function copyRecord(record: MessageRecord): MessageRecord {
+  const copy = recordFields(record);
+  copy.parts = copyParts(record.parts);
+  copy.callback = record.callback === null ? null : { ...record.callback };
+  return copy;
+}
+
+/**
+ * A new record with the fields of `record`, its parts and report state shared (never
+ * changed in place): the start of a record's next version, which the ledger then changes.
+ */
+export function recordFields(record: MessageRecord): MessageRecord {
   return {
     ref: record.ref,
     principalId: record.principalId,
@@ -51,8 +62,8 @@ export function copyRecord(record: MessageRecord): MessageRecord {
     attempts: record.attempts,
     lastError: record.lastError,
     updatedAt: record.updatedAt,
-    parts: copyParts(record.parts),
-    callback: record.callback === null ? null : { ...record.callback },
+    parts: record.parts,
+    callback: record.callback,
     sendAt: record.sendAt ?? null,
     validUntil: record.validUntil ?? null,
   };

@@ -23,6 +23,12 @@ export interface Joining {
  * included) or after the class's head as it was before any of them joined.
  */
 export async function fairPlaces(store: RecordStore, joining: readonly Joining[], now: number): Promise<number[]> {
+  const only = joining[0];
+  if (only !== undefined && isOneRun(joining)) {
+    // One principal's messages of one class and weight, as most requests are.
+    const ends = await store.queueEnds(only.rank, only.principalId, now);
+    return fairTags(joining.length, only.weight, ends.principalLast, ends.head);
+  }
   const keys = new Array<number>(joining.length);
   const heads: (number | null | undefined)[] = [];
   const lasts = new Map<string, number | null>();
@@ -44,4 +50,14 @@ export async function fairPlaces(store: RecordStore, joining: readonly Joining[]
     from = to;
   }
   return keys;
+}
+
+/** Whether every one of `joining` is of the first's principal, class and weight. */
+function isOneRun(joining: readonly Joining[]): boolean {
+  const first = joining[0]!;
+  for (let i = 1; i < joining.length; i++) {
+    const next = joining[i]!;
+    if (next.principalId !== first.principalId || next.rank !== first.rank || next.weight !== first.weight) return false;
+  }
+  return true;
 }

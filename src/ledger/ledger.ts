@@ -30,7 +30,7 @@ import type {
 } from '../storage/contract.js';
 import type { InsertGuard, MessageRow, RecordStore } from '../storage/record-store.js';
 import { RowWriter, type Decision } from './compare-and-set.js';
-import { copyRecord } from './copy-record.js';
+import { copyRecord, recordFields } from './copy-record.js';
 import { fairPlaces, type Joining } from './fair-place.js';
 import { LeasedRows } from './leased-rows.js';
 import { receiptRule, submissionRule } from './receipts.js';
@@ -70,16 +70,7 @@ export class Ledger implements Storage {
    * balance is short ({@link InsufficientCreditError}).
    */
   async insertMessages(messages: readonly NewMessage[], lease?: InsertLease, idempotency?: IdempotencyRecord, credit?: CreditCharge): Promise<void> {
-    const joining: Joining[] = [];
-    const joiningAt: number[] = [];
-    messages.forEach((message, i) => {
-      if (isScheduled(message)) return;
-      joining.push({ principalId: message.principalId, rank: rankOf(message.priority), weight: weightOf(message.weight) });
-      joiningAt.push(i);
-    });
-    const keys = joining.length === 0 ? [] : await fairPlaces(this.#store, joining, messages[0]!.createdAt);
-    const orderKeys = new Array<number>(messages.length).fill(0);
-    joiningAt.forEach((at, i) => (orderKeys[at] = keys[i]!));
+    const orderKeys = await this.#orderKeys(messages);
     const rows = messages.map((message, i) => newRow(message, orderKeys[i]!, lease, credit));
     let guard: InsertGuard | undefined;
     if (idempotency !== undefined || credit !== undefined) {
@@ -93,6 +84,24 @@ export class Ledger implements Storage {
       throw new Error(`ledger: idempotency key ${JSON.stringify(idempotency?.key)} is taken`);
     }
     if (lease !== undefined) for (const row of rows) this.#leased.remember(row);
+  }
+
+  /** The order key of each of `messages` (0 for a scheduled one: it is placed when it comes due). */
+  async #orderKeys(messages: readonly NewMessage[]): Promise<number[]> {
+    const joining: Joining[] = [];
+    const joiningAt: number[] = [];
+    for (let i = 0; i < messages.length; i++) {
+      const message = messages[i]!;
+      if (isScheduled(message)) continue;
+      joining.push({ principalId: message.principalId, rank: rankOf(message.priority), weight: weightOf(message.weight) });
+      joiningAt.push(i);
+    }
+    if (joining.length === 0) return messages.map(() => 0);
+    const keys = await fairPlaces(this.#store, joining, messages[0]!.createdAt);
+    if (joining.length === messages.length) return keys;
+    const orderKeys = messages.map(() => 0);
+    for (let i = 0; i < joiningAt.length; i++) orderKeys[joiningAt[i]!] = keys[i]!;
+    return orderKeys;
   }
 
   /** The principal's live idempotency record under `key`, or `null`. */
@@ -135,7 +144,10 @@ export class Ledger implements Storage {
   async reschedule(ref: string, nextAttemptAt: number, error: string, now: number): Promise<void> {
     await this.#writer.update(ref, (row): Decision<void> => {
       if (row === null || row.record.state !== 'queued') return { result: undefined };
-      const record = { ...row.record, attempts: row.record.attempts + 1, lastError: error, updatedAt: now };
+      const record = recordFields(row.record);
+      record.attempts += 1;
+      record.lastError = error;
+      record.updatedAt = now;
       return { result: undefined, row: nextRow(row, { record, dueAt: nextAttemptAt, leaseOwner: null, leaseUntil: null }) };
     });
   }
@@ -176,13 +188,13 @@ export class Ledger implements Storage {
     const rule = receiptRule(receipt);
     // The row of the last decision is the one written when the receipt ended the message.
     let written: MessageRow | undefined;
-    const [applied] = await this.#writer.updateAll([row], (current) => {
+    const applied = await this.#writer.updateRead(row, (current) => {
       const decision = rule(current);
       written = decision.row;
       return decision;
     });
-    if (applied!.kind === 'terminal' && applied!.transition.leasedReport !== undefined && written !== undefined) this.#reports.leased(applied!.transition.leasedReport.uid, written);
-    return applied!;
+    if (applied.kind === 'terminal' && applied.transition.leasedReport !== undefined && written !== undefined) this.#reports.leased(applied.transition.leasedReport.uid, written);
+    return applied;
   }
 
   /** The principal's message `ref`, or `null`. */

@@ -9,7 +9,7 @@ import { foldParts } from '../lifecycle/states.js';
 import type { PartReceipt, PartRecord, ReceiptResult, SubmissionResult } from '../storage/contract.js';
 import type { MessageRow } from '../storage/record-store.js';
 import type { Decision } from './compare-and-set.js';
-import { copyRecord } from './copy-record.js';
+import { copyRecord, recordFields } from './copy-record.js';
 import { endRow, hasEnded, nextRow } from './rows.js';
 
 /** `parts` with part `index` replaced by `part`. */
@@ -27,32 +27,39 @@ function withPart(parts: readonly PartRecord[], index: number, part: PartRecord)
  */
 export function submissionRule(ref: string, index: number, carrierId: string, now: number) {
   return (row: MessageRow | null): Decision<SubmissionResult> => {
-    const stale: SubmissionResult = { kind: 'stale', ref };
     const part = row?.record.parts[index];
-    if (row === null || part === undefined) return { result: stale };
+    if (row === null || part === undefined) return { result: { kind: 'stale', ref } };
     const record = row.record;
     const queued = record.state === 'queued';
-    if (part.carrierId === carrierId && !queued) return { result: stale };
-    const parts = part.carrierId === carrierId ? record.parts : withPart(record.parts, index, { index: part.index, carrierId, outcome: part.outcome });
-    const book = part.carrierId === null || part.carrierId === carrierId ? row.book : { ...row.book, replacedCarrierIds: [...row.book.replacedCarrierIds, { carrierId: part.carrierId, index }] };
+    const replaced = part.carrierId;
+    if (replaced === carrierId && !queued) return { result: { kind: 'stale', ref } };
+    const next = recordFields(record);
+    if (replaced !== carrierId) next.parts = withPart(record.parts, index, { index: part.index, carrierId, outcome: part.outcome });
+    const book = replaced === null || replaced === carrierId ? row.book : { ...row.book, replacedCarrierIds: [...row.book.replacedCarrierIds, { carrierId: replaced, index }] };
     const carrierIds = row.carrierIds.includes(carrierId) ? row.carrierIds : [...row.carrierIds, carrierId];
-    if (!queued) return { result: stale, row: nextRow(row, { record: { ...record, parts }, book, carrierIds }) };
-    if (parts.some((p) => p.carrierId === null)) {
-      return { result: { kind: 'part', ref }, row: nextRow(row, { record: { ...record, parts, updatedAt: now }, book, carrierIds }) };
-    }
-    const submitted = { ...record, parts, state: 'submitted' as const, updatedAt: now };
+    if (!queued) return { result: { kind: 'stale', ref }, row: nextRow(row, { record: next, book, carrierIds }) };
+    next.updatedAt = now;
+    if (next.parts.some((p) => p.carrierId === null)) return { result: { kind: 'part', ref }, row: nextRow(row, { record: next, book, carrierIds }) };
+    next.state = 'submitted';
     return {
-      result: { kind: 'submitted', transition: { message: copyRecord(submitted), previousState: 'queued' } },
-      row: nextRow(row, { record: submitted, book, carrierIds, queue: null, leaseOwner: null, leaseUntil: null }),
+      result: { kind: 'submitted', transition: { message: copyRecord(next), previousState: 'queued' } },
+      row: nextRow(row, { record: next, book, carrierIds, queue: null, leaseOwner: null, leaseUntil: null }),
     };
   };
 }
 
+/** The first of `carrierIds` that `row` has, or `undefined`. */
+function matchedCarrierId(row: MessageRow, carrierIds: readonly string[]): string | undefined {
+  for (const carrierId of carrierIds) if (row.carrierIds.includes(carrierId)) return carrierId;
+  return undefined;
+}
+
 /** The index of the part of `row` that had `carrierId` (its latest or a replaced one), or -1. */
 function partIndexOf(row: MessageRow, carrierId: string): number {
-  const index = row.record.parts.findIndex((part) => part.carrierId === carrierId);
-  if (index >= 0) return index;
-  return row.book.replacedCarrierIds.find((replaced) => replaced.carrierId === carrierId)?.index ?? -1;
+  const parts = row.record.parts;
+  for (let i = 0; i < parts.length; i++) if (parts[i]!.carrierId === carrierId) return i;
+  for (const replaced of row.book.replacedCarrierIds) if (replaced.carrierId === carrierId) return replaced.index;
+  return -1;
 }
 
 /**
@@ -64,18 +71,22 @@ function partIndexOf(row: MessageRow, carrierId: string): number {
  */
 export function receiptRule(receipt: PartReceipt) {
   return (row: MessageRow | null): Decision<ReceiptResult> => {
-    const carrierId = row === null ? undefined : receipt.carrierIds.find((id) => row.carrierIds.includes(id));
+    const carrierId = row === null ? undefined : matchedCarrierId(row, receipt.carrierIds);
     const index = row === null || carrierId === undefined ? -1 : partIndexOf(row, carrierId);
     if (row === null || index < 0) return { result: { kind: 'unknown' } };
     const ref = row.record.ref;
     const part = row.record.parts[index]!;
     if (part.outcome !== null) return { result: { kind: 'duplicate', ref } };
     const { state, reason, description } = receipt.outcome;
-    const parts = withPart(row.record.parts, index, { index: part.index, carrierId: part.carrierId, outcome: { state, reason, description } });
-    if (hasEnded(row)) return { result: { kind: 'late', ref }, row: nextRow(row, { record: { ...row.record, parts } }) };
-    const folded = foldParts(parts.map((p) => p.outcome));
-    if (folded === null) return { result: { kind: 'part', ref }, row: nextRow(row, { record: { ...row.record, parts, updatedAt: receipt.now } }) };
-    const ending = endRow(row, folded, receipt.now, receipt.reportLease, { ...row.record, parts });
+    const record = recordFields(row.record);
+    record.parts = withPart(row.record.parts, index, { index: part.index, carrierId: part.carrierId, outcome: { state, reason, description } });
+    if (hasEnded(row)) return { result: { kind: 'late', ref }, row: nextRow(row, { record }) };
+    const folded = foldParts(record.parts.map((p) => p.outcome));
+    if (folded === null) {
+      record.updatedAt = receipt.now;
+      return { result: { kind: 'part', ref }, row: nextRow(row, { record }) };
+    }
+    const ending = endRow(row, folded, receipt.now, receipt.reportLease, record);
     return { result: { kind: 'terminal', ref, transition: ending.transition }, row: ending.row, refund: ending.refund };
   };
 }

@@ -17,7 +17,7 @@
 import type { CallbackAttempt, CallbackState, ClaimOptions, DueCallback } from '../storage/contract.js';
 import type { MessageRow, RecordStore } from '../storage/record-store.js';
 import type { Decision, RowWriter } from './compare-and-set.js';
-import { copyRecord } from './copy-record.js';
+import { copyRecord, recordFields } from './copy-record.js';
 import { nextRow } from './rows.js';
 
 /** How many reports in flight are remembered at most: beyond it the oldest are forgotten. */
@@ -102,8 +102,10 @@ export class Reports {
         lastError: attempt.error,
         nextAttemptAt,
       };
-      const order = nextAttemptAt === null ? {} : { orderKey: nextAttemptAt };
-      return { result: undefined, row: nextRow(row, { record: { ...row.record, callback }, reportDueAt: nextAttemptAt, ...order }) };
+      const record = recordFields(row.record);
+      record.callback = callback;
+      // A retried report's place among those due at one time is its new due time.
+      return { result: undefined, row: nextRow(row, { record, reportDueAt: nextAttemptAt, orderKey: nextAttemptAt ?? row.orderKey }) };
     };
     await this.writer.update(known.record.ref, rule, known);
   }

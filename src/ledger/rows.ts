@@ -12,12 +12,11 @@ import { PRIORITY_RANK } from '../lifecycle/fair-tags.js';
 import { refundUnits } from '../lifecycle/credit.js';
 import { isTerminal, type Outcome } from '../lifecycle/states.js';
 import { QueuedRecord } from '../storage/queued-record.js';
-import type { CallbackState } from '../storage/callback-record.js';
 import type { CreditCharge } from '../storage/credit-record.js';
 import type { InsertLease } from '../storage/claim-options.js';
 import type { MessageRecord, NewMessage, Priority, Transition } from '../storage/contract.js';
 import type { MessageRow, Timer } from '../storage/record-store.js';
-import { copyRecord } from './copy-record.js';
+import { copyRecord, recordFields } from './copy-record.js';
 
 /** The submit queue's class rank of `priority`; a message from an untyped caller without one is bulk. */
 export function rankOf(priority: Priority | undefined): number {
@@ -30,21 +29,35 @@ export function weightOf(weight: number): number {
 }
 
 /**
- * The sweep a message waits for in its state, and when: a scheduled one its `sendAt`; a
- * queued one with a validity its `validUntil`; a submitted one its receipts (from
- * `updatedAt`); an ended one its purge (from `updatedAt`), once its report is no longer
- * pending (a pending report keeps its message: no timer until it finishes).
+ * The sweep a message waits for in its state (see {@link timerAtOf} for when): a scheduled
+ * one its promotion; a queued one with a validity its expiry; a submitted one its receipts;
+ * an ended one its purge, once its report is no longer pending (a pending report keeps its
+ * message: no timer until it finishes).
  */
-export function timerOf(record: MessageRecord): { timer: Timer | null; timerAt: number | null } {
+export function timerOf(record: MessageRecord): Timer | null {
   switch (record.state) {
     case 'scheduled':
-      return { timer: 'scheduled', timerAt: record.sendAt ?? record.createdAt };
+      return 'scheduled';
     case 'queued':
-      return record.validUntil === null || record.validUntil === undefined ? { timer: null, timerAt: null } : { timer: 'validity', timerAt: record.validUntil };
+      return record.validUntil === null || record.validUntil === undefined ? null : 'validity';
     case 'submitted':
-      return { timer: 'receipt', timerAt: record.updatedAt };
+      return 'receipt';
     default:
-      return record.callback?.state === 'pending' ? { timer: null, timerAt: null } : { timer: 'purge', timerAt: record.updatedAt };
+      return record.callback !== null && record.callback.state === 'pending' ? null : 'purge';
+  }
+}
+
+/** When the timer of `record` ({@link timerOf}) comes due: its `sendAt`, its `validUntil`, or its `updatedAt`. */
+export function timerAtOf(record: MessageRecord): number | null {
+  switch (timerOf(record)) {
+    case 'scheduled':
+      return record.sendAt ?? record.createdAt;
+    case 'validity':
+      return record.validUntil!;
+    case null:
+      return null;
+    default:
+      return record.updatedAt;
   }
 }
 
@@ -57,7 +70,6 @@ export function newRow(message: NewMessage, orderKey: number, lease: InsertLease
   const record: MessageRecord = new QueuedRecord(message);
   // A caller without types may leave it out: bulk, the default.
   record.priority = message.priority ?? 'bulk';
-  const { timer, timerAt } = timerOf(record);
   return {
     record,
     book: {
@@ -75,8 +87,8 @@ export function newRow(message: NewMessage, orderKey: number, lease: InsertLease
     leaseOwner: lease?.owner ?? null,
     leaseUntil: lease?.until ?? null,
     reportDueAt: null,
-    timer,
-    timerAt,
+    timer: timerOf(record),
+    timerAt: timerAtOf(record),
     carrierIds: [],
   };
 }
@@ -84,13 +96,27 @@ export function newRow(message: NewMessage, orderKey: number, lease: InsertLease
 /** The fields of a row a change may set (the record as a whole, with the timer derived from it). */
 export type RowChanges = Partial<Omit<MessageRow, 'version' | 'seq' | 'timer' | 'timerAt'>>;
 
-/** `row` with `changes`, one version higher, and the timer its (new) record waits for. */
+/**
+ * `row` with `changes`, one version higher, and the timer its (new) record waits for. Field
+ * by field rather than by spread: every row then has one shape, and this runs on every write.
+ */
 export function nextRow(row: MessageRow, changes: RowChanges): MessageRow {
-  const next: MessageRow = { ...row, ...changes, version: row.version + 1 };
-  const { timer, timerAt } = timerOf(next.record);
-  next.timer = timer;
-  next.timerAt = timerAt;
-  return next;
+  const record = changes.record ?? row.record;
+  return {
+    record,
+    book: changes.book ?? row.book,
+    version: row.version + 1,
+    seq: row.seq,
+    queue: changes.queue !== undefined ? changes.queue : row.queue,
+    orderKey: changes.orderKey ?? row.orderKey,
+    dueAt: changes.dueAt ?? row.dueAt,
+    leaseOwner: changes.leaseOwner !== undefined ? changes.leaseOwner : row.leaseOwner,
+    leaseUntil: changes.leaseUntil !== undefined ? changes.leaseUntil : row.leaseUntil,
+    reportDueAt: changes.reportDueAt !== undefined ? changes.reportDueAt : row.reportDueAt,
+    timer: timerOf(record),
+    timerAt: timerAtOf(record),
+    carrierIds: changes.carrierIds ?? row.carrierIds,
+  };
 }
 
 /** What ending a message writes: its row, the refund given back with it, and the transition. */
@@ -113,24 +139,28 @@ export interface Ending {
  */
 export function endRow(row: MessageRow, outcome: Outcome, now: number, reportLease?: InsertLease, record: MessageRecord = row.record): Ending {
   const previousState = record.state;
-  const ended: MessageRecord = { ...record, state: outcome.state, statusReason: outcome.reason, statusDescription: outcome.description, updatedAt: now };
-  const charge = row.book.charge;
+  const ended = recordFields(record);
+  ended.state = outcome.state;
+  ended.statusReason = outcome.reason;
+  ended.statusDescription = outcome.description;
+  ended.updatedAt = now;
+  const book = row.book;
   // Settled here, in the write that ends it, so the refund is given exactly once.
-  const refund = charge === null ? 0 : refundUnits(previousState, ended, charge.refunds);
-  let book = charge === null ? row.book : { ...row.book, charge: null };
+  const refund = book.charge === null ? 0 : refundUnits(previousState, ended, book.charge.refunds);
+  let reportUid = book.reportUid;
   let reportDueAt: number | null = null;
   let orderKey = row.orderKey;
   if (ended.callbackUrl !== null) {
-    const callback: CallbackState = { state: 'pending', attempts: 0, lastStatusCode: null, lastError: null, nextAttemptAt: now };
-    ended.callback = callback;
-    book = { ...book, reportUid: randomUUID() };
+    ended.callback = { state: 'pending', attempts: 0, lastStatusCode: null, lastError: null, nextAttemptAt: now };
+    reportUid = randomUUID();
     reportDueAt = reportLease === undefined ? now : reportLease.until;
     // Its place among the reports due at one time: its own due time, which a lease keeps.
     orderKey = now;
   }
-  const next = nextRow(row, { record: ended, book, queue: null, orderKey, leaseOwner: null, leaseUntil: null, reportDueAt });
+  const nextBook = book.charge === null && reportUid === book.reportUid ? book : { weight: book.weight, charge: null, replacedCarrierIds: book.replacedCarrierIds, reportUid };
+  const next = nextRow(row, { record: ended, book: nextBook, queue: null, orderKey, leaseOwner: null, leaseUntil: null, reportDueAt });
   const transition: Transition = { message: copyRecord(ended), previousState };
-  if (reportLease !== undefined && book.reportUid !== null && ended.callbackUrl !== null) transition.leasedReport = { uid: book.reportUid, until: reportLease.until };
+  if (reportLease !== undefined && reportDueAt !== null && reportUid !== null) transition.leasedReport = { uid: reportUid, until: reportLease.until };
   return { row: next, refund, transition };
 }
 

@@ -11,7 +11,7 @@ import { leaseBarsCancel, validityElapsed, CANCELLED, VALIDITY_ELAPSED } from '.
 import type { CancelResult, MessageState, Outcome, Transition } from '../storage/contract.js';
 import type { MessageRow, RecordStore } from '../storage/record-store.js';
 import type { Decision, RowWriter } from './compare-and-set.js';
-import { copyRecord } from './copy-record.js';
+import { copyRecord, recordFields } from './copy-record.js';
 import { fairPlaces } from './fair-place.js';
 import { endRow, nextRow, rankOf } from './rows.js';
 
@@ -61,7 +61,9 @@ export class Sweeps {
       if (row === null || row.record.state !== 'scheduled') return { result: null };
       const orderKey = keyOf.get(row.record.ref);
       if (orderKey === undefined || validityElapsed(row.record.validUntil, now)) return ending(row, VALIDITY_ELAPSED, now);
-      const record = { ...row.record, state: 'queued' as const, updatedAt: now };
+      const record = recordFields(row.record);
+      record.state = 'queued';
+      record.updatedAt = now;
       return {
         result: { message: copyRecord(record), previousState: 'scheduled' },
         row: nextRow(row, { record, queue: rankOf(record.priority), orderKey, dueAt: now }),
