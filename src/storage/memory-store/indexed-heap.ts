@@ -1,0 +1,88 @@
+/**
+ * A binary heap whose items know their position in it ({@link IndexedHeap}), so that any item
+ * leaves it in O(log n) without leaving a stale entry behind: what the memory record store's
+ * counts of queued rows need, where rows leave the queue in any order.
+ *
+ * @module
+ */
+
+/** An item that may sit in several indexed heaps: `positions[i]` is its index in the heap using slot `i`, -1 when out. */
+export interface Positioned {
+  readonly positions: number[];
+}
+
+/**
+ * An indexed binary heap: the first item by `before` in O(1), adding and removing any item in
+ * O(log n) (adding is O(1) when items come in order). Each heap writes its items' positions
+ * into their `positions[slot]`, so that one item may be in several heaps at once.
+ */
+export class IndexedHeap<T extends Positioned> {
+  readonly #items: T[] = [];
+
+  /** `before(a, b)`: whether `a` comes before `b`; `slot`: the index in `positions` this heap owns. */
+  constructor(
+    private readonly before: (a: T, b: T) => boolean,
+    private readonly slot: number,
+  ) {}
+
+  /** How many items it holds. */
+  get size(): number {
+    return this.#items.length;
+  }
+
+  /** The first item, or `undefined` when empty. */
+  peek(): T | undefined {
+    return this.#items[0];
+  }
+
+  /** Adds `item` (not in it yet). */
+  add(item: T): void {
+    this.#up(item, this.#items.push(item) - 1);
+  }
+
+  /** Removes `item`, if it is in it. */
+  remove(item: T): void {
+    const at = item.positions[this.slot]!;
+    const items = this.#items;
+    if (at < 0 || items[at] !== item) return;
+    item.positions[this.slot] = -1;
+    const last = items.pop()!;
+    if (at === items.length) return;
+    // The last item fills the hole, then moves up or down to where it belongs.
+    if (at > 0 && this.before(last, items[(at - 1) >> 1]!)) this.#up(last, at);
+    else this.#down(last, at);
+  }
+
+  /** Puts `item` at `at` or above, moving later parents down. */
+  #up(item: T, at: number): void {
+    const items = this.#items;
+    while (at > 0) {
+      const parent = (at - 1) >> 1;
+      const above = items[parent]!;
+      if (!this.before(item, above)) break;
+      this.#put(above, at);
+      at = parent;
+    }
+    this.#put(item, at);
+  }
+
+  /** Puts `item` at `at` or below, moving earlier children up. */
+  #down(item: T, at: number): void {
+    const items = this.#items;
+    for (;;) {
+      let child = 2 * at + 1;
+      if (child >= items.length) break;
+      if (child + 1 < items.length && this.before(items[child + 1]!, items[child]!)) child++;
+      const below = items[child]!;
+      if (!this.before(below, item)) break;
+      this.#put(below, at);
+      at = child;
+    }
+    this.#put(item, at);
+  }
+
+  #put(item: T, at: number): void {
+    this.#items[at] = item;
+    item.positions[this.slot] = at;
+  }
+}

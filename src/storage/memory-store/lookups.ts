@@ -1,0 +1,89 @@
+/**
+ * The memory record store's lookups by a key other than `ref`: by carrier id
+ * ({@link CarrierIdIndex}) and by a principal's external id ({@link ExternalIdIndex}).
+ *
+ * @module
+ */
+import type { MessageRow } from '../record-store.js';
+import type { Slot } from './slot.js';
+
+/** Every carrier id of every row, to its slot. */
+export class CarrierIdIndex {
+  readonly #slots = new Map<string, Slot>();
+
+  /** Finds `slot` by every id of `ids`. */
+  add(slot: Slot, ids: readonly string[]): void {
+    for (const id of ids) this.#slots.set(id, slot);
+  }
+
+  /** Finds `slot` by the ids of `after` rather than those of `before` (the row's carrier ids before and after a write). */
+  update(slot: Slot, before: readonly string[], after: readonly string[]): void {
+    if (before === after) return;
+    for (const id of before) if (!after.includes(id) && this.#slots.get(id) === slot) this.#slots.delete(id);
+    this.add(slot, after);
+  }
+
+  /** Stops finding `slot` by `ids`. */
+  remove(slot: Slot, ids: readonly string[]): void {
+    for (const id of ids) if (this.#slots.get(id) === slot) this.#slots.delete(id);
+  }
+
+  /** The slot of the first of `ids` that any row has, or `undefined`. */
+  find(ids: readonly string[]): Slot | undefined {
+    for (const id of ids) {
+      const slot = this.#slots.get(id);
+      if (slot !== undefined) return slot;
+    }
+    return undefined;
+  }
+}
+
+/** Newest first: the later `record.createdAt`, then the later inserted. */
+const newestFirst = (a: Slot, b: Slot): number => b.row.record.createdAt - a.row.record.createdAt || b.row.seq - a.row.seq;
+
+/**
+ * The rows by principal and external id. Most external ids name one row, so a key holds
+ * the slot itself, and a set only once a second row shares it.
+ */
+export class ExternalIdIndex {
+  /** principalId -> externalId -> its slot or slots; two maps, so no pair of texts needs a separator. */
+  readonly #byPrincipal = new Map<string, Map<string, Slot | Set<Slot>>>();
+
+  /** Whether a write from `before` to `after` moves the row in this index. */
+  static changes(before: MessageRow, after: MessageRow): boolean {
+    return before.record.principalId !== after.record.principalId || before.record.externalId !== after.record.externalId;
+  }
+
+  /** Finds `slot` by its row's principal and external id. */
+  add(slot: Slot): void {
+    const { principalId, externalId } = slot.row.record;
+    let ofPrincipal = this.#byPrincipal.get(principalId);
+    if (ofPrincipal === undefined) this.#byPrincipal.set(principalId, (ofPrincipal = new Map()));
+    const held = ofPrincipal.get(externalId);
+    if (held === undefined) ofPrincipal.set(externalId, slot);
+    else if (held instanceof Set) held.add(slot);
+    else ofPrincipal.set(externalId, new Set([held, slot]));
+  }
+
+  /** Stops finding `slot` by the principal and external id of `row` (the one it was added with). */
+  remove(slot: Slot, row: MessageRow): void {
+    const { principalId, externalId } = row.record;
+    const ofPrincipal = this.#byPrincipal.get(principalId);
+    const held = ofPrincipal?.get(externalId);
+    if (ofPrincipal === undefined || held === undefined) return;
+    if (held instanceof Set) {
+      held.delete(slot);
+      if (held.size === 1) ofPrincipal.set(externalId, held.values().next().value!);
+      else if (held.size === 0) ofPrincipal.delete(externalId);
+    } else if (held === slot) ofPrincipal.delete(externalId);
+    if (ofPrincipal.size === 0) this.#byPrincipal.delete(principalId);
+  }
+
+  /** The principal's rows with `externalId`, newest first, at most `limit`. */
+  find(principalId: string, externalId: string, limit: number): MessageRow[] {
+    const held = this.#byPrincipal.get(principalId)?.get(externalId);
+    if (held === undefined || limit <= 0) return [];
+    if (!(held instanceof Set)) return [held.row];
+    return [...held].sort(newestFirst).slice(0, limit).map((slot) => slot.row);
+  }
+}
