@@ -1,7 +1,7 @@
 /**
  * A binary heap whose items know their position in it ({@link IndexedHeap}), so that any item
- * leaves it in O(log n) without leaving a stale entry behind: what the memory record store's
- * counts of queued rows need, where rows leave the queue in any order.
+ * leaves it in O(log n) without leaving a stale entry behind: the memory record store's
+ * queues are heaps of its slots, which leave them in any order.
  *
  * @module
  */
@@ -35,6 +35,19 @@ export class IndexedHeap<T extends Positioned> {
     return this.#items[0];
   }
 
+  /** Removes and returns the first item; `undefined` when empty. */
+  pop(): T | undefined {
+    const top = this.#items[0];
+    if (top !== undefined) this.remove(top);
+    return top;
+  }
+
+  /** Whether `item` is in it. */
+  has(item: T): boolean {
+    const at = item.positions[this.slot]!;
+    return at >= 0 && this.#items[at] === item;
+  }
+
   /** Adds `item` (not in it yet). */
   add(item: T): void {
     this.#up(item, this.#items.push(item) - 1);
@@ -42,9 +55,9 @@ export class IndexedHeap<T extends Positioned> {
 
   /** Removes `item`, if it is in it. */
   remove(item: T): void {
+    if (!this.has(item)) return;
     const at = item.positions[this.slot]!;
     const items = this.#items;
-    if (at < 0 || items[at] !== item) return;
     item.positions[this.slot] = -1;
     const last = items.pop()!;
     if (at === items.length) return;
