@@ -1,0 +1,114 @@
+import { describe, expect, it } from 'vitest';
+import { createLedger } from '../../src/ledger/index.js';
+import { LeasedRows } from '../../src/ledger/leased-rows.js';
+import { buildNewMessage, DELIVERED, FAILED, LEASE, receipt, T0 } from '../../src/testing/storage-suite/fixtures.js';
+import type { MessageRow, MessageWrite } from '../../src/storage/record-store.js';
+import { NaiveRecordStore } from '../helpers/naive-record-store.js';
+
+/** A naive store whose writes can be made to lose, as if another writer always got there first. */
+class ContendedStore extends NaiveRecordStore {
+  losing = false;
+  writes = 0;
+  override async writeMessages(writes: readonly MessageWrite[]): Promise<boolean[]> {
+    this.writes += writes.length;
+    return this.losing ? writes.map(() => false) : super.writeMessages(writes);
+  }
+}
+
+/** Every row of the store, whatever its timer, by ref (the naive store's scan). */
+async function timers(store: NaiveRecordStore, ...refs: string[]): Promise<[string | null, number | null][]> {
+  const rows = await Promise.all(refs.map((ref) => store.getMessage(ref)));
+  return rows.map((row) => [row!.timer, row!.timerAt]);
+}
+
+describe('ledger', () => {
+  it('a change whose write loses to another instance reads the row again and applies its rule to what is stored', async () => {
+    const store = new NaiveRecordStore();
+    const mine = createLedger(store);
+    const other = createLedger(store);
+    const message = buildNewMessage({ smsCount: 2 });
+    // Leased at insert: this ledger keeps the row and writes without reading it first.
+    await mine.insertMessages([message], { owner: 'w1', until: T0 + LEASE });
+    // Another instance records part 0 (its lease view is its own affair): the row moves on.
+    expect((await other.recordSubmission(message.ref, 0, 'c0', T0 + 5)).kind).toBe('part');
+    // This ledger's kept row is stale; its write loses, and it decides again on the stored row.
+    const result = await mine.recordSubmission(message.ref, 1, 'c1', T0 + 6);
+    expect(result.kind).toBe('submitted');
+    const stored = await mine.getMessage(message.principalId, message.ref);
+    expect(stored?.parts.map((part) => part.carrierId)).toEqual(['c0', 'c1']);
+    expect(stored?.state).toBe('submitted');
+  });
+
+  it('gives up with an error when every write loses', async () => {
+    const store = new ContendedStore();
+    const ledger = createLedger(store);
+    const message = buildNewMessage();
+    await ledger.insertMessages([message]);
+    store.losing = true;
+    await expect(ledger.finish(message.ref, FAILED, T0 + 1)).rejects.toThrow(/gave up/);
+    expect(store.writes).toBe(20);
+    store.losing = false;
+    expect((await ledger.getMessage(message.principalId, message.ref))?.state).toBe('queued');
+  });
+
+  it('a refused idempotency key throws and stores nothing', async () => {
+    const ledger = createLedger(new NaiveRecordStore());
+    const record = { principalId: 'principal-a', key: 'k', bodyHash: 'h', status: 202, body: '{}', createdAt: T0, expiresAt: T0 + 1_000 };
+    await ledger.insertMessages([buildNewMessage()], undefined, record);
+    const second = buildNewMessage();
+    await expect(ledger.insertMessages([second], undefined, { ...record, createdAt: T0 + 10 })).rejects.toThrow(/taken/);
+    expect(await ledger.getMessage(second.principalId, second.ref)).toBeNull();
+  });
+
+  it('sets on each row the sweep its state waits for', async () => {
+    const store = new NaiveRecordStore();
+    const ledger = createLedger(store);
+    const scheduled = buildNewMessage({ sendAt: T0 + 500 });
+    const valid = buildNewMessage({ validUntil: T0 + 900 });
+    const plain = buildNewMessage({ callbackUrl: 'https://c.example/dlr' });
+    await ledger.insertMessages([scheduled, valid, plain]);
+    expect(await timers(store, scheduled.ref, valid.ref, plain.ref)).toEqual([['scheduled', T0 + 500], ['validity', T0 + 900], [null, null]]);
+    await ledger.recordSubmission(plain.ref, 0, 'c-plain', T0 + 20);
+    expect(await timers(store, plain.ref)).toEqual([['receipt', T0 + 20]]);
+    // Ended with a pending report: kept, with no sweep, until the report is done.
+    await ledger.applyReceipt(receipt('c-plain', DELIVERED, T0 + 30));
+    expect(await timers(store, plain.ref)).toEqual([[null, null]]);
+    const [report] = await ledger.claimCallbacks({ owner: 'd', limit: 1, leaseMs: LEASE, now: T0 + 40 });
+    await ledger.recordCallbackAttempt(report!.uid, { result: 'delivered', statusCode: 204, error: null, nextAttemptAt: null, now: T0 + 50 });
+    expect(await timers(store, plain.ref)).toEqual([['purge', T0 + 30]]);
+    await ledger.promoteScheduled!(T0 + 500, 10);
+    expect(await timers(store, scheduled.ref)).toEqual([[null, null]]);
+  });
+
+  it('expires a stale unleased message even when more stale leased ones come before it than the limit', async () => {
+    const ledger = createLedger(new NaiveRecordStore());
+    const leased = Array.from({ length: 3 }, () => buildNewMessage({ validUntil: T0 + 10 }));
+    await ledger.insertMessages(leased, { owner: 'w1', until: T0 + LEASE });
+    const free = buildNewMessage({ validUntil: T0 + 20 });
+    await ledger.insertMessages([free]);
+    const expired = await ledger.expireUnsent!(T0 + 100, 1);
+    expect(expired.map((transition) => transition.message.ref)).toEqual([free.ref]);
+  });
+
+  it('two instances promoting at once move each scheduled message once', async () => {
+    const store = new NaiveRecordStore();
+    const one = createLedger(store);
+    const two = createLedger(store);
+    const messages = Array.from({ length: 10 }, () => buildNewMessage({ sendAt: T0 + 100 }));
+    await one.insertMessages(messages);
+    const [a, b] = await Promise.all([one.promoteScheduled!(T0 + 100, 10), two.promoteScheduled!(T0 + 100, 10)]);
+    expect([...a, ...b].map((t) => t.message.ref).sort()).toEqual(messages.map((m) => m.ref).sort());
+  });
+
+  it('keeps at most its limit of leased rows, forgetting the oldest, and only rows queued under a lease', () => {
+    const rows = new LeasedRows(2);
+    const row = (ref: string, leased = true): MessageRow =>
+      ({ record: { ref }, queue: 1, leaseUntil: leased ? T0 : null }) as unknown as MessageRow;
+    rows.remember(row('a'));
+    rows.remember(row('b'));
+    rows.remember(row('c'));
+    expect([rows.get('a'), rows.get('b')?.record.ref, rows.get('c')?.record.ref]).toEqual([undefined, 'b', 'c']);
+    rows.remember(row('b', false));
+    expect(rows.get('b')).toBeUndefined();
+  });
+});
