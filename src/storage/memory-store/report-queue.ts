@@ -9,11 +9,16 @@ import type { MessageRow } from '../record-store.js';
 import { IndexedHeap } from './indexed-heap.js';
 import { IN, type Slot } from './slot.js';
 
-/** Claim order: the earlier `reportDueAt` first, then the earlier inserted. */
-const dueFirst = (a: Slot, b: Slot): boolean => a.row.reportDueAt! < b.row.reportDueAt! || (a.row.reportDueAt === b.row.reportDueAt && a.row.seq < b.row.seq);
+/** Claim order: the earlier `reportDueAt` first, then the smaller `orderKey`, then the earlier inserted. */
+function dueFirst(a: Slot, b: Slot): boolean {
+  const one = a.row;
+  const other = b.row;
+  if (one.reportDueAt !== other.reportDueAt) return one.reportDueAt! < other.reportDueAt!;
+  return one.orderKey < other.orderKey || (one.orderKey === other.orderKey && one.seq < other.seq);
+}
 
 /**
- * The rows whose `reportDueAt` is set, in one heap by (`reportDueAt`, `seq`). A report claim
+ * The rows whose `reportDueAt` is set, in one heap by (`reportDueAt`, `orderKey`, `seq`). A report claim
  * is its lease: it moves `reportDueAt` on, and the row's place with it.
  */
 export class ReportQueue {
@@ -21,7 +26,7 @@ export class ReportQueue {
 
   /** Whether a write from `before` to `after` moves the row in the report lane. */
   static changes(before: MessageRow, after: MessageRow): boolean {
-    return before.reportDueAt !== after.reportDueAt;
+    return before.reportDueAt !== after.reportDueAt || (after.reportDueAt !== null && before.orderKey !== after.orderKey);
   }
 
   /** Puts `slot` in the lane as its row stands (nowhere when `reportDueAt` is `null`); it must be out of it. */
