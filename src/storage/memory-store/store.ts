@@ -62,11 +62,12 @@ export class MemoryRecordStore implements RecordStore {
 
   /** See {@link RecordStore.insertMessages}. */
   async insertMessages(rows: readonly MessageRow[], guard?: InsertGuard): Promise<InsertRefusal | undefined> {
-    const refs = new Set<string>();
+    // Most batches hold one row (one message per request): no set of the batch's refs then.
+    const refs = rows.length > 1 ? new Set<string>() : undefined;
     for (const row of rows) {
       const ref = row.record.ref;
-      if (this.#slots.has(ref) || refs.has(ref)) throw new Error(`MemoryRecordStore: message ${JSON.stringify(ref)} is already stored`);
-      refs.add(ref);
+      if (this.#slots.has(ref) || refs?.has(ref) === true) throw new Error(`MemoryRecordStore: message ${JSON.stringify(ref)} is already stored`);
+      refs?.add(ref);
     }
     const idempotency = guard?.idempotency;
     if (idempotency !== undefined && this.#idempotency.find(idempotency.principalId, idempotency.key, idempotency.createdAt) !== null) {
