@@ -5,6 +5,7 @@ import { buildNewMessage } from '../../src/testing/storage-suite/index.js';
 import type { MessageRecord } from '../../src/storage/message-record.js';
 import type { IdempotencyRecord } from '../../src/storage/idempotency-record.js';
 import type { MessageRow, RecordStore, Timer } from '../../src/storage/record-store.js';
+import { mulberry32 } from '../../src/util/mulberry32.js';
 import { NaiveRecordStore } from '../helpers/naive-record-store.js';
 
 /** A row's fields, with the record's given apart. */
@@ -350,16 +351,30 @@ describe('MemoryRecordStore', () => {
     );
   });
 
-  it('claims a backlog of 100,000 rows over 2,000 principals in order, a few at a time', async () => {
+  it('claims a backlog of 100,000 rows over 2,000 principals in order, a few at a time, as they come due', async () => {
     const store = new MemoryRecordStore();
     const count = 100_000;
-    const rows = Array.from({ length: count }, (_, i) => row({ queue: i % 7 === 0 ? 0 : 1, orderKey: Math.floor(i / 2_000), record: { principalId: `p${i % 2_000}` } }));
+    const base = row();
+    const random = mulberry32(7);
+    const rows = Array.from({ length: count }, (_, i): MessageRow => ({
+      ...base,
+      record: { ...base.record, ref: `m${i}`, principalId: `p${i % 2_000}` },
+      queue: i % 7 === 0 ? 0 : 1,
+      orderKey: Math.floor(random() * 1_000),
+      dueAt: i % 10 === 0 ? 50 : 0,
+    }));
     for (let i = 0; i < count; i += 1_000) await store.insertMessages(rows.slice(i, i + 1_000));
-    const expected = rows.map((r, seq) => ({ ref: r.record.ref, queue: r.queue!, orderKey: r.orderKey, seq }));
-    expected.sort((a, b) => a.queue - b.queue || a.orderKey - b.orderKey || a.seq - b.seq);
-    const claimed: string[] = [];
-    for (let batch = await claim(store, 0, 50); batch.length > 0; batch = await claim(store, 0, 50)) claimed.push(...refsOf(batch));
-    expect(claimed).toEqual(expected.map((e) => e.ref));
+    const inOrder = (now: number) =>
+      rows
+        .map((r, seq) => ({ r, seq }))
+        .filter(({ r }) => r.dueAt === now)
+        .sort((a, b) => a.r.queue! - b.r.queue! || a.r.orderKey - b.r.orderKey || a.seq - b.seq)
+        .map(({ r }) => r.record.ref);
+    for (const now of [0, 50]) {
+      const claimed: string[] = [];
+      for (let batch = await claim(store, now, 50, 'w', 1_000); batch.length > 0; batch = await claim(store, now, 50, 'w', 1_000)) claimed.push(...refsOf(batch));
+      expect(claimed).toEqual(inOrder(now));
+    }
     expect(await store.countQueued()).toEqual({ transactional: Math.ceil(count / 7), bulk: count - Math.ceil(count / 7), oldestAcceptedAt: 0 });
   });
 });

@@ -37,8 +37,12 @@ export class IndexedHeap<T extends Positioned> {
 
   /** Removes and returns the first item; `undefined` when empty. */
   pop(): T | undefined {
-    const top = this.#items[0];
-    if (top !== undefined) this.remove(top);
+    const items = this.#items;
+    const top = items[0];
+    if (top === undefined) return undefined;
+    top.positions[this.slot] = -1;
+    const last = items.pop()!;
+    if (items.length > 0) this.#down(last, 0);
     return top;
   }
 

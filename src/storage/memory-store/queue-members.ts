@@ -12,7 +12,7 @@ import { IndexedHeap } from './indexed-heap.js';
 import { IN, type Slot } from './slot.js';
 
 const olderFirst = (a: Slot, b: Slot): boolean => a.acceptedAt < b.acceptedAt;
-const greaterKeyFirst = (a: Slot, b: Slot): boolean => a.row.orderKey > b.row.orderKey;
+const greaterKeyFirst = (a: Slot, b: Slot): boolean => a.orderKey > b.orderKey;
 
 /** Rows of one class (everyone's, or one principal's): by acceptance, and by `orderKey`, greatest first. */
 interface Group {
@@ -96,12 +96,12 @@ export class QueueMembers {
 
   /** The greatest `orderKey` among the rows of `principalId` in class `queue`, or `null`. */
   principalLast(queue: number, principalId: string): number | null {
-    return this.#classes.get(queue)?.principals.get(principalId)?.byKey.peek()?.row.orderKey ?? null;
+    return this.#classes.get(queue)?.principals.get(principalId)?.byKey.peek()?.orderKey ?? null;
   }
 
   /** The greatest `orderKey` in class `queue`, or `null` when it is empty. */
   greatest(queue: number): number | null {
-    return this.#classes.get(queue)?.byKey.peek()?.row.orderKey ?? null;
+    return this.#classes.get(queue)?.byKey.peek()?.orderKey ?? null;
   }
 
   #classOf(queue: number): QueueClass {

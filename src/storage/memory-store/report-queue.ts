@@ -14,7 +14,7 @@ function dueFirst(a: Slot, b: Slot): boolean {
   const one = a.row;
   const other = b.row;
   if (one.reportDueAt !== other.reportDueAt) return one.reportDueAt! < other.reportDueAt!;
-  return one.orderKey < other.orderKey || (one.orderKey === other.orderKey && one.seq < other.seq);
+  return a.orderKey < b.orderKey || (a.orderKey === b.orderKey && a.seq < b.seq);
 }
 
 /**
@@ -49,7 +49,7 @@ export class ReportQueue {
     const taken: Slot[] = [];
     for (let top = this.#due.peek(); top !== undefined && top.row.reportDueAt! <= now && taken.length < limit; top = this.#due.peek()) {
       this.#due.pop();
-      top.row = { ...top.row, version: top.row.version + 1, reportDueAt: now + options.leaseMs };
+      top.store({ ...top.row, version: top.row.version + 1, reportDueAt: now + options.leaseMs });
       taken.push(top);
     }
     // Back in only now: with `leaseMs` 0 the same row would come up again in this claim.

@@ -26,10 +26,12 @@ export const IN = {
 } as const;
 
 /**
- * One stored message, an item of the heaps that order it. `row` is replaced, never changed,
- * on every write and claim: the store hands out the row objects it holds. The heaps compare
- * slots by their rows' fields, so a slot is taken out of a heap before its row changes a
- * field that heap orders by, and put back after.
+ * One stored message, an item of the heaps that order it. Its row is replaced
+ * ({@link Slot.store}), never changed, on every write and claim: the store hands out the row
+ * objects it holds. The heaps compare slots by their rows' fields, so a slot is taken out of
+ * a heap before its row changes a field that heap orders by, and put back after. The fields
+ * the largest heaps compare most are copied onto the slot, so that a comparison reads one
+ * object rather than two.
  */
 export class Slot implements Positioned {
   /** Its position in each heap (by {@link IN}), -1 when out. */
@@ -41,5 +43,20 @@ export class Slot implements Positioned {
   /** When its row was accepted (`record.sendAt ?? record.createdAt`), while it is counted as queued. */
   acceptedAt = 0;
 
-  constructor(public row: MessageRow) {}
+  /** `row.orderKey`. */
+  orderKey: number;
+  /** `row.seq`. */
+  seq: number;
+
+  constructor(public row: MessageRow) {
+    this.orderKey = row.orderKey;
+    this.seq = row.seq;
+  }
+
+  /** Makes `row` the slot's row. */
+  store(row: MessageRow): void {
+    this.row = row;
+    this.orderKey = row.orderKey;
+    this.seq = row.seq;
+  }
 }

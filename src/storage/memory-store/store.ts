@@ -204,7 +204,7 @@ export class MemoryRecordStore implements RecordStore {
     if (recounts) this.#members.remove(slot);
     if (reports) this.#reports.remove(slot);
     if (timers) this.#timers.remove(slot);
-    slot.row = after;
+    slot.store(after);
     if (moves) this.#queue.place(slot);
     if (recounts) this.#members.add(slot);
     if (reports) this.#reports.place(slot);

@@ -11,7 +11,7 @@ import { IndexedHeap } from './indexed-heap.js';
 import { IN, type Slot } from './slot.js';
 
 /** Claim order within a class: the smaller `orderKey` first, then the earlier inserted. */
-const claimFirst = (a: Slot, b: Slot): boolean => a.row.orderKey < b.row.orderKey || (a.row.orderKey === b.row.orderKey && a.row.seq < b.row.seq);
+const claimFirst = (a: Slot, b: Slot): boolean => a.orderKey < b.orderKey || (a.orderKey === b.orderKey && a.seq < b.seq);
 const earlierFirst = (a: Slot, b: Slot): boolean => a.laneAt < b.laneAt;
 const laterFirst = (a: Slot, b: Slot): boolean => a.laneAt > b.laneAt;
 
@@ -95,7 +95,7 @@ export class SubmitQueue {
         if (!this.#claimable(slot, now)) continue;
         const row = slot.row;
         const taken: MessageRow = { ...row, version: row.version + 1, leaseOwner: owner, leaseUntil };
-        slot.row = taken;
+        slot.store(taken);
         // Not woken again before this claim ends, even with `leaseMs` 0: the wake ran already.
         this.#wait(slot, readyAt(taken));
         claimed.push(taken);

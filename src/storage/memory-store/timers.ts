@@ -9,7 +9,7 @@ import { IndexedHeap } from './indexed-heap.js';
 import { IN, type Slot } from './slot.js';
 
 /** Sweep order: the earlier `timerAt` first, then the earlier inserted. */
-const dueFirst = (a: Slot, b: Slot): boolean => a.row.timerAt! < b.row.timerAt! || (a.row.timerAt === b.row.timerAt && a.row.seq < b.row.seq);
+const dueFirst = (a: Slot, b: Slot): boolean => a.row.timerAt! < b.row.timerAt! || (a.row.timerAt === b.row.timerAt && a.seq < b.seq);
 
 /**
  * One heap per {@link Timer} of the rows waiting for it, by (`timerAt`, `seq`). Finding the
