@@ -1,3 +1,5 @@
+import { MinHeap } from '../../util/min-heap.js';
+
 /**
  * A binary heap whose items know their position in it ({@link IndexedHeap}), so that any item
  * leaves it in O(log n) without leaving a stale entry behind: the memory record store's
@@ -50,6 +52,27 @@ export class IndexedHeap<T extends Positioned> {
   has(item: T): boolean {
     const at = item.positions[this.slot]!;
     return at >= 0 && this.#items[at] === item;
+  }
+
+  /**
+   * The first items in order, up to `limit`, as long as `keep` says yes, read without
+   * changing the heap: a walk of the tree that expands the least of the nodes it reached
+   * (a child never comes before its parent), O(k log k) for `k` items.
+   */
+  firstWhile(limit: number, keep: (item: T) => boolean): T[] {
+    const items = this.#items;
+    const taken: T[] = [];
+    if (limit <= 0 || items.length === 0) return taken;
+    const reached = new MinHeap<number>((a, b) => this.before(items[a]!, items[b]!));
+    reached.push(0);
+    while (taken.length < limit) {
+      const at = reached.pop();
+      if (at === undefined || !keep(items[at]!)) break;
+      taken.push(items[at]!);
+      if (2 * at + 1 < items.length) reached.push(2 * at + 1);
+      if (2 * at + 2 < items.length) reached.push(2 * at + 2);
+    }
+    return taken;
   }
 
   /** Adds `item` (not in it yet). */

@@ -13,8 +13,8 @@ const dueFirst = (a: Slot, b: Slot): boolean => a.row.timerAt! < b.row.timerAt! 
 
 /**
  * One heap per {@link Timer} of the rows waiting for it, by (`timerAt`, `seq`). Finding the
- * due rows pops them and puts them back: a sweep reads, and the library's write moves them
- * on.
+ * due rows reads the heap without changing it: a sweep reads, and the library's write moves
+ * them on.
  */
 export class Timers {
   readonly #heaps = new Map<Timer, IndexedHeap<Slot>>();
@@ -43,9 +43,7 @@ export class Timers {
   due(timer: Timer, at: number, limit: number): MessageRow[] {
     const heap = this.#heaps.get(timer);
     if (heap === undefined) return [];
-    const taken: Slot[] = [];
-    for (let top = heap.peek(); top !== undefined && top.row.timerAt! <= at && taken.length < limit; top = heap.peek()) taken.push(heap.pop()!);
-    for (const slot of taken) heap.add(slot);
+    const taken = heap.firstWhile(limit, (slot) => slot.row.timerAt! <= at);
     return taken.map((slot) => slot.row);
   }
 }
