@@ -1,7 +1,9 @@
+import { MinHeap } from '../../util/min-heap.js';
+
 /**
  * A binary heap whose items know their position in it ({@link IndexedHeap}), so that any item
- * leaves it in O(log n) without leaving a stale entry behind: what the memory record store's
- * counts of queued rows need, where rows leave the queue in any order.
+ * leaves it in O(log n) without leaving a stale entry behind: the memory record store's
+ * queues are heaps of its slots, which leave them in any order.
  *
  * @module
  */
@@ -35,6 +37,44 @@ export class IndexedHeap<T extends Positioned> {
     return this.#items[0];
   }
 
+  /** Removes and returns the first item; `undefined` when empty. */
+  pop(): T | undefined {
+    const items = this.#items;
+    const top = items[0];
+    if (top === undefined) return undefined;
+    top.positions[this.slot] = -1;
+    const last = items.pop()!;
+    if (items.length > 0) this.#down(last, 0);
+    return top;
+  }
+
+  /** Whether `item` is in it. */
+  has(item: T): boolean {
+    const at = item.positions[this.slot]!;
+    return at >= 0 && this.#items[at] === item;
+  }
+
+  /**
+   * The first items in order, up to `limit`, as long as `keep` says yes, read without
+   * changing the heap: a walk of the tree that expands the least of the nodes it reached
+   * (a child never comes before its parent), O(k log k) for `k` items.
+   */
+  firstWhile(limit: number, keep: (item: T) => boolean): T[] {
+    const items = this.#items;
+    const taken: T[] = [];
+    if (limit <= 0 || items.length === 0) return taken;
+    const reached = new MinHeap<number>((a, b) => this.before(items[a]!, items[b]!));
+    reached.push(0);
+    while (taken.length < limit) {
+      const at = reached.pop();
+      if (at === undefined || !keep(items[at]!)) break;
+      taken.push(items[at]!);
+      if (2 * at + 1 < items.length) reached.push(2 * at + 1);
+      if (2 * at + 2 < items.length) reached.push(2 * at + 2);
+    }
+    return taken;
+  }
+
   /** Adds `item` (not in it yet). */
   add(item: T): void {
     this.#up(item, this.#items.push(item) - 1);
@@ -42,9 +82,9 @@ export class IndexedHeap<T extends Positioned> {
 
   /** Removes `item`, if it is in it. */
   remove(item: T): void {
+    if (!this.has(item)) return;
     const at = item.positions[this.slot]!;
     const items = this.#items;
-    if (at < 0 || items[at] !== item) return;
     item.positions[this.slot] = -1;
     const last = items.pop()!;
     if (at === items.length) return;

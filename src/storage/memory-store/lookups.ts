@@ -20,7 +20,8 @@ export class CarrierIdIndex {
   update(slot: Slot, before: readonly string[], after: readonly string[]): void {
     if (before === after) return;
     for (const id of before) if (!after.includes(id) && this.#slots.get(id) === slot) this.#slots.delete(id);
-    this.add(slot, after);
+    // Ids the row had already point at it; only the new ones need setting.
+    for (const id of after) if (!before.includes(id)) this.#slots.set(id, slot);
   }
 
   /** Stops finding `slot` by `ids`. */

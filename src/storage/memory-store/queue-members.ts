@@ -8,31 +8,16 @@
  */
 import type { QueueCount } from '../contract.js';
 import type { MessageRow } from '../record-store.js';
-import { IndexedHeap, type Positioned } from './indexed-heap.js';
-import type { Slot } from './slot.js';
+import { IndexedHeap } from './indexed-heap.js';
+import { IN, type Slot } from './slot.js';
 
-/** A row's membership of its class's heaps while it is in the submit queue; it sits in four of them. */
-export interface Member extends Positioned {
-  readonly principalId: string;
-  readonly queue: number;
-  readonly orderKey: number;
-  /** `record.sendAt ?? record.createdAt`: what the oldest queued row is told by. */
-  readonly acceptedAt: number;
-}
-
-/** The `positions` slots of a member's four heaps. */
-const ALL_BY_AGE = 0;
-const OWN_BY_AGE = 1;
-const ALL_BY_KEY = 2;
-const OWN_BY_KEY = 3;
-
-const olderFirst = (a: Member, b: Member): boolean => a.acceptedAt < b.acceptedAt;
-const greaterKeyFirst = (a: Member, b: Member): boolean => a.orderKey > b.orderKey;
+const olderFirst = (a: Slot, b: Slot): boolean => a.acceptedAt < b.acceptedAt;
+const greaterKeyFirst = (a: Slot, b: Slot): boolean => a.orderKey > b.orderKey;
 
 /** Rows of one class (everyone's, or one principal's): by acceptance, and by `orderKey`, greatest first. */
 interface Group {
-  byAge: IndexedHeap<Member>;
-  byKey: IndexedHeap<Member>;
+  byAge: IndexedHeap<Slot>;
+  byKey: IndexedHeap<Slot>;
 }
 
 /** A class: everyone's rows, and each principal's. */
@@ -50,7 +35,8 @@ function acceptedAt(row: MessageRow): number {
 
 /**
  * The rows in the submit queue, counted and ordered per class, for everyone and per
- * principal (see the module's TSDoc). A slot's membership is kept on the slot.
+ * principal (see the module's TSDoc). Each queued slot is in four heaps: its class's and its
+ * principal's, by acceptance and by `orderKey`; the slot's row says which.
  */
 export class QueueMembers {
   readonly #classes = new Map<number, QueueClass>();
@@ -65,39 +51,33 @@ export class QueueMembers {
     );
   }
 
-  /** Counts `slot` as its row now stands (not at all when `queue` is `null`); it must hold no membership. */
+  /** Counts `slot` as its row stands (not at all when `queue` is `null`); it must not be counted yet. */
   add(slot: Slot): void {
     const row = slot.row;
     if (row.queue === null) return;
-    const member: Member = {
-      principalId: row.record.principalId,
-      queue: row.queue,
-      orderKey: row.orderKey,
-      acceptedAt: acceptedAt(row),
-      positions: [-1, -1, -1, -1],
-    };
+    slot.acceptedAt = acceptedAt(row);
     const queueClass = this.#classOf(row.queue);
-    let own = queueClass.principals.get(member.principalId);
-    if (own === undefined) queueClass.principals.set(member.principalId, (own = newGroup(OWN_BY_AGE, OWN_BY_KEY)));
-    queueClass.byAge.add(member);
-    queueClass.byKey.add(member);
-    own.byAge.add(member);
-    own.byKey.add(member);
-    slot.member = member;
+    const principalId = row.record.principalId;
+    let own = queueClass.principals.get(principalId);
+    if (own === undefined) queueClass.principals.set(principalId, (own = newGroup(IN.ownByAge, IN.ownByKey)));
+    queueClass.byAge.add(slot);
+    queueClass.byKey.add(slot);
+    own.byAge.add(slot);
+    own.byKey.add(slot);
   }
 
-  /** Stops counting `slot`. */
+  /** Stops counting `slot` (its row is still the one it was added with). */
   remove(slot: Slot): void {
-    const member = slot.member;
-    if (member === null) return;
-    slot.member = null;
-    const queueClass = this.#classes.get(member.queue)!;
-    const own = queueClass.principals.get(member.principalId)!;
-    queueClass.byAge.remove(member);
-    queueClass.byKey.remove(member);
-    own.byAge.remove(member);
-    own.byKey.remove(member);
-    if (own.byAge.size === 0) queueClass.principals.delete(member.principalId);
+    const row = slot.row;
+    if (row.queue === null) return;
+    const queueClass = this.#classes.get(row.queue)!;
+    const principalId = row.record.principalId;
+    const own = queueClass.principals.get(principalId)!;
+    queueClass.byAge.remove(slot);
+    queueClass.byKey.remove(slot);
+    own.byAge.remove(slot);
+    own.byKey.remove(slot);
+    if (own.byAge.size === 0) queueClass.principals.delete(principalId);
   }
 
   /** The queued rows by class, and the oldest one's acceptance: everyone's, or those of `principalId`. */
@@ -126,7 +106,7 @@ export class QueueMembers {
 
   #classOf(queue: number): QueueClass {
     let queueClass = this.#classes.get(queue);
-    if (queueClass === undefined) this.#classes.set(queue, (queueClass = { ...newGroup(ALL_BY_AGE, ALL_BY_KEY), principals: new Map() }));
+    if (queueClass === undefined) this.#classes.set(queue, (queueClass = { ...newGroup(IN.classByAge, IN.classByKey), principals: new Map() }));
     return queueClass;
   }
 }

@@ -6,49 +6,37 @@
  */
 import type { ClaimOptions } from '../claim-options.js';
 import type { MessageRow } from '../record-store.js';
-import { LazyHeap } from './lazy-heap.js';
-import { NO_ENTRY, type Slot, type Stamps } from './slot.js';
+import { IndexedHeap } from './indexed-heap.js';
+import { IN, type Slot } from './slot.js';
 
-/** A row's place in the report lane. */
-interface ReportEntry {
-  readonly slot: Slot;
-  readonly stamp: number;
-  /** The row's `reportDueAt` when the entry was made or moved. */
-  at: number;
-  /** The row's `orderKey`: the report's own due time, the tie-break of equal `reportDueAt`. */
-  readonly orderKey: number;
-  readonly seq: number;
-}
-
-const isCurrent = (entry: ReportEntry): boolean => entry.stamp === entry.slot.report;
 /** Claim order: the earlier `reportDueAt` first, then the smaller `orderKey`, then the earlier inserted. */
-const dueFirst = (a: ReportEntry, b: ReportEntry): boolean =>
-  a.at < b.at || (a.at === b.at && (a.orderKey < b.orderKey || (a.orderKey === b.orderKey && a.seq < b.seq)));
+function dueFirst(a: Slot, b: Slot): boolean {
+  const one = a.row;
+  const other = b.row;
+  if (one.reportDueAt !== other.reportDueAt) return one.reportDueAt! < other.reportDueAt!;
+  return a.orderKey < b.orderKey || (a.orderKey === b.orderKey && a.seq < b.seq);
+}
 
 /**
  * The rows whose `reportDueAt` is set, in one heap by (`reportDueAt`, `orderKey`, `seq`). A report claim
- * is its lease: it moves `reportDueAt` on, and the entry with it. A row whose report changes
- * otherwise takes a new stamp; its old entry is skipped when it comes up.
+ * is its lease: it moves `reportDueAt` on, and the row's place with it.
  */
 export class ReportQueue {
-  readonly #due = new LazyHeap<ReportEntry>(dueFirst, isCurrent);
+  readonly #due = new IndexedHeap<Slot>(dueFirst, IN.report);
 
-  constructor(private readonly stamps: Stamps) {}
+  /** Whether a write from `before` to `after` moves the row in the report lane. */
+  static changes(before: MessageRow, after: MessageRow): boolean {
+    return before.reportDueAt !== after.reportDueAt || (after.reportDueAt !== null && before.orderKey !== after.orderKey);
+  }
 
-  /** Puts `slot` in the lane as its row now stands (out of it when `reportDueAt` is `null`). */
+  /** Puts `slot` in the lane as its row stands (nowhere when `reportDueAt` is `null`); it must be out of it. */
   place(slot: Slot): void {
-    this.remove(slot);
-    const at = slot.row.reportDueAt;
-    if (at === null) return;
-    slot.report = this.stamps.next();
-    this.#due.push({ slot, stamp: slot.report, at, orderKey: slot.row.orderKey, seq: slot.row.seq });
+    if (slot.row.reportDueAt !== null) this.#due.add(slot);
   }
 
   /** Takes `slot` out of the lane. */
   remove(slot: Slot): void {
-    if (slot.report === NO_ENTRY) return;
-    slot.report = NO_ENTRY;
-    this.#due.forget();
+    this.#due.remove(slot);
   }
 
   /**
@@ -58,19 +46,14 @@ export class ReportQueue {
   claim(options: ClaimOptions): MessageRow[] {
     const { now } = options;
     const limit = Math.max(0, options.limit);
-    const taken: ReportEntry[] = [];
-    const claimed: MessageRow[] = [];
-    for (let top = this.#due.peek(); top !== undefined && top.at <= now && taken.length < limit; top = this.#due.peek()) {
+    const taken: Slot[] = [];
+    for (let top = this.#due.peek(); top !== undefined && top.row.reportDueAt! <= now && taken.length < limit; top = this.#due.peek()) {
       this.#due.pop();
-      const row = top.slot.row;
-      const leased: MessageRow = { ...row, version: row.version + 1, reportDueAt: now + options.leaseMs };
-      top.slot.row = leased;
-      top.at = leased.reportDueAt!;
+      top.store({ ...top.row, version: top.row.version + 1, reportDueAt: now + options.leaseMs });
       taken.push(top);
-      claimed.push(leased);
     }
     // Back in only now: with `leaseMs` 0 the same row would come up again in this claim.
-    for (const entry of taken) this.#due.push(entry);
-    return claimed;
+    for (const slot of taken) this.#due.add(slot);
+    return taken.map((slot) => slot.row);
   }
 }

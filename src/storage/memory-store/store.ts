@@ -17,20 +17,9 @@ import type { InsertGuard, InsertRefusal, MessageRow, MessageWrite, RecordStore,
 import { CarrierIdIndex, ExternalIdIndex } from './lookups.js';
 import { QueueMembers } from './queue-members.js';
 import { ReportQueue } from './report-queue.js';
-import { Slot, Stamps } from './slot.js';
-import { SubmitQueue } from './submit-queue.js';
+import { Slot } from './slot.js';
+import { movesInQueue, SubmitQueue } from './submit-queue.js';
 import { Timers } from './timers.js';
-
-/** Whether a write from `before` to `after` moves the row in the submit queue. */
-function movesInQueue(before: MessageRow, after: MessageRow): boolean {
-  return (
-    before.queue !== after.queue ||
-    before.orderKey !== after.orderKey ||
-    before.dueAt !== after.dueAt ||
-    before.leaseUntil !== after.leaseUntil ||
-    (before.record.validUntil ?? null) !== (after.record.validUntil ?? null)
-  );
-}
 
 /**
  * A {@link RecordStore} in this process's memory: fast, and gone with the process. Every
@@ -51,11 +40,10 @@ function movesInQueue(before: MessageRow, after: MessageRow): boolean {
  */
 export class MemoryRecordStore implements RecordStore {
   readonly #slots = new Map<string, Slot>();
-  readonly #stamps = new Stamps();
-  readonly #queue = new SubmitQueue(this.#stamps);
+  readonly #queue = new SubmitQueue();
   readonly #members = new QueueMembers();
-  readonly #reports = new ReportQueue(this.#stamps);
-  readonly #timers = new Timers(this.#stamps);
+  readonly #reports = new ReportQueue();
+  readonly #timers = new Timers();
   readonly #carrierIds = new CarrierIdIndex();
   readonly #externalIds = new ExternalIdIndex();
   readonly #idempotency = new IdempotencyRecords();
@@ -74,11 +62,12 @@ export class MemoryRecordStore implements RecordStore {
 
   /** See {@link RecordStore.insertMessages}. */
   async insertMessages(rows: readonly MessageRow[], guard?: InsertGuard): Promise<InsertRefusal | undefined> {
-    const refs = new Set<string>();
+    // Most batches hold one row (one message per request): no set of the batch's refs then.
+    const refs = rows.length > 1 ? new Set<string>() : undefined;
     for (const row of rows) {
       const ref = row.record.ref;
-      if (this.#slots.has(ref) || refs.has(ref)) throw new Error(`MemoryRecordStore: message ${JSON.stringify(ref)} is already stored`);
-      refs.add(ref);
+      if (this.#slots.has(ref) || refs?.has(ref) === true) throw new Error(`MemoryRecordStore: message ${JSON.stringify(ref)} is already stored`);
+      refs?.add(ref);
     }
     const idempotency = guard?.idempotency;
     if (idempotency !== undefined && this.#idempotency.find(idempotency.principalId, idempotency.key, idempotency.createdAt) !== null) {
@@ -91,7 +80,7 @@ export class MemoryRecordStore implements RecordStore {
       this.#balances.set(credit.principalId, balance - credit.units);
     }
     if (idempotency !== undefined) this.#idempotency.take(idempotency);
-    for (const row of rows) this.#insert({ ...row, version: 0, seq: ++this.#seq });
+    for (const row of rows) this.#insert({ ...row, version: 0, seq: this.#seq++ });
     return undefined;
   }
 
@@ -193,8 +182,8 @@ export class MemoryRecordStore implements RecordStore {
     this.#slots.set(row.record.ref, slot);
     this.#queue.place(slot);
     this.#members.add(slot);
-    if (row.reportDueAt !== null) this.#reports.place(slot);
-    if (row.timer !== null) this.#timers.place(slot);
+    this.#reports.place(slot);
+    this.#timers.place(slot);
     if (row.carrierIds.length > 0) this.#carrierIds.add(slot, row.carrierIds);
     this.#externalIds.add(slot);
   }
@@ -206,21 +195,27 @@ export class MemoryRecordStore implements RecordStore {
     const before = slot.row;
     const version = write.expectedVersion + 1;
     const after = write.row.version === version && write.row.seq === before.seq ? write.row : { ...write.row, version, seq: before.seq };
-    slot.row = after;
-    if (movesInQueue(before, after)) this.#queue.place(slot);
-    if (QueueMembers.changes(before, after)) {
-      this.#members.remove(slot);
-      this.#members.add(slot);
-    }
-    if (before.reportDueAt !== after.reportDueAt || (after.reportDueAt !== null && before.orderKey !== after.orderKey)) this.#reports.place(slot);
-    if (Timers.changes(before, after)) this.#timers.place(slot);
+    // Out of each heap whose order the write changes, while the slot still holds the row it was placed with.
+    const moves = movesInQueue(before, after);
+    const recounts = QueueMembers.changes(before, after);
+    const reports = ReportQueue.changes(before, after);
+    const timers = Timers.changes(before, after);
+    if (moves) this.#queue.remove(slot);
+    if (recounts) this.#members.remove(slot);
+    if (reports) this.#reports.remove(slot);
+    if (timers) this.#timers.remove(slot);
+    slot.store(after);
+    if (moves) this.#queue.place(slot);
+    if (recounts) this.#members.add(slot);
+    if (reports) this.#reports.place(slot);
+    if (timers) this.#timers.place(slot);
     this.#carrierIds.update(slot, before.carrierIds, after.carrierIds);
     if (ExternalIdIndex.changes(before, after)) {
       this.#externalIds.remove(slot, before);
       this.#externalIds.add(slot);
     }
     if (write.refund !== undefined && write.refund !== 0) {
-      const principalId = after.record.principalId;
+      const principalId = before.record.principalId;
       this.#balances.set(principalId, this.#balance(principalId) + write.refund);
     }
     return true;
