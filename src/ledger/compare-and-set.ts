@@ -39,12 +39,11 @@ export class RowWriter {
 
   /**
    * Applies `rule` to the row of `ref` until its write holds, or it decides to leave the
-   * row as it read it from the store. A row known here (`known`, else one this ledger
-   * leased) is tried without a read; a decision to leave a row is trusted only from a
-   * fresh read.
+   * row as it read it from the store. A row this ledger leased is taken without a read; a
+   * decision to leave it is trusted only from a fresh read.
    */
-  async update<T>(ref: string, rule: Rule<T>, known: MessageRow | undefined = this.leased.get(ref)): Promise<T> {
-    let row: MessageRow | null | undefined = known;
+  async update<T>(ref: string, rule: Rule<T>): Promise<T> {
+    let row: MessageRow | null | undefined = this.leased.get(ref);
     let fresh = false;
     if (row === undefined) {
       row = await this.store.getMessage(ref);

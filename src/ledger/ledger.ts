@@ -173,16 +173,10 @@ export class Ledger implements Storage {
   async applyReceipt(receipt: PartReceipt): Promise<ReceiptResult> {
     const row = await this.#store.findByCarrierId(receipt.carrierIds);
     if (row === null) return { kind: 'unknown' };
-    const rule = receiptRule(receipt);
-    // The row of the last decision is the one written when the receipt ended the message.
-    let written: MessageRow | undefined;
-    const [applied] = await this.#writer.updateAll([row], (current) => {
-      const decision = rule(current);
-      written = decision.row;
-      return decision;
-    });
-    if (applied!.kind === 'terminal' && applied!.transition.leasedReport !== undefined && written !== undefined) this.#reports.leased(applied!.transition.leasedReport.uid, written);
-    return applied!;
+    const result = await this.#writer.updateAll([row], receiptRule(receipt));
+    const applied = result[0]!;
+    if (applied.kind === 'terminal' && applied.transition.leasedReport !== undefined) this.#reports.leased(applied.transition.leasedReport.uid, applied.ref);
+    return applied;
   }
 
   /** The principal's message `ref`, or `null`. */

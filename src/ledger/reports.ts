@@ -2,14 +2,13 @@
  * Delivery reports, as the ledger keeps them in their message's row: `record.callback` is
  * the report's state, `book.reportUid` its uid, `reportDueAt` its claim lane (a claim
  * moves it to the end of its lease) and `orderKey` its own due time (the message has left
- * the submit queue), so reports whose leases end together come back in their due order.
- * Claims go to the store (`claimReports`); handing a report back and recording an attempt
- * are compare-and-set writes of the row.
+ * the submit queue), so reports whose leases end together come back in their due order. Claims go to the store (`claimReports`); handing a
+ * report back and recording an attempt are compare-and-set writes of the row.
  *
  * A report is named by its uid alone, and a store finds rows by ref: the ledger remembers
- * the row of each report it claimed or stored leased until its attempt is recorded. Only
+ * the ref of each report it claimed or stored leased until its attempt is recorded. Only
  * the holder of a report's lease hands it back or records its attempt, and it got the
- * report from this ledger, so the row is known; a uid not known here is ignored, and the
+ * report from this ledger, so the ref is known; a uid not known here is ignored, and the
  * report comes back when its lease ends.
  *
  * @module
@@ -30,11 +29,8 @@ function pendingReport(row: MessageRow | null, uid: string): row is MessageRow &
 
 /** The reports of a ledger (see the module's TSDoc). */
 export class Reports {
-  /**
-   * The row of each report leased through this ledger and not attempted yet, by uid, oldest
-   * first, as last known here: its attempt is then one write with no read before it.
-   */
-  readonly #inFlight = new Map<string, MessageRow>();
+  /** The ref of each report leased through this ledger and not attempted yet, by uid, oldest first. */
+  readonly #inFlight = new Map<string, string>();
 
   constructor(
     private readonly store: RecordStore,
@@ -42,10 +38,10 @@ export class Reports {
     private readonly limit = REPORTS_IN_FLIGHT_LIMIT,
   ) {}
 
-  /** Remembers that report `uid`, of `row`, is leased through this ledger. */
-  leased(uid: string, row: MessageRow): void {
+  /** Remembers that report `uid` (of message `ref`) is leased through this ledger. */
+  leased(uid: string, ref: string): void {
     this.#inFlight.delete(uid);
-    this.#inFlight.set(uid, row);
+    this.#inFlight.set(uid, ref);
     if (this.#inFlight.size > this.limit) this.#inFlight.delete(this.#inFlight.keys().next().value!);
   }
 
@@ -57,7 +53,7 @@ export class Reports {
       const uid = row.book.reportUid;
       const callback = row.record.callback;
       if (uid === null || callback === null) continue;
-      this.leased(uid, row);
+      this.leased(uid, row.record.ref);
       due.push({ uid, attempts: callback.attempts, message: copyRecord(row.record) });
     }
     return due;
@@ -66,19 +62,9 @@ export class Reports {
   /** Makes each of `uids` still pending claimable again at `until`, no attempt counted. */
   async defer(uids: readonly string[], until: number): Promise<void> {
     for (const uid of uids) {
-      const known = this.#inFlight.get(uid);
-      if (known === undefined) continue;
-      const deferred = await this.writer.update(
-        known.record.ref,
-        (row): Decision<MessageRow | null> => {
-          if (!pendingReport(row, uid)) return { result: null };
-          const next = nextRow(row, { reportDueAt: until });
-          return { result: next, row: next };
-        },
-        known,
-      );
-      if (deferred === null) this.#inFlight.delete(uid);
-      else if (this.#inFlight.has(uid)) this.#inFlight.set(uid, deferred);
+      const ref = this.#inFlight.get(uid);
+      if (ref === undefined) continue;
+      await this.writer.update(ref, (row): Decision<void> => (pendingReport(row, uid) ? { result: undefined, row: nextRow(row, { reportDueAt: until }) } : { result: undefined }));
     }
   }
 
@@ -88,10 +74,10 @@ export class Reports {
    * for its purge from then on. Ignored once the report is finished.
    */
   async recordAttempt(uid: string, attempt: CallbackAttempt): Promise<void> {
-    const known = this.#inFlight.get(uid);
-    if (known === undefined) return;
+    const ref = this.#inFlight.get(uid);
+    if (ref === undefined) return;
     this.#inFlight.delete(uid);
-    const rule = (row: MessageRow | null): Decision<void> => {
+    await this.writer.update(ref, (row): Decision<void> => {
       if (!pendingReport(row, uid)) return { result: undefined };
       const result = attempt.result;
       const nextAttemptAt = result === 'retry' ? (attempt.nextAttemptAt ?? attempt.now) : null;
@@ -104,7 +90,6 @@ export class Reports {
       };
       const order = nextAttemptAt === null ? {} : { orderKey: nextAttemptAt };
       return { result: undefined, row: nextRow(row, { record: { ...row.record, callback }, reportDueAt: nextAttemptAt, ...order }) };
-    };
-    await this.writer.update(known.record.ref, rule, known);
+    });
   }
 }

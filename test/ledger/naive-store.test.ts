@@ -1,21 +1,6 @@
 import { describe, it } from 'vitest';
 import { createLedger } from '../../src/ledger/index.js';
-import { delegateInbound } from '../../src/storage/inbound-record.js';
-import { MemoryInbound } from '../../src/storage/memory/inbound.js';
 import { runStorageContract } from '../../src/testing/storage-suite/index.js';
 import { NaiveRecordStore } from '../helpers/naive-record-store.js';
 
 runStorageContract({ describe, it }, { name: 'ledger over the naive record store', create: async () => createLedger(new NaiveRecordStore()) });
-
-// A record store with the inbound methods: the ledger offers them as the store has them.
-runStorageContract(
-  { describe, it },
-  {
-    name: 'ledger over the naive record store with inbound methods',
-    create: async () => {
-      const store = new NaiveRecordStore();
-      delegateInbound(store, new MemoryInbound());
-      return createLedger(store);
-    },
-  },
-);
