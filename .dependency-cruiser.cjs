@@ -2,12 +2,13 @@
  * The house's layers, checked by test/architecture/layers.test.ts: a module may import its
  * own layer and those below it, never one above, and no import may close a circle. From
  * the ground up, the path of a message: what everything uses; storage and the carrier;
- * events; the claim loop; the worker and the report sender; keys; the MO flow; the HTTP
+ * the ledger (the library's rules over a record store); events; the claim loop; the worker and the report sender; keys; the MO flow; the HTTP
  * endpoints; the router that wires them; the package's faces.
  */
 const LAYERS = [
   ['foundation', '^src/(util/|errors\\.ts|endpoints\\.ts|lifecycle/|sms/|version\\.ts)'],
   ['adapters', '^src/(storage|delivery)/'],
+  ['ledger', '^src/ledger/'],
   ['observe', '^src/observe/'],
   ['outbox', '^src/outbox/'],
   ['work', '^src/(worker|dlr)/'],
@@ -15,7 +16,7 @@ const LAYERS = [
   ['inbound', '^src/inbound/'],
   ['http', '^src/(http|openapi)/'],
   ['router', '^src/router/'],
-  ['faces', '^src/(index|sqlite|postgres|smpp|testing)\\.ts$|^src/testing/'],
+  ['faces', '^src/(index|sqlite|postgres|mysql|smpp|testing)\\.ts$|^src/testing/'],
 ];
 
 const forbidden = [

@@ -13,6 +13,7 @@ import type { MetricsConfig, MetricsOptions, SmsLogger } from '../observe/option
 import type { OpenApiConfig, OpenApiOptions } from '../openapi/options.js';
 import type { InboundConfig, InboundOptions } from '../inbound/options.js';
 import type { Storage } from '../storage/contract.js';
+import type { RecordStore } from '../storage/record-store.js';
 import type { RetentionOptions, WorkerOptions } from '../worker/options.js';
 
 /** Options of {@link createSmsRouter}. Only `verifyKey` is required. */
@@ -22,11 +23,12 @@ export interface SmsRouterOptions {
   /** Finds a principal's profile by `profile_code`. Default: the principal's `profiles` list. */
   resolveProfile?: ProfileResolver;
   /**
-   * Where messages live. Default: a new `MemoryStorage` (lost on restart; one process).
-   * Checked at construction: every required method of `Storage` must be there; `null` is
-   * refused (leave the option out for the default).
+   * Where messages live: a `RecordStore` (the primitives a storage offers; the library's
+   * ledger makes every decision on top of it) or a full `Storage`. Default: the memory
+   * storage (lost on restart; one process). Checked at construction: every required method
+   * of its contract must be there; `null` is refused (leave the option out for the default).
    */
-  storage?: Storage;
+  storage?: Storage | RecordStore;
   /**
    * How messages reach the carrier. Default: a new `SimulatorDelivery` (a fake carrier).
    * Checked like `storage`.

@@ -4,7 +4,7 @@
  * implements {@link Storage} and passes the contract suite (`runStorageContract`, from
  * `sms-outbox/testing`), whose failing cases name the rule they found broken. The router
  * decides (when to claim, retry, end, report, refund); the storage stores. The same on one
- * page: https://github.com/sms-outbox/sms-outbox/blob/main/docs/storage.md
+ * page: https://github.com/sms-outbox/sms-outbox/blob/main/docs/storage-contract.md
  *
  * Rules for every method:
  * - Every method may be called concurrently, from this instance and others sharing the

@@ -6,7 +6,7 @@
 import http from 'node:http';
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
-import { MemoryStorage, type SmsRouterOptions } from '../../src/index.js';
+import { MemoryStorage, type SmsRouterOptions, type Storage } from '../../src/index.js';
 import { createGateway, DISABLED_KEY, KEY, OTHER_KEY, QUICK_ONLY_KEY, type TestGateway } from '../helpers/gateway.js';
 import { ScriptedDelivery } from '../helpers/scripted-delivery.js';
 import { leakProblem } from '../helpers/no-leak.js';
@@ -56,7 +56,7 @@ export async function startFuzzGateway(
   options: Partial<SmsRouterOptions> = {},
   { awaitReady = true }: { awaitReady?: boolean } = {},
 ): Promise<FuzzGateway> {
-  const storage = options.storage ?? new MemoryStorage();
+  const storage = (options.storage as Storage | undefined) ?? new MemoryStorage();
   const inserts: number[] = [];
   const insert = storage.insertMessages.bind(storage);
   storage.insertMessages = async (messages, lease) => {

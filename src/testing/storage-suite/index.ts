@@ -1,7 +1,7 @@
 /**
  * The storage contract suite: every `Storage` adapter, the bundled ones and a host's
  * own, runs it to show it keeps the promises of the `Storage` contract
- * (https://github.com/sms-outbox/sms-outbox/blob/main/docs/storage.md), and
+ * (https://github.com/sms-outbox/sms-outbox/blob/main/docs/storage-contract.md), and
  * a failing case's message names the rule it found broken. Runner-agnostic:
  * the caller passes its runner's `describe` and `it`; assertions use `node:assert/strict`.
  * This entry registers the topics in order; each topic's tests are in a file of their own.
