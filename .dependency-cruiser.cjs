@@ -7,7 +7,7 @@
  */
 const LAYERS = [
   ['foundation', '^src/(util/|errors\\.ts|endpoints\\.ts|lifecycle/|sms/|version\\.ts)'],
-  ['adapters', '^src/(storage|delivery)/'],
+  ['adapters', '^src/(storage|ledger|delivery)/'],
   ['observe', '^src/observe/'],
   ['outbox', '^src/outbox/'],
   ['work', '^src/(worker|dlr)/'],
