@@ -96,9 +96,9 @@ export function suiteContext(harness: StorageSuiteHarness, options: StorageSuite
 /**
  * The runner's skip at run time, from its test context (`ctx.skip(note)` in vitest,
  * `t.skip(message)` in node:test, `this.skip()` in mocha; vitest and mocha throw to stop the
- * test), or one that does nothing when it has none.
+ * test), or one that does nothing when it has none. Shared with the record-store suite.
  */
-function runnerSkip(context: unknown, self: unknown): (reason: string) => void {
+export function runnerSkip(context: unknown, self: unknown): (reason: string) => void {
   for (const candidate of [context, self]) {
     if ((typeof candidate !== 'object' && typeof candidate !== 'function') || candidate === null) continue;
     const skip = (candidate as { skip?: unknown }).skip;

@@ -1,0 +1,53 @@
+/**
+ * The record-store contract suite: a `RecordStore` (src/storage/record-store.ts), the
+ * primitives a storage offers when the library makes every decision, runs it to show it
+ * keeps every promise of that contract; a failing case's message names the primitive and
+ * the rule it found broken (`rule: ...`), so that whoever writes a record store for their
+ * own database learns which primitive to fix. Runner-agnostic: the caller passes its
+ * runner's `describe` and `it`; assertions use `node:assert/strict`. This entry registers
+ * the topics in order; each topic's tests are in a file of their own.
+ *
+ * @module
+ */
+import { claimTests } from './claims.js';
+import { recordSuiteContext, type RecordStoreSuiteHarness, type RecordStoreSuiteOptions } from './context.js';
+import { creditTests } from './credit.js';
+import { idempotencyTests } from './idempotency.js';
+import { insertTests } from './inserts.js';
+import { keyTests } from './keys.js';
+import { lookupTests } from './lookups.js';
+import { queueTests } from './queue.js';
+import { reportTests } from './reports.js';
+import { roundTripTests } from './round-trip.js';
+import { timerTests } from './timers.js';
+import { writeTests } from './writes.js';
+
+export { buildMessageRow } from './fixtures.js';
+export type { MessageRowOverrides } from './fixtures.js';
+export type { RecordStoreSuiteHarness, RecordStoreSuiteOptions } from './context.js';
+
+/**
+ * Registers the record-store contract tests for one store with the given runner.
+ *
+ * Each test gets its own store from `options.create`, calls `ready()`, and afterwards
+ * `close()` and `options.destroy`. Times are fixed epoch-ms values passed in; the suite
+ * never waits on the clock. Race cases repeat their race 50 times, so a store that loses a
+ * race now and then fails every run. The optional `countQueued` is skipped, saying why, when
+ * the store lacks it.
+ */
+export function runRecordStoreContract(harness: RecordStoreSuiteHarness, options: RecordStoreSuiteOptions): void {
+  const context = recordSuiteContext(harness, options);
+  harness.describe(`record store contract: ${options.name}`, () => {
+    insertTests(context);
+    roundTripTests(context);
+    keyTests(context);
+    lookupTests(context);
+    claimTests(context);
+    reportTests(context);
+    timerTests(context);
+    queueTests(context);
+    writeTests(context);
+    idempotencyTests(context);
+    creditTests(context);
+  });
+}
