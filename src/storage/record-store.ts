@@ -63,14 +63,19 @@ export interface MessageRow {
    * other than the stored one changes nothing.
    */
   version: number;
-  /** Insertion order, set by the store when it inserts the row (any value given is ignored); the last tie-break of every order. */
+  /** Insertion order, set by the store when it inserts the row (any value given, in an insert or a write, is ignored); the last tie-break of every order. */
   seq: number;
   /**
    * The submit queue's class rank (0 claimed before 1) while the message may be claimed,
    * `null` when it is not in the submit queue.
    */
   queue: number | null;
-  /** The row's place within its class: claims take the smallest `orderKey` first, then the smallest `seq`. */
+  /**
+   * The row's place within its class: claims take the smallest `orderKey` first, then the
+   * smallest `seq`. Out of the submit queue, with a pending report, the report's place among
+   * those due at the same `reportDueAt` (its own due time, kept when a lease moves
+   * `reportDueAt`): {@link RecordStore.claimReports} takes the smaller first.
+   */
   orderKey: number;
   /** When the row may next be claimed, epoch ms (with `queue` not `null`). */
   dueAt: number;
@@ -154,7 +159,7 @@ export interface RecordStore {
 
   /**
    * Leases up to `limit` rows whose delivery report is due (`reportDueAt <= now`), earliest
-   * `reportDueAt` first (then `seq`), by moving their `reportDueAt` to `now + leaseMs`;
+   * `reportDueAt` first (then `orderKey`, then `seq`), by moving their `reportDueAt` to `now + leaseMs`;
    * returns them as stored after the claim (`version` one higher). Two claims at once get
    * disjoint sets.
    */

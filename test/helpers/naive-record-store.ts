@@ -80,7 +80,7 @@ export class NaiveRecordStore implements RecordStore {
   }
 
   async claimReports(options: ClaimOptions): Promise<MessageRow[]> {
-    const taken = this.#stored((row) => row.reportDueAt !== null && row.reportDueAt <= options.now, (a, b) => a.reportDueAt! - b.reportDueAt! || a.seq - b.seq, options.limit);
+    const taken = this.#stored((row) => row.reportDueAt !== null && row.reportDueAt <= options.now, (a, b) => a.reportDueAt! - b.reportDueAt! || a.orderKey - b.orderKey || a.seq - b.seq, options.limit);
     for (const row of taken) {
       row.reportDueAt = options.now + options.leaseMs;
       row.version++;

@@ -1,0 +1,105 @@
+/**
+ * The compare-and-set loop every change of a message goes through: read the row (or take
+ * the one this ledger leased), let a rule decide the new row, write it only if the stored
+ * row is still at the version read, and when another writer got there first, read again and
+ * decide again. A rule is a pure function of the row, so deciding twice is safe.
+ *
+ * @module
+ */
+import type { MessageRow, MessageWrite, RecordStore } from '../storage/record-store.js';
+import type { LeasedRows } from './leased-rows.js';
+
+/** How many times a change is decided again after losing a write before it gives up. */
+export const MAX_ATTEMPTS = 20;
+
+/**
+ * What a rule decided for a row: to leave it (`row` absent) or to write `row` (one version
+ * higher, see `nextRow`) with `refund` units given back in the same step; `result` is what
+ * the caller is told once it is done.
+ */
+export type Decision<T> = { result: T; row?: undefined; refund?: undefined } | { result: T; row: MessageRow; refund?: number };
+
+/** A rule: what to do with the row of a ref (`null`: none stored). */
+export type Rule<T> = (row: MessageRow | null) => Decision<T>;
+
+/** Thrown when a change lost every write to other writers. */
+export class WriteContentionError extends Error {
+  constructor(ref: string) {
+    super(`ledger: message ${JSON.stringify(ref)} changed under ${MAX_ATTEMPTS} writes in a row; gave up`);
+    this.name = 'WriteContentionError';
+  }
+}
+
+/** Applies rules to rows by compare-and-set (see the module's TSDoc). */
+export class RowWriter {
+  constructor(
+    private readonly store: RecordStore,
+    private readonly leased: LeasedRows,
+  ) {}
+
+  /**
+   * Applies `rule` to the row of `ref` until its write holds, or it decides to leave the
+   * row as it read it from the store. A row this ledger leased is taken without a read; a
+   * decision to leave it is trusted only from a fresh read.
+   */
+  async update<T>(ref: string, rule: Rule<T>): Promise<T> {
+    let row: MessageRow | null | undefined = this.leased.get(ref);
+    let fresh = false;
+    if (row === undefined) {
+      row = await this.store.getMessage(ref);
+      fresh = true;
+    }
+    return this.#settle(ref, row, fresh, rule);
+  }
+
+  /**
+   * Applies `rule` to each of `rows`, just read from the store, in one batch of writes; a
+   * write that loses is retried alone ({@link update}). Resolves with each row's result, in
+   * order.
+   */
+  async updateAll<T>(rows: readonly MessageRow[], rule: Rule<T>): Promise<T[]> {
+    const decisions = rows.map((row) => rule(row));
+    const writes: MessageWrite[] = [];
+    const written: number[] = [];
+    decisions.forEach((decision, i) => {
+      if (decision.row === undefined) return;
+      writes.push(toWrite(decision.row, rows[i]!.version, decision.refund));
+      written.push(i);
+    });
+    const results = decisions.map((decision) => decision.result);
+    if (writes.length === 0) return results;
+    const applied = await this.store.writeMessages(writes);
+    for (const [w, i] of written.entries()) {
+      const row = rows[i]!;
+      if (applied[w] === true) this.leased.remember(writes[w]!.row);
+      else {
+        this.leased.forget(row.record.ref);
+        results[i] = await this.#settle(row.record.ref, await this.store.getMessage(row.record.ref), true, rule);
+      }
+    }
+    return results;
+  }
+
+  async #settle<T>(ref: string, row: MessageRow | null, fresh: boolean, rule: Rule<T>): Promise<T> {
+    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+      const decision = rule(row);
+      if (decision.row === undefined) {
+        if (fresh) return decision.result;
+      } else {
+        const [applied] = await this.store.writeMessages([toWrite(decision.row, row!.version, decision.refund)]);
+        if (applied === true) {
+          this.leased.remember(decision.row);
+          return decision.result;
+        }
+        this.leased.forget(ref);
+      }
+      row = await this.store.getMessage(ref);
+      fresh = true;
+    }
+    throw new WriteContentionError(ref);
+  }
+}
+
+function toWrite(row: MessageRow, expectedVersion: number, refund: number | undefined): MessageWrite {
+  return refund === undefined || refund === 0 ? { row, expectedVersion } : { row, expectedVersion, refund };
+}

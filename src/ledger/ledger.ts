@@ -1,0 +1,231 @@
+/**
+ * The ledger: the full `Storage` contract on top of any `RecordStore`, holding every rule
+ * on a message once (which state follows which, the fair order, leases, credit refunds,
+ * validity and cancel, delivery reports, timers). The store only stores; the rules are in
+ * the files of this folder, each deciding a row's next version for the compare-and-set loop
+ * (compare-and-set.ts).
+ *
+ * @module
+ */
+import { InsufficientCreditError } from '../lifecycle/credit.js';
+import { isScheduled } from '../storage/queued-record.js';
+import { INBOUND_METHODS, type InboundStorage } from '../storage/inbound-record.js';
+import type {
+  CallbackAttempt,
+  CancelResult,
+  ClaimOptions,
+  CreditCharge,
+  DueCallback,
+  IdempotencyRecord,
+  InsertLease,
+  MessageRecord,
+  NewMessage,
+  Outcome,
+  PartReceipt,
+  QueueCount,
+  ReceiptResult,
+  Storage,
+  SubmissionResult,
+  Transition,
+} from '../storage/contract.js';
+import type { InsertGuard, MessageRow, RecordStore } from '../storage/record-store.js';
+import { RowWriter, type Decision } from './compare-and-set.js';
+import { copyRecord } from './copy-record.js';
+import { fairPlaces, type Joining } from './fair-place.js';
+import { LeasedRows } from './leased-rows.js';
+import { receiptRule, submissionRule } from './receipts.js';
+import { Reports } from './reports.js';
+import { endRow, hasEnded, newRow, nextRow, rankOf, weightOf } from './rows.js';
+import { Sweeps } from './sweeps.js';
+
+/** The full storage contract over `store`: see {@link createLedger}. */
+// eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging
+export class Ledger implements Storage {
+  readonly #store: RecordStore;
+  readonly #leased = new LeasedRows();
+  readonly #writer: RowWriter;
+  readonly #reports: Reports;
+  readonly #sweeps: Sweeps;
+
+  constructor(store: RecordStore) {
+    this.#store = store;
+    this.#writer = new RowWriter(store, this.#leased);
+    this.#reports = new Reports(store, this.#writer);
+    this.#sweeps = new Sweeps(store, this.#writer);
+    // Optional on a store, so offered only when it has them: the router turns a feature off
+    // for a storage without its methods.
+    if (store.ready !== undefined) this.ready = store.ready.bind(store);
+    if (store.close !== undefined) this.close = store.close.bind(store);
+    if (store.countQueued !== undefined) this.countQueued = store.countQueued.bind(store);
+    const inbound = store as Partial<InboundStorage>;
+    if (INBOUND_METHODS.every((name) => typeof inbound[name] === 'function')) {
+      for (const name of INBOUND_METHODS) (this as Record<string, unknown>)[name] = (inbound[name] as (...args: unknown[]) => unknown).bind(store);
+      if (inbound.storeInboundPart !== undefined) this.storeInboundPart = inbound.storeInboundPart.bind(store);
+    }
+  }
+
+  /**
+   * Stores every message of one request (with its idempotency record and its charge), each
+   * placed in the fair order of its class, or none: throws when the key is taken or the
+   * balance is short ({@link InsufficientCreditError}).
+   */
+  async insertMessages(messages: readonly NewMessage[], lease?: InsertLease, idempotency?: IdempotencyRecord, credit?: CreditCharge): Promise<void> {
+    const joining: Joining[] = [];
+    const joiningAt: number[] = [];
+    messages.forEach((message, i) => {
+      if (isScheduled(message)) return;
+      joining.push({ principalId: message.principalId, rank: rankOf(message.priority), weight: weightOf(message.weight) });
+      joiningAt.push(i);
+    });
+    const keys = joining.length === 0 ? [] : await fairPlaces(this.#store, joining, messages[0]!.createdAt);
+    const orderKeys = new Array<number>(messages.length).fill(0);
+    joiningAt.forEach((at, i) => (orderKeys[at] = keys[i]!));
+    const rows = messages.map((message, i) => newRow(message, orderKeys[i]!, lease, credit));
+    let guard: InsertGuard | undefined;
+    if (idempotency !== undefined || credit !== undefined) {
+      guard = {};
+      if (idempotency !== undefined) guard.idempotency = idempotency;
+      if (credit !== undefined) guard.credit = { principalId: credit.principalId, units: credit.units };
+    }
+    const refusal = await this.#store.insertMessages(rows, guard);
+    if (refusal !== undefined) {
+      if (refusal.refused === 'insufficient-credit') throw new InsufficientCreditError(credit?.units ?? 0, refusal.balance);
+      throw new Error(`ledger: idempotency key ${JSON.stringify(idempotency?.key)} is taken`);
+    }
+    if (lease !== undefined) for (const row of rows) this.#leased.remember(row);
+  }
+
+  /** The principal's live idempotency record under `key`, or `null`. */
+  findIdempotency(principalId: string, key: string, now: number): Promise<IdempotencyRecord | null> | IdempotencyRecord | null {
+    return this.#store.findIdempotency(principalId, key, now);
+  }
+
+  /** Deletes up to `limit` idempotency records expired at `now`, oldest expiry first. */
+  purgeIdempotency(now: number, limit: number): Promise<number> {
+    return this.#store.purgeIdempotency(now, limit);
+  }
+
+  /** Adds `units` to the principal's balance; resolves with the new balance. */
+  topUpCredit(principalId: string, units: number): Promise<number> {
+    return this.#store.addCredit(principalId, units);
+  }
+
+  /** The principal's balance, 0 when never topped up. */
+  creditBalance(principalId: string): Promise<number> {
+    return this.#store.creditBalance(principalId);
+  }
+
+  /** Leases up to `limit` claimable queued messages in fair order (the store's order keys). */
+  async claimMessages(options: ClaimOptions): Promise<MessageRecord[]> {
+    const rows = await this.#store.claimMessages(options);
+    const records = new Array<MessageRecord>(rows.length);
+    for (let i = 0; i < rows.length; i++) {
+      this.#leased.remember(rows[i]!);
+      records[i] = copyRecord(rows[i]!.record);
+    }
+    return records;
+  }
+
+  /** Records a part's carrier id; moves the message to `submitted` with its last part. */
+  recordSubmission(ref: string, index: number, carrierId: string, now: number): Promise<SubmissionResult> {
+    return this.#writer.update(ref, submissionRule(ref, index, carrierId, now));
+  }
+
+  /** Gives a queued message back for another attempt at `nextAttemptAt`, keeping its place. */
+  async reschedule(ref: string, nextAttemptAt: number, error: string, now: number): Promise<void> {
+    await this.#writer.update(ref, (row): Decision<void> => {
+      if (row === null || row.record.state !== 'queued') return { result: undefined };
+      const record = { ...row.record, attempts: row.record.attempts + 1, lastError: error, updatedAt: now };
+      return { result: undefined, row: nextRow(row, { record, dueAt: nextAttemptAt, leaseOwner: null, leaseUntil: null }) };
+    });
+  }
+
+  /** Ends a message not yet ended; `null` if it already is, or is unknown. */
+  finish(ref: string, outcome: Outcome, now: number): Promise<Transition | null> {
+    return this.#writer.update(ref, (row): Decision<Transition | null> => {
+      if (row === null || hasEnded(row)) return { result: null };
+      const ending = endRow(row, outcome, now);
+      return { result: ending.transition, row: ending.row, refund: ending.refund };
+    });
+  }
+
+  /** Ends submitted messages unchanged since before `before`, oldest first. */
+  expireOverdue(before: number, limit: number, outcome: Outcome, now: number): Promise<Transition[]> {
+    return this.#sweeps.expireOverdue(before, limit, outcome, now);
+  }
+
+  /** Queues the scheduled messages due at `now`, or ends those whose validity ended. */
+  promoteScheduled(now: number, limit: number): Promise<Transition[]> {
+    return this.#sweeps.promoteScheduled(now, limit);
+  }
+
+  /** Ends the queued messages whose validity ended by `now` and that no live lease holds. */
+  expireUnsent(now: number, limit: number): Promise<Transition[]> {
+    return this.#sweeps.expireUnsent(now, limit);
+  }
+
+  /** Cancels each of the principal's `refs` still scheduled, or queued unsent and not barred by a lease. */
+  cancelMessages(principalId: string, refs: readonly string[], now: number): Promise<CancelResult> {
+    return this.#sweeps.cancelMessages(principalId, refs, now);
+  }
+
+  /** Applies a receipt to the part the first of its carrier-id spellings names. */
+  async applyReceipt(receipt: PartReceipt): Promise<ReceiptResult> {
+    const row = await this.#store.findByCarrierId(receipt.carrierIds);
+    if (row === null) return { kind: 'unknown' };
+    const result = await this.#writer.updateAll([row], receiptRule(receipt));
+    const applied = result[0]!;
+    if (applied.kind === 'terminal' && applied.transition.leasedReport !== undefined) this.#reports.leased(applied.transition.leasedReport.uid, applied.ref);
+    return applied;
+  }
+
+  /** The principal's message `ref`, or `null`. */
+  async getMessage(principalId: string, ref: string): Promise<MessageRecord | null> {
+    const row = await this.#store.getMessage(ref);
+    return row === null || row.record.principalId !== principalId ? null : copyRecord(row.record);
+  }
+
+  /** The principal's messages with `externalId`, newest first, at most `limit`. */
+  async findByExternalId(principalId: string, externalId: string, limit: number): Promise<MessageRecord[]> {
+    const rows = await this.#store.findByExternalId(principalId, externalId, limit);
+    return rows.map((row: MessageRow) => copyRecord(row.record));
+  }
+
+  /** Leases up to `limit` due pending delivery reports, earliest due first. */
+  claimCallbacks(options: ClaimOptions): Promise<DueCallback[]> {
+    return this.#reports.claim(options);
+  }
+
+  /** Makes pending claimed reports claimable again at `until`. */
+  deferCallbacks(uids: readonly string[], until: number): Promise<void> {
+    return this.#reports.defer(uids, until);
+  }
+
+  /** Records one attempt of report `uid` and ends its lease; ignored once it is finished. */
+  recordCallbackAttempt(uid: string, attempt: CallbackAttempt): Promise<void> {
+    return this.#reports.recordAttempt(uid, attempt);
+  }
+
+  /** Deletes up to `limit` ended messages without a pending report, changed before `before`, oldest first. */
+  purge(before: number, limit: number): Promise<number> {
+    return this.#sweeps.purge(before, limit);
+  }
+}
+
+// The optional methods the store may lack (lifecycle, queue count, inbound) are set by the
+// constructor when it has them; this declares them on the class.
+// eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging
+export interface Ledger extends Partial<InboundStorage> {
+  ready?(): Promise<void>;
+  close?(): Promise<void>;
+  countQueued?(principalId?: string): Promise<QueueCount>;
+}
+
+/**
+ * The full {@link Storage} contract over `store`, a {@link RecordStore}: every business rule
+ * is the ledger's, the store only stores. `createSmsRouter({ storage })` wraps a record
+ * store with it.
+ */
+export function createLedger(store: RecordStore): Storage {
+  return new Ledger(store);
+}
