@@ -62,15 +62,17 @@ export async function freshStore(): Promise<MysqlRecordStore> {
   return store;
 }
 
+/** Drops the tables under `prefix`. */
+export async function dropTables(prefix: string): Promise<void> {
+  const tables = ['messages', 'carrier_ids', 'idempotency', 'credit', 'schema_version'].map((t) => `\`${prefix}${t}\``);
+  await pool.query(`DROP TABLE IF EXISTS ${tables.join(', ')}`);
+  made.splice(made.indexOf(prefix) >>> 0, 1);
+}
+
 /** Drops the tables of every prefix the file made, then ends the pool. */
 export function useMysql(): void {
   afterAll(async () => {
-    if (unreachable === null) {
-      for (const prefix of made) {
-        const tables = ['messages', 'carrier_ids', 'idempotency', 'credit', 'schema_version'].map((t) => `\`${prefix}${t}\``);
-        await pool.query(`DROP TABLE IF EXISTS ${tables.join(', ')}`);
-      }
-    }
+    if (unreachable === null) for (const prefix of [...made]) await dropTables(prefix);
     await pool.end();
   });
 }

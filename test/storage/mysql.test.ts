@@ -46,16 +46,22 @@ dbDescribe('MysqlRecordStore', () => {
     expect(await store.findIdempotency('p1', 'KEY', 2000)).toEqual({ ...key, key: 'KEY' });
   });
 
-  it('gives concurrent claims disjoint sets that together take every free row', async () => {
+  it('gives concurrent claims disjoint sets that together take every free row, behind many leased ones', async () => {
     const store = await freshStore();
-    await store.insertMessages(Array.from({ length: 60 }, (_, i) => row(`m${i}`, { orderKey: i })));
-    const claims = await Promise.all(Array.from({ length: 6 }, (_, i) => store.claimMessages({ ...claim, owner: `w${i}` })));
-    for (const taken of claims) expect(taken).toHaveLength(10);
-    const refs = claims.flat().map((r) => r.record.ref);
-    expect(new Set(refs).size).toBe(60);
-    expect(claims.flat().every((r) => r.version === 1 && r.leaseUntil === 32_000)).toBe(true);
+    // Many rows leased in the queue: a claim that sorted every candidate (the plan a database
+    // may prefer then) would lock them all, and the other claims would skip them.
+    await store.insertMessages(Array.from({ length: 1300 }, (_, i) => row(`l${i}`, { orderKey: i % 50, leaseOwner: 'x', leaseUntil: 1e12 })));
+    for (let round = 0; round < 5; round++) {
+      const now = 2000 + round;
+      await store.insertMessages(Array.from({ length: 30 }, (_, i) => row(`m${round}-${i}`, { orderKey: i, dueAt: now })));
+      const claims = await Promise.all(['a', 'b', 'c'].map((owner) => store.claimMessages({ ...claim, owner, limit: 12, now })));
+      // Claims scanning at once may share the rows differently, but take all 30 between them.
+      expect(claims.every((taken) => taken.length <= 12)).toBe(true);
+      expect(new Set(claims.flat().map((r) => r.record.ref)).size).toBe(30);
+      expect(claims.flat().every((r) => r.version === 1 && r.leaseUntil === now + 30_000)).toBe(true);
+    }
     expect(await store.claimMessages(claim)).toEqual([]);
-    expect(await store.getMessage('m0')).toMatchObject({ version: 1, leaseUntil: 32_000 });
+    expect(await store.getMessage('m0-0')).toMatchObject({ version: 1, leaseOwner: expect.any(String) });
   });
 
   it('claims in (queue, orderKey, seq) order, skipping rows not due, leased or expired', async () => {

@@ -27,5 +27,6 @@ export const mysqlDialect: SqlDialect = {
   insertIgnore: (table, columns, values) => `INSERT IGNORE INTO ${table} (${columns}) VALUES ${values}`,
   upsertAdd: (table, keyColumn, column) =>
     `INSERT INTO ${table} (${keyColumn}, ${column}) VALUES (?, ?) ON DUPLICATE KEY UPDATE ${column} = ${column} + VALUES(${column})`,
+  forceIndex: (index) => ` FORCE INDEX (${index})`,
   lockSkipLocked: 'FOR UPDATE SKIP LOCKED',
 };

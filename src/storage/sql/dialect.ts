@@ -43,6 +43,13 @@ export interface SqlDialect {
    * taken, adds `amount` to the stored `column` instead: two parameters, key then amount.
    */
   upsertAdd(table: string, keyColumn: string, column: string): string;
+  /**
+   * What follows the table name in a `SELECT` to make it read `index` (a quoted name), for
+   * the claims: a claim that sorted its candidates instead would lock every candidate, not
+   * the `LIMIT` it takes, and a concurrent claim would skip them all. Empty where the
+   * database locks only the rows it returns.
+   */
+  forceIndex(index: string): string;
   /** What ends a `SELECT` that locks the rows it returns and skips rows another transaction holds (`FOR UPDATE SKIP LOCKED`). */
   lockSkipLocked: string;
 }

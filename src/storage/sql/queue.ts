@@ -64,7 +64,7 @@ export function claimMessages(context: SqlContext, { owner, limit, leaseMs, now 
   return claimRows(
     context,
     {
-      sql: `SELECT ${ROW_COLUMNS} FROM ${context.tables.messages} WHERE queue IS NOT NULL AND ${CLAIMABLE} ORDER BY queue, order_key, seq LIMIT ?`,
+      sql: `SELECT ${ROW_COLUMNS} FROM ${context.tables.messages}${context.dialect.forceIndex(context.tables.claimIndex)} WHERE queue IS NOT NULL AND ${CLAIMABLE} ORDER BY queue, order_key, seq LIMIT ?`,
       params: [now, now, now, limit],
     },
     { sql: 'lease_owner = ?, lease_until = ?', params: [owner, until] },
@@ -79,7 +79,7 @@ export function claimReports(context: SqlContext, { limit, leaseMs, now }: Claim
   return claimRows(
     context,
     {
-      sql: `SELECT ${ROW_COLUMNS} FROM ${context.tables.messages} WHERE report_due_at <= ? ORDER BY report_due_at, seq LIMIT ?`,
+      sql: `SELECT ${ROW_COLUMNS} FROM ${context.tables.messages}${context.dialect.forceIndex(context.tables.reportIndex)} WHERE report_due_at <= ? ORDER BY report_due_at, order_key, seq LIMIT ?`,
       params: [now, limit],
     },
     { sql: 'report_due_at = ?', params: [until] },
@@ -112,7 +112,7 @@ export async function queueEnds(
     context.client,
     `SELECT
       (SELECT MAX(order_key) FROM ${m} WHERE queue = ? AND principal_id = ?) AS principal_last,
-      (SELECT order_key FROM ${m} WHERE queue = ? AND ${CLAIMABLE} ORDER BY order_key, seq LIMIT 1) AS head,
+      (SELECT order_key FROM ${m}${context.dialect.forceIndex(context.tables.claimIndex)} WHERE queue = ? AND ${CLAIMABLE} ORDER BY order_key, seq LIMIT 1) AS head,
       (SELECT MAX(order_key) FROM ${m} WHERE queue = ?) AS last`,
     [queue, principalId, queue, now, now, now, queue],
   );

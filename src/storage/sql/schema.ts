@@ -21,6 +21,10 @@ export interface SqlTables {
   credit: string;
   /** The versions of the schema applied. */
   schemaVersion: string;
+  /** The index submit claims read the queue by, `(queue, order_key, seq)`. */
+  claimIndex: string;
+  /** The index report claims read by, `(report_due_at, order_key, seq)`. */
+  reportIndex: string;
 }
 
 /** The names of the tables under `prefix` (already checked to be a plain identifier). */
@@ -31,6 +35,8 @@ export function sqlTables(dialect: SqlDialect, prefix: string): SqlTables {
     idempotency: dialect.quote(`${prefix}idempotency`),
     credit: dialect.quote(`${prefix}credit`),
     schemaVersion: dialect.quote(`${prefix}schema_version`),
+    claimIndex: dialect.quote(`${prefix}messages_claim`),
+    reportIndex: dialect.quote(`${prefix}messages_report`),
   };
 }
 
@@ -73,7 +79,7 @@ function migrations(dialect: SqlDialect, prefix: string, t: SqlTables): Migratio
         index('messages_principal_queue', t.messages, 'queue, principal_id, order_key'),
         // countQueued's oldest accepted message per class.
         index('messages_accepted', t.messages, 'queue, accepted_at'),
-        index('messages_report', t.messages, 'report_due_at, seq'),
+        index('messages_report', t.messages, 'report_due_at, order_key, seq'),
         index('messages_timer', t.messages, 'timer, timer_at, seq'),
         index('messages_external', t.messages, `principal_id, ${dialect.indexPrefix('external_id', 191)}, created_at, seq`),
         `CREATE TABLE IF NOT EXISTS ${t.carrierIds} (
