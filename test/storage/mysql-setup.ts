@@ -4,42 +4,17 @@
  * of their own so that files and runs share the database without meeting.
  */
 import { randomBytes } from 'node:crypto';
-import mysql from 'mysql2/promise';
 import { afterAll, describe } from 'vitest';
 import { MysqlRecordStore } from '../../src/storage/mysql/adapter.js';
+import { makeMysqlPool, mysqlUnavailable } from '../helpers/services.js';
 
-/** Connection settings of the test MariaDB (MYSQL_* environment variables override). */
-export const MYSQL_CONFIG = {
-  host: process.env.MYSQL_HOST ?? '127.0.0.1',
-  port: Number(process.env.MYSQL_PORT ?? 3306),
-  user: process.env.MYSQL_USER ?? 'root',
-  password: process.env.MYSQL_PASSWORD ?? '',
-  database: process.env.MYSQL_DATABASE ?? 'test',
-  connectTimeout: 5_000,
-} as const;
-
-/** A pool on the test database. */
-export function makeMysqlPool(connectionLimit = 10): mysql.Pool {
-  return mysql.createPool({ ...MYSQL_CONFIG, connectionLimit });
-}
+export { makeMysqlPool, MYSQL_CONFIG } from '../helpers/services.js';
 
 /** The pool of the calling test file; {@link useMysql} ends it after the file. */
 export const pool = makeMysqlPool();
 
-async function mysqlUnavailable(): Promise<string | null> {
-  const error = await pool.query('SELECT 1').then(
-    () => null,
-    (e: unknown) => (e instanceof Error ? e.message || String((e as { code?: unknown }).code) : String(e)),
-  );
-  if (error === null) return null;
-  if (process.env.SMS_OUTBOX_REQUIRE_SERVICES === '1') {
-    throw new Error(`MariaDB is required (SMS_OUTBOX_REQUIRE_SERVICES=1) but unreachable: ${error}`);
-  }
-  return `MariaDB unreachable (${error})`;
-}
-
 /** Why the database tests are skipped, or `null` when MariaDB answers. */
-export const unreachable = await mysqlUnavailable();
+export const unreachable = await mysqlUnavailable(pool);
 if (unreachable !== null) console.warn(`MysqlRecordStore tests skipped: ${unreachable}`);
 
 /** `describe` when MariaDB answers, else `describe.skip` (the reason printed above). */
