@@ -15,7 +15,7 @@ const LAYERS = [
   ['inbound', '^src/inbound/'],
   ['http', '^src/(http|openapi)/'],
   ['router', '^src/router/'],
-  ['faces', '^src/(index|sqlite|postgres|smpp|testing)\\.ts$|^src/testing/'],
+  ['faces', '^src/(index|sqlite|postgres|mysql|smpp|testing)\\.ts$|^src/testing/'],
 ];
 
 const forbidden = [

@@ -20,6 +20,8 @@ dbDescribe('MysqlRecordStore', () => {
     await new MysqlRecordStore({ pool, tablePrefix }).ready();
     const [versions] = await pool.query(`SELECT version FROM \`${tablePrefix}schema_version\``);
     expect(versions).toEqual([{ version: 1 }]);
+    await pool.query(`INSERT INTO \`${tablePrefix}schema_version\` (version) VALUES (99)`);
+    await expect(new MysqlRecordStore({ pool, tablePrefix }).ready()).rejects.toThrow(/schema version 99, newer/);
   });
 
   it('stores a batch with increasing seqs at version 0, and a repeated ref stores none of it', async () => {

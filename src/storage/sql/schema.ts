@@ -110,7 +110,8 @@ function migrations(dialect: SqlDialect, prefix: string, t: SqlTables): Migratio
 
 /**
  * Creates the tables under `prefix`, or the steps they miss, holding a database-wide lock so
- * that instances starting at once do not race. Idempotent.
+ * that instances starting at once do not race. Idempotent. Throws when a newer version of
+ * the package has changed the tables.
  */
 export async function createSchema(client: SqlClient, dialect: SqlDialect, prefix: string, t: SqlTables): Promise<void> {
   await client.exclusive(`${prefix}schema`, async (session) => {
@@ -118,7 +119,13 @@ export async function createSchema(client: SqlClient, dialect: SqlDialect, prefi
     await run(`CREATE TABLE IF NOT EXISTS ${t.schemaVersion} (version integer NOT NULL PRIMARY KEY)${dialect.tableOptions}`);
     const { rows } = await run(`SELECT MAX(version) AS version FROM ${t.schemaVersion}`);
     const current = Number(rows[0]?.version ?? 0);
-    for (const migration of migrations(dialect, prefix, t)) {
+    const steps = migrations(dialect, prefix, t);
+    const latest = steps.at(-1)!.version;
+    if (current > latest) {
+      // A newer version's schema: this version cannot know what its rows mean.
+      throw new Error(`the tables under ${prefix} are at schema version ${current}, newer than this version of sms-outbox knows (${latest}): upgrade it`);
+    }
+    for (const migration of steps) {
       if (migration.version <= current) continue;
       for (const statement of migration.statements) await run(statement);
       await run(`INSERT INTO ${t.schemaVersion} (version) VALUES (?)`, [migration.version]);
