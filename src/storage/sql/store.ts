@@ -26,6 +26,7 @@ import {
   WRITTEN_COLUMNS,
 } from './rows.js';
 import { createSchema, sqlTables } from './schema.js';
+import { StoredCarrierIds } from './stored-carrier-ids.js';
 
 /** Rows per `INSERT` statement, and keys per `IN (...)` list: well under every driver's parameter and packet limits. */
 const CHUNK = 200;
@@ -45,6 +46,7 @@ export class SqlRecordStore implements RecordStore {
   /** The table name prefix (a plain identifier, checked by the adapter). */
   protected readonly prefix: string;
   #schema: Promise<void> | undefined;
+  readonly #stored = new StoredCarrierIds();
 
   /** A store over `client` speaking `dialect`, its tables named with `prefix`. */
   constructor(client: SqlClient, dialect: SqlDialect, prefix: string) {
@@ -64,6 +66,12 @@ export class SqlRecordStore implements RecordStore {
   /** Runs `sql` on the pool, outside any transaction. */
   protected run(sql: string, params: readonly unknown[] = []) {
     return runOn(this.sql, this.sql.client, sql, params);
+  }
+
+  /** `rows`, read from the database, their carrier ids noted as stored. */
+  #seen<T extends MessageRow[]>(rows: T): T {
+    this.#stored.saw(rows);
+    return rows;
   }
 
   /** Stores the carrier ids of `rows` in the side table (those already there stay). */
@@ -95,6 +103,7 @@ export class SqlRecordStore implements RecordStore {
         if (guard !== undefined) await applyGuard(this.sql, tx, guard);
         await insert(tx);
       });
+      this.#stored.saw(rows);
       return undefined;
     } catch (error) {
       if (error instanceof GuardRefusal) return error.refusal;
@@ -105,7 +114,7 @@ export class SqlRecordStore implements RecordStore {
   /** `RecordStore.getMessage`. */
   async getMessage(ref: string): Promise<MessageRow | null> {
     const { rows } = await this.run(`SELECT ${ROW_COLUMNS} FROM ${this.sql.tables.messages} WHERE ref = ?`, [ref]);
-    return rows.length === 0 ? null : fromColumns(rows[0]!);
+    return rows.length === 0 ? null : this.#seen([fromColumns(rows[0]!)])[0]!;
   }
 
   /** `RecordStore.findByExternalId`. */
@@ -116,7 +125,7 @@ export class SqlRecordStore implements RecordStore {
         ORDER BY created_at DESC, seq DESC LIMIT ?`,
       [principalId, externalId, limit],
     );
-    return rows.map(fromColumns);
+    return this.#seen(rows.map(fromColumns));
   }
 
   /** `RecordStore.findByCarrierId`: of the rows an id names, the newest (a carrier may reuse an id). */
@@ -131,25 +140,25 @@ export class SqlRecordStore implements RecordStore {
       );
       for (const id of slice) {
         const named = rows.filter((row) => row.carrier_id === id).map(fromColumns);
-        if (named.length > 0) return named.reduce((newest, row) => (row.seq > newest.seq ? row : newest));
+        if (named.length > 0) return this.#seen([named.reduce((newest, row) => (row.seq > newest.seq ? row : newest))])[0]!;
       }
     }
     return null;
   }
 
   /** `RecordStore.claimMessages`. */
-  claimMessages(options: ClaimOptions): Promise<MessageRow[]> {
-    return claimMessages(this.sql, options);
+  async claimMessages(options: ClaimOptions): Promise<MessageRow[]> {
+    return this.#seen(await claimMessages(this.sql, options));
   }
 
   /** `RecordStore.claimReports`. */
-  claimReports(options: ClaimOptions): Promise<MessageRow[]> {
-    return claimReports(this.sql, options);
+  async claimReports(options: ClaimOptions): Promise<MessageRow[]> {
+    return this.#seen(await claimReports(this.sql, options));
   }
 
   /** `RecordStore.dueMessages`. */
-  dueMessages(timer: Timer, at: number, limit: number): Promise<MessageRow[]> {
-    return dueMessages(this.sql, timer, at, limit);
+  async dueMessages(timer: Timer, at: number, limit: number): Promise<MessageRow[]> {
+    return this.#seen(await dueMessages(this.sql, timer, at, limit));
   }
 
   /** `RecordStore.queueEnds`. */
@@ -162,7 +171,7 @@ export class SqlRecordStore implements RecordStore {
     return countQueued(this.sql, principalId);
   }
 
-  /** One compare-and-set write: a single statement, or a transaction when it refunds or carries carrier ids. */
+  /** One compare-and-set write: a single statement, or a transaction when it refunds or adds carrier ids not known to be stored. */
   async #write({ row, expectedVersion, refund }: MessageWrite): Promise<boolean> {
     const update = async (session: SqlSession): Promise<boolean> => {
       const { affected } = await runOn(
@@ -174,13 +183,15 @@ export class SqlRecordStore implements RecordStore {
       return affected > 0;
     };
     const units = refund ?? 0;
-    if (units <= 0 && row.carrierIds.length === 0) return update(this.sql.client);
-    return this.sql.client.transaction(async (tx) => {
+    if (units <= 0 && this.#stored.covers(row)) return update(this.sql.client);
+    const applied = await this.sql.client.transaction(async (tx) => {
       if (!(await update(tx))) return false;
       if (units > 0) await addUnits(this.sql, tx, row.record.principalId, units);
-      await this.#insertCarrierIds(tx, [row]);
+      if (!this.#stored.covers(row)) await this.#insertCarrierIds(tx, [row]);
       return true;
     });
+    if (applied) this.#stored.saw([row]);
+    return applied;
   }
 
   /** `RecordStore.writeMessages`: each write on its own, at once. */
@@ -190,6 +201,7 @@ export class SqlRecordStore implements RecordStore {
 
   /** `RecordStore.deleteMessages`. */
   async deleteMessages(refs: readonly string[]): Promise<number> {
+    this.#stored.forget(refs);
     let deleted = 0;
     for (const slice of chunks(refs, CHUNK)) {
       deleted += await this.sql.client.transaction(async (tx) => {
