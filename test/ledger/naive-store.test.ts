@@ -5,9 +5,9 @@ import { MemoryInbound } from '../../src/storage/memory/inbound.js';
 import { runStorageContract } from '../../src/testing/storage-suite/index.js';
 import { NaiveRecordStore } from '../helpers/naive-record-store.js';
 
-runStorageContract({ describe, it }, { name: 'ledger over the naive record store', create: async () => createLedger(new NaiveRecordStore()) });
-
-// A record store with the inbound methods: the ledger offers them as the store has them.
+// The plain naive store runs through the ledger in the record-store suite
+// (test/storage/naive-record-store.test.ts); here, one with the inbound methods, which the
+// ledger offers as the store has them.
 runStorageContract(
   { describe, it },
   {

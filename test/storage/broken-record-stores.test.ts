@@ -38,7 +38,7 @@ async function runSuite(create: () => RecordStore, sharesRows = false): Promise<
       },
       it: (name, fn) => void collected.push({ name: [...path, name].join(' > '), fn: fn as Collected['fn'] }),
     },
-    { name: 'under test', create: async () => create(), sharesRows },
+    { name: 'under test', create: async () => create(), sharesRows, throughLedger: false },
   );
   const run: SuiteRun = { ran: 0, failed: [] };
   for (const test of collected) {

@@ -1,9 +1,6 @@
 import { describe, it } from 'vitest';
-import { createLedger } from '../../src/ledger/index.js';
 import { MemoryRecordStore } from '../../src/storage/memory-store/index.js';
 import { runRecordStoreContract } from '../../src/testing.js';
-import { runStorageContract } from '../../src/testing/storage-suite/index.js';
 
+// The memory store keeps the row objects it is given, never changing them (`sharesRows`).
 runRecordStoreContract({ describe, it }, { name: 'MemoryRecordStore', create: async () => new MemoryRecordStore(), sharesRows: true });
-
-runStorageContract({ describe, it }, { name: 'createLedger(MemoryRecordStore)', create: async () => createLedger(new MemoryRecordStore()) });

@@ -29,6 +29,12 @@ export interface RecordStoreSuiteOptions {
    * are skipped. Default `false`: the store copies what it keeps, and they run.
    */
   sharesRows?: boolean;
+  /**
+   * Whether the full `Storage` contract suite also runs over the library's ledger on stores
+   * from `create` (`runStorageContract`): the rules a store's answers feed, checked end to
+   * end. Default `true`.
+   */
+  throughLedger?: boolean;
 }
 
 /** What each topic's tests are registered with. */

@@ -9,6 +9,10 @@
  *
  * @module
  */
+import { createLedger } from '../../ledger/index.js';
+import type { Storage } from '../../storage/contract.js';
+import type { RecordStore } from '../../storage/record-store.js';
+import { runStorageContract } from '../storage-suite/index.js';
 import { claimTests } from './claims.js';
 import { recordSuiteContext, type RecordStoreSuiteHarness, type RecordStoreSuiteOptions } from './context.js';
 import { creditTests } from './credit.js';
@@ -33,7 +37,8 @@ export type { RecordStoreSuiteHarness, RecordStoreSuiteOptions } from './context
  * `close()` and `options.destroy`. Times are fixed epoch-ms values passed in; the suite
  * never waits on the clock. Race cases repeat their race 50 times, so a store that loses a
  * race now and then fails every run. The optional `countQueued` is skipped, saying why, when
- * the store lacks it.
+ * the store lacks it. Then, unless `throughLedger` is `false`, the full `Storage` contract
+ * suite runs over the library's ledger on stores made the same way.
  */
 export function runRecordStoreContract(harness: RecordStoreSuiteHarness, options: RecordStoreSuiteOptions): void {
   const context = recordSuiteContext(harness, options);
@@ -49,5 +54,20 @@ export function runRecordStoreContract(harness: RecordStoreSuiteHarness, options
     writeTests(context);
     idempotencyTests(context);
     creditTests(context);
+  });
+  if (options.throughLedger === false) return;
+  const storeOf = new WeakMap<Storage, RecordStore>();
+  runStorageContract(harness, {
+    name: `the ledger over ${options.name}`,
+    create: async () => {
+      const store = await options.create();
+      const ledger = createLedger(store);
+      storeOf.set(ledger, store);
+      return ledger;
+    },
+    destroy: async (ledger) => {
+      const store = storeOf.get(ledger);
+      if (store !== undefined) await options.destroy?.(store);
+    },
   });
 }
