@@ -19,12 +19,12 @@ const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 /**
  * The names a block may use without declaring them: they stand for the reader's own key
- * check, storage, router, app, server, storage adapter and billing.
+ * check, storage, router, app, server, storage adapter, record store and billing.
  */
 const READER_CONTEXT = `
 import type { Server } from 'node:http';
 import type { Express } from 'express';
-import type { KeyVerifier, SmsRouter, Storage } from 'sms-outbox';
+import type { KeyVerifier, RecordStore, SmsRouter, Storage } from 'sms-outbox';
 declare global {
   /** The host's key check: staticKeys([...]) or its own function. */
   const verifyKey: KeyVerifier;
@@ -38,6 +38,8 @@ declare global {
   const server: Server;
   /** The reader's own storage adapter. */
   const MyStorage: new () => Storage;
+  /** The reader's own record store (docs/storage.md), over its own database. */
+  const MyRecordStore: new () => RecordStore;
   /** The host's billing, called from an event. */
   function bill(principalId: string, units: number): void;
   /** The host's billing service, behind a credit hook. */
