@@ -49,8 +49,8 @@ export interface RowBook {
  * A message as a record store keeps it: the record, the library's bookkeeping, and the
  * fields the library computed for the store to index and compare. The store reads
  * `record.ref` (the row's key, unique), `record.principalId`, `record.externalId`,
- * `record.createdAt` and `record.validUntil`, and the fields below; it keeps the rest as
- * given.
+ * `record.createdAt`, `record.sendAt` and `record.validUntil` (the last two `null` or
+ * absent when unset), and the fields below; it keeps the rest as given.
  */
 export interface MessageRow {
   /** The message as the router sees it. */
@@ -74,7 +74,8 @@ export interface MessageRow {
    * The row's place within its class: claims take the smallest `orderKey` first, then the
    * smallest `seq`. Out of the submit queue, with a pending report, the report's place among
    * those due at the same `reportDueAt` (its own due time, kept when a lease moves
-   * `reportDueAt`): {@link RecordStore.claimReports} takes the smaller first.
+   * `reportDueAt`): {@link RecordStore.claimReports} takes the smaller first. A finite
+   * float, fractional and possibly negative: compare it as a number.
    */
   orderKey: number;
   /** When the row may next be claimed, epoch ms (with `queue` not `null`). */
@@ -91,7 +92,8 @@ export interface MessageRow {
   timerAt: number | null;
   /**
    * Every carrier id the row's parts were ever given (also those replaced by a second
-   * submission): {@link RecordStore.findByCarrierId} finds the row by any of them.
+   * submission): {@link RecordStore.findByCarrierId} finds the row by any of them. A
+   * carrier may reuse an id for a later message: the row given it last is the one found.
    */
   carrierIds: readonly string[];
 }
@@ -141,10 +143,15 @@ export interface RecordStore {
   /** The row of `ref`, or `null`. */
   getMessage(ref: string): Promise<MessageRow | null>;
 
-  /** The principal's rows with this external id, newest first (`record.createdAt`, then `seq`), at most `limit`. */
+  /** The principal's rows with this external id, newest first (`record.createdAt` descending, then `seq` descending), at most `limit`. */
   findByExternalId(principalId: string, externalId: string, limit: number): Promise<MessageRow[]>;
 
-  /** The row one of whose `carrierIds` equals the first of `carrierIds` that any row has, or `null`. */
+  /**
+   * The row one of whose `carrierIds` equals the first of `carrierIds` that any row has, or
+   * `null`. When several rows have that id (a carrier reused it), the one given it last
+   * (inserted or written with it most recently); writing or deleting another row that has
+   * it does not change that.
+   */
   findByCarrierId(carrierIds: readonly string[]): Promise<MessageRow | null>;
 
   /**
@@ -159,9 +166,9 @@ export interface RecordStore {
 
   /**
    * Leases up to `limit` rows whose delivery report is due (`reportDueAt <= now`), earliest
-   * `reportDueAt` first (then `orderKey`, then `seq`), by moving their `reportDueAt` to `now + leaseMs`;
-   * returns them as stored after the claim (`version` one higher). Two claims at once get
-   * disjoint sets.
+   * `reportDueAt` first (then `orderKey`, then `seq`), by moving their `reportDueAt` to
+   * `now + leaseMs` (that is the report's lease: `owner` need not be stored); returns them
+   * as stored after the claim (`version` one higher). Two claims at once get disjoint sets.
    */
   claimReports(options: ClaimOptions): Promise<MessageRow[]>;
 

@@ -26,6 +26,13 @@ export class NaiveRecordStore implements RecordStore {
   readonly #keys = new Map<string, Map<string, IdempotencyRecord>>();
   readonly #balances = new Map<string, number>();
   #seq = 0;
+  /** Each carrier id's row given it last (a carrier may reuse an id for a later message). */
+  readonly #givenLast = new Map<string, string>();
+
+  /** Records that `row` was given each of its carrier ids that `before` (its stored version) did not have. */
+  #give(row: MessageRow, before?: MessageRow): void {
+    for (const carrierId of row.carrierIds) if (before?.carrierIds.includes(carrierId) !== true) this.#givenLast.set(carrierId, row.record.ref);
+  }
 
   async insertMessages(rows: readonly MessageRow[], guard?: InsertGuard): Promise<InsertRefusal | undefined> {
     const refs = new Set<string>();
@@ -49,7 +56,10 @@ export class NaiveRecordStore implements RecordStore {
       if (ofPrincipal === undefined) this.#keys.set(idempotency.principalId, (ofPrincipal = new Map()));
       ofPrincipal.set(idempotency.key, structuredClone(idempotency));
     }
-    for (const row of rows) this.#rows.set(row.record.ref, { ...structuredClone(row), version: 0, seq: this.#seq++ });
+    for (const row of rows) {
+      this.#rows.set(row.record.ref, { ...structuredClone(row), version: 0, seq: this.#seq++ });
+      this.#give(row);
+    }
     return undefined;
   }
 
@@ -64,6 +74,8 @@ export class NaiveRecordStore implements RecordStore {
 
   async findByCarrierId(carrierIds: readonly string[]): Promise<MessageRow | null> {
     for (const carrierId of carrierIds) {
+      const last = this.#rows.get(this.#givenLast.get(carrierId) ?? '');
+      if (last?.carrierIds.includes(carrierId) === true) return structuredClone(last);
       for (const row of this.#rows.values()) if (row.carrierIds.includes(carrierId)) return structuredClone(row);
     }
     return null;
@@ -122,6 +134,7 @@ export class NaiveRecordStore implements RecordStore {
       const stored = this.#rows.get(write.row.record.ref);
       if (stored === undefined || stored.version !== write.expectedVersion) return false;
       this.#rows.set(stored.record.ref, { ...structuredClone(write.row), version: write.expectedVersion + 1, seq: stored.seq });
+      this.#give(write.row, stored);
       if (write.refund !== undefined && write.refund !== 0) {
         const principalId = stored.record.principalId;
         this.#balances.set(principalId, (this.#balances.get(principalId) ?? 0) + write.refund);

@@ -11,9 +11,10 @@ import assert from 'node:assert/strict';
 import type { RecordSuiteContext } from './context.js';
 import { buildMessageRow, refsOf, T0 } from './fixtures.js';
 
-const BY_EXTERNAL_ID = "(rule: findByExternalId returns the principal's rows with that external id, newest first by record.createdAt then seq, at most limit)";
+const BY_EXTERNAL_ID = "(rule: findByExternalId returns the principal's rows with that external id, newest first: record.createdAt descending, then seq descending; at most limit)";
 const BY_CARRIER_ID = '(rule: findByCarrierId returns the row having the first id of the list that any row has, or null)';
 const WRITTEN_IDS = '(rule: the carrier ids a write adds to a row are found by findByCarrierId from then on, and the earlier ones still are)';
+const REUSED_ID = '(rule: when a carrier reuses an id, findByCarrierId finds the row given it last; a later write or a delete of the other row does not change that)';
 
 /** Registers the tests of this topic (see the module comment). */
 export function lookupTests({ describe, test, insert, get }: RecordSuiteContext): void {
@@ -55,6 +56,19 @@ export function lookupTests({ describe, test, insert, get }: RecordSuiteContext)
         assert.equal(found?.record.ref, row!.record.ref, `${id} ${WRITTEN_IDS}`);
         assert.equal(found.version, 2, `the row found by ${id} is the one stored now ${WRITTEN_IDS}`);
       }
+    });
+
+    test('finds the row given a reused id last, whatever is later written to or deleted from the other', async (store) => {
+      const [earlier] = await insert(store, buildMessageRow({ carrierIds: ['reused'] }));
+      const [later] = await insert(store, buildMessageRow({ carrierIds: [] }));
+      const stored = await get(store, later!.record.ref);
+      assert.deepEqual(await store.writeMessages([{ row: { ...stored, version: 1, carrierIds: ['reused'] }, expectedVersion: 0 }]), [true]);
+      assert.equal((await store.findByCarrierId(['reused']))?.record.ref, later!.record.ref, `after a write gave it to a later row ${REUSED_ID}`);
+      const old = await get(store, earlier!.record.ref);
+      assert.deepEqual(await store.writeMessages([{ row: { ...old, version: 1, record: { ...old.record, text: 'changed' } }, expectedVersion: 0 }]), [true]);
+      assert.equal((await store.findByCarrierId(['reused']))?.record.ref, later!.record.ref, `after a write to the earlier row ${REUSED_ID}`);
+      assert.equal(await store.deleteMessages([earlier!.record.ref]), 1);
+      assert.equal((await store.findByCarrierId(['reused']))?.record.ref, later!.record.ref, `after the earlier row was deleted ${REUSED_ID}`);
     });
   });
 }
