@@ -204,8 +204,12 @@ describe('the record-store contract suite', () => {
         },
       });
     });
-    expect(names(run)).toEqual(['findByCarrierId > finds a row by the carrier ids a later write added, and still by the earlier ones']);
+    expect(names(run)).toEqual([
+      'findByCarrierId > finds a row by the carrier ids a later write added, and still by the earlier ones',
+      'findByCarrierId > finds the row given a reused id last, whatever is later written to or deleted from the other',
+    ]);
     expect(run.failed[0]!.message).toContain('the carrier ids a write adds to a row are found by findByCarrierId');
+    expect(run.failed[1]!.message).toContain('when a carrier reuses an id, findByCarrierId finds the row given it last');
   });
 
   it('fails a store whose claim ignores validUntil', async () => {
