@@ -114,8 +114,13 @@ export class Ledger implements Storage {
     return this.#store.purgeIdempotency(now, limit);
   }
 
-  /** Adds `units` to the principal's balance; resolves with the new balance. */
-  topUpCredit(principalId: string, units: number): Promise<number> {
+  /**
+   * Adds `units` to the principal's balance; resolves with the new balance. Takes the
+   * contract's `now` so that callers of every storage call it alike; a record store's
+   * balance keeps no time.
+   */
+  // eslint-disable-next-line @typescript-eslint/no-unused-vars
+  topUpCredit(principalId: string, units: number, now?: number): Promise<number> {
     return this.#store.addCredit(principalId, units);
   }
 
