@@ -31,7 +31,7 @@ import type {
 import type { InsertGuard, MessageRow, RecordStore } from '../storage/record-store.js';
 import { RowWriter, type Decision } from './compare-and-set.js';
 import { copyRecord, recordFields } from './copy-record.js';
-import { fairPlaces, type Joining } from './fair-place.js';
+import { fairPlaces, RecentTags, type Joining } from './fair-place.js';
 import { LeasedRows } from './leased-rows.js';
 import { receiptRule, submissionRule } from './receipts.js';
 import { Reports } from './reports.js';
@@ -43,6 +43,8 @@ import { Sweeps } from './sweeps.js';
 export class Ledger implements Storage {
   readonly #store: RecordStore;
   readonly #leased = new LeasedRows();
+  /** The last fair tag given here to each principal and class (fair-place.ts). */
+  readonly #recentTags = new RecentTags();
   readonly #writer: RowWriter;
   readonly #reports: Reports;
   readonly #sweeps: Sweeps;
@@ -51,7 +53,7 @@ export class Ledger implements Storage {
     this.#store = store;
     this.#writer = new RowWriter(store, this.#leased);
     this.#reports = new Reports(store, this.#writer);
-    this.#sweeps = new Sweeps(store, this.#writer);
+    this.#sweeps = new Sweeps(store, this.#writer, this.#recentTags);
     // Optional on a store, so offered only when it has them: the router turns a feature off
     // for a storage without its methods.
     if (store.ready !== undefined) this.ready = store.ready.bind(store);
@@ -97,7 +99,7 @@ export class Ledger implements Storage {
       joiningAt.push(i);
     }
     if (joining.length === 0) return messages.map(() => 0);
-    const keys = await fairPlaces(this.#store, joining, messages[0]!.createdAt);
+    const keys = await fairPlaces(this.#store, this.#recentTags, joining, messages[0]!.createdAt);
     if (joining.length === messages.length) return keys;
     const orderKeys = messages.map(() => 0);
     for (let i = 0; i < joiningAt.length; i++) orderKeys[joiningAt[i]!] = keys[i]!;

@@ -12,7 +12,7 @@ import type { CancelResult, MessageState, Outcome, Transition } from '../storage
 import type { MessageRow, RecordStore } from '../storage/record-store.js';
 import type { Decision, RowWriter } from './compare-and-set.js';
 import { copyRecord, recordFields } from './copy-record.js';
-import { fairPlaces } from './fair-place.js';
+import { fairPlaces, type RecentTags } from './fair-place.js';
 import { endRow, nextRow, rankOf } from './rows.js';
 
 /** Whether a lease ending at `leaseUntil` still holds at `now`. */
@@ -40,6 +40,7 @@ export class Sweeps {
   constructor(
     private readonly store: RecordStore,
     private readonly writer: RowWriter,
+    private readonly recent: RecentTags,
   ) {}
 
   /**
@@ -53,6 +54,7 @@ export class Sweeps {
     const joining = due.filter((row) => !validityElapsed(row.record.validUntil, now));
     const keys = await fairPlaces(
       this.store,
+      this.recent,
       joining.map((row) => ({ principalId: row.record.principalId, rank: rankOf(row.record.priority), weight: row.book.weight })),
       now,
     );

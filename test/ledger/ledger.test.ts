@@ -22,6 +22,20 @@ async function timers(store: NaiveRecordStore, ...refs: string[]): Promise<[stri
 }
 
 describe('ledger', () => {
+  it("places two requests of one principal accepted at once one after the other, so it is not served twice in another's turn", async () => {
+    const ledger = createLedger(new NaiveRecordStore());
+    const a1 = [1, 2, 3].map(() => buildNewMessage({ principalId: 'a', createdAt: T0 }));
+    const a2 = [1, 2, 3].map(() => buildNewMessage({ principalId: 'a', createdAt: T0 }));
+    const b = [1, 2, 3].map(() => buildNewMessage({ principalId: 'b', createdAt: T0 }));
+    // Both of a's requests read the queue before either is stored.
+    await Promise.all([ledger.insertMessages(a1), ledger.insertMessages(a2)]);
+    await ledger.insertMessages(b);
+    const claimed = await ledger.claimMessages({ owner: 'w', limit: 9, leaseMs: LEASE, now: T0 });
+    const owners = claimed.map((message) => message.principalId).join('');
+    // a's six in acceptance order, b's three taking their turns among them.
+    expect(owners).toBe('abababaaa');
+  });
+
   it('a change whose write loses to another instance reads the row again and applies its rule to what is stored', async () => {
     const store = new NaiveRecordStore();
     const mine = createLedger(store);
