@@ -174,8 +174,9 @@ export class ReceiptHandler {
   async #receive(receipt: CarrierReceipt): Promise<void> {
     const { emit, now, waitMs } = this.#deps;
     const arrived = now();
-    // The wall clock for the span (`now` may be a test's): its message is known only once stored.
-    const arrivedAt = this.#deps.tracing == null ? 0 : Date.now();
+    // The span's start, on the clock spans are timed by (`now` may be a test's): its message,
+    // and so its trace, is known only once the receipt is stored.
+    const arrivedAt = this.#deps.tracing == null ? 0 : performance.timeOrigin + performance.now();
     const id = normalizeCarrierId(receipt.carrierId);
     const firstSeen = this.#refused.firstSeen(id, arrived) ?? arrived;
     const giveUpAt = firstSeen + waitMs;
