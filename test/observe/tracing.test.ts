@@ -12,6 +12,7 @@ import { outcome, type SmsRouterOptions } from '../../src/index.js';
 import { cleanupAfterEach, type Receiver } from '../dlr/helpers.js';
 import { createGateway, KEY } from '../helpers/gateway.js';
 import { eventually } from '../helpers/poll.js';
+import { NaiveRecordStore } from '../helpers/naive-record-store.js';
 import { ScriptedDelivery } from '../helpers/scripted-delivery.js';
 
 const SECRET = 'whsec_' + Buffer.from('tracing-test-secret').toString('base64');
@@ -54,10 +55,14 @@ async function sendAndDeliver(receiver: Receiver, options: Partial<SmsRouterOpti
 const byStart = (a: ReadableSpan, b: ReadableSpan): number => a.startTime[0] - b.startTime[0] || a.startTime[1] - b.startTime[1];
 
 describe('tracing', () => {
-  it('gives a message one trace, request to report attempt, and sends its traceparent with the signed report', async () => {
+  // The memory storage keeps full records; a record store's rows go through the ledger.
+  it.each([
+    ['the memory storage', () => ({})],
+    ['a record store', () => ({ storage: new NaiveRecordStore() })],
+  ])('gives a message one trace, request to report attempt, and sends its traceparent with the signed report (%s)', async (_name, storage) => {
     recordSpans();
     const receiver = await startReceiver();
-    await sendAndDeliver(receiver);
+    await sendAndDeliver(receiver, storage());
     const spans = await eventually(() => exporter.getFinishedSpans().filter((span) => span.name.startsWith('sms.')), {
       until: (found) => found.some((span) => span.name === 'sms.report'),
       what: 'the report span',
