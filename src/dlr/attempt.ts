@@ -4,7 +4,8 @@
  * event.
  */
 import type { Emit } from '../observe/events.js';
-import type { CallbackAttempt, CallbackState, Storage } from '../storage/contract.js';
+import { SPAN_NAMES, type MessageTracing, type TracedSpan } from '../observe/tracing.js';
+import type { CallbackAttempt, CallbackState, MessageRecord, Storage } from '../storage/contract.js';
 import { callbackUrlProblem } from './address-guard.js';
 import type { DlrConfig } from './options.js';
 import type { ReportFormatOf } from './payload.js';
@@ -25,6 +26,8 @@ export interface ReportAttemptDeps {
   random: () => number;
   /** The format of a principal's delivery reports. */
   reportFormat: ReportFormatOf;
+  /** OpenTelemetry: a span per report attempt, in its message's trace; absent or `null`: none. */
+  tracing?: MessageTracing | null;
 }
 
 /** The result of an attempt that was refused before anything was sent. */
@@ -46,12 +49,13 @@ function afterAttempt(attempt: number, record: CallbackAttempt): CallbackState {
 /** Returns the function that makes one attempt of a due webhook. The attempt never rejects. */
 export function reportAttempt(deps: ReportAttemptDeps): (due: Webhook) => Promise<void> {
   const { storage, emit, config, sender, now, random, reportFormat } = deps;
+  const tracing = deps.tracing ?? null;
 
   /**
    * Signs and posts one report. `hopeless` marks a failure no retry can mend: a URL wrong
    * in itself (scheme, credentials, internal literal IP) or a secret that cannot sign.
    */
-  const post = async (due: Webhook, url: string): Promise<{ result: PostResult; hopeless: boolean }> => {
+  const post = async (due: Webhook, url: string, span: TracedSpan | null): Promise<{ result: PostResult; hopeless: boolean }> => {
     const urlProblem = callbackUrlProblem(url, config.allowance);
     if (urlProblem !== null) return { result: unsent(`blocked: callback URL ${urlProblem}`), hopeless: true };
     const body = webhookBody(due, reportFormat);
@@ -68,6 +72,10 @@ export function reportAttempt(deps: ReportAttemptDeps): (due: Webhook) => Promis
       }
       headers = { 'webhook-id': due.uid, 'webhook-timestamp': String(timestamp), 'webhook-signature': signature };
     }
+    // The receiver continues the message's trace: under this attempt's span, or the request's
+    // own when this instance records no spans. Beside the signature, which covers the body only.
+    const traceparent = span?.traceparent ?? (isInbound(due) ? null : due.message.traceparent);
+    if (traceparent != null) (headers ??= {}).traceparent = traceparent;
     const result = await sender.post({ url, body, headers, timeoutMs: config.timeoutMs, userAgent: config.userAgent });
     return { result, hopeless: false };
   };
@@ -76,8 +84,16 @@ export function reportAttempt(deps: ReportAttemptDeps): (due: Webhook) => Promis
     const { uid } = due;
     const url = webhookUrl(due) ?? '';
     const attempt = due.attempts + 1;
+    const span = tracing === null || isInbound(due) ? null : attemptSpan(tracing, due.message, attempt);
     try {
-      const { result, hopeless } = await post(due, url);
+      const { result, hopeless } = await post(due, url, span).catch((error: unknown) => {
+        span?.end(error);
+        throw error;
+      });
+      if (span !== null) {
+        if (result.statusCode !== null) span.set({ 'http.response.status_code': result.statusCode });
+        span.end(result.error ?? (verdictOf(result.statusCode) === 'delivered' ? undefined : `HTTP ${result.statusCode}`));
+      }
       const at = now();
       const verdict = verdictOf(result.statusCode);
       const delay =
@@ -109,4 +125,9 @@ export function reportAttempt(deps: ReportAttemptDeps): (due: Webhook) => Promis
       emit('error', { error, source: 'dlr', ref: webhookRef(due) });
     }
   };
+}
+
+/** The span of report attempt `attempt` on `message`, a child of its request's span; `null` when not traced. */
+function attemptSpan(tracing: MessageTracing, message: MessageRecord, attempt: number): TracedSpan | null {
+  return tracing.child(SPAN_NAMES.report, message.traceparent, { 'sms.message_ref': message.ref, 'sms.report.attempt': attempt }, 'CLIENT');
 }

@@ -23,6 +23,7 @@
  * inbound handler. Without room, a webhook is stored unleased and claimed like any other.
  */
 import type { Emit } from '../observe/events.js';
+import type { MessageTracing } from '../observe/tracing.js';
 import { ClaimLoop } from '../outbox/claim-loop.js';
 import type { StoredWebhook, WebhookHandOff } from '../outbox/hand-off.js';
 import type { InsertLease, Storage } from '../storage/contract.js';
@@ -64,6 +65,8 @@ export interface CallbackDispatcherOptions {
   random?: () => number;
   /** The format of a principal's delivery reports; default: the envelope for everyone. */
   reportFormat?: ReportFormatOf;
+  /** OpenTelemetry: a span per report attempt, in its message's trace; default none. */
+  tracing?: MessageTracing | null;
 }
 
 /**
@@ -104,7 +107,7 @@ export class CallbackDispatcher implements WebhookHandOff {
     const capacity = HELD_PER_SLOT * config.concurrency;
     const attempt = reportAttempt({
       storage, emit: this.#emit, config, sender: this.#sender, now: this.#now, random: options.random ?? Math.random,
-      reportFormat: options.reportFormat ?? envelopeForAll,
+      reportFormat: options.reportFormat ?? envelopeForAll, tracing: options.tracing ?? null,
     });
     this.#lanes = new HostLanes({ ...config, capacity }, attempt, this.#now);
     this.#loop = new ClaimLoop<Webhook>({

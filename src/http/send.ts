@@ -10,6 +10,7 @@ import { SmsError } from '../errors.js';
 import { defaultSender, type Profile, type ProfileResolver } from '../auth/profiles.js';
 import type { Emit } from '../observe/events.js';
 import { requestIdOf } from '../observe/request-id.js';
+import { SPAN_NAMES, type MessageTracing, type TracedSpan } from '../observe/tracing.js';
 import type { NewMessage, Storage } from '../storage/contract.js';
 import type { MessageHandOff } from '../outbox/hand-off.js';
 import { principalOf } from './authenticate.js';
@@ -47,6 +48,8 @@ export interface SendHandlerDeps {
   credit: CreditGate | null;
   /** The opt-out list, for quick-send profiles that honour it; absent or `null`: not checked here. */
   optOuts?: OptOutGate | null;
+  /** OpenTelemetry spans of the request and its insert; absent or `null`: none. */
+  tracing?: MessageTracing | null;
 }
 
 const invalidProfile = new SmsError('INVALID_PROFILE');
@@ -112,20 +115,37 @@ function acceptedBody(messages: readonly NewMessage[]): string {
   return `${body}]`;
 }
 
+/**
+ * The span of a send request, ended when its response is: the root of its messages' traces
+ * (their stored `traceparent`). `null` when no tracer provider is registered.
+ */
+function requestSpan(tracing: MessageTracing, req: Request, res: Response): TracedSpan | null {
+  const span = tracing.request({ 'http.request.method': req.method, 'url.path': req.originalUrl.split('?', 1)[0]! });
+  if (span === null) return null;
+  res.once('close', () => {
+    const status = res.statusCode;
+    span.set({ 'http.response.status_code': status });
+    span.end(status >= 500 ? `HTTP ${status}` : undefined);
+  });
+  return span;
+}
+
 /** Returns the handler of one send endpoint (its validator decides which). */
 export function sendHandler(deps: SendHandlerDeps): RequestHandler {
+  const tracing = deps.tracing ?? null;
   // Not async: a request without a key goes straight to acceptMessages, and a throw here
   // reaches Express (or `chain`) as a rejection would.
   return (req, res) => {
+    const traced = tracing === null ? null : requestSpan(tracing, req, res);
     const principal = principalOf(res);
     const key = idempotencyKeyOf(req, deps.idempotency !== null);
     const request = deps.validate(req.body);
-    if (key === null) return acceptMessages(req, res, principal, request, null);
-    return acceptKeyed(req, res, principal, request, key);
+    if (key === null) return acceptMessages(req, res, principal, request, null, traced);
+    return acceptKeyed(req, res, principal, request, key, traced);
   };
 
   /** A request with an `Idempotency-Key`: a replay is answered from its record, a first request claims the key. */
-  async function acceptKeyed(req: Request, res: Response, principal: Principal, request: SendRequest, key: string): Promise<void> {
+  async function acceptKeyed(req: Request, res: Response, principal: Principal, request: SendRequest, key: string, traced: TracedSpan | null): Promise<void> {
     // After validation: a replay's body is the first request's, which was valid, and the
     // canonical hash then walks a body of known shape. Before the profile, the budgets and
     // the backlog: a replay passes none of them.
@@ -133,11 +153,11 @@ export function sendHandler(deps: SendHandlerDeps): RequestHandler {
     // open() makes its own promise when it makes one: `instanceof` tells it from a claim
     // without looking up `then` on every claim (a megamorphic lookup on a busy server).
     const claim = opening instanceof Promise ? await opening : opening;
-    if (claim !== null) await acceptMessages(req, res, principal, request, claim);
+    if (claim !== null) await acceptMessages(req, res, principal, request, claim, traced);
   }
 
   /** Stores the request's messages (with the key's record, if any), answers and announces them, and lets the key go. */
-  async function acceptMessages(req: Request, res: Response, principal: Principal, request: SendRequest, claim: KeyClaim | null): Promise<void> {
+  async function acceptMessages(req: Request, res: Response, principal: Principal, request: SendRequest, claim: KeyClaim | null, traced: TracedSpan | null): Promise<void> {
     try {
       // The plug-ins may answer synchronously (the defaults do); awaiting a plain value would
       // still cost a promise turn per request.
@@ -163,7 +183,7 @@ export function sendHandler(deps: SendHandlerDeps): RequestHandler {
       }
       let stored: Stored | null;
       try {
-        stored = await store(res, principal, request, profile, sender, times, claim);
+        stored = await store(res, principal, request, profile, sender, times, claim, traced);
       } catch (error) {
         await notStored(req, principal, count, backlog, budget);
         throw error;
@@ -191,10 +211,12 @@ export function sendHandler(deps: SendHandlerDeps): RequestHandler {
    * Stores the request's messages, with its credit charge and its key's record, in one
    * atomic step. Resolves with what was stored, or `null` when another instance's request
    * with the same key was stored first and its answer was given here; throws (402, a
-   * storage error) when nothing was stored.
+   * storage error) when nothing was stored. A traced request's messages keep its
+   * `traceparent`, and the insert has a span of its own.
    */
-  async function store(res: Response, principal: Principal, request: SendRequest, profile: Profile, sender: string, times: MessageTimes, claim: KeyClaim | null): Promise<Stored | null> {
+  async function store(res: Response, principal: Principal, request: SendRequest, profile: Profile, sender: string, times: MessageTimes, claim: KeyClaim | null, traced: TracedSpan | null): Promise<Stored | null> {
     const messages = toMessages(request, principal, profile, sender, deps.now(), times);
+    if (traced !== null) for (const message of messages) message.traceparent = traced.traceparent;
     // Premium messages are checked by the worker, right before they go out.
     const optedOut = deps.optOuts && request.endpoint === 'quick' && profile.honourOptOuts === true ? await deps.optOuts.blocked(messages) : null;
     const handed = optedOut === null ? messages : messages.filter((message) => !optedOut.has(message.ref));
@@ -207,9 +229,12 @@ export function sendHandler(deps: SendHandlerDeps): RequestHandler {
     // their own: either way no claim takes one before it is ended.
     const held = optedOut !== null && lease === null ? deps.optOuts!.holdLease(deps.now()) : null;
     const answer = acceptedBody(messages);
+    const insert = traced === null ? null : tracing!.child(SPAN_NAMES.insert, traced.traceparent, { 'sms.message_count': messages.length });
     try {
       await deps.storage.insertMessages(messages, lease ?? held ?? undefined, claim?.record(answer), charge);
+      insert?.end();
     } catch (error) {
+      insert?.end(error);
       deps.handOff.notStored(handed.length, lease);
       deps.credit?.notStored(messages);
       // Another instance stored a request with this key first: answer as a retry would be.

@@ -66,5 +66,6 @@ export function recordFields(record: MessageRecord): MessageRecord {
     callback: record.callback,
     sendAt: record.sendAt ?? null,
     validUntil: record.validUntil ?? null,
+    traceparent: record.traceparent,
   };
 }

@@ -5,6 +5,7 @@
  */
 import { assertKnownKeys } from '../util/known-keys.js';
 import { OptionError } from '../errors.js';
+import { describeType } from '../util/adapter-check.js';
 
 /** One log method: a structured object first, then the message (pino's calling convention). */
 export type LogMethod = (obj: Record<string, unknown>, msg: string) => void;
@@ -160,4 +161,11 @@ export function resolveMetrics(options: MetricsOptions | undefined): MetricsConf
   const profileLabel = options.profileLabel ?? DEFAULT_PROFILE_LABEL;
   if (typeof profileLabel !== 'boolean') throw new OptionError('createSmsRouter: `metrics.profileLabel` must be true or false');
   return { client: client as PromClient, registry, profileLabel };
+}
+
+/** Checks the `tracing` option at construction: `true` unless `false` is given. */
+export function resolveTracing(given: unknown): boolean {
+  if (given === undefined || given === true) return true;
+  if (given === false) return false;
+  throw new OptionError(`createSmsRouter: \`tracing\` must be true or false, got ${describeType(given)}`);
 }

@@ -15,7 +15,7 @@ import { OptionError } from '../errors.js';
 import { resolveBacklogOptions, resolveCreditOptions, resolveIdempotencyOptions, resolveLimitOptions, resolveServerErrors } from '../http/options.js';
 import { DEFAULT_RATE_LIMIT_HEADERS, resolveRateLimitOptions } from '../http/rate-limit/options.js';
 import { resolveInboundOptions } from '../inbound/options.js';
-import { resolveLogger, resolveMetrics } from '../observe/options.js';
+import { resolveLogger, resolveMetrics, resolveTracing } from '../observe/options.js';
 import { resolveOpenApiOptions } from '../openapi/options.js';
 import { resolveStorage } from '../ledger/storage-option.js';
 import { assertKnownKeys } from '../util/known-keys.js';
@@ -27,7 +27,7 @@ export const DEFAULT_BASE_PATH = '/api/outbox';
 
 const OPTION_KEYS = [
   'verifyKey', 'resolveProfile', 'storage', 'delivery', 'basePath', 'carrierPath', 'limits',
-  'worker', 'backlog', 'dlr', 'inbound', 'retention', 'idempotency', 'credit', 'rateLimit', 'openapi', 'serverErrors', 'logger', 'metrics', 'instanceId', 'now',
+  'worker', 'backlog', 'dlr', 'inbound', 'retention', 'idempotency', 'credit', 'rateLimit', 'openapi', 'serverErrors', 'logger', 'metrics', 'tracing', 'instanceId', 'now',
 ] as const;
 
 /**
@@ -80,6 +80,7 @@ export function resolveOptions(options: SmsRouterOptions): SmsRouterConfig {
     openapi: resolveOpenApiOptions(options.openapi, limits, rateLimit === false ? DEFAULT_RATE_LIMIT_HEADERS : rateLimit.headers),
     logger: resolveLogger(options.logger),
     metrics: resolveMetrics(options.metrics),
+    tracing: resolveTracing(options.tracing),
     serverErrors: resolveServerErrors(options.serverErrors),
     instanceId: options.instanceId ?? randomUUID(),
     now: options.now ?? Date.now,

@@ -27,6 +27,7 @@ import { SmsEventEmitter, emitterOf, type SmsEvents } from '../observe/events.js
 import { attachLogger, unheardErrorWriter } from '../observe/logging.js';
 import { attachMetrics } from '../observe/metrics.js';
 import { requestTimer } from '../observe/request-metrics.js';
+import { createTracing } from '../observe/tracing.js';
 import { serveOpenApi } from '../openapi/serve.js';
 import { resolveOptions } from './config.js';
 import { hostCaseRoutes } from './host-case-routes.js';
@@ -110,20 +111,21 @@ export function createSmsRouter(options: SmsRouterOptions): SmsRouter {
   const log = config.logger ? attachLogger(events, config.logger) : null;
   if (config.metrics) attachMetrics(events, config.metrics);
   const { storage, delivery, now } = config;
+  const tracing = createTracing(config.tracing);
   // One ready() for every path to storage: the start below, and the host's own calls.
   const storageReady = storageReadiness(storage).ready;
 
   const reportFormats = new ReportFormats(config.verifyKey);
   const dispatcher = new CallbackDispatcher({
-    storage, emit, config: config.dlr, owner: config.instanceId, now, reportFormat: reportFormats.of,
+    storage, emit, config: config.dlr, owner: config.instanceId, now, reportFormat: reportFormats.of, tracing,
   });
   const onTransition = routeTransitions(emit, dispatcher);
   const worker = new SubmitWorker({
-    storage, delivery, emit, config: config.worker, owner: config.instanceId, now, onTransition, optedOut: premiumOptOutCheck(storage),
+    storage, delivery, emit, config: config.worker, owner: config.instanceId, now, onTransition, optedOut: premiumOptOutCheck(storage), tracing,
   });
   const receipts = new ReceiptHandler({
     storage, emit, now, waitMs: config.worker.receiptWaitMs, onTransition, reports: dispatcher,
-    submissionsRecorded: () => worker.submissionsRecorded(),
+    submissionsRecorded: () => worker.submissionsRecorded(), tracing,
   });
   const inbound = new InboundHandler({
     storage, emit,
@@ -218,7 +220,7 @@ export function createSmsRouter(options: SmsRouterOptions): SmsRouter {
   const send = (validate: typeof validators.quick): RequestHandler =>
     sendHandler({
       validate, resolveProfile: config.resolveProfile, storage, emit, now,
-      handOff: worker, chargeMessages: limiters.chargeMessages, backlog, idempotency, credit, optOuts: quickSendOptOuts,
+      handOff: worker, chargeMessages: limiters.chargeMessages, backlog, idempotency, credit, optOuts: quickSendOptOuts, tracing,
     });
   const body = parseJsonBody(config.limits.maxBodyBytes);
   // The key check notes the report format of principals a host's own verifier returns.

@@ -110,6 +110,12 @@ export interface SmsRouterOptions {
    * `profile` label, for gateways with thousands of profiles). Default: none, prom-client not needed.
    */
   metrics?: MetricsOptions;
+  /**
+   * OpenTelemetry spans, one trace per message (docs/operations.md, "Tracing"), recorded when
+   * the optional peer `@opentelemetry/api` is installed and the host registered a tracer
+   * provider; `false` turns them off. Default `true`.
+   */
+  tracing?: boolean;
   /** This instance's id, used as the lease owner. Default: a random UUID. */
   instanceId?: string;
   /** The clock, epoch ms. For tests. Default `Date.now`. */
@@ -136,6 +142,7 @@ export interface SmsRouterConfig {
   openapi: OpenApiConfig | false;
   logger: SmsLogger | null;
   metrics: MetricsConfig | null;
+  tracing: boolean;
   serverErrors: ServerErrorsOption;
   instanceId: string;
   now: () => number;

@@ -77,6 +77,14 @@ export interface NewMessage extends TimedFields {
    * in the order when it comes due, and needs its weight then.
    */
   weight: number;
+  /**
+   * The W3C trace context (`traceparent`) of the send request's span, when the request was
+   * traced (OpenTelemetry, docs/operations.md): the submission, receipt and delivery report
+   * spans start as its children, one trace per message however long it waits. Kept with the
+   * record; a storage that drops it loses only that link (its later spans are not recorded),
+   * nothing else. Absent or `null`: not traced.
+   */
+  traceparent?: string | null;
 }
 
 /** One part of a message as the carrier knows it. */

@@ -21,6 +21,7 @@
 import { ReceiptNotYetMatched, type CarrierReceipt } from '../delivery/contract.js';
 import { carrierIdSpellings, normalizeCarrierId } from '../delivery/carrier-ids.js';
 import type { Emit } from '../observe/events.js';
+import { SPAN_NAMES, type MessageTracing } from '../observe/tracing.js';
 import type { WebhookHandOff } from '../outbox/hand-off.js';
 import type { ReceiptResult, Storage, Transition } from '../storage/contract.js';
 import { EventError } from '../errors.js';
@@ -48,6 +49,11 @@ export interface ReceiptHandlerDeps {
    * seconds instead.
    */
   submissionsRecorded?: () => Promise<void>;
+  /**
+   * OpenTelemetry: a span for the receipt that ends a message, in its message's trace (from
+   * when the receipt arrived); absent or `null`: none.
+   */
+  tracing?: MessageTracing | null;
 }
 
 /**
@@ -168,6 +174,9 @@ export class ReceiptHandler {
   async #receive(receipt: CarrierReceipt): Promise<void> {
     const { emit, now, waitMs } = this.#deps;
     const arrived = now();
+    // The span's start, on the clock spans are timed by (`now` may be a test's): its message,
+    // and so its trace, is known only once the receipt is stored.
+    const arrivedAt = this.#deps.tracing == null ? 0 : performance.timeOrigin + performance.now();
     const id = normalizeCarrierId(receipt.carrierId);
     const firstSeen = this.#refused.firstSeen(id, arrived) ?? arrived;
     const giveUpAt = firstSeen + waitMs;
@@ -177,7 +186,7 @@ export class ReceiptHandler {
     let waitedForRecordings = false;
     for (let retryMs = FIRST_RETRY_MS; ; retryMs = Math.min(retryMs * 2, MAX_RETRY_MS)) {
       const closedBefore = this.#closed;
-      const kind = await this.#apply(receipt);
+      const kind = await this.#apply(receipt, arrivedAt);
       const at = now();
       // A try that began before close() may have missed the worker's last recordings.
       if (this.#closed && !closedBefore && (kind === 'unknown' || kind === 'duplicate')) continue;
@@ -214,7 +223,7 @@ export class ReceiptHandler {
     }
   }
 
-  async #apply(receipt: CarrierReceipt): Promise<ReceiptResult['kind']> {
+  async #apply(receipt: CarrierReceipt, arrivedAt: number): Promise<ReceiptResult['kind']> {
     const reports = this.#deps.reports;
     const lease = reports?.lease(1) ?? null;
     let result: ReceiptResult;
@@ -234,11 +243,20 @@ export class ReceiptHandler {
       return result.kind;
     }
     const { transition } = result;
+    const tracing = this.#deps.tracing;
+    if (tracing != null) this.#traced(tracing, receipt, transition, arrivedAt);
     this.#deps.onTransition(transition);
     // A report stored under the lease is the sender's at once; without one it is claimed.
     if (transition.leasedReport === undefined) reports?.notStored(1, lease);
     else reports?.stored([{ uid: transition.leasedReport.uid, message: transition.message }], lease);
     return result.kind;
+  }
+
+  /** Records the span of a receipt that ended its message, from `arrivedAt` (epoch ms) to now. */
+  #traced(tracing: MessageTracing, receipt: CarrierReceipt, transition: Transition, arrivedAt: number): void {
+    const { message } = transition;
+    const fields = { 'sms.message_ref': message.ref, 'sms.carrier_id': receipt.carrierId, 'sms.state': message.state };
+    tracing.child(SPAN_NAMES.receipt, message.traceparent, fields, 'CONSUMER', arrivedAt)?.end();
   }
 
   /** Waits `ms`, or less if close() is called meanwhile. */

@@ -14,6 +14,7 @@ import type { DeliveryAdapter, OutgoingPart, SubmitAck } from '../delivery/contr
 import { DeliveryError } from '../delivery/contract.js';
 import { normalizeCarrierId } from '../delivery/carrier-ids.js';
 import type { Emit } from '../observe/events.js';
+import { SPAN_NAMES, type MessageTracing } from '../observe/tracing.js';
 import { outcome } from '../lifecycle/states.js';
 import type { WorkerOptions } from './options.js';
 import { splitSms } from '../sms/segments.js';
@@ -41,6 +42,8 @@ export interface SubmitWorkerDeps {
    * is submitted for the messages that honour opt-outs (premium ones); absent: never asked.
    */
   optedOut?: (message: MessageRecord) => Promise<boolean>;
+  /** OpenTelemetry: a span per part submitted, in its message's trace; absent or `null`: none. */
+  tracing?: MessageTracing | null;
 }
 
 /** How a message to a number opted out of its sender ends. */
@@ -260,7 +263,7 @@ export class SubmitWorker implements MessageHandOff {
           if (transition) this.#deps.onTransition(transition);
           return;
         }
-        const step = this.#submitAndRecord(message.ref, part.index, outgoing);
+        const step = this.#submitAndRecord(message.ref, part.index, outgoing, message.traceparent);
         this.#unrecorded.add(step);
         const forget = () => void this.#unrecorded.delete(step);
         step.then(forget, forget);
@@ -293,15 +296,30 @@ export class SubmitWorker implements MessageHandOff {
     return optedOut;
   }
 
-  /** Submits one part (its slot taken) and records its carrier id. */
-  async #submitAndRecord(ref: string, index: number, outgoing: OutgoingPart): Promise<SubmissionResult> {
+  /** Submits one part (its slot taken) and records its carrier id; traced under `traceparent`, its message's. */
+  async #submitAndRecord(ref: string, index: number, outgoing: OutgoingPart, traceparent: string | null | undefined): Promise<SubmissionResult> {
+    const tracing = this.#deps.tracing;
+    const span = tracing == null ? null : tracing.child(SPAN_NAMES.submit, traceparent, { 'sms.message_ref': ref, 'sms.part_index': index }, 'CLIENT');
     let ack: SubmitAck;
     try {
       ack = await this.#deps.delivery.submit(outgoing);
+    } catch (error) {
+      span?.end(error);
+      throw error;
     } finally {
       this.#giveSlot();
     }
-    return this.#deps.storage.recordSubmission(ref, index, normalizeCarrierId(ack.carrierId), this.#deps.now());
+    if (span === null) return this.#deps.storage.recordSubmission(ref, index, normalizeCarrierId(ack.carrierId), this.#deps.now());
+    const carrierId = normalizeCarrierId(ack.carrierId);
+    span.set({ 'sms.carrier_id': carrierId });
+    try {
+      const result = await this.#deps.storage.recordSubmission(ref, index, carrierId, this.#deps.now());
+      span.end();
+      return result;
+    } catch (error) {
+      span.end(error);
+      throw error;
+    }
   }
 
   async #failed(message: MessageRecord, error: unknown): Promise<void> {

@@ -26,7 +26,7 @@ const semver = createRequire(join(REPO_MODULES, '@arethetypeswrong', 'cli', 'pac
   satisfies(version: string, range: string): boolean;
 };
 const SUBPATHS = ['sqlite', 'postgres', 'mysql', 'smpp', 'testing'] as const;
-const OPTIONAL_PEERS = ['better-sqlite3', 'pg', 'mysql2', 'smpp', 'prom-client'];
+const OPTIONAL_PEERS = ['better-sqlite3', 'pg', 'mysql2', 'smpp', 'prom-client', '@opentelemetry/api'];
 
 let scratch: string;
 /** A project whose parent's node_modules is the repo's: every peer and type package is there. */
@@ -179,7 +179,7 @@ beforeAll(async () => {
       console.log(JSON.stringify(entries));`,
     'cjs.cjs': `
       const main = require('sms-outbox');
-      const loaded = Object.keys(require.cache).filter((f) => /node_modules[\\\\/](better-sqlite3|pg|smpp|prom-client)[\\\\/]/.test(f));
+      const loaded = Object.keys(require.cache).filter((f) => /node_modules[\\\\/](better-sqlite3|pg|smpp|prom-client|@opentelemetry)[\\\\/]/.test(f));
       const entries = { main: Object.keys(main).length, loadedByMain: loaded };
       for (const sub of ${JSON.stringify(SUBPATHS)}) entries[sub] = Object.keys(require('sms-outbox/' + sub)).length;
       console.log(JSON.stringify(entries));`,

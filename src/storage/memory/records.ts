@@ -160,6 +160,7 @@ export function copyRecord(record: MessageRecord): MessageRecord {
     callback: record.callback === null ? null : { ...record.callback },
     sendAt: record.sendAt ?? null,
     validUntil: record.validUntil ?? null,
+    traceparent: record.traceparent,
   };
 }
 
