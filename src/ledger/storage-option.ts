@@ -10,7 +10,7 @@ import { OptionError } from '../errors.js';
 import { assertAdapter, optionalAdapter, type MethodTable } from '../util/adapter-check.js';
 import type { Storage } from '../storage/contract.js';
 import { INBOUND_METHODS } from '../storage/inbound-record.js';
-import { MemoryStorage } from '../storage/memory/adapter.js';
+import { MemoryStorage } from './memory-storage.js';
 import { OPTIONAL_STORAGE_METHODS } from '../storage/optional-methods.js';
 import { isRecordStore, type RecordStore } from '../storage/record-store.js';
 import { createLedger } from './index.js';

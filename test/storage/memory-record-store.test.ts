@@ -1,6 +1,6 @@
 import { describe, it } from 'vitest';
 import { createLedger } from '../../src/ledger/index.js';
-import { MemoryRecordStore } from '../../src/storage/memory-store/index.js';
+import { MemoryRecordStore } from '../../src/storage/memory/index.js';
 import { runRecordStoreContract } from '../../src/testing.js';
 import { runStorageContract } from '../../src/testing/storage-suite/index.js';
 
