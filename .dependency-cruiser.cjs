@@ -1,14 +1,14 @@
 /**
  * The house's layers, checked by test/architecture/layers.test.ts: a module may import its
  * own layer and those below it, never one above, and no import may close a circle. From
- * the ground up, the path of a message: what everything uses; storage and the carrier;
- * the ledger (the library's rules over a record store); events; the claim loop; the worker and the report sender; keys; the MO flow; the HTTP
- * endpoints; the router that wires them; the package's faces.
+ * the ground up, the path of a message: what everything uses; storage (the ledger, the
+ * library's rules, over the record stores) and the carrier; events; the claim loop; the
+ * worker and the report sender; keys; the MO flow; the HTTP endpoints; the router that
+ * wires them; the package's faces.
  */
 const LAYERS = [
   ['foundation', '^src/(util/|errors\\.ts|endpoints\\.ts|lifecycle/|sms/|version\\.ts)'],
-  ['adapters', '^src/(storage|delivery)/'],
-  ['ledger', '^src/ledger/'],
+  ['adapters', '^src/(storage|delivery|ledger)/'],
   ['observe', '^src/observe/'],
   ['outbox', '^src/outbox/'],
   ['work', '^src/(worker|dlr)/'],

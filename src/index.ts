@@ -29,7 +29,7 @@ export { countSms, smartEncode, splitSms, type CountOptions, type SmsCount } fro
 export * from './lifecycle/states.js';
 export { submitAttempts, type AttemptFields } from './lifecycle/attempts.js';
 export type * from './storage/contract.js';
-export { MemoryStorage } from './ledger/memory-storage.js';
+export { MemoryStorage } from './storage/memory/adapter.js';
 export type * from './storage/record-store.js';
 export { isRecordStore } from './storage/record-store.js';
 export { createLedger } from './ledger/index.js';

@@ -4,7 +4,7 @@ import { CallbackDispatcher } from '../../src/dlr/dispatcher.js';
 import { resolveDlrOptions, type DlrConfig, type DlrOptions, type HostResolver } from '../../src/dlr/options.js';
 import type { Emit, SmsEventName, SmsEvents } from '../../src/observe/events.js';
 import { outcome } from '../../src/lifecycle/states.js';
-import { MemoryStorage } from '../../src/ledger/memory-storage.js';
+import { MemoryStorage } from '../../src/storage/memory/adapter.js';
 import { cleanupAfterEach, newMessage, storeTerminal } from './helpers.js';
 import { eventually } from '../helpers/poll.js';
 

@@ -10,7 +10,7 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { outcome } from '../../src/lifecycle/states.js';
-import { MemoryStorage } from '../../src/ledger/memory-storage.js';
+import { MemoryStorage } from '../../src/storage/memory/adapter.js';
 import type { NewInbound } from '../../src/storage/inbound-record.js';
 import { buildNewMessage } from '../../src/testing/storage-suite/index.js';
 

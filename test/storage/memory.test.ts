@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { outcome } from '../../src/lifecycle/states.js';
 import { fairTags, PRIORITY_RANK } from '../../src/lifecycle/fair-tags.js';
-import { MemoryStorage } from '../../src/ledger/memory-storage.js';
+import { MemoryStorage } from '../../src/storage/memory/adapter.js';
 import { mulberry32 } from '../../src/util/mulberry32.js';
 import { buildNewMessage, runStorageContract } from '../../src/testing/storage-suite/index.js';
 import type { NewMessage, Priority } from '../../src/storage/contract.js';

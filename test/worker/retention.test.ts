@@ -4,7 +4,7 @@
  * minutes of their arrival, so they go either way, as expired idempotency keys do.
  */
 import { describe, expect, it } from 'vitest';
-import { MemoryStorage } from '../../src/ledger/memory-storage.js';
+import { MemoryStorage } from '../../src/storage/memory/adapter.js';
 import type { InboundPart } from '../../src/storage/contract.js';
 import { RETENTION_DEFAULTS } from '../../src/worker/options.js';
 import { retentionSweep } from '../../src/worker/retention.js';

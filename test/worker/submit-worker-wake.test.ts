@@ -4,7 +4,7 @@
  * the e2e crash test, where queued messages were never submitted under load.
  */
 import { describe, expect, it } from 'vitest';
-import { MemoryStorage } from '../../src/ledger/memory-storage.js';
+import { MemoryStorage } from '../../src/storage/memory/adapter.js';
 import { buildNewMessage } from '../../src/testing/storage-suite/index.js';
 import { SubmitWorker } from '../../src/worker/submit-worker.js';
 import { GatedDelivery } from '../helpers/gated-delivery.js';

@@ -24,7 +24,7 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { describe, expect, it } from 'vitest';
 import { outcome } from '../../src/lifecycle/states.js';
-import { MemoryStorage } from '../../src/ledger/memory-storage.js';
+import { MemoryStorage } from '../../src/storage/memory/adapter.js';
 import { SqliteStorage } from '../../src/storage/sqlite/adapter.js';
 import type { Storage } from '../../src/storage/contract.js';
 import { buildNewMessage } from '../../src/testing/storage-suite/index.js';

@@ -5,10 +5,10 @@
  *
  * @module
  */
-import type { Storage } from '../storage/contract.js';
-import type { OPTIONAL_STORAGE_METHODS } from '../storage/optional-methods.js';
-import { MemoryRecordStore } from '../storage/memory/index.js';
-import { Ledger } from './ledger.js';
+import type { Storage } from '../contract.js';
+import type { OPTIONAL_STORAGE_METHODS } from '../optional-methods.js';
+import { MemoryRecordStore } from './index.js';
+import { Ledger } from '../../ledger/ledger.js';
 
 /** What the memory storage offers: the whole `Storage` contract, every optional group included. */
 export type MemoryStorage = Ledger & Required<Pick<Storage, OptionalMethod>>;
