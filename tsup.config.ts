@@ -7,6 +7,7 @@ export default defineConfig({
     index: 'src/index.ts',
     sqlite: 'src/sqlite.ts',
     postgres: 'src/postgres.ts',
+    mysql: 'src/mysql.ts',
     testing: 'src/testing.ts',
     smpp: 'src/smpp.ts',
   },
@@ -23,5 +24,5 @@ export default defineConfig({
   target: 'node20',
   // `import.meta.url` in the CommonJS build too (util/require-peer.ts needs its own location).
   shims: true,
-  external: ['express', 'better-sqlite3', 'pg', 'smpp'],
+  external: ['express', 'better-sqlite3', 'pg', 'mysql2', 'smpp'],
 });

@@ -43,14 +43,9 @@ export class RowWriter {
    * leased) is tried without a read; a decision to leave a row is trusted only from a
    * fresh read.
    */
-  async update<T>(ref: string, rule: Rule<T>, known: MessageRow | undefined = this.leased.get(ref)): Promise<T> {
-    let row: MessageRow | null | undefined = known;
-    let fresh = false;
-    if (row === undefined) {
-      row = await this.store.getMessage(ref);
-      fresh = true;
-    }
-    return this.#settle(ref, row, fresh, rule);
+  update<T>(ref: string, rule: Rule<T>, known: MessageRow | undefined = this.leased.get(ref)): Promise<T> {
+    if (known !== undefined) return this.#settle(ref, known, false, rule);
+    return this.store.getMessage(ref).then((row) => this.#settle(ref, row, true, rule));
   }
 
   /** Applies `rule` to `row`, just read from the store, as {@link update} would. */

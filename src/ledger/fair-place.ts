@@ -11,8 +11,11 @@ import type { RecordStore } from '../storage/record-store.js';
 
 /** One message joining the submit queue: whose, in which class (rank), at what weight. */
 export interface Joining {
+  /** Whose message it is. */
   principalId: string;
+  /** Its class's rank in the submit queue (`PRIORITY_RANK`). */
   rank: number;
+  /** Its principal's weight, a positive number: its tags are spaced `1 / weight` apart. */
   weight: number;
 }
 

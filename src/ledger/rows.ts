@@ -15,7 +15,7 @@ import { QueuedRecord } from '../storage/queued-record.js';
 import type { CreditCharge } from '../storage/credit-record.js';
 import type { InsertLease } from '../storage/claim-options.js';
 import type { MessageRecord, NewMessage, Priority, Transition } from '../storage/contract.js';
-import type { MessageRow, Timer } from '../storage/record-store.js';
+import type { MessageRow, RowBook, Timer } from '../storage/record-store.js';
 import { copyRecord, recordFields } from './copy-record.js';
 
 /** The submit queue's class rank of `priority`; a message from an untyped caller without one is bulk. */
@@ -61,6 +61,10 @@ export function timerAtOf(record: MessageRecord): number | null {
   }
 }
 
+// Shared by every new row: rows are never changed in place, a change makes a new array.
+const NONE_REPLACED: RowBook['replacedCarrierIds'] = [];
+const NO_CARRIER_IDS: readonly string[] = [];
+
 /**
  * The row of `message` as inserted: `queued` (or `scheduled`), due at its `createdAt`,
  * leased under `lease` if given, placed at `orderKey` in its class (scheduled ones join the
@@ -75,7 +79,7 @@ export function newRow(message: NewMessage, orderKey: number, lease: InsertLease
     book: {
       weight: weightOf(message.weight),
       charge: credit === undefined ? null : { units: message.smsCount, refunds: credit.refunds },
-      replacedCarrierIds: [],
+      replacedCarrierIds: NONE_REPLACED,
       reportUid: null,
     },
     version: 0,
@@ -89,7 +93,7 @@ export function newRow(message: NewMessage, orderKey: number, lease: InsertLease
     reportDueAt: null,
     timer: timerOf(record),
     timerAt: timerAtOf(record),
-    carrierIds: [],
+    carrierIds: NO_CARRIER_IDS,
   };
 }
 
@@ -134,12 +138,12 @@ export interface Ending {
  * its lease ended, its charge settled, and with a callback URL its delivery report born
  * pending in the same write (due at `now`, or leased until `reportLease.until`, then named
  * in the transition; its `orderKey` is then its due time, which orders it among the
- * reports due at one `reportDueAt`). `record` overrides the record the ending starts from (a receipt's
- * new part outcome).
+ * reports due at one `reportDueAt`). `begun`, when given, is the record's next version the
+ * caller has begun (a receipt's new part outcome), a new object the ending completes.
  */
-export function endRow(row: MessageRow, outcome: Outcome, now: number, reportLease?: InsertLease, record: MessageRecord = row.record): Ending {
-  const previousState = record.state;
-  const ended = recordFields(record);
+export function endRow(row: MessageRow, outcome: Outcome, now: number, reportLease?: InsertLease, begun?: MessageRecord): Ending {
+  const previousState = row.record.state;
+  const ended = begun ?? recordFields(row.record);
   ended.state = outcome.state;
   ended.statusReason = outcome.reason;
   ended.statusDescription = outcome.description;

@@ -5,6 +5,7 @@
  * ({@link HostLine}); this module parses them as they come.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { DlrOptions, RefundPolicy, SimulatorOptions, WorkerOptions } from '../../src/index.js';
@@ -30,8 +31,17 @@ export function hostApplicationName(instanceId: string | undefined): string {
   return `sms-outbox-e2e-${instanceId ?? 'host'}`;
 }
 
-/** Where the host keeps its messages. */
-export type HostStorage = { kind: 'sqlite'; path: string } | { kind: 'postgres'; schema: string };
+/**
+ * The file where a host on MariaDB writes the server's thread id of each connection it
+ * opens, before using it: the processlist then tells when the server has finished the
+ * statements of a host that was killed.
+ */
+export function hostMysqlThreadsFile(instanceId: string | undefined, tablePrefix: string): string {
+  return join(tmpdir(), `sms-outbox-e2e-${tablePrefix}${instanceId ?? 'host'}.threads`);
+}
+
+/** Where the host keeps its messages (on MariaDB: the ledger over `MysqlRecordStore`, tables under `tablePrefix`). */
+export type HostStorage = { kind: 'sqlite'; path: string } | { kind: 'postgres'; schema: string } | { kind: 'mysql'; tablePrefix: string };
 
 /** What the host process runs with; plain JSON, so it fits in an environment variable. */
 export interface HostConfig {

@@ -5,6 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { createConnection } from 'node:net';
+import mysql from 'mysql2/promise';
 import pg from 'pg';
 import { createClient } from 'redis';
 
@@ -24,6 +25,30 @@ export function postgresConfig(max = 10): pg.PoolConfig {
 /** A pool on the test database; its connections carry `applicationName` in `pg_stat_activity`, if given. */
 export function makePool(max = 10, applicationName?: string): pg.Pool {
   return new pg.Pool({ ...postgresConfig(max), ...(applicationName === undefined ? {} : { application_name: applicationName }) });
+}
+
+/** Connection settings of the test MariaDB (MYSQL_* environment variables override). */
+export const MYSQL_CONFIG = {
+  host: process.env.MYSQL_HOST ?? '127.0.0.1',
+  port: Number(process.env.MYSQL_PORT ?? 3306),
+  user: process.env.MYSQL_USER ?? 'root',
+  password: process.env.MYSQL_PASSWORD ?? '',
+  database: process.env.MYSQL_DATABASE ?? 'test',
+  connectTimeout: 5_000,
+} as const;
+
+/** A pool on the test MariaDB database. */
+export function makeMysqlPool(connectionLimit = 10): mysql.Pool {
+  return mysql.createPool({ ...MYSQL_CONFIG, connectionLimit });
+}
+
+/** `null` when MariaDB answers on `pool`; else why not (and a throw in CI). */
+export async function mysqlUnavailable(pool: mysql.Pool): Promise<string | null> {
+  const error = await pool.query('SELECT 1').then(
+    () => null,
+    (e: unknown) => (e instanceof Error ? e.message || String((e as { code?: unknown }).code) : String(e)),
+  );
+  return settle('MariaDB', error);
 }
 
 /** Redis of the tests. */

@@ -100,6 +100,21 @@ describe('ledger', () => {
     expect([...a, ...b].map((t) => t.message.ref).sort()).toEqual(messages.map((m) => m.ref).sort());
   });
 
+  it('records a report attempt on the stored row when a late receipt moved the row on since the claim', async () => {
+    const store = new NaiveRecordStore();
+    const ledger = createLedger(store);
+    const message = buildNewMessage({ smsCount: 2, callbackUrl: 'https://c.example/dlr' });
+    await ledger.insertMessages([message]);
+    await ledger.recordSubmission(message.ref, 0, 'c0', T0 + 1);
+    await ledger.finish(message.ref, FAILED, T0 + 2);
+    const [report] = await ledger.claimCallbacks({ owner: 'd', limit: 1, leaseMs: LEASE, now: T0 + 3 });
+    // Another instance applies a late receipt: the row the claim returned is stale now.
+    expect((await createLedger(store).applyReceipt(receipt('c0', DELIVERED, T0 + 4))).kind).toBe('late');
+    await ledger.recordCallbackAttempt(report!.uid, { result: 'delivered', statusCode: 204, error: null, nextAttemptAt: null, now: T0 + 5 });
+    const stored = await ledger.getMessage(message.principalId, message.ref);
+    expect([stored?.callback?.state, stored?.callback?.attempts, stored?.parts[0]?.outcome?.state]).toEqual(['delivered', 1, 'delivered']);
+  });
+
   it('keeps at most its limit of leased rows, forgetting the oldest, and only rows queued under a lease', () => {
     const rows = new LeasedRows(2);
     const row = (ref: string, leased = true): MessageRow =>

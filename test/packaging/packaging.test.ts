@@ -25,8 +25,8 @@ const ATTW = join(REPO_MODULES, '.bin', 'attw');
 const semver = createRequire(join(REPO_MODULES, '@arethetypeswrong', 'cli', 'package.json'))('semver') as {
   satisfies(version: string, range: string): boolean;
 };
-const SUBPATHS = ['sqlite', 'postgres', 'smpp', 'testing'] as const;
-const OPTIONAL_PEERS = ['better-sqlite3', 'pg', 'smpp', 'prom-client'];
+const SUBPATHS = ['sqlite', 'postgres', 'mysql', 'smpp', 'testing'] as const;
+const OPTIONAL_PEERS = ['better-sqlite3', 'pg', 'mysql2', 'smpp', 'prom-client'];
 
 let scratch: string;
 /** A project whose parent's node_modules is the repo's: every peer and type package is there. */
@@ -204,7 +204,7 @@ beforeAll(async () => {
       ${bareRouter(`import express from 'express';\nimport { createSmsRouter, MemoryStorage, SimulatorDelivery, staticKeys } from 'sms-outbox';`)}
       ${SMOKE}
       const peers = {};
-      for (const sub of ['sqlite', 'postgres']) {
+      for (const sub of ['sqlite', 'postgres', 'mysql']) {
         try { await import('sms-outbox/' + sub); peers[sub] = 'loaded'; } catch (error) { peers[sub] = error.code + ' ' + error.message.split('\\n')[0]; }
       }
       console.log(JSON.stringify({ ...result, peers, expressMajor }));`,
@@ -213,7 +213,7 @@ beforeAll(async () => {
         ${bareRouter(`const express = require('express');\nconst { createSmsRouter, MemoryStorage, SimulatorDelivery, staticKeys } = require('sms-outbox');`)}
         ${SMOKE}
         const peers = {};
-        for (const sub of ['sqlite', 'postgres']) {
+        for (const sub of ['sqlite', 'postgres', 'mysql']) {
           try { require('sms-outbox/' + sub); peers[sub] = 'loaded'; } catch (error) { peers[sub] = error.code + ' ' + error.message.split('\\n')[0]; }
         }
         console.log(JSON.stringify({ ...result, peers, expressMajor }));
@@ -346,6 +346,7 @@ describe('the packed package', () => {
         expect((JSON.parse(out) as { peers: Record<string, string> }).peers).toEqual({
           sqlite: 'MODULE_NOT_FOUND sms-outbox/sqlite needs the `better-sqlite3` package: npm install better-sqlite3',
           postgres: 'loaded',
+          mysql: 'loaded',
         });
       }
     }, 90_000);

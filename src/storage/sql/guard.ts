@@ -1,0 +1,69 @@
+/**
+ * The guard of an insert and the credit of a SQL record store: the idempotency record put
+ * unless a live one holds the key, and the credit taken unless the balance is smaller, each
+ * inside the transaction that stores the messages. The idempotency put comes first, so two
+ * inserts under one key wait on each other's row lock and the second sees the first's
+ * record: one of them is stored.
+ *
+ * @module
+ */
+import type { InsertGuard, InsertRefusal } from '../record-store.js';
+import type { SqlSession } from './dialect.js';
+import { IDEMPOTENCY_COLUMNS, idempotencyValues, num, tuple } from './rows.js';
+import { runOn, type SqlContext } from './queue.js';
+
+/** Thrown inside a transaction to roll it back when a guard refuses; caught by the insert. */
+export class GuardRefusal extends Error {
+  /** Why nothing was stored. */
+  readonly refusal: InsertRefusal;
+
+  /** A refusal for `refusal`. */
+  constructor(refusal: InsertRefusal) {
+    super(refusal.refused);
+    this.refusal = refusal;
+  }
+}
+
+/** Applies `guard` in transaction `tx`; throws a {@link GuardRefusal} when it refuses. */
+export async function applyGuard(context: SqlContext, tx: SqlSession, guard: InsertGuard): Promise<void> {
+  const { idempotency, credit } = context.tables;
+  const record = guard.idempotency;
+  if (record !== undefined) {
+    const insert = context.dialect.insertIgnore(idempotency, IDEMPOTENCY_COLUMNS, tuple(7));
+    const inserted = await runOn(context, tx, insert, idempotencyValues(record));
+    if (inserted.affected === 0) {
+      // The key is stored: it is free again only if that record has expired.
+      const replaced = await runOn(
+        context,
+        tx,
+        `UPDATE ${idempotency} SET body_hash = ?, status = ?, body = ?, created_at = ?, expires_at = ?
+          WHERE principal_id = ? AND idem_key = ? AND expires_at <= ?`,
+        [record.bodyHash, record.status, record.body, record.createdAt, record.expiresAt, record.principalId, record.key, record.createdAt],
+      );
+      if (replaced.affected === 0) throw new GuardRefusal({ refused: 'key-taken' });
+    }
+  }
+  if (guard.credit !== undefined && guard.credit.units > 0) {
+    const { principalId, units } = guard.credit;
+    const taken = await runOn(context, tx, `UPDATE ${credit} SET balance = balance - ? WHERE principal_id = ? AND balance >= ?`, [
+      units,
+      principalId,
+      units,
+    ]);
+    if (taken.affected === 0) {
+      const { rows } = await runOn(context, tx, `SELECT balance FROM ${credit} WHERE principal_id = ?`, [principalId]);
+      throw new GuardRefusal({ refused: 'insufficient-credit', balance: rows.length === 0 ? 0 : num(rows[0]!.balance) });
+    }
+  }
+}
+
+/** Adds `units` to the principal's balance (created at 0) on `session`. */
+export async function addUnits(context: SqlContext, session: SqlSession, principalId: string, units: number): Promise<void> {
+  await runOn(context, session, context.dialect.upsertAdd(context.tables.credit, 'principal_id', 'balance'), [principalId, units]);
+}
+
+/** The principal's balance on `session`, 0 when it has none. */
+export async function balanceOf(context: SqlContext, session: SqlSession, principalId: string): Promise<number> {
+  const { rows } = await runOn(context, session, `SELECT balance FROM ${context.tables.credit} WHERE principal_id = ?`, [principalId]);
+  return rows.length === 0 ? 0 : num(rows[0]!.balance);
+}

@@ -1,0 +1,134 @@
+/**
+ * The tables of a SQL record store and their creation: one row per message with the columns
+ * the store searches and orders by, and the row's record and book as one JSON text; a side
+ * table of carrier ids (a row has several, and a receipt names one); idempotency records; and
+ * credit balances. The schema's version is kept in a table of its own, so a later version
+ * adds only what is missing.
+ *
+ * @module
+ */
+import type { SqlClient, SqlDialect } from './dialect.js';
+
+/** The quoted names of a store's tables. */
+export interface SqlTables {
+  /** One row per message. */
+  messages: string;
+  /** `(carrier_id, ref)`: every carrier id a message's parts were given. */
+  carrierIds: string;
+  /** Idempotency records by `(principal_id, idem_key)`. */
+  idempotency: string;
+  /** Credit balances by principal. */
+  credit: string;
+  /** The versions of the schema applied. */
+  schemaVersion: string;
+  /** The index submit claims read the queue by, `(queue, order_key, seq)`. */
+  claimIndex: string;
+  /** The index report claims read by, `(report_due_at, order_key, seq)`. */
+  reportIndex: string;
+}
+
+/** The names of the tables under `prefix` (already checked to be a plain identifier). */
+export function sqlTables(dialect: SqlDialect, prefix: string): SqlTables {
+  return {
+    messages: dialect.quote(`${prefix}messages`),
+    carrierIds: dialect.quote(`${prefix}carrier_ids`),
+    idempotency: dialect.quote(`${prefix}idempotency`),
+    credit: dialect.quote(`${prefix}credit`),
+    schemaVersion: dialect.quote(`${prefix}schema_version`),
+    claimIndex: dialect.quote(`${prefix}messages_claim`),
+    reportIndex: dialect.quote(`${prefix}messages_report`),
+  };
+}
+
+/** One step of the schema: its version and its statements, run in order. */
+interface Migration {
+  version: number;
+  statements: string[];
+}
+
+/** The schema's steps, oldest first. Index names carry the prefix: some databases name indexes per schema, not per table. */
+function migrations(dialect: SqlDialect, prefix: string, t: SqlTables): Migration[] {
+  const { key, text, json, bigint, double, serial } = dialect.types;
+  const index = (name: string, table: string, columns: string): string =>
+    `CREATE INDEX ${dialect.quote(`${prefix}${name}`)} ON ${table} (${columns})`;
+  return [
+    {
+      version: 1,
+      statements: [
+        `CREATE TABLE IF NOT EXISTS ${t.messages} (
+          seq ${serial} PRIMARY KEY,
+          ref ${key} NOT NULL UNIQUE,
+          version ${bigint} NOT NULL,
+          principal_id ${key} NOT NULL,
+          external_id ${text} NOT NULL,
+          created_at ${bigint} NOT NULL,
+          valid_until ${bigint},
+          accepted_at ${bigint} NOT NULL,
+          queue smallint,
+          order_key ${double} NOT NULL,
+          due_at ${bigint} NOT NULL,
+          lease_owner ${key},
+          lease_until ${bigint},
+          report_due_at ${bigint},
+          timer varchar(16),
+          timer_at ${bigint},
+          data ${json} NOT NULL
+        )${dialect.tableOptions}`,
+        // Claims walk the submit queue in its order; queueEnds reads both ends of a class.
+        index('messages_claim', t.messages, 'queue, order_key, seq'),
+        index('messages_principal_queue', t.messages, 'queue, principal_id, order_key'),
+        // countQueued's oldest accepted message per class.
+        index('messages_accepted', t.messages, 'queue, accepted_at'),
+        index('messages_report', t.messages, 'report_due_at, order_key, seq'),
+        index('messages_timer', t.messages, 'timer, timer_at, seq'),
+        index('messages_external', t.messages, `principal_id, ${dialect.indexPrefix('external_id', 191)}, created_at, seq`),
+        `CREATE TABLE IF NOT EXISTS ${t.carrierIds} (
+          carrier_id ${key} NOT NULL,
+          ref ${key} NOT NULL,
+          PRIMARY KEY (carrier_id, ref)
+        )${dialect.tableOptions}`,
+        index('carrier_ids_ref', t.carrierIds, 'ref'),
+        `CREATE TABLE IF NOT EXISTS ${t.idempotency} (
+          principal_id ${key} NOT NULL,
+          idem_key ${key} NOT NULL,
+          body_hash ${key} NOT NULL,
+          status integer NOT NULL,
+          body ${text} NOT NULL,
+          created_at ${bigint} NOT NULL,
+          expires_at ${bigint} NOT NULL,
+          PRIMARY KEY (principal_id, idem_key)
+        )${dialect.tableOptions}`,
+        index('idempotency_expiry', t.idempotency, 'expires_at'),
+        `CREATE TABLE IF NOT EXISTS ${t.credit} (
+          principal_id ${key} NOT NULL PRIMARY KEY,
+          balance ${bigint} NOT NULL
+        )${dialect.tableOptions}`,
+      ],
+    },
+  ];
+}
+
+/**
+ * Creates the tables under `prefix`, or the steps they miss, holding a database-wide lock so
+ * that instances starting at once do not race. Idempotent. Throws when a newer version of
+ * the package has changed the tables.
+ */
+export async function createSchema(client: SqlClient, dialect: SqlDialect, prefix: string, t: SqlTables): Promise<void> {
+  await client.exclusive(`${prefix}schema`, async (session) => {
+    const run = (sql: string, params?: unknown[]) => session.run(dialect.placeholders(sql), params);
+    await run(`CREATE TABLE IF NOT EXISTS ${t.schemaVersion} (version integer NOT NULL PRIMARY KEY)${dialect.tableOptions}`);
+    const { rows } = await run(`SELECT MAX(version) AS version FROM ${t.schemaVersion}`);
+    const current = Number(rows[0]?.version ?? 0);
+    const steps = migrations(dialect, prefix, t);
+    const latest = steps.at(-1)!.version;
+    if (current > latest) {
+      // A newer version's schema: this version cannot know what its rows mean.
+      throw new Error(`the tables under ${prefix} are at schema version ${current}, newer than this version of sms-outbox knows (${latest}): upgrade it`);
+    }
+    for (const migration of steps) {
+      if (migration.version <= current) continue;
+      for (const statement of migration.statements) await run(statement);
+      await run(`INSERT INTO ${t.schemaVersion} (version) VALUES (?)`, [migration.version]);
+    }
+  });
+}

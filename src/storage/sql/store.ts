@@ -1,0 +1,253 @@
+/**
+ * `SqlRecordStore`: the `RecordStore` primitives written once for every SQL database, on a
+ * {@link SqlDialect} (the SQL text that differs) and a {@link SqlClient} (how statements and
+ * transactions reach the database) that an adapter supplies. The queue reads and claims are
+ * in queue.ts, the insert guard and credit in guard.ts, the schema in schema.ts and the row
+ * mapping in rows.ts.
+ *
+ * @module
+ */
+import type { ClaimOptions } from '../claim-options.js';
+import type { QueueCount } from '../contract.js';
+import type { IdempotencyRecord } from '../idempotency-record.js';
+import type { InsertGuard, InsertRefusal, MessageRow, MessageWrite, RecordStore, Timer } from '../record-store.js';
+import type { SqlClient, SqlDialect, SqlSession } from './dialect.js';
+import { addUnits, applyGuard, balanceOf, GuardRefusal } from './guard.js';
+import { claimMessages, claimReports, countQueued, dueMessages, queueEnds, runOn, type SqlContext } from './queue.js';
+import {
+  chunks,
+  fromColumns,
+  IDEMPOTENCY_COLUMNS,
+  INSERTED_COLUMNS,
+  ROW_COLUMNS,
+  rowValues,
+  toIdempotency,
+  tuple,
+  WRITTEN_COLUMNS,
+} from './rows.js';
+import { createSchema, sqlTables } from './schema.js';
+import { StoredCarrierIds } from './stored-carrier-ids.js';
+
+/** Rows per `INSERT` statement, and keys per `IN (...)` list: well under every driver's parameter and packet limits. */
+const CHUNK = 200;
+
+/** The row columns set by a compare-and-set write, then the key and the expected version. */
+const WRITE_SET = [...WRITTEN_COLUMNS.map((column) => `${column} = ?`), 'version = ?'].join(', ');
+
+/**
+ * The record-store primitives over SQL tables named `<prefix>messages`, `<prefix>carrier_ids`,
+ * `<prefix>idempotency`, `<prefix>credit` and `<prefix>schema_version`. Adapters extend it
+ * with their dialect and client. Keeps no inbound (MO) messages: those are not part of the
+ * record-store contract yet.
+ */
+export class SqlRecordStore implements RecordStore {
+  /** The statements' context: client, dialect and table names. */
+  protected readonly sql: SqlContext;
+  /** The table name prefix (a plain identifier, checked by the adapter). */
+  protected readonly prefix: string;
+  #schema: Promise<void> | undefined;
+  readonly #stored = new StoredCarrierIds();
+
+  /** A store over `client` speaking `dialect`, its tables named with `prefix`. */
+  constructor(client: SqlClient, dialect: SqlDialect, prefix: string) {
+    this.sql = { client, dialect, tables: sqlTables(dialect, prefix) };
+    this.prefix = prefix;
+  }
+
+  /** Creates the tables if needed (once per store; a failure is tried again at the next call). */
+  ready(): Promise<void> {
+    this.#schema ??= createSchema(this.sql.client, this.sql.dialect, this.prefix, this.sql.tables).catch((error: unknown) => {
+      this.#schema = undefined;
+      throw error;
+    });
+    return this.#schema;
+  }
+
+  /** Runs `sql` on the pool, outside any transaction. */
+  protected run(sql: string, params: readonly unknown[] = []) {
+    return runOn(this.sql, this.sql.client, sql, params);
+  }
+
+  /** `rows`, read from the database, their carrier ids noted as stored. */
+  #seen<T extends MessageRow[]>(rows: T): T {
+    this.#stored.saw(rows);
+    return rows;
+  }
+
+  /** Stores the carrier ids of `rows` in the side table (those already there stay). */
+  async #insertCarrierIds(tx: SqlSession, rows: readonly MessageRow[]): Promise<void> {
+    const pairs = rows.flatMap((row) => row.carrierIds.map((id) => [id, row.record.ref]));
+    for (const slice of chunks(pairs, CHUNK)) {
+      const values = slice.map(() => tuple(2)).join(', ');
+      await runOn(this.sql, tx, this.sql.dialect.insertIgnore(this.sql.tables.carrierIds, 'carrier_id, ref', values), slice.flat());
+    }
+  }
+
+  /** `RecordStore.insertMessages`: one statement when it is alone, else one transaction. */
+  async insertMessages(rows: readonly MessageRow[], guard?: InsertGuard): Promise<InsertRefusal | undefined> {
+    const insert = async (session: SqlSession) => {
+      for (const slice of chunks(rows, CHUNK)) {
+        const values = slice.map(() => tuple(WRITTEN_COLUMNS.length + 2)).join(', ');
+        const params = slice.flatMap((row) => [row.record.ref, 0, ...rowValues(row)]);
+        await runOn(this.sql, session, `INSERT INTO ${this.sql.tables.messages} (${INSERTED_COLUMNS}) VALUES ${values}`, params);
+      }
+      await this.#insertCarrierIds(session, rows);
+    };
+    const alone = guard === undefined && rows.length <= CHUNK && rows.every((row) => row.carrierIds.length === 0);
+    if (alone) {
+      if (rows.length > 0) await insert(this.sql.client);
+      return undefined;
+    }
+    try {
+      await this.sql.client.transaction(async (tx) => {
+        if (guard !== undefined) await applyGuard(this.sql, tx, guard);
+        await insert(tx);
+      });
+      this.#stored.saw(rows);
+      return undefined;
+    } catch (error) {
+      if (error instanceof GuardRefusal) return error.refusal;
+      throw error;
+    }
+  }
+
+  /** `RecordStore.getMessage`. */
+  async getMessage(ref: string): Promise<MessageRow | null> {
+    const { rows } = await this.run(`SELECT ${ROW_COLUMNS} FROM ${this.sql.tables.messages} WHERE ref = ?`, [ref]);
+    return rows.length === 0 ? null : this.#seen([fromColumns(rows[0]!)])[0]!;
+  }
+
+  /** `RecordStore.findByExternalId`. */
+  async findByExternalId(principalId: string, externalId: string, limit: number): Promise<MessageRow[]> {
+    if (limit <= 0) return [];
+    const { rows } = await this.run(
+      `SELECT ${ROW_COLUMNS} FROM ${this.sql.tables.messages} WHERE principal_id = ? AND external_id = ?
+        ORDER BY created_at DESC, seq DESC LIMIT ?`,
+      [principalId, externalId, limit],
+    );
+    return this.#seen(rows.map(fromColumns));
+  }
+
+  /** `RecordStore.findByCarrierId`: of the rows an id names, the newest (a carrier may reuse an id). */
+  async findByCarrierId(carrierIds: readonly string[]): Promise<MessageRow | null> {
+    const { carrierIds: side, messages } = this.sql.tables;
+    for (const slice of chunks(carrierIds, CHUNK)) {
+      if (slice.length === 0) continue;
+      const { rows } = await this.run(
+        `SELECT c.carrier_id AS carrier_id, ${ROW_COLUMNS.split(', ').map((column) => `m.${column} AS ${column}`).join(', ')}
+          FROM ${side} c JOIN ${messages} m ON m.ref = c.ref WHERE c.carrier_id IN ${tuple(slice.length)}`,
+        slice,
+      );
+      for (const id of slice) {
+        const named = rows.filter((row) => row.carrier_id === id).map(fromColumns);
+        if (named.length > 0) return this.#seen([named.reduce((newest, row) => (row.seq > newest.seq ? row : newest))])[0]!;
+      }
+    }
+    return null;
+  }
+
+  /** `RecordStore.claimMessages`. */
+  async claimMessages(options: ClaimOptions): Promise<MessageRow[]> {
+    return this.#seen(await claimMessages(this.sql, options));
+  }
+
+  /** `RecordStore.claimReports`. */
+  async claimReports(options: ClaimOptions): Promise<MessageRow[]> {
+    return this.#seen(await claimReports(this.sql, options));
+  }
+
+  /** `RecordStore.dueMessages`. */
+  async dueMessages(timer: Timer, at: number, limit: number): Promise<MessageRow[]> {
+    return this.#seen(await dueMessages(this.sql, timer, at, limit));
+  }
+
+  /** `RecordStore.queueEnds`. */
+  queueEnds(queue: number, principalId: string, now: number): Promise<{ principalLast: number | null; head: number | null }> {
+    return queueEnds(this.sql, queue, principalId, now);
+  }
+
+  /** `RecordStore.countQueued`. */
+  countQueued(principalId?: string): Promise<QueueCount> {
+    return countQueued(this.sql, principalId);
+  }
+
+  /** One compare-and-set write: a single statement, or a transaction when it refunds or adds carrier ids not known to be stored. */
+  async #write({ row, expectedVersion, refund }: MessageWrite): Promise<boolean> {
+    const update = async (session: SqlSession): Promise<boolean> => {
+      const { affected } = await runOn(
+        this.sql,
+        session,
+        `UPDATE ${this.sql.tables.messages} SET ${WRITE_SET} WHERE ref = ? AND version = ?`,
+        [...rowValues(row), expectedVersion + 1, row.record.ref, expectedVersion],
+      );
+      return affected > 0;
+    };
+    const units = refund ?? 0;
+    if (units <= 0 && this.#stored.covers(row)) return update(this.sql.client);
+    const applied = await this.sql.client.transaction(async (tx) => {
+      if (!(await update(tx))) return false;
+      if (units > 0) await addUnits(this.sql, tx, row.record.principalId, units);
+      if (!this.#stored.covers(row)) await this.#insertCarrierIds(tx, [row]);
+      return true;
+    });
+    if (applied) this.#stored.saw([row]);
+    return applied;
+  }
+
+  /** `RecordStore.writeMessages`: each write on its own, at once. */
+  writeMessages(writes: readonly MessageWrite[]): Promise<boolean[]> {
+    return Promise.all(writes.map((write) => this.#write(write)));
+  }
+
+  /** `RecordStore.deleteMessages`. */
+  async deleteMessages(refs: readonly string[]): Promise<number> {
+    this.#stored.forget(refs);
+    let deleted = 0;
+    for (const slice of chunks(refs, CHUNK)) {
+      deleted += await this.sql.client.transaction(async (tx) => {
+        await runOn(this.sql, tx, `DELETE FROM ${this.sql.tables.carrierIds} WHERE ref IN ${tuple(slice.length)}`, slice);
+        const { affected } = await runOn(this.sql, tx, `DELETE FROM ${this.sql.tables.messages} WHERE ref IN ${tuple(slice.length)}`, slice);
+        return affected;
+      });
+    }
+    return deleted;
+  }
+
+  /** `RecordStore.findIdempotency`. */
+  async findIdempotency(principalId: string, key: string, now: number): Promise<IdempotencyRecord | null> {
+    const { rows } = await this.run(
+      `SELECT ${IDEMPOTENCY_COLUMNS} FROM ${this.sql.tables.idempotency} WHERE principal_id = ? AND idem_key = ? AND expires_at > ?`,
+      [principalId, key, now],
+    );
+    return rows.length === 0 ? null : toIdempotency(rows[0]!);
+  }
+
+  /** `RecordStore.purgeIdempotency`: the oldest expired keys first, read then deleted (some databases limit no `DELETE`). */
+  async purgeIdempotency(now: number, limit: number): Promise<number> {
+    if (limit <= 0) return 0;
+    const table = this.sql.tables.idempotency;
+    const { rows } = await this.run(
+      `SELECT principal_id, idem_key FROM ${table} WHERE expires_at <= ? ORDER BY expires_at LIMIT ?`,
+      [now, limit],
+    );
+    if (rows.length === 0) return 0;
+    const { affected } = await this.run(
+      `DELETE FROM ${table} WHERE expires_at <= ? AND (${rows.map(() => '(principal_id = ? AND idem_key = ?)').join(' OR ')})`,
+      [now, ...rows.flatMap((row) => [row.principal_id, row.idem_key])],
+    );
+    return affected;
+  }
+
+  /** `RecordStore.addCredit`: the addition and the read of the new balance in one transaction. */
+  addCredit(principalId: string, units: number): Promise<number> {
+    return this.sql.client.transaction(async (tx) => {
+      await addUnits(this.sql, tx, principalId, units);
+      return balanceOf(this.sql, tx, principalId);
+    });
+  }
+
+  /** `RecordStore.creditBalance`. */
+  creditBalance(principalId: string): Promise<number> {
+    return balanceOf(this.sql, this.sql.client, principalId);
+  }
+}
