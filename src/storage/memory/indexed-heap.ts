@@ -8,20 +8,21 @@ import { MinHeap } from '../../util/min-heap.js';
  * @module
  */
 
-/** An item that may sit in several indexed heaps: `positions[i]` is its index in the heap using slot `i`, -1 when out. */
+/** An item that may sit in several indexed heaps: `position(i)` is its index in the heap using slot `i`, -1 when out. */
 export interface Positioned {
-  readonly positions: number[];
+  position(slot: number): number;
+  setPosition(slot: number, at: number): void;
 }
 
 /**
  * An indexed binary heap: the first item by `before` in O(1), adding and removing any item in
  * O(log n) (adding is O(1) when items come in order). Each heap writes its items' positions
- * into their `positions[slot]`, so that one item may be in several heaps at once.
+ * into their position `slot` ({@link Positioned}), so that one item may be in several heaps at once.
  */
 export class IndexedHeap<T extends Positioned> {
   readonly #items: T[] = [];
 
-  /** `before(a, b)`: whether `a` comes before `b`; `slot`: the index in `positions` this heap owns. */
+  /** `before(a, b)`: whether `a` comes before `b`; `slot`: the position index this heap owns. */
   constructor(
     private readonly before: (a: T, b: T) => boolean,
     private readonly slot: number,
@@ -42,7 +43,7 @@ export class IndexedHeap<T extends Positioned> {
     const items = this.#items;
     const top = items[0];
     if (top === undefined) return undefined;
-    top.positions[this.slot] = -1;
+    top.setPosition(this.slot, -1);
     const last = items.pop()!;
     if (items.length > 0) this.#down(last, 0);
     return top;
@@ -50,7 +51,7 @@ export class IndexedHeap<T extends Positioned> {
 
   /** Whether `item` is in it. */
   has(item: T): boolean {
-    const at = item.positions[this.slot]!;
+    const at = item.position(this.slot);
     return at >= 0 && this.#items[at] === item;
   }
 
@@ -83,9 +84,9 @@ export class IndexedHeap<T extends Positioned> {
   /** Removes `item`, if it is in it. */
   remove(item: T): void {
     if (!this.has(item)) return;
-    const at = item.positions[this.slot]!;
+    const at = item.position(this.slot);
     const items = this.#items;
-    item.positions[this.slot] = -1;
+    item.setPosition(this.slot, -1);
     const last = items.pop()!;
     if (at === items.length) return;
     // The last item fills the hole, then moves up or down to where it belongs.
@@ -123,6 +124,6 @@ export class IndexedHeap<T extends Positioned> {
 
   #put(item: T, at: number): void {
     this.#items[at] = item;
-    item.positions[this.slot] = at;
+    item.setPosition(this.slot, at);
   }
 }
