@@ -53,16 +53,22 @@ export function submissionRule(ref: string, index: number, carrierId: string, no
     const next = recordFields(record);
     if (replaced !== carrierId) next.parts = withPart(record.parts, index, { index: part.index, carrierId, outcome: part.outcome });
     const book = replaced === null || replaced === carrierId ? row.book : { ...row.book, replacedCarrierIds: [...row.book.replacedCarrierIds, { carrierId: replaced, index }] };
-    const carrierIds = row.carrierIds.includes(carrierId) ? row.carrierIds : [...row.carrierIds, carrierId];
+    const carrierIds = row.carrierIds.includes(carrierId) ? row.carrierIds : row.carrierIds.concat(carrierId);
     if (!queued) return { result: { kind: 'stale', ref }, row: nextRow(row, { record: next, book, carrierIds }) };
     next.updatedAt = now;
-    if (next.parts.some((p) => p.carrierId === null)) return { result: { kind: 'part', ref }, row: nextRow(row, { record: next, book, carrierIds }) };
+    if (hasUnsubmitted(next.parts)) return { result: { kind: 'part', ref }, row: nextRow(row, { record: next, book, carrierIds }) };
     next.state = 'submitted';
     return {
       result: { kind: 'submitted', transition: { message: copyRecord(next), previousState: 'queued' } },
       row: nextRow(row, { record: next, book, carrierIds, queue: null, leaseOwner: null, leaseUntil: null }),
     };
   };
+}
+
+/** Whether a part of `parts` is still to be submitted. */
+function hasUnsubmitted(parts: readonly PartRecord[]): boolean {
+  for (let i = 0; i < parts.length; i++) if (parts[i]!.carrierId === null) return true;
+  return false;
 }
 
 /** The first of `carrierIds` that `row` has, or `undefined`. */
@@ -98,7 +104,9 @@ export function receiptRule(receipt: PartReceipt) {
     const record = recordFields(row.record);
     record.parts = withPart(row.record.parts, index, { index: part.index, carrierId: part.carrierId, outcome: sharedOutcome(state, reason, description) });
     if (hasEnded(row)) return { result: { kind: 'late', ref }, row: nextRow(row, { record }) };
-    const folded = foldParts(record.parts.map((p) => p.outcome));
+    const outcomes = new Array<Outcome | null>(record.parts.length);
+    for (let i = 0; i < outcomes.length; i++) outcomes[i] = record.parts[i]!.outcome;
+    const folded = foldParts(outcomes);
     if (folded === null) {
       record.updatedAt = receipt.now;
       return { result: { kind: 'part', ref }, row: nextRow(row, { record }) };
