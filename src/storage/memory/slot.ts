@@ -44,6 +44,7 @@ function keptIds(ids: readonly string[]): string | readonly string[] {
  * orders by changes, and put back after.
  */
 export class Slot implements Positioned {
+  // The stored row's fields, as `MessageRow` names them (its carrier ids aside, below).
   record: MessageRecord;
   book: RowBook;
   version: number;
