@@ -87,8 +87,8 @@ export class RowWriter {
       if (decision.row === undefined) {
         if (fresh) return decision.result;
       } else {
-        const [applied] = await this.store.writeMessages([toWrite(decision.row, row!.version, decision.refund)]);
-        if (applied === true) {
+        const applied = await this.store.writeMessages([toWrite(decision.row, row!.version, decision.refund)]);
+        if (applied[0] === true) {
           this.leased.remember(decision.row);
           return decision.result;
         }

@@ -6,11 +6,28 @@
  * @module
  */
 import { foldParts } from '../lifecycle/states.js';
-import type { PartReceipt, PartRecord, ReceiptResult, SubmissionResult } from '../storage/contract.js';
+import type { Outcome, PartReceipt, PartRecord, ReceiptResult, SubmissionResult } from '../storage/contract.js';
 import type { MessageRow } from '../storage/record-store.js';
 import type { Decision } from './compare-and-set.js';
 import { copyRecord, recordFields } from './copy-record.js';
 import { endRow, hasEnded, nextRow } from './rows.js';
+
+/** How many distinct receipt outcomes are shared at most; beyond it a part keeps an outcome of its own. */
+const SHARED_OUTCOMES_LIMIT = 32;
+const sharedOutcomes: Outcome[] = [];
+
+/**
+ * An outcome equal to (`state`, `reason`, `description`) for a part to keep. Carriers send
+ * few distinct outcomes, so the parts given equal ones share one object rather than keep a
+ * copy each: a store may keep the very objects it is given for as long as the message is
+ * retained. Safe to share: rows are never changed in place, and records leave as copies.
+ */
+function sharedOutcome(state: Outcome['state'], reason: Outcome['reason'], description: Outcome['description']): Outcome {
+  for (const known of sharedOutcomes) if (known.state === state && known.reason === reason && known.description === description) return known;
+  const outcome: Outcome = { state, reason, description };
+  if (sharedOutcomes.length < SHARED_OUTCOMES_LIMIT) sharedOutcomes.push(outcome);
+  return outcome;
+}
 
 /** `parts` with part `index` replaced by `part`. */
 function withPart(parts: readonly PartRecord[], index: number, part: PartRecord): PartRecord[] {
@@ -36,16 +53,22 @@ export function submissionRule(ref: string, index: number, carrierId: string, no
     const next = recordFields(record);
     if (replaced !== carrierId) next.parts = withPart(record.parts, index, { index: part.index, carrierId, outcome: part.outcome });
     const book = replaced === null || replaced === carrierId ? row.book : { ...row.book, replacedCarrierIds: [...row.book.replacedCarrierIds, { carrierId: replaced, index }] };
-    const carrierIds = row.carrierIds.includes(carrierId) ? row.carrierIds : [...row.carrierIds, carrierId];
+    const carrierIds = row.carrierIds.includes(carrierId) ? row.carrierIds : row.carrierIds.concat(carrierId);
     if (!queued) return { result: { kind: 'stale', ref }, row: nextRow(row, { record: next, book, carrierIds }) };
     next.updatedAt = now;
-    if (next.parts.some((p) => p.carrierId === null)) return { result: { kind: 'part', ref }, row: nextRow(row, { record: next, book, carrierIds }) };
+    if (hasUnsubmitted(next.parts)) return { result: { kind: 'part', ref }, row: nextRow(row, { record: next, book, carrierIds }) };
     next.state = 'submitted';
     return {
       result: { kind: 'submitted', transition: { message: copyRecord(next), previousState: 'queued' } },
       row: nextRow(row, { record: next, book, carrierIds, queue: null, leaseOwner: null, leaseUntil: null }),
     };
   };
+}
+
+/** Whether a part of `parts` is still to be submitted. */
+function hasUnsubmitted(parts: readonly PartRecord[]): boolean {
+  for (let i = 0; i < parts.length; i++) if (parts[i]!.carrierId === null) return true;
+  return false;
 }
 
 /** The first of `carrierIds` that `row` has, or `undefined`. */
@@ -79,9 +102,11 @@ export function receiptRule(receipt: PartReceipt) {
     if (part.outcome !== null) return { result: { kind: 'duplicate', ref } };
     const { state, reason, description } = receipt.outcome;
     const record = recordFields(row.record);
-    record.parts = withPart(row.record.parts, index, { index: part.index, carrierId: part.carrierId, outcome: { state, reason, description } });
+    record.parts = withPart(row.record.parts, index, { index: part.index, carrierId: part.carrierId, outcome: sharedOutcome(state, reason, description) });
     if (hasEnded(row)) return { result: { kind: 'late', ref }, row: nextRow(row, { record }) };
-    const folded = foldParts(record.parts.map((p) => p.outcome));
+    const outcomes = new Array<Outcome | null>(record.parts.length);
+    for (let i = 0; i < outcomes.length; i++) outcomes[i] = record.parts[i]!.outcome;
+    const folded = foldParts(outcomes);
     if (folded === null) {
       record.updatedAt = receipt.now;
       return { result: { kind: 'part', ref }, row: nextRow(row, { record }) };

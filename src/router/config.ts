@@ -17,7 +17,7 @@ import { DEFAULT_RATE_LIMIT_HEADERS, resolveRateLimitOptions } from '../http/rat
 import { resolveInboundOptions } from '../inbound/options.js';
 import { resolveLogger, resolveMetrics, resolveTracing } from '../observe/options.js';
 import { resolveOpenApiOptions } from '../openapi/options.js';
-import { resolveStorage } from '../ledger/storage-option.js';
+import { resolveStorage } from '../storage/options.js';
 import { assertKnownKeys } from '../util/known-keys.js';
 import { resolveRetentionOptions, resolveWorkerOptions } from '../worker/options.js';
 import type { SmsRouterConfig, SmsRouterOptions } from './options.js';

@@ -321,7 +321,7 @@ describe('retentionSweep', () => {
     await sweep.runNow();
     expect(await storage.purgeIdempotency(1e12, 10)).toBe(0);
     expect(await storage.getMessage(message.principalId, message.ref)).not.toBeNull();
-    expect(retentionSweep({ ...storage, purgeIdempotency: undefined, storeInboundPart: undefined } as Storage, false, Date.now, () => undefined)).toBeNull();
+    expect(retentionSweep({ ...storage, purgeIdempotency: undefined, storeInboundPart: undefined } as unknown as Storage, false, Date.now, () => undefined)).toBeNull();
   });
 });
 

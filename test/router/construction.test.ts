@@ -18,6 +18,7 @@ import {
   type SmsRouterOptions,
   type Storage,
 } from '../../src/index.js';
+import { Ledger } from '../../src/ledger/ledger.js';
 import { SqliteStorage } from '../../src/sqlite.js';
 import { PostgresStorage } from '../../src/postgres.js';
 import { createGateway, type TestGateway } from '../helpers/gateway.js';
@@ -29,7 +30,9 @@ const build = (options: Record<string, unknown>) => () => createSmsRouter({ veri
 /** Every Storage method of a MemoryStorage but `drop`, as own properties. */
 function storageWithout(...drop: string[]): Storage {
   const inner = new MemoryStorage();
-  const names = Object.getOwnPropertyNames(MemoryStorage.prototype).filter((n) => n !== 'constructor' && !drop.includes(n));
+  const names = [...Object.getOwnPropertyNames(Ledger.prototype), ...Object.keys(inner)].filter(
+    (n) => n !== 'constructor' && !drop.includes(n) && typeof (inner as unknown as Record<string, unknown>)[n] === 'function',
+  );
   return Object.fromEntries(names.map((n) => [n, (inner as unknown as Record<string, Function>)[n]!.bind(inner)])) as unknown as Storage;
 }
 

@@ -1,5 +1,5 @@
 import { describe, it } from 'vitest';
-import { MemoryRecordStore } from '../../src/storage/memory-store/index.js';
+import { MemoryRecordStore } from '../../src/storage/memory/index.js';
 import { runRecordStoreContract } from '../../src/testing.js';
 
 // The memory store keeps the row objects it is given, never changing them (`sharesRows`).

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { MemoryRecordStore } from '../../src/storage/memory-store/index.js';
+import { MemoryRecordStore } from '../../src/storage/memory/index.js';
 import { buildNewMessage } from '../../src/testing/storage-suite/index.js';
 import type { MessageRecord } from '../../src/storage/message-record.js';
 import type { IdempotencyRecord } from '../../src/storage/idempotency-record.js';

@@ -47,8 +47,10 @@ describe('MemoryStorage', () => {
   });
 
   it('claims reports in the order a walk and sort of every pending report gives, under random claims, defers, retries and lease ends', async () => {
-    // The model is the plain algorithm the due queue replaced: look at every pending report,
-    // keep those unleased and due, sort by (next attempt, age), take `limit`, lease them.
+    // The model is the plain algorithm: look at every pending report, keep those unleased and
+    // due, sort by when each became due (its next attempt, or the end of a lease or deferral
+    // that held it past that: `claimCallbacks` takes the oldest due first), then by its next
+    // attempt, then by age; take `limit`, lease them.
     interface Modelled { uid: string; seq: number; nextAttemptAt: number; leaseUntil: number | null; pending: boolean }
     const random = mulberry32(11);
     const storage = new MemoryStorage();
@@ -62,6 +64,8 @@ describe('MemoryStorage', () => {
       model.push({ uid: '', seq: i, nextAttemptAt: at, leaseUntil: null, pending: true });
     }
     const byRef = new Map(messages.map((message, i) => [message.ref, model[i]!]));
+    // A lease (a claim's, or a deferral's) ends after the next attempt was due: the report is due again from its end.
+    const dueSince = (m: Modelled) => m.leaseUntil ?? m.nextAttemptAt;
     let now = 0;
     let claims = 0;
     for (let step = 0; step < 400; step++) {
@@ -69,7 +73,7 @@ describe('MemoryStorage', () => {
       const limit = 1 + Math.floor(random() * 5);
       const expected = model
         .filter((m) => m.pending && (m.leaseUntil === null || m.leaseUntil <= now) && m.nextAttemptAt <= now)
-        .sort((a, b) => a.nextAttemptAt - b.nextAttemptAt || a.seq - b.seq)
+        .sort((a, b) => dueSince(a) - dueSince(b) || a.nextAttemptAt - b.nextAttemptAt || a.seq - b.seq)
         .slice(0, limit);
       const claimed = await storage.claimCallbacks({ owner: 'd', limit, leaseMs: 200, now });
       expect(claimed.map((c) => byRef.get(c.message.ref)!.seq)).toEqual(expected.map((m) => m.seq));
@@ -100,13 +104,13 @@ describe('MemoryStorage', () => {
 
   it('claims messages in the order a walk and sort of every queued message by (class, tag, acceptance) gives, under random stores, claims, retries, submissions and lease ends', async () => {
     // The model is the plain algorithm the heaps replace: tags from the principal's largest
-    // queued tag and the class's smallest claimable one (else its largest given), and a claim
-    // that looks at every queued message, keeps the due and unleased, and sorts them.
+    // queued tag and the class's smallest claimable one (else its largest queued, as
+    // `fairTags` asks), and a claim that looks at every queued message, keeps the due and
+    // unleased, and sorts them.
     interface Modelled { ref: string; seq: number; principal: string; rank: number; tag: number; queued: boolean; nextAttemptAt: number; leaseUntil: number | null }
     const random = mulberry32(26);
     const storage = new MemoryStorage();
     const model: Modelled[] = [];
-    const largestGiven: (number | null)[] = [null, null];
     const claimable = (m: Modelled, now: number) => m.queued && m.nextAttemptAt <= now && (m.leaseUntil === null || m.leaseUntil <= now);
     let now = 0;
     let claimedCount = 0;
@@ -123,16 +127,17 @@ describe('MemoryStorage', () => {
         const count = random() < 0.1 ? 20 + Math.floor(random() * 60) : 1 + Math.floor(random() * 4);
         const leased = random() < 0.2;
         const claimableTags = model.filter((m) => m.rank === rank && claimable(m, now)).map((m) => m.tag);
-        const head = claimableTags.length > 0 ? Math.min(...claimableTags) : largestGiven[rank]!;
+        const queuedTags = model.filter((m) => m.rank === rank && m.queued).map((m) => m.tag);
+        const largestQueued = queuedTags.length > 0 ? Math.max(...queuedTags) : null;
+        const head = claimableTags.length > 0 ? Math.min(...claimableTags) : largestQueued;
         const ownTags = model.filter((m) => m.queued && m.rank === rank && m.principal === principal).map((m) => m.tag);
-        const tags = fairTags(count, weight, ownTags.length > 0 ? Math.max(...ownTags) : null, head ?? null);
+        const tags = fairTags(count, weight, ownTags.length > 0 ? Math.max(...ownTags) : null, head);
         const messages: NewMessage[] = tags.map(() => buildNewMessage({ principalId: principal, priority, weight, createdAt: now }));
         const leaseUntil = leased ? now + 100 : null;
         await storage.insertMessages(messages, leased ? { owner: 'accepting', until: now + 100 } : undefined);
         messages.forEach((message, i) => {
           model.push({ ref: message.ref, seq: model.length, principal, rank, tag: tags[i]!, queued: true, nextAttemptAt: now, leaseUntil });
         });
-        largestGiven[rank] = Math.max(largestGiven[rank] ?? Number.NEGATIVE_INFINITY, tags[tags.length - 1]!);
         continue;
       }
       const limit = 1 + Math.floor(random() * 5);

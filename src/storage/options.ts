@@ -8,12 +8,12 @@
  */
 import { OptionError } from '../errors.js';
 import { assertAdapter, optionalAdapter, type MethodTable } from '../util/adapter-check.js';
-import type { Storage } from '../storage/contract.js';
-import { INBOUND_METHODS } from '../storage/inbound-record.js';
-import { MemoryStorage } from '../storage/memory/adapter.js';
-import { OPTIONAL_STORAGE_METHODS } from '../storage/optional-methods.js';
-import { isRecordStore, type RecordStore } from '../storage/record-store.js';
-import { createLedger } from './index.js';
+import type { Storage } from './contract.js';
+import { INBOUND_METHODS } from './inbound-record.js';
+import { MemoryStorage } from './memory/adapter.js';
+import { OPTIONAL_STORAGE_METHODS } from './optional-methods.js';
+import { isRecordStore, type RecordStore } from './record-store.js';
+import { createLedger } from '../ledger/index.js';
 
 /** The {@link Storage} contract's methods (`true`: required), checked at construction. */
 const STORAGE_METHODS = {

@@ -11,8 +11,8 @@ import type { ClaimOptions } from '../claim-options.js';
 import type { QueueCount } from '../contract.js';
 import type { IdempotencyRecord } from '../idempotency-record.js';
 import { delegateInbound, type InboundStorage } from '../inbound-record.js';
-import { IdempotencyRecords } from '../memory/idempotency.js';
-import { MemoryInbound } from '../memory/inbound.js';
+import { IdempotencyRecords } from './idempotency.js';
+import { MemoryInbound } from './inbound.js';
 import type { InsertGuard, InsertRefusal, MessageRow, MessageWrite, RecordStore, Timer } from '../record-store.js';
 import { CarrierIdIndex, ExternalIdIndex } from './lookups.js';
 import { QueueMembers } from './queue-members.js';
@@ -29,14 +29,11 @@ import { Timers } from './timers.js';
  * id are Map reads. It also keeps inbound (MO) messages and opt-outs ({@link InboundStorage}),
  * as `MemoryStorage` does.
  *
- * Copies: the store keeps the row objects it is given and hands them out as they are, on
- * the rule that neither side ever changes a row (or anything in it) once handed over. The
- * library builds a new row for every write and changes nothing it read. So the store never
- * changes a row it holds: an insert keeps a shallow copy (with its `version` and `seq`
- * set), a write keeps the given row (a shallow copy only when its `version` or `seq` needs
- * setting), and a claim stores and returns a new row object (`version` one higher, its
- * lease or `reportDueAt` set); the row read before is left as it was. A caller that means
- * to change a row it got must copy it first.
+ * Copies: the store keeps each row's fields in a slot of its own (slot.ts), one object per
+ * message, and hands out a new row object on every read, which the caller owns. The record
+ * and the book in a row are shared, not copied, on the rule that neither side ever changes
+ * them once handed over: the library builds a new record for every change and changes
+ * nothing it read. A caller that means to change a record it got must copy it first.
  */
 export class MemoryRecordStore implements RecordStore {
   readonly #slots = new Map<string, Slot>();
@@ -80,13 +77,13 @@ export class MemoryRecordStore implements RecordStore {
       this.#balances.set(credit.principalId, balance - credit.units);
     }
     if (idempotency !== undefined) this.#idempotency.take(idempotency);
-    for (const row of rows) this.#insert({ ...row, version: 0, seq: this.#seq++ });
+    for (const row of rows) this.#insert(row);
     return undefined;
   }
 
   /** See {@link RecordStore.getMessage}. */
   async getMessage(ref: string): Promise<MessageRow | null> {
-    return this.#slots.get(ref)?.row ?? null;
+    return this.#slots.get(ref)?.row() ?? null;
   }
 
   /** See {@link RecordStore.findByExternalId}. */
@@ -96,7 +93,7 @@ export class MemoryRecordStore implements RecordStore {
 
   /** See {@link RecordStore.findByCarrierId}. */
   async findByCarrierId(carrierIds: readonly string[]): Promise<MessageRow | null> {
-    return this.#carrierIds.find(carrierIds)?.row ?? null;
+    return this.#carrierIds.find(carrierIds)?.row() ?? null;
   }
 
   /** See {@link RecordStore.claimMessages}. */
@@ -129,7 +126,9 @@ export class MemoryRecordStore implements RecordStore {
 
   /** See {@link RecordStore.writeMessages}. */
   async writeMessages(writes: readonly MessageWrite[]): Promise<boolean[]> {
-    return writes.map((write) => this.#write(write));
+    const applied = new Array<boolean>(writes.length);
+    for (let i = 0; i < writes.length; i++) applied[i] = this.#write(writes[i]!);
+    return applied;
   }
 
   /** See {@link RecordStore.deleteMessages}. */
@@ -143,8 +142,8 @@ export class MemoryRecordStore implements RecordStore {
       this.#members.remove(slot);
       this.#reports.remove(slot);
       this.#timers.remove(slot);
-      this.#carrierIds.remove(slot, slot.row.carrierIds);
-      this.#externalIds.remove(slot, slot.row);
+      this.#carrierIds.remove(slot, slot.carrierIds);
+      this.#externalIds.remove(slot);
       deleted++;
     }
     return deleted;
@@ -176,9 +175,11 @@ export class MemoryRecordStore implements RecordStore {
     return this.#balances.get(principalId) ?? 0;
   }
 
-  /** Stores `row` (its own object, with `version` and `seq` set) in every index. */
+  /** Stores `row` at version 0 with the next `seq`, in every index. */
   #insert(row: MessageRow): void {
     const slot = new Slot(row);
+    slot.version = 0;
+    slot.seq = this.#seq++;
     this.#slots.set(row.record.ref, slot);
     this.#queue.place(slot);
     this.#members.add(slot);
@@ -190,32 +191,29 @@ export class MemoryRecordStore implements RecordStore {
 
   /** Applies `write` if its row is still at the expected version; moves it in the indexes its changes touch. */
   #write(write: MessageWrite): boolean {
-    const slot = this.#slots.get(write.row.record.ref);
-    if (slot === undefined || slot.row.version !== write.expectedVersion) return false;
-    const before = slot.row;
-    const version = write.expectedVersion + 1;
-    const after = write.row.version === version && write.row.seq === before.seq ? write.row : { ...write.row, version, seq: before.seq };
-    // Out of each heap whose order the write changes, while the slot still holds the row it was placed with.
-    const moves = movesInQueue(before, after);
-    const recounts = QueueMembers.changes(before, after);
-    const reports = ReportQueue.changes(before, after);
-    const timers = Timers.changes(before, after);
+    const after = write.row;
+    const slot = this.#slots.get(after.record.ref);
+    if (slot === undefined || slot.version !== write.expectedVersion) return false;
+    // Out of each index whose order the write changes, while the slot still holds the row it was placed with.
+    const moves = movesInQueue(slot, after);
+    const recounts = QueueMembers.changes(slot, after);
+    const reports = ReportQueue.changes(slot, after);
+    const timers = Timers.changes(slot, after);
+    const relooks = ExternalIdIndex.changes(slot, after);
+    const principalId = slot.record.principalId;
     if (moves) this.#queue.remove(slot);
     if (recounts) this.#members.remove(slot);
     if (reports) this.#reports.remove(slot);
     if (timers) this.#timers.remove(slot);
-    slot.store(after);
+    if (relooks) this.#externalIds.remove(slot);
+    this.#carrierIds.update(slot, slot.carrierIds, after.carrierIds);
+    slot.store(after, write.expectedVersion + 1);
     if (moves) this.#queue.place(slot);
     if (recounts) this.#members.add(slot);
     if (reports) this.#reports.place(slot);
     if (timers) this.#timers.place(slot);
-    this.#carrierIds.update(slot, before.carrierIds, after.carrierIds);
-    if (ExternalIdIndex.changes(before, after)) {
-      this.#externalIds.remove(slot, before);
-      this.#externalIds.add(slot);
-    }
+    if (relooks) this.#externalIds.add(slot);
     if (write.refund !== undefined && write.refund !== 0) {
-      const principalId = before.record.principalId;
       this.#balances.set(principalId, this.#balance(principalId) + write.refund);
     }
     return true;

@@ -28,8 +28,8 @@ interface QueueClass extends Group {
 /** The count of class `queue` in a {@link QueueCount}: 0 is `transactional`, any other `bulk`. */
 const TRANSACTIONAL = 0;
 
-/** When `row` joined the queue, as `countQueued` reports it. */
-function acceptedAt(row: MessageRow): number {
+/** When the row joined the queue, as `countQueued` reports it. */
+function acceptedAt(row: Slot | MessageRow): number {
   return row.record.sendAt ?? row.record.createdAt;
 }
 
@@ -41,8 +41,8 @@ function acceptedAt(row: MessageRow): number {
 export class QueueMembers {
   readonly #classes = new Map<number, QueueClass>();
 
-  /** Whether a write from `before` to `after` changes what a membership holds. */
-  static changes(before: MessageRow, after: MessageRow): boolean {
+  /** Whether a write of `after` over the row `before` holds changes what a membership holds. */
+  static changes(before: Slot, after: MessageRow): boolean {
     return (
       before.queue !== after.queue ||
       before.orderKey !== after.orderKey ||
@@ -53,11 +53,10 @@ export class QueueMembers {
 
   /** Counts `slot` as its row stands (not at all when `queue` is `null`); it must not be counted yet. */
   add(slot: Slot): void {
-    const row = slot.row;
-    if (row.queue === null) return;
-    slot.acceptedAt = acceptedAt(row);
-    const queueClass = this.#classOf(row.queue);
-    const principalId = row.record.principalId;
+    if (slot.queue === null) return;
+    slot.acceptedAt = acceptedAt(slot);
+    const queueClass = this.#classOf(slot.queue);
+    const principalId = slot.record.principalId;
     let own = queueClass.principals.get(principalId);
     if (own === undefined) queueClass.principals.set(principalId, (own = newGroup(IN.ownByAge, IN.ownByKey)));
     queueClass.byAge.add(slot);
@@ -68,10 +67,9 @@ export class QueueMembers {
 
   /** Stops counting `slot` (its row is still the one it was added with). */
   remove(slot: Slot): void {
-    const row = slot.row;
-    if (row.queue === null) return;
-    const queueClass = this.#classes.get(row.queue)!;
-    const principalId = row.record.principalId;
+    if (slot.queue === null) return;
+    const queueClass = this.#classes.get(slot.queue)!;
+    const principalId = slot.record.principalId;
     const own = queueClass.principals.get(principalId)!;
     queueClass.byAge.remove(slot);
     queueClass.byKey.remove(slot);

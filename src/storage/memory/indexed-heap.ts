@@ -1,5 +1,3 @@
-import { MinHeap } from '../../util/min-heap.js';
-
 /**
  * A binary heap whose items know their position in it ({@link IndexedHeap}), so that any item
  * leaves it in O(log n) without leaving a stale entry behind: the memory record store's
@@ -8,20 +6,21 @@ import { MinHeap } from '../../util/min-heap.js';
  * @module
  */
 
-/** An item that may sit in several indexed heaps: `positions[i]` is its index in the heap using slot `i`, -1 when out. */
+/** An item that may sit in several indexed heaps: `position(i)` is its index in the heap using slot `i`, -1 when out. */
 export interface Positioned {
-  readonly positions: number[];
+  position(slot: number): number;
+  setPosition(slot: number, at: number): void;
 }
 
 /**
  * An indexed binary heap: the first item by `before` in O(1), adding and removing any item in
  * O(log n) (adding is O(1) when items come in order). Each heap writes its items' positions
- * into their `positions[slot]`, so that one item may be in several heaps at once.
+ * into their position `slot` ({@link Positioned}), so that one item may be in several heaps at once.
  */
 export class IndexedHeap<T extends Positioned> {
   readonly #items: T[] = [];
 
-  /** `before(a, b)`: whether `a` comes before `b`; `slot`: the index in `positions` this heap owns. */
+  /** `before(a, b)`: whether `a` comes before `b`; `slot`: the position index this heap owns. */
   constructor(
     private readonly before: (a: T, b: T) => boolean,
     private readonly slot: number,
@@ -42,7 +41,7 @@ export class IndexedHeap<T extends Positioned> {
     const items = this.#items;
     const top = items[0];
     if (top === undefined) return undefined;
-    top.positions[this.slot] = -1;
+    top.setPosition(this.slot, -1);
     const last = items.pop()!;
     if (items.length > 0) this.#down(last, 0);
     return top;
@@ -50,29 +49,70 @@ export class IndexedHeap<T extends Positioned> {
 
   /** Whether `item` is in it. */
   has(item: T): boolean {
-    const at = item.positions[this.slot]!;
+    const at = item.position(this.slot);
     return at >= 0 && this.#items[at] === item;
   }
 
   /**
    * The first items in order, up to `limit`, as long as `keep` says yes, read without
    * changing the heap: a walk of the tree that expands the least of the nodes it reached
-   * (a child never comes before its parent), O(k log k) for `k` items.
+   * (a child never comes before its parent), O(k log k) for `k` items. The nodes reached
+   * are kept in a heap of their indexes, inline here: a sweep reads a thousand rows a batch.
    */
   firstWhile(limit: number, keep: (item: T) => boolean): T[] {
     const items = this.#items;
+    const count = items.length;
     const taken: T[] = [];
-    if (limit <= 0 || items.length === 0) return taken;
-    const reached = new MinHeap<number>((a, b) => this.before(items[a]!, items[b]!));
-    reached.push(0);
-    while (taken.length < limit) {
-      const at = reached.pop();
-      if (at === undefined || !keep(items[at]!)) break;
-      taken.push(items[at]!);
-      if (2 * at + 1 < items.length) reached.push(2 * at + 1);
-      if (2 * at + 2 < items.length) reached.push(2 * at + 2);
+    if (limit <= 0 || count === 0) return taken;
+    const reached: number[] = [0];
+    while (taken.length < limit && reached.length > 0) {
+      const at = reached[0]!;
+      const item = items[at]!;
+      if (!keep(item)) break;
+      taken.push(item);
+      const left = 2 * at + 1;
+      // The taken node's place goes to its first child, or to the last node reached.
+      if (left < count) {
+        reached[0] = left;
+        this.#downIndex(reached, items);
+        if (left + 1 < count) this.#upIndex(reached, items, left + 1);
+      } else {
+        const last = reached.pop()!;
+        if (reached.length > 0) {
+          reached[0] = last;
+          this.#downIndex(reached, items);
+        }
+      }
     }
     return taken;
+  }
+
+  /** Moves the index at the root of `reached` down to its place (by the items it names). */
+  #downIndex(reached: number[], items: readonly T[]): void {
+    const size = reached.length;
+    const moving = reached[0]!;
+    let at = 0;
+    for (;;) {
+      let child = 2 * at + 1;
+      if (child >= size) break;
+      if (child + 1 < size && this.before(items[reached[child + 1]!]!, items[reached[child]!]!)) child++;
+      if (!this.before(items[reached[child]!]!, items[moving]!)) break;
+      reached[at] = reached[child]!;
+      at = child;
+    }
+    reached[at] = moving;
+  }
+
+  /** Adds index `index` to `reached`, moving it up to its place. */
+  #upIndex(reached: number[], items: readonly T[], index: number): void {
+    let at = reached.push(index) - 1;
+    while (at > 0) {
+      const parent = (at - 1) >> 1;
+      if (!this.before(items[index]!, items[reached[parent]!]!)) break;
+      reached[at] = reached[parent]!;
+      at = parent;
+    }
+    reached[at] = index;
   }
 
   /** Adds `item` (not in it yet). */
@@ -83,9 +123,9 @@ export class IndexedHeap<T extends Positioned> {
   /** Removes `item`, if it is in it. */
   remove(item: T): void {
     if (!this.has(item)) return;
-    const at = item.positions[this.slot]!;
+    const at = item.position(this.slot);
     const items = this.#items;
-    item.positions[this.slot] = -1;
+    item.setPosition(this.slot, -1);
     const last = items.pop()!;
     if (at === items.length) return;
     // The last item fills the hole, then moves up or down to where it belongs.
@@ -123,6 +163,6 @@ export class IndexedHeap<T extends Positioned> {
 
   #put(item: T, at: number): void {
     this.#items[at] = item;
-    item.positions[this.slot] = at;
+    item.setPosition(this.slot, at);
   }
 }

@@ -16,16 +16,29 @@ export class CarrierIdIndex {
     for (const id of ids) this.#slots.set(id, slot);
   }
 
-  /** Finds `slot` by the ids of `after` rather than those of `before` (the row's carrier ids before and after a write). */
-  update(slot: Slot, before: readonly string[], after: readonly string[]): void {
+  /**
+   * Finds `slot` by the ids of `after` rather than those of `before` (the row's carrier ids
+   * before and after a write; `before` as the slot keeps them: one id, or the array).
+   */
+  update(slot: Slot, before: string | readonly string[], after: readonly string[]): void {
     if (before === after) return;
+    if (typeof before === 'string') {
+      if (after.length === 1 && after[0] === before) return;
+      if (!after.includes(before) && this.#slots.get(before) === slot) this.#slots.delete(before);
+      for (const id of after) if (id !== before) this.#slots.set(id, slot);
+      return;
+    }
     for (const id of before) if (!after.includes(id) && this.#slots.get(id) === slot) this.#slots.delete(id);
     // Ids the row had already point at it; only the new ones need setting.
     for (const id of after) if (!before.includes(id)) this.#slots.set(id, slot);
   }
 
-  /** Stops finding `slot` by `ids`. */
-  remove(slot: Slot, ids: readonly string[]): void {
+  /** Stops finding `slot` by `ids` (one id, or an array). */
+  remove(slot: Slot, ids: string | readonly string[]): void {
+    if (typeof ids === 'string') {
+      if (this.#slots.get(ids) === slot) this.#slots.delete(ids);
+      return;
+    }
     for (const id of ids) if (this.#slots.get(id) === slot) this.#slots.delete(id);
   }
 
@@ -40,7 +53,7 @@ export class CarrierIdIndex {
 }
 
 /** Newest first: the later `record.createdAt`, then the later inserted. */
-const newestFirst = (a: Slot, b: Slot): number => b.row.record.createdAt - a.row.record.createdAt || b.row.seq - a.row.seq;
+const newestFirst = (a: Slot, b: Slot): number => b.record.createdAt - a.record.createdAt || b.seq - a.seq;
 
 /**
  * The rows by principal and external id. Most external ids name one row, so a key holds
@@ -50,14 +63,14 @@ export class ExternalIdIndex {
   /** principalId -> externalId -> its slot or slots; two maps, so no pair of texts needs a separator. */
   readonly #byPrincipal = new Map<string, Map<string, Slot | Set<Slot>>>();
 
-  /** Whether a write from `before` to `after` moves the row in this index. */
-  static changes(before: MessageRow, after: MessageRow): boolean {
+  /** Whether a write of `after` over the row `before` holds moves the row in this index. */
+  static changes(before: Slot, after: MessageRow): boolean {
     return before.record.principalId !== after.record.principalId || before.record.externalId !== after.record.externalId;
   }
 
   /** Finds `slot` by its row's principal and external id. */
   add(slot: Slot): void {
-    const { principalId, externalId } = slot.row.record;
+    const { principalId, externalId } = slot.record;
     let ofPrincipal = this.#byPrincipal.get(principalId);
     if (ofPrincipal === undefined) this.#byPrincipal.set(principalId, (ofPrincipal = new Map()));
     const held = ofPrincipal.get(externalId);
@@ -66,9 +79,9 @@ export class ExternalIdIndex {
     else ofPrincipal.set(externalId, new Set([held, slot]));
   }
 
-  /** Stops finding `slot` by the principal and external id of `row` (the one it was added with). */
-  remove(slot: Slot, row: MessageRow): void {
-    const { principalId, externalId } = row.record;
+  /** Stops finding `slot` by its row's principal and external id (the ones it was added with). */
+  remove(slot: Slot): void {
+    const { principalId, externalId } = slot.record;
     const ofPrincipal = this.#byPrincipal.get(principalId);
     const held = ofPrincipal?.get(externalId);
     if (ofPrincipal === undefined || held === undefined) return;
@@ -84,7 +97,7 @@ export class ExternalIdIndex {
   find(principalId: string, externalId: string, limit: number): MessageRow[] {
     const held = this.#byPrincipal.get(principalId)?.get(externalId);
     if (held === undefined || limit <= 0) return [];
-    if (!(held instanceof Set)) return [held.row];
-    return [...held].sort(newestFirst).slice(0, limit).map((slot) => slot.row);
+    if (!(held instanceof Set)) return [held.row()];
+    return [...held].sort(newestFirst).slice(0, limit).map((slot) => slot.row());
   }
 }

@@ -15,19 +15,19 @@ const claimFirst = (a: Slot, b: Slot): boolean => a.orderKey < b.orderKey || (a.
 const earlierFirst = (a: Slot, b: Slot): boolean => a.laneAt < b.laneAt;
 const laterFirst = (a: Slot, b: Slot): boolean => a.laneAt > b.laneAt;
 
-/** When `row` is due and under no lease: the earliest `now` a claim may take it at (validity aside). */
-function readyAt(row: MessageRow): number {
+/** When the row is due and under no lease: the earliest `now` a claim may take it at (validity aside). */
+function readyAt(row: Slot | MessageRow): number {
   const leaseUntil = row.leaseUntil;
   return leaseUntil !== null && leaseUntil > row.dueAt ? leaseUntil : row.dueAt;
 }
 
-/** When `row`'s validity ends, or `null` when it has none. */
-function validUntil(row: MessageRow): number | null {
+/** When the row's validity ends, or `null` when it has none. */
+function validUntil(row: Slot | MessageRow): number | null {
   return row.record.validUntil ?? null;
 }
 
-/** Whether a write from `before` to `after` moves the row in the submit queue. */
-export function movesInQueue(before: MessageRow, after: MessageRow): boolean {
+/** Whether a write of `after` over the row `before` holds moves the row in the submit queue. */
+export function movesInQueue(before: Slot, after: MessageRow): boolean {
   return (
     before.queue !== after.queue ||
     before.orderKey !== after.orderKey ||
@@ -61,9 +61,8 @@ export class SubmitQueue {
 
   /** Puts `slot` in the queue as its row stands (nowhere when `queue` is `null`); it must be out of it. */
   place(slot: Slot): void {
-    const row = slot.row;
-    if (row.queue === null) return;
-    const at = readyAt(row);
+    if (slot.queue === null) return;
+    const at = readyAt(slot);
     if (at > this.#latestNow) this.#wait(slot, at);
     else this.#makeReady(slot);
   }
@@ -76,8 +75,8 @@ export class SubmitQueue {
 
   /**
    * Leases to `owner` the first `limit` rows claimable at `now` by (`queue`, `orderKey`,
-   * `seq`): each slot gets a new row, `version` one higher, `leaseOwner` and `leaseUntil`
-   * set. Returns the new rows.
+   * `seq`): each slot's row gets `version` one higher, `leaseOwner` and `leaseUntil` set.
+   * Returns the rows as stored after the claim.
    */
   claim(options: ClaimOptions): MessageRow[] {
     const { now, owner } = options;
@@ -93,12 +92,12 @@ export class SubmitQueue {
         if (slot === undefined) break;
         slot.lane = null;
         if (!this.#claimable(slot, now)) continue;
-        const row = slot.row;
-        const taken: MessageRow = { ...row, version: row.version + 1, leaseOwner: owner, leaseUntil };
-        slot.store(taken);
+        slot.version++;
+        slot.leaseOwner = owner;
+        slot.leaseUntil = leaseUntil;
         // Not woken again before this claim ends, even with `leaseMs` 0: the wake ran already.
-        this.#wait(slot, readyAt(taken));
-        claimed.push(taken);
+        this.#wait(slot, readyAt(slot));
+        claimed.push(slot.row());
       }
       if (claimed.length === limit) break;
     }
@@ -111,7 +110,7 @@ export class SubmitQueue {
     const ready = this.#ready.get(queue);
     if (ready === undefined) return null;
     for (let slot = ready.peek(); slot !== undefined; slot = ready.peek()) {
-      if (readyAt(slot.row) <= now && !lapsed(slot.row, now)) return slot.row.orderKey;
+      if (readyAt(slot) <= now && !lapsed(slot, now)) return slot.orderKey;
       ready.pop();
       slot.lane = null;
       this.#claimable(slot, now);
@@ -121,14 +120,13 @@ export class SubmitQueue {
 
   /** Whether a claim at `now` may take `slot` (out of every heap); when it may not, sets it aside until it may. */
   #claimable(slot: Slot, now: number): boolean {
-    const row = slot.row;
-    const at = readyAt(row);
+    const at = readyAt(slot);
     if (at > now) {
       this.#wait(slot, at);
       return false;
     }
-    if (lapsed(row, now)) {
-      slot.laneAt = validUntil(row)!;
+    if (lapsed(slot, now)) {
+      slot.laneAt = validUntil(slot)!;
       this.#lapsed.add(slot);
       slot.lane = this.#lapsed;
       return false;
@@ -158,7 +156,7 @@ export class SubmitQueue {
 
   /** Puts `slot` (out of every heap) in its class's ready heap. */
   #makeReady(slot: Slot): void {
-    const queue = slot.row.queue!;
+    const queue = slot.queue!;
     let ready = this.#ready.get(queue);
     if (ready === undefined) {
       this.#ready.set(queue, (ready = new IndexedHeap(claimFirst, IN.lane)));
@@ -169,8 +167,8 @@ export class SubmitQueue {
   }
 }
 
-/** Whether `row`'s validity has ended at `now`. */
-function lapsed(row: MessageRow, now: number): boolean {
-  const until = validUntil(row);
+/** Whether the validity of `slot`'s row has ended at `now`. */
+function lapsed(slot: Slot, now: number): boolean {
+  const until = validUntil(slot);
   return until !== null && until <= now;
 }

@@ -11,9 +11,7 @@ import { IN, type Slot } from './slot.js';
 
 /** Claim order: the earlier `reportDueAt` first, then the smaller `orderKey`, then the earlier inserted. */
 function dueFirst(a: Slot, b: Slot): boolean {
-  const one = a.row;
-  const other = b.row;
-  if (one.reportDueAt !== other.reportDueAt) return one.reportDueAt! < other.reportDueAt!;
+  if (a.reportDueAt !== b.reportDueAt) return a.reportDueAt! < b.reportDueAt!;
   return a.orderKey < b.orderKey || (a.orderKey === b.orderKey && a.seq < b.seq);
 }
 
@@ -24,14 +22,14 @@ function dueFirst(a: Slot, b: Slot): boolean {
 export class ReportQueue {
   readonly #due = new IndexedHeap<Slot>(dueFirst, IN.report);
 
-  /** Whether a write from `before` to `after` moves the row in the report lane. */
-  static changes(before: MessageRow, after: MessageRow): boolean {
+  /** Whether a write of `after` over the row `before` holds moves the row in the report lane. */
+  static changes(before: Slot, after: MessageRow): boolean {
     return before.reportDueAt !== after.reportDueAt || (after.reportDueAt !== null && before.orderKey !== after.orderKey);
   }
 
   /** Puts `slot` in the lane as its row stands (nowhere when `reportDueAt` is `null`); it must be out of it. */
   place(slot: Slot): void {
-    if (slot.row.reportDueAt !== null) this.#due.add(slot);
+    if (slot.reportDueAt !== null) this.#due.add(slot);
   }
 
   /** Takes `slot` out of the lane. */
@@ -40,20 +38,25 @@ export class ReportQueue {
   }
 
   /**
-   * Leases up to `limit` rows whose report is due at `now`, earliest first: each slot gets a
-   * new row, `version` one higher, `reportDueAt` at `now + leaseMs`. Returns the new rows.
+   * Leases up to `limit` rows whose report is due at `now`, earliest first: each slot's row
+   * gets `version` one higher, `reportDueAt` at `now + leaseMs`. Returns the rows as stored.
    */
   claim(options: ClaimOptions): MessageRow[] {
     const { now } = options;
     const limit = Math.max(0, options.limit);
     const taken: Slot[] = [];
-    for (let top = this.#due.peek(); top !== undefined && top.row.reportDueAt! <= now && taken.length < limit; top = this.#due.peek()) {
+    for (let top = this.#due.peek(); top !== undefined && top.reportDueAt! <= now && taken.length < limit; top = this.#due.peek()) {
       this.#due.pop();
-      top.store({ ...top.row, version: top.row.version + 1, reportDueAt: now + options.leaseMs });
+      top.version++;
+      top.reportDueAt = now + options.leaseMs;
       taken.push(top);
     }
     // Back in only now: with `leaseMs` 0 the same row would come up again in this claim.
-    for (const slot of taken) this.#due.add(slot);
-    return taken.map((slot) => slot.row);
+    const rows = new Array<MessageRow>(taken.length);
+    for (let i = 0; i < taken.length; i++) {
+      this.#due.add(taken[i]!);
+      rows[i] = taken[i]!.row();
+    }
+    return rows;
   }
 }
