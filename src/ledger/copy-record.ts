@@ -37,7 +37,7 @@ export function copyRecord(record: MessageRecord): MessageRecord {
  * changed in place): the start of a record's next version, which the ledger then changes.
  */
 export function recordFields(record: MessageRecord): MessageRecord {
-  return {
+  const fields: MessageRecord = {
     ref: record.ref,
     principalId: record.principalId,
     endpoint: record.endpoint,
@@ -66,6 +66,8 @@ export function recordFields(record: MessageRecord): MessageRecord {
     callback: record.callback,
     sendAt: record.sendAt ?? null,
     validUntil: record.validUntil ?? null,
-    traceparent: record.traceparent,
   };
+  // Only when there is one: a record without a trace has no such key, as it was stored.
+  if (record.traceparent !== undefined) fields.traceparent = record.traceparent;
+  return fields;
 }

@@ -39,8 +39,8 @@ export class QueuedRecord {
     this.priority = message.priority;
     this.sendAt = message.sendAt ?? null;
     this.validUntil = message.validUntil ?? null;
-    // Set even when absent (undefined), so every record has one shape.
-    this.traceparent = message.traceparent;
+    // Only when there is one: a record without a trace has no such key, as the message had none.
+    if (message.traceparent !== undefined) this.traceparent = message.traceparent;
     this.state = isScheduled(message) ? 'scheduled' : 'queued';
     this.statusReason = null;
     this.statusDescription = null;

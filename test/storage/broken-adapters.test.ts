@@ -24,57 +24,11 @@ import {
 } from '../../src/index.js';
 import { runStorageContract } from '../../src/testing.js';
 import { mulberry32 } from '../../src/util/mulberry32.js';
-
-/** One case of the suite as the shim collected it. */
-interface Collected {
-  name: string;
-  fn: (this: unknown, context: unknown) => Promise<void> | void;
-}
-
-/** What one run of the suite gave: the failed cases with their messages, and how many ran. */
-interface SuiteRun {
-  ran: number;
-  failed: { name: string; message: string }[];
-}
+import { runCollected, wrap, type SuiteRun } from '../helpers/suite-run.js';
 
 /** Runs the whole contract suite against the storages `create` makes, through a collecting shim. */
-async function runSuite(create: () => Storage, only?: RegExp): Promise<SuiteRun> {
-  const collected: Collected[] = [];
-  const path: string[] = [];
-  runStorageContract(
-    {
-      describe: (name, fn) => {
-        path.push(name);
-        fn();
-        path.pop();
-      },
-      it: (name, fn) => void collected.push({ name: [...path, name].join(' > '), fn: fn as Collected['fn'] }),
-    },
-    { name: 'under test', create: async () => create() },
-  );
-  const run: SuiteRun = { ran: 0, failed: [] };
-  for (const test of collected) {
-    if (only !== undefined && !only.test(test.name)) continue;
-    run.ran++;
-    const context = { skip: () => undefined };
-    try {
-      await test.fn.call(context, context);
-    } catch (error) {
-      run.failed.push({ name: test.name, message: error instanceof Error ? error.message : String(error) });
-    }
-  }
-  return run;
-}
-
-/** `inner` with some of its methods replaced: the others, optional ones included, pass through. */
-function wrap(inner: Storage, overrides: Partial<Record<keyof Storage, unknown>>): Storage {
-  return new Proxy(inner, {
-    get(target, name, receiver) {
-      if (Object.hasOwn(overrides, name)) return overrides[name as keyof Storage];
-      const value = Reflect.get(target, name, receiver) as unknown;
-      return typeof value === 'function' ? value.bind(target) : value;
-    },
-  });
+function runSuite(create: () => Storage, only?: RegExp): Promise<SuiteRun> {
+  return runCollected((harness) => runStorageContract(harness, { name: 'under test', create: async () => create() }), { only });
 }
 
 /** The names of the failed cases. */

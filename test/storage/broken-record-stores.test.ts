@@ -10,58 +10,16 @@ import type { InsertGuard, MessageRow, MessageWrite, RecordStore, Timer } from '
 import { runRecordStoreContract } from '../../src/testing.js';
 import { mulberry32 } from '../../src/util/mulberry32.js';
 import { NaiveRecordStore } from '../helpers/naive-record-store.js';
-
-/** One case of the suite as the shim collected it. */
-interface Collected {
-  name: string;
-  fn: (this: unknown, context: unknown) => Promise<void> | void;
-}
-
-/** What one run of the suite gave: the failed cases with their messages, and how many ran. */
-interface SuiteRun {
-  ran: number;
-  failed: { name: string; message: string }[];
-}
+import { runCollected, wrap, type SuiteRun } from '../helpers/suite-run.js';
 
 const PREFIX = 'record store contract: under test > ';
 
 /** Runs the whole record-store suite against the stores `create` makes, through a collecting shim. */
-async function runSuite(create: () => RecordStore, sharesRows = false): Promise<SuiteRun> {
-  const collected: Collected[] = [];
-  const path: string[] = [];
-  runRecordStoreContract(
-    {
-      describe: (name, fn) => {
-        path.push(name);
-        fn();
-        path.pop();
-      },
-      it: (name, fn) => void collected.push({ name: [...path, name].join(' > '), fn: fn as Collected['fn'] }),
-    },
-    { name: 'under test', create: async () => create(), sharesRows, throughLedger: false },
+function runSuite(create: () => RecordStore, sharesRows = false): Promise<SuiteRun> {
+  return runCollected(
+    (harness) => runRecordStoreContract(harness, { name: 'under test', create: async () => create(), sharesRows, throughLedger: false }),
+    { prefix: PREFIX },
   );
-  const run: SuiteRun = { ran: 0, failed: [] };
-  for (const test of collected) {
-    run.ran++;
-    const context = { skip: () => undefined };
-    try {
-      await test.fn.call(context, context);
-    } catch (error) {
-      run.failed.push({ name: test.name.slice(PREFIX.length), message: error instanceof Error ? error.message : String(error) });
-    }
-  }
-  return run;
-}
-
-/** `inner` with some of its methods replaced: the others, optional ones included, pass through. */
-function wrap(inner: RecordStore, overrides: Partial<Record<keyof RecordStore, unknown>>): RecordStore {
-  return new Proxy(inner, {
-    get(target, name, receiver) {
-      if (Object.hasOwn(overrides, name)) return overrides[name as keyof RecordStore];
-      const value = Reflect.get(target, name, receiver) as unknown;
-      return typeof value === 'function' ? value.bind(target) : value;
-    },
-  });
 }
 
 /** The names of the failed cases, without the suite's prefix. */
