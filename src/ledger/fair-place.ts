@@ -6,9 +6,8 @@
  *
  * The read and the insert that follows it are two steps, so two requests of one principal
  * accepted at once would both read the same last tag and interleave their messages, serving
- * that principal twice in a turn. {@link RecentTags} closes that within one process: each
- * placement starts after the last tag this ledger gave the principal in the class, whether
- * or not its insert is visible yet. Across instances sharing a store the order stays
+ * that principal twice in a turn. {@link RecentTags} closes that within one process: a
+ * placement starts after the last tag of the principal's placements still in flight here. Across instances sharing a store the order stays
  * approximate, as the storage contract says.
  *
  * @module
@@ -27,25 +26,41 @@ export interface Joining {
 }
 
 /**
- * The last tag this process gave each principal in each class, so that placements that
- * overlap in time still follow one another. Bounded: forgetting an entry only loses that
- * guarantee for a request that overlaps the one that set it.
+ * The tags of placements whose insert is still in flight in this process, the last one per
+ * principal and class, so that placements that overlap in time still follow one another.
+ * An entry lives only until its insert is done: from then on the store's own
+ * `principalLast` says the same, and a principal whose messages have left the queue starts
+ * from the head again.
  */
 export class RecentTags {
-  static readonly #LIMIT = 10_000;
-  readonly #last = new Map<string, number>();
+  readonly #inFlight = new Map<string, { tag: number; holds: number }>();
 
-  /** The later of `fromStore` and the last tag given here to `principalId` in class `rank`. */
+  /** The later of `fromStore` and the last tag of an in-flight placement of `principalId` in class `rank`. */
   after(rank: number, principalId: string, fromStore: number | null): number | null {
-    const recent = this.#last.get(`${rank}:${principalId}`);
-    return recent === undefined || (fromStore !== null && fromStore >= recent) ? fromStore : recent;
+    const held = this.#inFlight.get(`${rank}:${principalId}`);
+    return held === undefined || (fromStore !== null && fromStore >= held.tag) ? fromStore : held.tag;
   }
 
-  /** Records `tag` as the last given to `principalId` in class `rank`. */
-  gave(rank: number, principalId: string, tag: number): void {
-    if (this.#last.size >= RecentTags.#LIMIT) this.#last.clear();
-    this.#last.set(`${rank}:${principalId}`, tag);
+  /** Holds `tag` as `principalId`'s last in class `rank` until the returned release is called. */
+  hold(rank: number, principalId: string, tag: number): () => void {
+    const key = `${rank}:${principalId}`;
+    const held = this.#inFlight.get(key);
+    if (held === undefined) this.#inFlight.set(key, { tag, holds: 1 });
+    else {
+      held.tag = Math.max(held.tag, tag);
+      held.holds++;
+    }
+    return () => {
+      const entry = this.#inFlight.get(key);
+      if (entry !== undefined && --entry.holds === 0) this.#inFlight.delete(key);
+    };
   }
+}
+
+/** Order keys, with the release of their in-flight hold, to call once their write is done. */
+export interface Placed {
+  keys: number[];
+  release: () => void;
 }
 
 /**
@@ -54,15 +69,15 @@ export class RecentTags {
  * of one class and weight is spaced after the principal's last tag (its earlier runs here
  * included) or after the class's head as it was before any of them joined.
  */
-export async function fairPlaces(store: RecordStore, recent: RecentTags, joining: readonly Joining[], now: number): Promise<number[]> {
+export async function fairPlaces(store: RecordStore, recent: RecentTags, joining: readonly Joining[], now: number): Promise<Placed> {
   const only = joining[0];
   if (only !== undefined && isOneRun(joining)) {
     // One principal's messages of one class and weight, as most requests are.
     const ends = await store.queueEnds(only.rank, only.principalId, now);
-    const tags = fairTags(joining.length, only.weight, recent.after(only.rank, only.principalId, ends.principalLast), ends.head);
-    recent.gave(only.rank, only.principalId, tags[tags.length - 1]!);
-    return tags;
+    const keys = fairTags(joining.length, only.weight, recent.after(only.rank, only.principalId, ends.principalLast), ends.head);
+    return { keys, release: recent.hold(only.rank, only.principalId, keys[keys.length - 1]!) };
   }
+  const releases: (() => void)[] = [];
   const keys = new Array<number>(joining.length);
   const heads: (number | null | undefined)[] = [];
   const lasts = new Map<string, number | null>();
@@ -81,10 +96,10 @@ export async function fairPlaces(store: RecordStore, recent: RecentTags, joining
     const tags = fairTags(to - from, first.weight, last, heads[first.rank] ?? null);
     for (let i = from; i < to; i++) keys[i] = tags[i - from]!;
     lasts.set(owner, tags[tags.length - 1]!);
-    recent.gave(first.rank, first.principalId, tags[tags.length - 1]!);
+    releases.push(recent.hold(first.rank, first.principalId, tags[tags.length - 1]!));
     from = to;
   }
-  return keys;
+  return { keys, release: () => releases.forEach((release) => release()) };
 }
 
 /** Whether every one of `joining` is of the first's principal, class and weight. */

@@ -31,7 +31,7 @@ import type {
 import type { InsertGuard, MessageRow, RecordStore } from '../storage/record-store.js';
 import { RowWriter, type Decision } from './compare-and-set.js';
 import { copyRecord, recordFields } from './copy-record.js';
-import { fairPlaces, RecentTags, type Joining } from './fair-place.js';
+import { fairPlaces, RecentTags, type Joining, type Placed } from './fair-place.js';
 import { LeasedRows } from './leased-rows.js';
 import { receiptRule, submissionRule } from './receipts.js';
 import { Reports } from './reports.js';
@@ -72,7 +72,7 @@ export class Ledger implements Storage {
    * balance is short ({@link InsufficientCreditError}).
    */
   async insertMessages(messages: readonly NewMessage[], lease?: InsertLease, idempotency?: IdempotencyRecord, credit?: CreditCharge): Promise<void> {
-    const orderKeys = await this.#orderKeys(messages);
+    const { keys: orderKeys, release } = await this.#orderKeys(messages);
     const rows = messages.map((message, i) => newRow(message, orderKeys[i]!, lease, credit));
     let guard: InsertGuard | undefined;
     if (idempotency !== undefined || credit !== undefined) {
@@ -80,7 +80,12 @@ export class Ledger implements Storage {
       if (idempotency !== undefined) guard.idempotency = idempotency;
       if (credit !== undefined) guard.credit = { principalId: credit.principalId, units: credit.units };
     }
-    const refusal = await this.#store.insertMessages(rows, guard);
+    let refusal;
+    try {
+      refusal = await this.#store.insertMessages(rows, guard);
+    } finally {
+      release();
+    }
     if (refusal !== undefined) {
       if (refusal.refused === 'insufficient-credit') throw new InsufficientCreditError(credit?.units ?? 0, refusal.balance);
       throw new Error(`ledger: idempotency key ${JSON.stringify(idempotency?.key)} is taken`);
@@ -88,8 +93,8 @@ export class Ledger implements Storage {
     if (lease !== undefined) for (const row of rows) this.#leased.remember(row);
   }
 
-  /** The order key of each of `messages` (0 for a scheduled one: it is placed when it comes due). */
-  async #orderKeys(messages: readonly NewMessage[]): Promise<number[]> {
+  /** The order key of each of `messages` (0 for a scheduled one: it is placed when it comes due), held in flight until released. */
+  async #orderKeys(messages: readonly NewMessage[]): Promise<Placed> {
     const joining: Joining[] = [];
     const joiningAt: number[] = [];
     for (let i = 0; i < messages.length; i++) {
@@ -98,12 +103,12 @@ export class Ledger implements Storage {
       joining.push({ principalId: message.principalId, rank: rankOf(message.priority), weight: weightOf(message.weight) });
       joiningAt.push(i);
     }
-    if (joining.length === 0) return messages.map(() => 0);
-    const keys = await fairPlaces(this.#store, this.#recentTags, joining, messages[0]!.createdAt);
-    if (joining.length === messages.length) return keys;
+    if (joining.length === 0) return { keys: messages.map(() => 0), release: () => undefined };
+    const placed = await fairPlaces(this.#store, this.#recentTags, joining, messages[0]!.createdAt);
+    if (joining.length === messages.length) return placed;
     const orderKeys = messages.map(() => 0);
-    for (let i = 0; i < joiningAt.length; i++) orderKeys[joiningAt[i]!] = keys[i]!;
-    return orderKeys;
+    for (let i = 0; i < joiningAt.length; i++) orderKeys[joiningAt[i]!] = placed.keys[i]!;
+    return { keys: orderKeys, release: placed.release };
   }
 
   /** The principal's live idempotency record under `key`, or `null`. */

@@ -52,14 +52,14 @@ export class Sweeps {
     const due = await this.store.dueMessages('scheduled', now, Math.max(0, limit));
     if (due.length === 0) return [];
     const joining = due.filter((row) => !validityElapsed(row.record.validUntil, now));
-    const keys = await fairPlaces(
+    const { keys, release } = await fairPlaces(
       this.store,
       this.recent,
       joining.map((row) => ({ principalId: row.record.principalId, rank: rankOf(row.record.priority), weight: row.book.weight })),
       now,
     );
     const keyOf = new Map(joining.map((row, i) => [row.record.ref, keys[i]!]));
-    const transitions = await this.writer.updateAll(due, (row): Decision<Transition | null> => {
+    const writes = this.writer.updateAll(due, (row): Decision<Transition | null> => {
       if (row === null || row.record.state !== 'scheduled') return { result: null };
       const orderKey = keyOf.get(row.record.ref);
       if (orderKey === undefined || validityElapsed(row.record.validUntil, now)) return ending(row, VALIDITY_ELAPSED, now);
@@ -71,6 +71,7 @@ export class Sweeps {
         row: nextRow(row, { record, queue: rankOf(record.priority), orderKey, dueAt: now }),
       };
     });
+    const transitions = await writes.finally(release);
     return transitions.filter(isTransition);
   }
 
