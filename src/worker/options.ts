@@ -60,7 +60,8 @@ export interface RetentionOptions {
   intervalMs?: number;
   /**
    * Most messages (or keys) deleted per storage call (a purge loops until done, giving the
-   * event loop back between two calls). Default 1000.
+   * event loop back between two calls). Default 500: on the memory storage one call is one
+   * synchronous step, and 500 keeps it to a few milliseconds.
    */
   batchSize?: number;
 }
@@ -69,7 +70,7 @@ export interface RetentionOptions {
 export const RETENTION_DEFAULTS: Required<RetentionOptions> = {
   maxAgeMs: 30 * 24 * 3600_000,
   intervalMs: 3600_000,
-  batchSize: 1000,
+  batchSize: 500,
 };
 
 /** Checks the `retention` option and fills its defaults; `false` keeps terminal messages. */
