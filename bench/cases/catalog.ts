@@ -34,10 +34,12 @@ export const HTTP_CASES: HttpCase[] = ([
   { name: 'sqlite-1', title: 'quick send, 1 message/request, SQLite (temp file, default synchronous=FULL)', script: 'sqlite', perRequest: 1, connections: 16, baseline: 'baseline-1' },
   SQLITE_IDEMPOTENCY_CASE,
   { name: 'postgres-1', title: 'quick send, 1 message/request, PostgreSQL (fresh schema, pool of 20)', script: 'postgres', perRequest: 1, connections: 16, baseline: 'baseline-1' },
+  { name: 'mysql-1', title: 'quick send, 1 message/request, MariaDB record store (fresh tables, pool of 20)', script: 'mysql', perRequest: 1, connections: 16, baseline: 'baseline-1' },
   { name: 'baseline-100', title: 'bare Express 5 baseline fed the 100-message body, answers a 100-item array', script: 'baseline', perRequest: 100, connections: 8 },
   { name: 'memory-100', title: 'quick send, 100 messages/request, memory storage', script: 'memory', perRequest: 100, connections: 8, baseline: 'baseline-100' },
   { name: 'sqlite-100', title: 'quick send, 100 messages/request, SQLite', script: 'sqlite', perRequest: 100, connections: 8, baseline: 'baseline-100' },
   { name: 'postgres-100', title: 'quick send, 100 messages/request, PostgreSQL', script: 'postgres', perRequest: 100, connections: 8, baseline: 'baseline-100' },
+  { name: 'mysql-100', title: 'quick send, 100 messages/request, MariaDB record store', script: 'mysql', perRequest: 100, connections: 8, baseline: 'baseline-100' },
 ] satisfies HttpCase[]).map((c) => ({ ...c, connections: options.connections ?? c.connections }));
 
 /**

@@ -1,6 +1,6 @@
 /**
  * What the cases run on besides the servers: PostgreSQL (reachable or not, a fresh schema
- * per run) and a fresh SQLite file per run.
+ * per run), MariaDB (reachable or not, fresh tables per run) and a fresh SQLite file per run.
  */
 import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -41,6 +41,35 @@ export async function postgresProblem(): Promise<string | null> {
   return pgProblem;
 }
 
+/** Runs SQL statements on a short-lived MariaDB connection; rejects when MariaDB is unreachable. */
+async function mysqlQuery(statements: readonly string[]): Promise<void> {
+  const { default: mysql } = await import('mysql2/promise');
+  const { MYSQL_URL } = await import('../servers/storages.js');
+  const connection = await mysql.createConnection({ uri: MYSQL_URL, connectTimeout: 3000 });
+  try {
+    for (const sql of statements) await connection.query(sql);
+  } finally {
+    await connection.end();
+  }
+}
+
+let mysqlProblem: string | null | undefined;
+/** Why MariaDB cannot be used, or `null` when it is reachable; asked once per run. */
+async function mariadbProblem(): Promise<string | null> {
+  if (mysqlProblem === undefined) {
+    try {
+      await mysqlQuery(['SELECT 1']);
+      mysqlProblem = null;
+    } catch (error) {
+      mysqlProblem = `MariaDB unreachable (${(error as Error).message})`;
+    }
+  }
+  return mysqlProblem;
+}
+
+/** The tables a MariaDB record store makes under `prefix` (src/storage/sql/schema.ts). */
+const MYSQL_TABLES = ['messages', 'carrier_ids', 'idempotency', 'credit', 'schema_version'];
+
 let scratchCount = 0;
 
 /** Env and cleanup giving `script` fresh storage for one server start. */
@@ -63,6 +92,14 @@ export async function freshStorage(script: ServerScript): Promise<{ env: Record<
       await pgQuery('CHECKPOINT').catch(() => undefined);
     };
     return { env: { BENCH_PG_SCHEMA: schema }, cleanup };
+  }
+  if (script === 'mysql') {
+    const problem = await mariadbProblem();
+    if (problem !== null) throw new SkipError(problem);
+    const prefix = `bench_${process.pid}_${n}_`;
+    const drop = MYSQL_TABLES.map((table) => `DROP TABLE IF EXISTS \`${prefix}${table}\``);
+    await mysqlQuery(drop);
+    return { env: { BENCH_MYSQL_PREFIX: prefix }, cleanup: () => mysqlQuery(drop).catch(() => undefined) };
   }
   return { env: {}, cleanup: async () => undefined };
 }

@@ -1,15 +1,20 @@
 /**
  * The durable storages the benchmark children run on, opened from the harness's
- * environment: SQLite on the file BENCH_SQLITE_PATH (default synchronous mode), or
+ * environment: SQLite on the file BENCH_SQLITE_PATH (default synchronous mode);
  * PostgreSQL in the schema BENCH_PG_SCHEMA (the harness makes a fresh one per run and
  * drops it after), connected with the usual PG* variables, default 127.0.0.1:5432, user
- * postgres, database test, through a pool of 20.
+ * postgres, database test, through a pool of 20; or MariaDB under the table prefix
+ * BENCH_MYSQL_PREFIX (fresh per run, dropped after), at MYSQL_URL, default
+ * mysql://root@127.0.0.1:3306/test, through a pool of 20.
  */
 import type { Storage } from '../../src/index.js';
 import { newMessageRef } from '../../src/outbox/message-ref.js';
 import { countSms } from '../../src/sms/segments.js';
 import type { NewMessage } from '../../src/storage/contract.js';
 import { benchItems, BENCH_PROFILE } from './host.js';
+
+/** Where the MariaDB cases connect. */
+export const MYSQL_URL = process.env.MYSQL_URL ?? 'mysql://root@127.0.0.1:3306/test';
 
 /** A storage opened for one benchmark child, and what closes what it opened beside it. */
 export interface BenchStorage {
@@ -25,7 +30,15 @@ function required(name: string): string {
 }
 
 /** Opens the storage `kind` as the harness's environment describes it. */
-export async function openBenchStorage(kind: 'sqlite' | 'postgres'): Promise<BenchStorage> {
+export async function openBenchStorage(kind: 'sqlite' | 'postgres' | 'mysql'): Promise<BenchStorage> {
+  if (kind === 'mysql') {
+    const { default: mysql } = await import('mysql2/promise');
+    const { MysqlRecordStore } = await import('../../src/mysql.js');
+    const { createLedger } = await import('../../src/index.js');
+    const pool = mysql.createPool({ uri: MYSQL_URL, connectionLimit: 20 });
+    const store = new MysqlRecordStore({ pool, tablePrefix: required('BENCH_MYSQL_PREFIX') });
+    return { storage: createLedger(store), after: () => pool.end() };
+  }
   if (kind === 'sqlite') {
     const { SqliteStorage } = await import('../../src/sqlite.js');
     return { storage: new SqliteStorage({ path: required('BENCH_SQLITE_PATH') }), after: async () => undefined };
