@@ -34,19 +34,42 @@ export const SQLITE_IDEMPOTENCY_CASE = {
   idempotencyKeys: true,
 } as const;
 
+/**
+ * Every feature in use at once on SQLite, against sqlite-1 (no feature) in the same run: an
+ * `Idempotency-Key` on every request, the storage's credit ledger charging each request, a
+ * profile that honours opt-outs with 100,000 numbers on the list (none of them a bench
+ * recipient, so the lookup is paid and nothing is refused), and one request in ten
+ * scheduled a minute ahead. The server side is set by BENCH_FEATURES=all
+ * (bench/servers/router-host.ts).
+ */
+export const FEATURES_CASE = {
+  name: 'sqlite-1-features',
+  title: 'sqlite-1 with every feature in use (key header, credit, 100,000 opt-outs, 1 in 10 scheduled): their cost is 1 - this / sqlite-1',
+  script: 'sqlite',
+  perRequest: 1,
+  connections: 16,
+  baseline: 'sqlite-1',
+  idempotencyKeys: true,
+  scheduleEvery: 10,
+  env: { BENCH_FEATURES: 'all' },
+} as const;
+
 /** The target's text in the report. */
 export const IDEMPOTENCY_TARGET = 'Idempotency-Key adds < 5% to quick send, 1 msg, SQLite (req/s with vs without)';
 
 /**
  * autocannon's `requests` for a load whose every request carries a new `Idempotency-Key`
- * (`<prefix>-<n>`): the key changes per request, the body stays the one given.
+ * (`<prefix>-<n>`): the key changes per request, the body stays the one given, except that
+ * with `scheduled`, every `scheduled.every`-th request sends `scheduled.body` instead.
  */
-export function keyedRequests(prefix: string): autocannon.Request[] {
+export function keyedRequests(prefix: string, scheduled?: { body: string; every: number }): autocannon.Request[] {
   let n = 0;
   return [
     {
       setupRequest: (request) => {
-        request.headers = { ...request.headers, 'idempotency-key': `${prefix}-${(n++).toString(36)}` };
+        const i = n++;
+        request.headers = { ...request.headers, 'idempotency-key': `${prefix}-${i.toString(36)}` };
+        if (scheduled !== undefined && i % scheduled.every === 0) request.body = scheduled.body;
         return request;
       },
     },

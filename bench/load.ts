@@ -17,6 +17,8 @@ export interface LoadOptions {
   headers?: Record<string, string>;
   /** Give every request an `Idempotency-Key` of its own, starting with this prefix (bench/idempotency.ts). */
   idempotencyKeys?: string;
+  /** With `idempotencyKeys`: every `every`-th request sends `body` instead (a scheduled send). */
+  scheduled?: { body: string; every: number };
   /** Concurrent connections. */
   connections: number;
   /** Seconds to run; ignored when `amount` is given. */
@@ -52,7 +54,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
     method: 'POST',
     headers: { 'content-type': 'application/json', ...options.headers },
     body: options.body,
-    ...(options.idempotencyKeys === undefined ? {} : { requests: keyedRequests(options.idempotencyKeys) }),
+    ...(options.idempotencyKeys === undefined ? {} : { requests: keyedRequests(options.idempotencyKeys, options.scheduled) }),
     connections: options.connections,
     pipelining: 1,
     // autocannon wants a duration even with `amount`; `amount` takes precedence.

@@ -3,7 +3,7 @@
  * the others by name), and the ones `--case` selected, with the baselines and storage
  * ceilings they are compared with.
  */
-import { IDEMPOTENCY_CASE, SQLITE_IDEMPOTENCY_CASE } from '../idempotency.js';
+import { FEATURES_CASE, IDEMPOTENCY_CASE, SQLITE_IDEMPOTENCY_CASE } from '../idempotency.js';
 import { options } from '../harness/options.js';
 import type { ServerScript } from '../harness/servers.js';
 
@@ -19,6 +19,8 @@ export interface HttpCase {
   env?: Record<string, string>;
   /** Every request with an `Idempotency-Key` of its own (bench/idempotency.ts). */
   idempotencyKeys?: boolean;
+  /** One request in `scheduleEvery` sends its messages with a `send_at` a minute ahead. */
+  scheduleEvery?: number;
 }
 
 /**
@@ -33,6 +35,7 @@ export const HTTP_CASES: HttpCase[] = ([
   IDEMPOTENCY_CASE,
   { name: 'sqlite-1', title: 'quick send, 1 message/request, SQLite (temp file, default synchronous=FULL)', script: 'sqlite', perRequest: 1, connections: 16, baseline: 'baseline-1' },
   SQLITE_IDEMPOTENCY_CASE,
+  FEATURES_CASE,
   { name: 'postgres-1', title: 'quick send, 1 message/request, PostgreSQL (fresh schema, pool of 20)', script: 'postgres', perRequest: 1, connections: 16, baseline: 'baseline-1' },
   { name: 'mysql-1', title: 'quick send, 1 message/request, MariaDB record store (fresh tables, pool of 20)', script: 'mysql', perRequest: 1, connections: 16, baseline: 'baseline-1' },
   { name: 'baseline-100', title: 'bare Express 5 baseline fed the 100-message body, answers a 100-item array', script: 'baseline', perRequest: 100, connections: 8 },

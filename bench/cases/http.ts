@@ -5,7 +5,7 @@
 import { runLoad, type LoadResult } from '../load.js';
 import { cpuSeconds, resetPeakRss, rss, spread } from '../stats.js';
 import type { CaseResult } from '../report.js';
-import { HEADERS, PATH, sendBody } from '../harness/bodies.js';
+import { caseLoad, HEADERS, PATH, sendBody } from '../harness/bodies.js';
 import { log } from '../harness/log.js';
 import { options } from '../harness/options.js';
 import { startServer, type ServerChild, type Variant } from '../harness/servers.js';
@@ -35,8 +35,7 @@ async function runHttpOnce(c: HttpCase, variant: Variant = 'current'): Promise<H
   try {
     storage = await freshStorage(c.script);
     server = await startServer(c.script, { ...storage.env, ...c.env }, variant);
-    // Keys of their own per run: a fresh server, and the warm-up's keys are not the measured part's.
-    const keys = (part: string) => (c.idempotencyKeys === true ? { idempotencyKeys: `${c.name}-${variant}-${part}` } : {});
+    const keys = (part: string) => caseLoad(c, `${variant}-${part}`);
     const load = { port: server.port, path: PATH, body, headers: HEADERS, connections: c.connections };
     await runLoad({ ...load, ...keys('warm'), durationSec: options.warmupSec });
     const finished0 = await server.finished();

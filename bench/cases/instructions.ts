@@ -5,7 +5,7 @@ import { callgrindPrefix, callgrindProblem, instructionsSoFar, startCounting } f
 import { runLoad } from '../load.js';
 import { formatSpread, times } from '../report.js';
 import { pairedRatio, spread } from '../stats.js';
-import { HEADERS, PATH, sendBody } from '../harness/bodies.js';
+import { caseLoad, HEADERS, PATH, sendBody } from '../harness/bodies.js';
 import { log } from '../harness/log.js';
 import { options } from '../harness/options.js';
 import { startServer, type ServerChild } from '../harness/servers.js';
@@ -49,7 +49,7 @@ export async function instructionCases(): Promise<void> {
         storage = await freshStorage(c.script);
         server = await startServer(c.script, { ...storage.env, ...c.env }, 'current', { wrap: callgrindPrefix(outDir), listenWithinMs: 180_000 });
         const load = { port: server.port, path: PATH, body: sendBody(c.perRequest, `bench-${c.name}`), headers: HEADERS, connections: c.connections, amount, deadlineMs: 600_000 };
-        const keys = (part: string) => (c.idempotencyKeys === true ? { idempotencyKeys: `${c.name}-${run}-${part}` } : {});
+        const keys = (part: string) => caseLoad(c, `${run}-${part}`);
         await runLoad({ ...load, ...keys('warm'), amount: amount * INSTRUCTION_WARMUP });
         startCounting(server.pid);
         const result = await runLoad({ ...load, ...keys('run') });

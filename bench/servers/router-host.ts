@@ -3,10 +3,12 @@
  * would in production: one static key, the default worker and dispatcher running, the
  * simulator carrier kept fast (1-5 ms), or SMPP when BENCH_SMPP_URL is set. Delivery
  * reports may go to loopback only, where the harness's receiver listens. Rate limits run
- * with limits too high to trip.
+ * with limits too high to trip. BENCH_FEATURES=all turns on what the features case pays
+ * for (bench/idempotency.ts): the storage's credit ledger with a balance that never runs
+ * out, and a profile honouring an opt-out list of 100,000 numbers.
  */
 import express from 'express';
-import { createSmsRouter, SimulatorDelivery, staticKeys, type DeliveryAdapter, type Storage } from '../../src/index.js';
+import { createSmsRouter, SimulatorDelivery, staticKeys, staticProfiles, type DeliveryAdapter, type Storage } from '../../src/index.js';
 import { isTerminal } from '../../src/lifecycle/states.js';
 import { BENCH_KEY, BENCH_PROFILE, serve } from './host.js';
 
@@ -17,10 +19,15 @@ async function carrier(): Promise<DeliveryAdapter> {
   return new SmppDelivery({ url });
 }
 
+/** How many numbers the features case puts on the opt-out list. */
+const OPT_OUTS = 100_000;
+
 /** Mounts the router with `storage`, listens, and closes it (and then `after`) on SIGTERM. */
 export async function startRouterServer(storage: Storage, after: () => Promise<void> = async () => undefined): Promise<void> {
+  const features = process.env.BENCH_FEATURES === 'all';
   const sms = createSmsRouter({
     verifyKey: staticKeys([{ key: BENCH_KEY, id: 'bench', profiles: [BENCH_PROFILE] }]),
+    ...(features ? { resolveProfile: staticProfiles([{ code: BENCH_PROFILE, owners: ['bench'], honourOptOuts: true }]), credit: { ledger: 'storage' as const } } : {}),
     storage,
     delivery: await carrier(),
     // One local receiver takes every report, so it may have more than the default 8 at once.
@@ -43,6 +50,13 @@ export async function startRouterServer(storage: Storage, after: () => Promise<v
     if (isTerminal(message.state)) finished++;
   });
   await sms.ready();
+  if (features) {
+    await sms.credit!.topUp('bench', 1_000_000_000);
+    // Numbers beside the bench's recipients (2547100...), so every lookup is paid and none refuses.
+    for (let from = 0; from < OPT_OUTS; from += 1_000) {
+      await Promise.all(Array.from({ length: 1_000 }, (_, i) => sms.optOuts.add(BENCH_PROFILE, `2547${String(20_000_000 + from + i)}`)));
+    }
+  }
   const app = express();
   app.use(sms);
   serve(
