@@ -5,7 +5,7 @@
  */
 import type { Emit } from '../observe/events.js';
 import { SPAN_NAMES, type MessageTracing, type TracedSpan } from '../observe/tracing.js';
-import type { CallbackAttempt, CallbackState, MessageRecord, Storage } from '../storage/contract.js';
+import type { CallbackAttempt, CallbackState, Storage } from '../storage/contract.js';
 import { callbackUrlProblem } from './address-guard.js';
 import type { DlrConfig } from './options.js';
 import type { ReportFormatOf } from './payload.js';
@@ -26,7 +26,7 @@ export interface ReportAttemptDeps {
   random: () => number;
   /** The format of a principal's delivery reports. */
   reportFormat: ReportFormatOf;
-  /** OpenTelemetry: a span per report attempt, in its message's trace; absent or `null`: none. */
+  /** OpenTelemetry: a span per webhook attempt (report or inbound), in its message's trace; absent or `null`: none. */
   tracing?: MessageTracing | null;
 }
 
@@ -72,9 +72,10 @@ export function reportAttempt(deps: ReportAttemptDeps): (due: Webhook) => Promis
       }
       headers = { 'webhook-id': due.uid, 'webhook-timestamp': String(timestamp), 'webhook-signature': signature };
     }
-    // The receiver continues the message's trace: under this attempt's span, or the request's
-    // own when this instance records no spans. Beside the signature, which covers the body only.
-    const traceparent = span?.traceparent ?? (isInbound(due) ? null : due.message.traceparent);
+    // The receiver continues the message's trace: under this attempt's span, or the stored one
+    // (the request's, an inbound message's arrival) when this instance records no spans.
+    // Beside the signature, which covers the body only.
+    const traceparent = span?.traceparent ?? storedTrace(due);
     if (traceparent != null) (headers ??= {}).traceparent = traceparent;
     const result = await sender.post({ url, body, headers, timeoutMs: config.timeoutMs, userAgent: config.userAgent });
     return { result, hopeless: false };
@@ -84,7 +85,7 @@ export function reportAttempt(deps: ReportAttemptDeps): (due: Webhook) => Promis
     const { uid } = due;
     const url = webhookUrl(due) ?? '';
     const attempt = due.attempts + 1;
-    const span = tracing === null || isInbound(due) ? null : attemptSpan(tracing, due.message, attempt);
+    const span = tracing === null ? null : attemptSpan(tracing, due, attempt);
     try {
       const { result, hopeless } = await post(due, url, span).catch((error: unknown) => {
         span?.end(error);
@@ -127,7 +128,18 @@ export function reportAttempt(deps: ReportAttemptDeps): (due: Webhook) => Promis
   };
 }
 
-/** The span of report attempt `attempt` on `message`, a child of its request's span; `null` when not traced. */
-function attemptSpan(tracing: MessageTracing, message: MessageRecord, attempt: number): TracedSpan | null {
-  return tracing.child(SPAN_NAMES.report, message.traceparent, { 'sms.message_ref': message.ref, 'sms.report.attempt': attempt }, 'CLIENT');
+/** The `traceparent` stored with the message `due` is about, if it was traced. */
+function storedTrace(due: Webhook): string | null | undefined {
+  return isInbound(due) ? due.inbound.traceparent : due.message.traceparent;
+}
+
+/**
+ * The span of attempt `attempt` of webhook `due`, a child of its message's stored span (a
+ * report's request, an inbound message's arrival); `null` when not traced.
+ */
+function attemptSpan(tracing: MessageTracing, due: Webhook, attempt: number): TracedSpan | null {
+  if (isInbound(due)) {
+    return tracing.child(SPAN_NAMES.inbound, due.inbound.traceparent, { 'sms.inbound_ref': due.inbound.ref, 'sms.inbound.attempt': attempt }, 'CLIENT');
+  }
+  return tracing.child(SPAN_NAMES.report, due.message.traceparent, { 'sms.message_ref': due.message.ref, 'sms.report.attempt': attempt }, 'CLIENT');
 }

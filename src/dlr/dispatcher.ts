@@ -65,7 +65,7 @@ export interface CallbackDispatcherOptions {
   random?: () => number;
   /** The format of a principal's delivery reports; default: the envelope for everyone. */
   reportFormat?: ReportFormatOf;
-  /** OpenTelemetry: a span per report attempt, in its message's trace; default none. */
+  /** OpenTelemetry: a span per webhook attempt (report or inbound), in its message's trace; default none. */
   tracing?: MessageTracing | null;
 }
 

@@ -16,6 +16,7 @@
 import { randomUUID } from 'node:crypto';
 import type { InboundMessage } from '../delivery/contract.js';
 import type { Emit } from '../observe/events.js';
+import { SPAN_NAMES, type MessageTracing, type TracedSpan } from '../observe/tracing.js';
 import type { WebhookHandOff } from '../outbox/hand-off.js';
 import type { InboundRecord, NewInbound, Storage } from '../storage/contract.js';
 import type { Keyword } from './keywords.js';
@@ -51,6 +52,11 @@ export interface InboundHandlerDeps {
   error: (error: unknown) => void;
   /** How long the parts of a long message wait for the others; default {@link INBOUND_PARTS_WAIT_MS}. */
   partsWaitMs?: number;
+  /**
+   * OpenTelemetry: a span per message from its handling to its storage, the root of its own
+   * trace, stored with it (`NewInbound.traceparent`) for its webhook attempts; absent or `null`: none.
+   */
+  tracing?: MessageTracing | null;
 }
 
 /** Stores, forwards and acts on the MO messages the carrier delivers. */
@@ -98,6 +104,23 @@ export class InboundHandler {
     const { storage, emit } = this.#deps;
     emit('message.inbound', message);
     if (storage.insertInbound === undefined) return;
+    const tracing = this.#deps.tracing;
+    if (tracing == null) return this.#store(message, null);
+    // No request of ours began it: its trace starts here, and its webhook attempts join it.
+    const span = tracing.root(SPAN_NAMES.mo, { 'sms.inbound.to': plainAddress(message.to) }, 'CONSUMER');
+    if (span === null) return this.#store(message, null);
+    try {
+      await this.#store(message, span);
+      span.end();
+    } catch (error) {
+      span.end(error);
+      throw error;
+    }
+  }
+
+  /** Stores a whole message (`storage.insertInbound` is there), under `span` when traced, and forwards and acts on it. */
+  async #store(message: InboundMessage, span: TracedSpan | null): Promise<void> {
+    const { storage, emit } = this.#deps;
     const from = plainAddress(message.from);
     const to = plainAddress(message.to);
     const target = await this.#deps.target(to);
@@ -117,15 +140,20 @@ export class InboundHandler {
       callbackSecret: url === null ? null : (target?.secret ?? null),
       uid: url === null ? null : randomUUID(),
     };
+    if (span !== null) {
+      inbound.traceparent = span.traceparent;
+      span.set({ 'sms.inbound_ref': inbound.ref, 'sms.inbound.forwarded': url !== null });
+    }
     const optOut = keyword === null ? undefined : keyword === 'stop';
     const once = { key: inboundOnceKey(from, to, message.text), since: message.receivedAt - INBOUND_REDELIVERY_WINDOW_MS };
-    const { optOutChanged, duplicate } = await storage.insertInbound(inbound, { lease: lease ?? undefined, optOut, once }).catch((error: unknown) => {
+    const { optOutChanged, duplicate } = await storage.insertInbound!(inbound, { lease: lease ?? undefined, optOut, once }).catch((error: unknown) => {
       webhooks.notStored(1, lease);
       throw error;
     });
     // The carrier delivered it again: the first delivery is stored, forwarded and acted on.
     if (duplicate === true) {
       webhooks.notStored(1, lease);
+      span?.set({ 'sms.inbound.duplicate': true });
       return;
     }
     if (url !== null) {

@@ -1,9 +1,11 @@
 /**
  * OpenTelemetry tracing, one trace per message: the send request's span, and under it the
- * insert, each part's submission to the carrier, the receipt that ends the message and each
- * delivery report attempt. The gaps between them are asynchronous (a claim, a carrier, a
+ * insert, each claim of it by a worker, each part's submission to the carrier, each receipt
+ * and each delivery report attempt. The gaps between them are asynchronous (a carrier, a
  * retry hours later, maybe on another instance), so the request span's W3C trace context
- * (`traceparent`) is stored with the message and every later span starts as its child.
+ * (`traceparent`) is stored with the message and every later span starts as its child. An
+ * inbound (MO) message has no request: its trace starts when the carrier delivers it, and its
+ * webhook attempts are children of that span, stored with it the same way.
  *
  * `@opentelemetry/api` is an optional peer: it is looked for once, when a router is made,
  * with a `require` that may fail (a static import would make it a hard dependency). Without
@@ -18,17 +20,21 @@ import { createRequire } from 'node:module';
 import type * as OtelApi from '@opentelemetry/api';
 import type { Context, Span, SpanContext, Tracer, TracerProvider } from '@opentelemetry/api';
 import { VERSION } from '../version.js';
+import { PartTraces } from './part-traces.js';
 
 /** The instrumentation scope the spans are recorded under. */
 export const TRACER_NAME = 'sms-outbox';
 
-/** The span names, in the order a message meets them. */
+/** The span names, in the order a message meets them; then an inbound message's. */
 export const SPAN_NAMES = {
   request: 'sms.request',
   insert: 'sms.store',
+  claim: 'sms.claim',
   submit: 'sms.submit',
   receipt: 'sms.receipt',
   report: 'sms.report',
+  mo: 'sms.mo',
+  inbound: 'sms.inbound',
 } as const;
 
 /** Attributes of a span: what `Span.setAttributes` takes. */
@@ -57,6 +63,14 @@ export interface MessageTracing {
    * `startTime` (epoch ms) backdates it, for a span whose message was known only at its end.
    */
   child(name: string, traceparent: string | null | undefined, fields: SpanFields, kind?: SpanKindName, startTime?: number): TracedSpan | null;
+  /**
+   * Starts span `name` as the root of a trace of its own, whatever context is active (an
+   * inbound message's, which no request of ours began), or `null` when no tracer provider is
+   * registered.
+   */
+  root(name: string, fields: SpanFields, kind?: SpanKindName): TracedSpan | null;
+  /** The traces of messages of several parts, for the receipts of their parts (part-traces.ts). */
+  readonly parts: PartTraces;
 }
 
 /** The span kinds used here (the API's `SpanKind` names). */
@@ -124,6 +138,7 @@ class ApiTracing implements MessageTracing {
   /** The provider the tracer below came from, so a provider registered later is noticed. */
   #provider: TracerProvider | null = null;
   #tracer: Tracer | null = null;
+  readonly parts = new PartTraces();
 
   constructor(private readonly api: Api) {}
 
@@ -158,6 +173,13 @@ class ApiTracing implements MessageTracing {
     const parent = this.#parent(traceparent);
     if (parent === null) return null;
     const span = tracer.startSpan(name, { kind: this.api.SpanKind[kind], attributes: fields, startTime }, parent);
+    return new Traced(this.api, span);
+  }
+
+  root(name: string, fields: SpanFields, kind: SpanKindName = 'INTERNAL'): TracedSpan | null {
+    const tracer = this.#current();
+    if (tracer === null) return null;
+    const span = tracer.startSpan(name, { kind: this.api.SpanKind[kind], attributes: fields, root: true });
     return new Traced(this.api, span);
   }
 

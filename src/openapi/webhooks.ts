@@ -9,8 +9,8 @@
 import { STATUS_DESCRIPTIONS } from '../lifecycle/states.js';
 import { EXAMPLE_REF, json, ref } from './refs.js';
 
-/** The Standard Webhooks headers of a webhook about a `what`. */
-function signatureHeaders(what: string) {
+/** The Standard Webhooks headers of a webhook about a `what`, and its trace context. */
+function webhookHeaders(what: string) {
   return [
     { name: 'webhook-id', in: 'header', required: false, description: `The ${what}\u2019s \`uid\`.`, schema: { type: 'string' } },
     {
@@ -26,6 +26,15 @@ function signatureHeaders(what: string) {
       required: false,
       description: '`v1,` and the base64 HMAC-SHA256 of `id.timestamp.body` (present when signed).',
       schema: { type: 'string' },
+    },
+    {
+      name: 'traceparent',
+      in: 'header',
+      required: false,
+      description:
+        'W3C Trace Context of this attempt, when the service traces its messages (OpenTelemetry): continue the ' +
+        'message\u2019s trace from it. Not covered by the signature.',
+      schema: { type: 'string', pattern: '^00-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$' },
     },
   ];
 }
@@ -62,7 +71,7 @@ export const WEBHOOKS = {
         'principal\u2019s `reportFormat`: the `envelope` (the default, the provider\u2019s published shape) or `flat` ' +
         '(the same fields at the top level, with `reason`); either is signed as sent.',
       security: [],
-      parameters: signatureHeaders('report'),
+      parameters: webhookHeaders('report'),
       requestBody: {
         required: true,
         content: json({
@@ -93,7 +102,7 @@ export const WEBHOOKS = {
         'owning the code, else of its principal. Retried, signed and guarded exactly as delivery reports are. A whole ' +
         'text that is a stop keyword (`STOP`, ...) also opts the sender out of the short code; START opts back in.',
       security: [],
-      parameters: signatureHeaders('webhook'),
+      parameters: webhookHeaders('webhook'),
       requestBody: {
         required: true,
         content: json({

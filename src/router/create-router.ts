@@ -134,6 +134,7 @@ export function createSmsRouter(options: SmsRouterOptions): SmsRouter {
     webhooks: dispatcher,
     confirm: confirmations({ texts: config.inbound.confirmation, storage, handOff: worker, emit, now }),
     error: (error) => emit('error', { error, source: 'worker' }),
+    tracing,
   });
   const quickSendOptOuts = optOutGate({ storage, owner: config.instanceId, now, onTransition });
   const retention = retentionSweep(storage, config.retention, now, emit);

@@ -30,6 +30,13 @@ export interface NewInbound {
   callbackSecret: string | null;
   /** The webhook's id (`uid` and `webhook-id`), stable across retries; `null` without a URL. */
   uid: string | null;
+  /**
+   * The W3C trace context (`traceparent`) of the span of its arrival, when the router traced
+   * it (OpenTelemetry): its webhook attempts are recorded in that trace. Absent when not
+   * traced. Optional to store: a storage that drops it loses only the link for the attempts
+   * it hands back from a claim (a retry), which then are not recorded.
+   */
+  traceparent?: string | null;
 }
 
 /** A stored inbound message, with the state of its webhook. */

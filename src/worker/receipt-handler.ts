@@ -50,8 +50,8 @@ export interface ReceiptHandlerDeps {
    */
   submissionsRecorded?: () => Promise<void>;
   /**
-   * OpenTelemetry: a span for the receipt that ends a message, in its message's trace (from
-   * when the receipt arrived); absent or `null`: none.
+   * OpenTelemetry: a span per receipt stored, in its message's trace (from when the receipt
+   * arrived); absent or `null`: none.
    */
   tracing?: MessageTracing | null;
 }
@@ -174,9 +174,9 @@ export class ReceiptHandler {
   async #receive(receipt: CarrierReceipt): Promise<void> {
     const { emit, now, waitMs } = this.#deps;
     const arrived = now();
-    // The span's start, on the clock spans are timed by (`now` may be a test's): its message,
-    // and so its trace, is known only once the receipt is stored.
-    const arrivedAt = this.#deps.tracing == null ? 0 : performance.timeOrigin + performance.now();
+    // The span's start, on the wall clock the tracer reads for a span's start and end (`now`
+    // may be a test's): its message, and so its trace, is known only once the receipt is stored.
+    const arrivedAt = this.#deps.tracing == null ? 0 : Date.now();
     const id = normalizeCarrierId(receipt.carrierId);
     const firstSeen = this.#refused.firstSeen(id, arrived) ?? arrived;
     const giveUpAt = firstSeen + waitMs;
@@ -238,25 +238,18 @@ export class ReceiptHandler {
       reports?.notStored(1, lease);
       throw error;
     }
+    const tracing = this.#deps.tracing;
+    if (tracing != null) traceReceipt(tracing, receipt, result, arrivedAt);
     if (result.kind !== 'terminal') {
       reports?.notStored(1, lease);
       return result.kind;
     }
     const { transition } = result;
-    const tracing = this.#deps.tracing;
-    if (tracing != null) this.#traced(tracing, receipt, transition, arrivedAt);
     this.#deps.onTransition(transition);
     // A report stored under the lease is the sender's at once; without one it is claimed.
     if (transition.leasedReport === undefined) reports?.notStored(1, lease);
     else reports?.stored([{ uid: transition.leasedReport.uid, message: transition.message }], lease);
     return result.kind;
-  }
-
-  /** Records the span of a receipt that ended its message, from `arrivedAt` (epoch ms) to now. */
-  #traced(tracing: MessageTracing, receipt: CarrierReceipt, transition: Transition, arrivedAt: number): void {
-    const { message } = transition;
-    const fields = { 'sms.message_ref': message.ref, 'sms.carrier_id': receipt.carrierId, 'sms.state': message.state };
-    tracing.child(SPAN_NAMES.receipt, message.traceparent, fields, 'CONSUMER', arrivedAt)?.end();
   }
 
   /** Waits `ms`, or less if close() is called meanwhile. */
@@ -273,4 +266,22 @@ export class ReceiptHandler {
       this.#sleeping.add(wake);
     });
   }
+}
+
+/**
+ * Records the span of a receipt stored as `result`, from `arrivedAt` (epoch ms) to now: one
+ * that ended its message (which storage gives, its trace with it), or that ended one part only
+ * (`part`, or `late` after the message ended otherwise), whose message's trace this instance
+ * noted when it submitted the part (part-traces.ts). Unmatched receipts and duplicates have none.
+ */
+function traceReceipt(tracing: MessageTracing, receipt: CarrierReceipt, result: ReceiptResult, arrivedAt: number): void {
+  if (result.kind === 'unknown' || result.kind === 'duplicate') return;
+  const fields = { 'sms.message_ref': result.ref, 'sms.carrier_id': receipt.carrierId, 'sms.receipt.result': result.kind, 'sms.receipt.state': receipt.outcome.state };
+  if (result.kind === 'terminal') {
+    const { message } = result.transition;
+    tracing.parts.forget(message.ref);
+    tracing.child(SPAN_NAMES.receipt, message.traceparent, { ...fields, 'sms.state': message.state }, 'CONSUMER', arrivedAt)?.end();
+    return;
+  }
+  tracing.child(SPAN_NAMES.receipt, tracing.parts.of(result.ref), fields, 'CONSUMER', arrivedAt)?.end();
 }

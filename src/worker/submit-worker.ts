@@ -24,6 +24,7 @@ import { validityElapsed, VALIDITY_ELAPSED } from '../lifecycle/timing.js';
 import { retryDelay } from './backoff.js';
 import { ClaimLoop } from '../outbox/claim-loop.js';
 import { FairSlotQueue } from './fair-slots.js';
+import { tracedClaim } from './claim-spans.js';
 import type { MessageHandOff } from '../outbox/hand-off.js';
 
 /** What the worker needs. */
@@ -42,7 +43,7 @@ export interface SubmitWorkerDeps {
    * is submitted for the messages that honour opt-outs (premium ones); absent: never asked.
    */
   optedOut?: (message: MessageRecord) => Promise<boolean>;
-  /** OpenTelemetry: a span per part submitted, in its message's trace; absent or `null`: none. */
+  /** OpenTelemetry: a span per claim of a message and per part submitted, in its message's trace; absent or `null`: none. */
   tracing?: MessageTracing | null;
 }
 
@@ -101,10 +102,11 @@ export class SubmitWorker implements MessageHandOff {
     const { storage, config, owner } = deps;
     this.#slots = carrierSlots(config.concurrency, deps.delivery.submitsPerSecond);
     this.#capacity = config.concurrency * HELD_PER_SLOT;
+    const claim = (limit: number, now: number) => storage.claimMessages({ owner, limit, leaseMs: config.leaseMs, now });
     this.#loop = new ClaimLoop<MessageRecord>({
       capacity: this.#capacity,
       pollIntervalMs: config.pollIntervalMs,
-      claim: (limit, now) => storage.claimMessages({ owner, limit, leaseMs: config.leaseMs, now }),
+      claim: deps.tracing == null ? claim : tracedClaim(deps.tracing, claim),
       run: (message, claimedAt) => this.#submit(message, claimedAt + config.leaseMs),
       onError: (error) => deps.emit('error', { error, source: 'storage' }),
       now: deps.now,
@@ -312,6 +314,8 @@ export class SubmitWorker implements MessageHandOff {
     if (span === null) return this.#deps.storage.recordSubmission(ref, index, normalizeCarrierId(ack.carrierId), this.#deps.now());
     const carrierId = normalizeCarrierId(ack.carrierId);
     span.set({ 'sms.carrier_id': carrierId });
+    // Before the recording: the part's receipt may come as soon as its carrier id is stored.
+    if (outgoing.count > 1) tracing!.parts.note(ref, traceparent!);
     try {
       const result = await this.#deps.storage.recordSubmission(ref, index, carrierId, this.#deps.now());
       span.end();

@@ -164,6 +164,7 @@ describe('buildOpenApiDocument', () => {
       'header:webhook-id',
       'header:webhook-timestamp',
       'header:webhook-signature',
+      'header:traceparent',
     ]);
     const schema = compile2020(hook.requestBody.content['application/json'].schema);
     const done = outcome('undelivered', 'absent_subscriber');
@@ -192,7 +193,7 @@ describe('buildOpenApiDocument', () => {
   it('describes the inbound message webhook: its headers, and a payload the dispatcher really builds', async () => {
     const doc = await resolved();
     const hook = doc.webhooks.inboundMessage.post;
-    expect(hook.parameters.map((p: Json) => `${p.in}:${p.name}`)).toEqual(['header:webhook-id', 'header:webhook-timestamp', 'header:webhook-signature']);
+    expect(hook.parameters.map((p: Json) => `${p.in}:${p.name}`)).toEqual(['header:webhook-id', 'header:webhook-timestamp', 'header:webhook-signature', 'header:traceparent']);
     const schema = compile2020(hook.requestBody.content['application/json'].schema);
     const payload = buildInboundPayload('uid-2', {
       ref: '3f2504e0-4f89-41d3-9a0c-0305e82c3301', principalId: 'acme', profileCode: '22021501', from: '254712345678', to: '22021501',
