@@ -8,6 +8,7 @@ import type { Principal } from './principal.js';
 import type { Priority } from '../storage/contract.js';
 import { OptionError } from '../errors.js';
 import { assertInboundUrl, rememberProfileTable } from './owner-tables.js';
+import { assertCountry, assertNumberPolicy, type NumberPolicy } from '../numbers/policy.js';
 
 /** A sender profile: an SMS product configuration. */
 export interface Profile {
@@ -48,6 +49,18 @@ export interface Profile {
    * never sent and ends `expired`. Default none: a message waits as long as the queue makes it.
    */
   validityPeriod?: number;
+  /**
+   * Which recipients it accepts (docs/numbers.md): `mobile` (a valid number of a type that
+   * can take SMS), `valid`, `possible` or `digits` (8 to 15 digits). Default: the
+   * principal's `numbers`, else `mobile`.
+   */
+  numbers?: NumberPolicy;
+  /**
+   * ISO 3166 alpha-2 country (`KE`) its callers' national numbers belong to: then
+   * `0712345678` and `+254 712 345 678` are accepted too, stored and sent as
+   * `254712345678`. Default none: only international digits without `+` are accepted.
+   */
+  defaultCountry?: string;
 }
 
 /**
@@ -73,7 +86,7 @@ export interface StaticProfile extends Profile {
   owners: readonly string[];
 }
 
-const PROFILE_FIELDS = ['code', 'senders', 'owners', 'priority', 'inboundUrl', 'honourOptOuts', 'smartEncoding', 'validityPeriod'] as const;
+const PROFILE_FIELDS = ['code', 'senders', 'owners', 'priority', 'inboundUrl', 'honourOptOuts', 'smartEncoding', 'validityPeriod', 'numbers', 'defaultCountry'] as const;
 
 /**
  * A resolver over a fixed table of profiles, each listing its owners.
@@ -126,6 +139,9 @@ export function staticProfiles(profiles: readonly StaticProfile[]): ProfileResol
     if (honourOptOuts !== undefined && typeof honourOptOuts !== 'boolean') {
       throw new OptionError(`${named}: honourOptOuts must be true or false, got ${describeType(honourOptOuts)}`);
     }
+    const { numbers, defaultCountry } = profile as StaticProfile;
+    if (numbers !== undefined) assertNumberPolicy(named, numbers);
+    if (defaultCountry !== undefined) assertCountry(named, defaultCountry);
     codeOwner.set(code, index);
     byCode.set(code, profile as StaticProfile);
   });
