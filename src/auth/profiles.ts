@@ -9,6 +9,7 @@ import type { Priority } from '../storage/contract.js';
 import { OptionError } from '../errors.js';
 import { assertInboundUrl, rememberProfileTable } from './owner-tables.js';
 import { assertCountry, assertNumberPolicy, type NumberPolicy } from '../numbers/policy.js';
+import { assertQuietHours, assertTimeZone, type QuietHours } from '../numbers/quiet-hours.js';
 
 /** A sender profile: an SMS product configuration. */
 export interface Profile {
@@ -61,6 +62,14 @@ export interface Profile {
    * `254712345678`. Default none: only international digits without `+` are accepted.
    */
   defaultCountry?: string;
+  /**
+   * Local hours its `bulk` messages are not sent in (`{ from: '21:00', to: '08:00' }`): one
+   * due inside them is stored `scheduled` until they end, in {@link timeZone}. Transactional
+   * messages are never held. Default none (docs/numbers.md#quiet-hours).
+   */
+  quietHours?: QuietHours;
+  /** The IANA time zone of its recipients (`Africa/Nairobi`), for `quietHours`; required with them. */
+  timeZone?: string;
 }
 
 /**
@@ -86,7 +95,7 @@ export interface StaticProfile extends Profile {
   owners: readonly string[];
 }
 
-const PROFILE_FIELDS = ['code', 'senders', 'owners', 'priority', 'inboundUrl', 'honourOptOuts', 'smartEncoding', 'validityPeriod', 'numbers', 'defaultCountry'] as const;
+const PROFILE_FIELDS = ['code', 'senders', 'owners', 'priority', 'inboundUrl', 'honourOptOuts', 'smartEncoding', 'validityPeriod', 'numbers', 'defaultCountry', 'quietHours', 'timeZone'] as const;
 
 /**
  * A resolver over a fixed table of profiles, each listing its owners.
@@ -142,6 +151,12 @@ export function staticProfiles(profiles: readonly StaticProfile[]): ProfileResol
     const { numbers, defaultCountry } = profile as StaticProfile;
     if (numbers !== undefined) assertNumberPolicy(named, numbers);
     if (defaultCountry !== undefined) assertCountry(named, defaultCountry);
+    const { quietHours, timeZone } = profile as StaticProfile;
+    if (quietHours !== undefined) assertQuietHours(named, quietHours);
+    if (timeZone !== undefined) assertTimeZone(named, timeZone);
+    if (quietHours !== undefined && timeZone === undefined) {
+      throw new OptionError(`${named}: quietHours needs timeZone, the IANA zone of its recipients (such as 'Africa/Nairobi')`);
+    }
     codeOwner.set(code, index);
     byCode.set(code, profile as StaticProfile);
   });

@@ -74,7 +74,7 @@ function toMessages(request: SendRequest, recipients: readonly CheckedRecipient[
     // A GSM-7 text has nothing to replace; the stored text and its count are what is sent.
     const text = smart && item.count.encoding === 'UCS-2' ? smartEncode(item.text) : item.text;
     const count = text === item.text ? item.count : countSms(text);
-    return {
+    const message: NewMessage = {
       ref,
       principalId,
       endpoint: request.endpoint,
@@ -101,6 +101,9 @@ function toMessages(request: SendRequest, recipients: readonly CheckedRecipient[
       sendAt: times.sendAt,
       validUntil: times.validUntil,
     };
+    // Only when held: a message that is not has no such key, as before quiet hours existed.
+    if (times.holdReason !== null) message.holdReason = times.holdReason;
+    return message;
   });
 }
 

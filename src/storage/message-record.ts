@@ -54,6 +54,11 @@ export interface NewMessage extends TimedFields {
    * `fixed_line_or_mobile`, `voip`, ...); absent or `null` when the metadata cannot tell.
    */
   numberType?: string | null;
+  /**
+   * Why its `sendAt` is later than the request asked: `quiet_hours` when a bulk message came
+   * inside its profile's quiet hours and is held until they end. Absent or `null`: not held.
+   */
+  holdReason?: 'quiet_hours' | null;
   /** The text. */
   text: string;
   /** Passed on as given; default 1. */
