@@ -33,8 +33,11 @@ export interface NumberReading {
 const UNREAD: NumberReading = { digits: null, country: null, type: null, possible: false, valid: false, seedFormat: false };
 
 function reading(number: PhoneNumber, seedFormat: boolean): NumberReading {
-  const valid = number.isValid();
-  const type: NumberType = valid ? number.getType() : undefined;
+  // With types in the metadata, `isValid()` is "has a type": asking the type first spares a
+  // second match of every pattern for the valid numbers, most of those read. A number
+  // without a type is still valid where the metadata has no types for its country.
+  const type: NumberType = number.getType();
+  const valid = type !== undefined || number.isValid();
   return {
     digits: number.number.slice(1),
     country: number.country ?? null,
