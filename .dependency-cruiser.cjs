@@ -7,7 +7,7 @@
  * wires them; the package's faces.
  */
 const LAYERS = [
-  ['foundation', '^src/(util/|errors\\.ts|endpoints\\.ts|lifecycle/|sms/|version\\.ts)'],
+  ['foundation', '^src/(util/|errors\\.ts|endpoints\\.ts|lifecycle/|sms/|numbers/|version\\.ts)'],
   ['adapters', '^src/(storage|delivery|ledger)/'],
   ['observe', '^src/observe/'],
   ['outbox', '^src/outbox/'],

@@ -22,6 +22,8 @@ export const ERRORS = {
   UNSUPPORTED_MEDIA_TYPE: { status: 415, details: 'Content-Type must be application/json' },
   INVALID_PROFILE: { status: 422, details: 'Invalid Profile Code' },
   VALIDATION_FAILED: { status: 422, details: 'Invalid request' },
+  INVALID_RECIPIENT: { status: 422, details: 'Recipient is not a valid phone number' },
+  NOT_MOBILE: { status: 422, details: 'Recipient is not a number that can take SMS' },
   IDEMPOTENCY_CONFLICT: { status: 422, details: 'Idempotency-Key was already used for a different request' },
   RATE_LIMITED: { status: 429, details: 'Too many requests' },
   QUEUE_FULL: { status: 429, details: 'Too many queued messages for this key' },

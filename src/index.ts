@@ -25,6 +25,8 @@ export {
 } from './auth/profiles.js';
 
 export { countSms, smartEncode, splitSms, type CountOptions, type SmsCount } from './sms/segments.js';
+export { readNumber, type NumberReading } from './numbers/read-number.js';
+export { numberProblem, NUMBER_POLICIES, type NumberPolicy, type NumberProblem } from './numbers/policy.js';
 
 export * from './lifecycle/states.js';
 export { submitAttempts, type AttemptFields } from './lifecycle/attempts.js';

@@ -31,7 +31,7 @@ describe('the error registry', () => {
       const row = rows.get(code)!;
       expect(row.status, code).toBe(entry.status);
       // Fixed texts are quoted verbatim; dynamic ones (validation, sizes, methods) are described.
-      const dynamic = ['VALIDATION_FAILED', 'BODY_TOO_LARGE', 'SCOPE_DENIED', 'METHOD_NOT_ALLOWED', 'RATE_LIMITED', 'SERVER_ERROR', 'QUEUE_FULL', 'BACKLOG_FULL'];
+      const dynamic = ['VALIDATION_FAILED', 'INVALID_RECIPIENT', 'NOT_MOBILE', 'BODY_TOO_LARGE', 'SCOPE_DENIED', 'METHOD_NOT_ALLOWED', 'RATE_LIMITED', 'SERVER_ERROR', 'QUEUE_FULL', 'BACKLOG_FULL'];
       if (!dynamic.includes(code)) {
         expect(row.text, code).toContain(`\`${entry.details}\``);
       }
@@ -54,6 +54,9 @@ const TRIGGERS: Record<ErrorCode, { options?: Partial<SmsRouterOptions>; ask: (a
   UNSUPPORTED_MEDIA_TYPE: { ask: (app) => send(app, 'create', KEY, 'a=b', 'application/x-www-form-urlencoded') },
   INVALID_PROFILE: { ask: (app) => send(app, 'create', KEY, { ...valid(), profile_code: '00000' }) },
   VALIDATION_FAILED: { ask: (app) => send(app, 'create', KEY, { ...valid(), messages: [{ recipient: '+254712345678', message: 'x' }] }) },
+  INVALID_RECIPIENT: { ask: (app) => send(app, 'create', KEY, { ...valid(), messages: [{ recipient: '254000000000', message: 'x' }] }) },
+  // A London landline.
+  NOT_MOBILE: { ask: (app) => send(app, 'create', KEY, { ...valid(), messages: [{ recipient: '442073238299', message: 'x' }] }) },
   RATE_LIMITED: {
     options: { rateLimit: { requests: { limit: 1, windowMs: 60_000 } } },
     ask: async (app) => (await send(app, 'create', KEY, valid()).expect(200), send(app, 'create', KEY, valid())),

@@ -9,7 +9,7 @@
  * contract's `getMessage`, storage being the truth; the search uses `getMessage` and
  * `findByExternalId`, so it also finds messages the list never saw.
  */
-import type { CallbackState, MessageRecord, NewMessage, SmsRouter, Storage } from '../../src/index.js';
+import { readNumber, type CallbackState, type MessageRecord, type NewMessage, type SmsRouter, type Storage } from '../../src/index.js';
 
 /** Rows per page, on the page and here. */
 export const PAGE_SIZE = 50;
@@ -33,6 +33,8 @@ export interface MessageRow {
   endpoint: string;
   externalId: string;
   recipient: string;
+  /** The recipient's ISO country (`KE`), or null when the number tells none. */
+  country: string | null;
   text: string;
   smsCount: number;
   state: string;
@@ -76,6 +78,8 @@ function rowOf(m: NewMessage | MessageRecord): MessageRow {
     endpoint: m.endpoint,
     externalId: m.externalId,
     recipient: m.recipient,
+    // Read from the number when the record does not carry it (a storage that keeps the seed's fields only).
+    country: m.country === undefined ? readNumber(m.recipient, null).country : m.country,
     text: m.text,
     smsCount: m.smsCount,
     state: record?.state ?? 'queued',

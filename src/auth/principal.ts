@@ -2,6 +2,7 @@
  * Who is calling: what a key verifier returns for a valid key.
  */
 import type { ReportFormat } from '../dlr/payload.js';
+import type { NumberPolicy } from '../numbers/policy.js';
 
 /** What a key may do: send through the quick endpoint, the premium endpoint, or both. */
 export type Scope = 'quick' | 'premium';
@@ -43,6 +44,11 @@ export interface Principal {
   weight?: number;
   /** The most messages it may have queued at once (the router's `backlog.perKey` otherwise). */
   maxQueued?: number;
+  /**
+   * Which recipients it may send to, for the profiles without a `numbers` of their own:
+   * `mobile` (the default), `valid`, `possible` or `digits` (docs/numbers.md).
+   */
+  numbers?: NumberPolicy;
 }
 
 /**

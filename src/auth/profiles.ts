@@ -8,6 +8,8 @@ import type { Principal } from './principal.js';
 import type { Priority } from '../storage/contract.js';
 import { OptionError } from '../errors.js';
 import { assertInboundUrl, rememberProfileTable } from './owner-tables.js';
+import { assertCountry, assertNumberPolicy, type NumberPolicy } from '../numbers/policy.js';
+import { assertQuietHours, assertTimeZone, type QuietHours } from '../numbers/quiet-hours.js';
 
 /** A sender profile: an SMS product configuration. */
 export interface Profile {
@@ -48,6 +50,26 @@ export interface Profile {
    * never sent and ends `expired`. Default none: a message waits as long as the queue makes it.
    */
   validityPeriod?: number;
+  /**
+   * Which recipients it accepts (docs/numbers.md): `mobile` (a valid number of a type that
+   * can take SMS), `valid`, `possible` or `digits` (8 to 15 digits). Default: the
+   * principal's `numbers`, else `mobile`.
+   */
+  numbers?: NumberPolicy;
+  /**
+   * ISO 3166 alpha-2 country (`KE`) its callers' national numbers belong to: then
+   * `0712345678` and `+254 712 345 678` are accepted too, stored and sent as
+   * `254712345678`. Default none: only international digits without `+` are accepted.
+   */
+  defaultCountry?: string;
+  /**
+   * Local hours its `bulk` messages are not sent in (`{ from: '21:00', to: '08:00' }`): one
+   * due inside them is stored `scheduled` until they end, in {@link timeZone}. Transactional
+   * messages are never held. Default none (docs/numbers.md#quiet-hours).
+   */
+  quietHours?: QuietHours;
+  /** The IANA time zone of its recipients (`Africa/Nairobi`), for `quietHours`; required with them. */
+  timeZone?: string;
 }
 
 /**
@@ -73,7 +95,7 @@ export interface StaticProfile extends Profile {
   owners: readonly string[];
 }
 
-const PROFILE_FIELDS = ['code', 'senders', 'owners', 'priority', 'inboundUrl', 'honourOptOuts', 'smartEncoding', 'validityPeriod'] as const;
+const PROFILE_FIELDS = ['code', 'senders', 'owners', 'priority', 'inboundUrl', 'honourOptOuts', 'smartEncoding', 'validityPeriod', 'numbers', 'defaultCountry', 'quietHours', 'timeZone'] as const;
 
 /**
  * A resolver over a fixed table of profiles, each listing its owners.
@@ -125,6 +147,15 @@ export function staticProfiles(profiles: readonly StaticProfile[]): ProfileResol
     if (inboundUrl !== undefined) assertInboundUrl(named, inboundUrl);
     if (honourOptOuts !== undefined && typeof honourOptOuts !== 'boolean') {
       throw new OptionError(`${named}: honourOptOuts must be true or false, got ${describeType(honourOptOuts)}`);
+    }
+    const { numbers, defaultCountry } = profile as StaticProfile;
+    if (numbers !== undefined) assertNumberPolicy(named, numbers);
+    if (defaultCountry !== undefined) assertCountry(named, defaultCountry);
+    const { quietHours, timeZone } = profile as StaticProfile;
+    if (quietHours !== undefined) assertQuietHours(named, quietHours);
+    if (timeZone !== undefined) assertTimeZone(named, timeZone);
+    if (quietHours !== undefined && timeZone === undefined) {
+      throw new OptionError(`${named}: quietHours needs timeZone, the IANA zone of its recipients (such as 'Africa/Nairobi')`);
     }
     codeOwner.set(code, index);
     byCode.set(code, profile as StaticProfile);

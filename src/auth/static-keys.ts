@@ -10,6 +10,7 @@ import { assertKnownKeys, assertNumber, assertWeight, nearest } from '../util/kn
 import type { KeyVerifier, Principal, Scope } from './principal.js';
 import { OptionError } from '../errors.js';
 import { assertInboundUrl, rememberKeyTable } from './owner-tables.js';
+import { assertNumberPolicy } from '../numbers/policy.js';
 
 /** One key of {@link staticKeys}: exactly one of `key` or `sha256`, and its principal. */
 export type StaticKey = Principal &
@@ -23,7 +24,7 @@ export type StaticKey = Principal &
 const sha256Hex = (text: string): string => crypto.hash('sha256', text, 'hex');
 
 /** The fields an entry may have: its key (or digest) and the {@link Principal} fields. */
-const ENTRY_FIELDS = ['key', 'sha256', 'id', 'scopes', 'disabled', 'profiles', 'callbackSecret', 'reportFormat', 'inboundUrl', 'rateLimit', 'weight', 'maxQueued'] as const;
+const ENTRY_FIELDS = ['key', 'sha256', 'id', 'scopes', 'disabled', 'profiles', 'callbackSecret', 'reportFormat', 'inboundUrl', 'rateLimit', 'weight', 'maxQueued', 'numbers'] as const;
 
 /**
  * A {@link KeyVerifier} over a fixed list of keys.
@@ -136,4 +137,5 @@ function checkPrincipalFields(where: string, principal: Omit<Principal, 'id'>): 
   if (rateLimit !== undefined) assertNumber(`${where}: rateLimit`, rateLimit, 0);
   if (weight !== undefined) assertWeight(`${where}: weight`, weight);
   if (maxQueued !== undefined) assertNumber(`${where}: maxQueued`, maxQueued, 1);
+  if (principal.numbers !== undefined) assertNumberPolicy(where, principal.numbers);
 }

@@ -26,6 +26,12 @@ export interface OutgoingPart {
   sender: string;
   /** Destination, international digits without `+`. */
   recipient: string;
+  /**
+   * The destination's ISO 3166 alpha-2 country (`KE`), as the message record keeps it;
+   * `null` when the number tells none, absent when the record does not say (read it from
+   * `recipient` then, as `RoutedDelivery` does).
+   */
+  country?: string | null;
   /** The whole message text (adapters that split themselves use this). */
   text: string;
   /** This part's text: the slice of `text` that `splitSms` assigns to part `index`. */

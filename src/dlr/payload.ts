@@ -50,7 +50,8 @@ export function buildDlrPayload(uid: string, message: MessageRecord): DlrPayload
     external_id: message.externalId,
     ...(message.referenceField === 'message_id' ? { message_id: message.externalId } : {}),
     message_ref: message.ref,
-    recipient: message.recipient,
+    // As the caller wrote it, like the request's answer: it matches the report to what it sent.
+    recipient: message.recipientAsSent ?? message.recipient,
     status: message.state,
     status_reason: message.statusReason,
     status_description: message.statusDescription,

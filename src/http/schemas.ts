@@ -8,7 +8,18 @@ import type { LimitOptions } from './options.js';
 /** Digits in international format: country code first, no plus sign, 8 to 15 digits. */
 export const PHONE_PATTERN = '^[1-9][0-9]{7,14}$';
 
-const phone = { type: 'string', pattern: PHONE_PATTERN } as const;
+/**
+ * What the schema lets through to the recipient stage (recipients.ts): digits, with a `+`
+ * and spaces or punctuation a profile's `defaultCountry` may read. Which of them is accepted
+ * depends on the profile, known only after validation.
+ */
+export const RECIPIENT_PATTERN = '^[+(]?[0-9][0-9 ().-]{2,30}[0-9]$';
+
+const phone = {
+  type: 'string',
+  pattern: RECIPIENT_PATTERN,
+  description: "International digits without '+' (254712345678); with the profile's defaultCountry also '+254 712 345 678' or 0712345678.",
+} as const;
 const text = { type: 'string', minLength: 1 } as const;
 // Every optional field also takes `null`, read as absent: typed clients' JSON serializers
 // (Jackson, System.Text.Json, Newtonsoft by default) write an unset field that way.

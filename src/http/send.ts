@@ -25,6 +25,7 @@ import { requestTimes, type MessageTimes } from './send-times.js';
 import type { CreditGate } from './credit.js';
 import type { OptOutGate } from '../inbound/opt-out-gate.js';
 import { countSms, smartEncode } from '../sms/segments.js';
+import { checkRecipients, type CheckedRecipient } from './recipients.js';
 
 /** What a send handler needs. */
 export interface SendHandlerDeps {
@@ -61,24 +62,28 @@ function senderFor(profile: Profile, from: string | null): string {
   return from;
 }
 
-function toMessages(request: SendRequest, principal: Principal, profile: Profile, sender: string, now: number, times: MessageTimes): NewMessage[] {
+function toMessages(request: SendRequest, recipients: readonly CheckedRecipient[], principal: Principal, profile: Profile, sender: string, now: number, times: MessageTimes): NewMessage[] {
   const principalId = principal.id;
   const secret = principal.callbackSecret ?? null;
   const priority = profile.priority ?? 'bulk';
   const weight = principal.weight ?? 1;
   const smart = profile.smartEncoding === true;
-  return request.items.map((item) => {
+  return request.items.map((item, i) => {
     const ref = newMessageRef();
+    const to = recipients[i]!;
     // A GSM-7 text has nothing to replace; the stored text and its count are what is sent.
     const text = smart && item.count.encoding === 'UCS-2' ? smartEncode(item.text) : item.text;
     const count = text === item.text ? item.count : countSms(text);
-    return {
+    const message: NewMessage = {
       ref,
       principalId,
       endpoint: request.endpoint,
       profileCode: request.profileCode,
       sender,
-      recipient: item.recipient,
+      recipient: to.recipient,
+      recipientAsSent: to.asSent,
+      country: to.country,
+      numberType: to.numberType,
       text,
       messageType: item.messageType,
       reqType: item.reqType,
@@ -96,6 +101,9 @@ function toMessages(request: SendRequest, principal: Principal, profile: Profile
       sendAt: times.sendAt,
       validUntil: times.validUntil,
     };
+    // Only when held: a message that is not has no such key, as before quiet hours existed.
+    if (times.holdReason !== null) message.holdReason = times.holdReason;
+    return message;
   });
 }
 
@@ -110,7 +118,7 @@ function acceptedBody(messages: readonly NewMessage[]): string {
   for (let i = 0; i < messages.length; i++) {
     const m = messages[i]!;
     if (i > 0) body += ',';
-    body += `{"${m.referenceField}":${JSON.stringify(m.externalId)},"${m.recipientField}":${JSON.stringify(m.recipient)},"sms_count":${m.smsCount},"message_ref":${JSON.stringify(m.ref)}}`;
+    body += `{"${m.referenceField}":${JSON.stringify(m.externalId)},"${m.recipientField}":${JSON.stringify(m.recipientAsSent ?? m.recipient)},"sms_count":${m.smsCount},"message_ref":${JSON.stringify(m.ref)}}`;
   }
   return `${body}]`;
 }
@@ -165,6 +173,7 @@ export function sendHandler(deps: SendHandlerDeps): RequestHandler {
       const profile = isPromiseLike(resolving) ? await resolving : resolving;
       if (profile === null || profile === undefined) throw invalidProfile;
       const sender = senderFor(profile, request.from);
+      const recipients = checkRecipients(request, profile, principal);
       const count = request.items.length;
       const times = requestTimes(request, profile, deps.storage, deps.now());
       // Scheduled messages do not hold the carrier until due: they join the bounds' count then.
@@ -183,7 +192,7 @@ export function sendHandler(deps: SendHandlerDeps): RequestHandler {
       }
       let stored: Stored | null;
       try {
-        stored = await store(res, principal, request, profile, sender, times, claim, traced);
+        stored = await store(res, principal, request, recipients, profile, sender, times, claim, traced);
       } catch (error) {
         await notStored(req, principal, count, backlog, budget);
         throw error;
@@ -214,8 +223,18 @@ export function sendHandler(deps: SendHandlerDeps): RequestHandler {
    * storage error) when nothing was stored. A traced request's messages keep its
    * `traceparent`, and the insert has a span of its own.
    */
-  async function store(res: Response, principal: Principal, request: SendRequest, profile: Profile, sender: string, times: MessageTimes, claim: KeyClaim | null, traced: TracedSpan | null): Promise<Stored | null> {
-    const messages = toMessages(request, principal, profile, sender, deps.now(), times);
+  async function store(
+    res: Response,
+    principal: Principal,
+    request: SendRequest,
+    recipients: readonly CheckedRecipient[],
+    profile: Profile,
+    sender: string,
+    times: MessageTimes,
+    claim: KeyClaim | null,
+    traced: TracedSpan | null,
+  ): Promise<Stored | null> {
+    const messages = toMessages(request, recipients, principal, profile, sender, deps.now(), times);
     if (traced !== null) for (const message of messages) message.traceparent = traced.traceparent;
     // Premium messages are checked by the worker, right before they go out.
     const optedOut = deps.optOuts && request.endpoint === 'quick' && profile.honourOptOuts === true ? await deps.optOuts.blocked(messages) : null;

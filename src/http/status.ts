@@ -7,6 +7,7 @@ import type { Request, RequestHandler } from 'express';
 import { SmsError } from '../errors.js';
 import { submitAttempts } from '../lifecycle/attempts.js';
 import type { MessageRecord, Storage } from '../storage/contract.js';
+import { readNumber } from '../numbers/read-number.js';
 import { principalOf } from './authenticate.js';
 import { sendJsonText } from './respond.js';
 
@@ -15,13 +16,22 @@ export const EXTERNAL_ID_LOOKUP_LIMIT = 100;
 
 const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
 
-/** The public view of a stored message, with the caller's own field names. */
+/**
+ * The public view of a stored message, with the caller's own field names. The country and
+ * line type are read again from the stored number when the record lacks them (a message
+ * stored before they were kept, or by a storage that keeps only the seed's fields): the
+ * stored number is international digits, which read the same without a default country.
+ */
 export function statusView(message: MessageRecord): Record<string, unknown> {
   const callback = message.callback;
+  const number = message.country === undefined || message.numberType === undefined ? readNumber(message.recipient, null) : null;
   return {
     message_ref: message.ref,
     [message.referenceField]: message.externalId,
-    [message.recipientField]: message.recipient,
+    [message.recipientField]: message.recipientAsSent ?? message.recipient,
+    normalized_recipient: message.recipient,
+    country: number === null ? (message.country ?? null) : number.country,
+    number_type: number === null ? (message.numberType ?? null) : number.type,
     profile_code: message.profileCode,
     status: message.state,
     status_reason: message.statusReason,

@@ -72,9 +72,11 @@ export function componentResponses(limits: Required<LimitOptions>, rateLimit: Ra
       errorExamples(['UNSUPPORTED_MEDIA_TYPE']),
     ),
     Unprocessable: error(
-      '`Invalid Profile Code` when the profile is unknown or not the key\u2019s own; the `Idempotency-Key` was used for a different request; otherwise the field that failed and why.',
-      errorExamples(['INVALID_PROFILE', 'VALIDATION_FAILED', 'IDEMPOTENCY_CONFLICT'], {
+      '`Invalid Profile Code` when the profile is unknown or not the key\u2019s own; the `Idempotency-Key` was used for a different request; a recipient the profile does not take (`INVALID_RECIPIENT`: not a number in use; `NOT_MOBILE`: a number that cannot take SMS, such as a landline); otherwise the field that failed and why. Nothing of the request is stored.',
+      errorExamples(['INVALID_PROFILE', 'VALIDATION_FAILED', 'INVALID_RECIPIENT', 'NOT_MOBILE', 'IDEMPOTENCY_CONFLICT'], {
         VALIDATION_FAILED: `messages[0].recipient: ${phoneProblem('+254712345678')}`,
+        INVALID_RECIPIENT: 'messages[0].recipient: is not a number in use for KE',
+        NOT_MOBILE: 'messages[0].recipient: is a fixed line number for GB, which cannot take SMS',
       }),
     ),
     TooManyRequests: error('A rate limit was hit; the `RateLimit` headers tell which, and its window.', errorExamples(['RATE_LIMITED']), {

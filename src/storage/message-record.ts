@@ -41,6 +41,24 @@ export interface NewMessage extends TimedFields {
   sender: string;
   /** Destination number, international digits without `+`. */
   recipient: string;
+  /**
+   * The recipient as the caller wrote it (`0712345678`, `+254 712 345 678`), when a profile's
+   * `defaultCountry` let it be written otherwise than {@link recipient}: echoed in answers
+   * and reports. Absent or `null`: written as stored.
+   */
+  recipientAsSent?: string | null;
+  /** The recipient's ISO 3166 alpha-2 country (`KE`); absent or `null` when the metadata cannot tell. */
+  country?: string | null;
+  /**
+   * The recipient's line type as libphonenumber names it, lower case (`mobile`,
+   * `fixed_line_or_mobile`, `voip`, ...); absent or `null` when the metadata cannot tell.
+   */
+  numberType?: string | null;
+  /**
+   * Why its `sendAt` is later than the request asked: `quiet_hours` when a bulk message came
+   * inside its profile's quiet hours and is held until they end. Absent or `null`: not held.
+   */
+  holdReason?: 'quiet_hours' | null;
   /** The text. */
   text: string;
   /** Passed on as given; default 1. */

@@ -41,6 +41,11 @@ export class QueuedRecord {
     this.validUntil = message.validUntil ?? null;
     // Only when there is one: a record without a trace has no such key, as the message had none.
     if (message.traceparent !== undefined) this.traceparent = message.traceparent;
+    // The same for what the recipient stage read of the number (docs/numbers.md).
+    if (message.recipientAsSent !== undefined) this.recipientAsSent = message.recipientAsSent;
+    if (message.country !== undefined) this.country = message.country;
+    if (message.numberType !== undefined) this.numberType = message.numberType;
+    if (message.holdReason !== undefined) this.holdReason = message.holdReason;
     this.state = isScheduled(message) ? 'scheduled' : 'queued';
     this.statusReason = null;
     this.statusDescription = null;

@@ -230,6 +230,7 @@ export class SubmitWorker implements MessageHandOff {
           profileCode: message.profileCode,
           sender: message.sender,
           recipient: message.recipient,
+          country: message.country,
           text: message.text,
           partText: texts[part.index] ?? '',
           index: part.index,

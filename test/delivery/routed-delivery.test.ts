@@ -100,6 +100,29 @@ describe('RoutedDelivery: choosing a route', () => {
     expect(c.parts.map((p) => p.recipient)).toEqual(['255700000001']);
   });
 
+  it('sends a recipient to the route of its country when no prefix takes it, read from the number when the part does not say', async () => {
+    const [safaricom, kenya, nigeria, rest] = [new FakeCarrier(), new FakeCarrier(), new FakeCarrier(), new FakeCarrier()];
+    const { routed } = await started(
+      new RoutedDelivery({
+        routes: {
+          safaricom: { delivery: safaricom, prefixes: ['25471'] },
+          kenya: { delivery: kenya, countries: ['KE'] },
+          nigeria: { delivery: nigeria, countries: ['NG'] },
+          rest: { delivery: rest },
+        },
+        default: 'rest',
+      }),
+    );
+    await routed.submit(part('254712345678', { country: 'KE' }));
+    await routed.submit(part('254733123456', { country: 'KE' }));
+    await routed.submit(part('2348031234567'));
+    await routed.submit(part('12025550123', { country: 'US' }));
+    expect(safaricom.parts.map((p) => p.recipient)).toEqual(['254712345678']);
+    expect(kenya.parts.map((p) => p.recipient)).toEqual(['254733123456']);
+    expect(nigeria.parts.map((p) => p.recipient)).toEqual(['2348031234567']);
+    expect(rest.parts.map((p) => p.recipient)).toEqual(['12025550123']);
+  });
+
   it('sends a profile routed on its own to that route, before any prefix', async () => {
     const [a, premium] = [new FakeCarrier(), new FakeCarrier()];
     const { routed } = await started(
@@ -299,6 +322,10 @@ describe('RoutedDelivery: the adapter as a whole', () => {
     expect(() => new RoutedDelivery({ routes: {} })).toThrow(/needs `routes`/);
     expect(() => new RoutedDelivery({ routes: { Safaricom: { delivery: d() } } })).toThrow(/route name "Safaricom"/);
     expect(() => new RoutedDelivery({ routes: { a: { delivery: d(), prefixes: ['+254'] } } })).toThrow(/prefix "\+254" must be 1 to 15 digits/);
+    expect(() => new RoutedDelivery({ routes: { a: { delivery: d(), countries: ['ke'] } } })).toThrow(/country "ke" must be an ISO 3166 alpha-2 code/);
+    expect(() => new RoutedDelivery({ routes: { a: { delivery: d(), countries: ['KE'] }, b: { delivery: d(), countries: ['KE'] } } })).toThrow(
+      /country "KE" is in routes "a" and "b"/,
+    );
     expect(() => new RoutedDelivery({ routes: { a: { delivery: d(), prefixes: ['254'] }, b: { delivery: d(), prefixes: ['254'] } } })).toThrow(
       /prefix "254" is in routes "a" and "b"/,
     );

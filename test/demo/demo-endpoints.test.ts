@@ -118,4 +118,15 @@ describe('the demo\u2019s search', () => {
     expect(answer.more).toBe(false);
     expect(answer.rows.map((row) => row.ref).sort()).toEqual([...refs].sort());
   });
+
+  it('gives each row its recipient\u2019s country, for the dashboard\u2019s country column', async () => {
+    const res = await fetch(`http://127.0.0.1:${port}/api/outbox/create`, {
+      method: 'POST',
+      headers: { ...json, 'X-API-Key': KEY },
+      body: JSON.stringify({ profile_code: '12345', messages: [{ recipient: '2348031234567', message: 'Nigeria', external_id: 'country-1' }] }),
+    });
+    expect(res.status).toBe(200);
+    const answer = JSON.parse((await raw(port, '/demo/search?q=country-1')).body) as { rows: { recipient: string; country: string | null }[] };
+    expect(answer.rows.map((row) => [row.recipient, row.country])).toEqual([['2348031234567', 'NG']]);
+  });
 });

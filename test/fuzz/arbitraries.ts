@@ -12,10 +12,13 @@ export type JsonText = string;
 /** Which send endpoint and which body form a case targets. */
 export type SendForm = 'create' | 'premium-messages' | 'premium-list';
 
-/** A phone number the validator accepts. */
+/**
+ * A phone number the default policy accepts: a Kenyan mobile of the 0710-0719 and
+ * 0720-0729 ranges (every number of them is in use), any subscriber digits.
+ */
 export const validPhone = fc
-  .tuple(fc.integer({ min: 1, max: 9 }), fc.string({ unit: fc.constantFrom(...'0123456789'), minLength: 7, maxLength: 14 }))
-  .map(([first, rest]) => `${first}${rest}`);
+  .tuple(fc.integer({ min: 10, max: 29 }), fc.string({ unit: fc.constantFrom(...'0123456789'), minLength: 6, maxLength: 6 }))
+  .map(([range, rest]) => `2547${range}${rest}`);
 
 /** Short texts that are valid messages: GSM-7, UCS-2 and surrogate pairs. */
 export const validText = fc.oneof(

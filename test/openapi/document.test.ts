@@ -137,10 +137,13 @@ describe('buildOpenApiDocument', () => {
     const premium = compile2020(doc.components.schemas.PremiumSendRequest);
     expect(premium({ profile_code: '1', to: '254712345678', message: 'one number' })).toBe(true);
     expect(premium({ profile_code: '1', messages: [{ mobile_number: '254712345678', message: 'x' }] })).toBe(true);
-    expect(premium({ profile_code: '1', to: ['+254712345678'], message: 'x' })).toBe(false);
+    // `+254 712 345 678` is the profile's to take or refuse (its defaultCountry); letters are no number anywhere.
+    expect(premium({ profile_code: '1', to: ['+254 712 345 678'], message: 'x' })).toBe(true);
+    expect(premium({ profile_code: '1', to: ['tel:254712345678'], message: 'x' })).toBe(false);
     expect(premium({ profile_code: '1', messages: [{ recipient: '254712345678', message: 'x' }] })).toBe(false);
     const quick = compile2020(doc.components.schemas.QuickSendRequest);
-    expect(quick({ profile_code: '1', messages: [{ recipient: '0712345678', message: 'x' }] })).toBe(false);
+    expect(quick({ profile_code: '1', messages: [{ recipient: '0712345678', message: 'x' }] })).toBe(true);
+    expect(quick({ profile_code: '1', messages: [{ recipient: '12', message: 'x' }] })).toBe(false);
   });
 
   it('has response examples that match their response schemas', async () => {

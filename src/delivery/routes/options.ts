@@ -6,6 +6,8 @@
 import type { DeliveryAdapter, OutgoingPart } from '../contract.js';
 import { assertKnownKeys, nearest } from '../../util/known-keys.js';
 import { OptionError } from '../../errors.js';
+import { readNumber } from '../../numbers/read-number.js';
+import { isSupportedCountry } from 'libphonenumber-js/max';
 
 /** One route: the carrier it reaches and the messages it takes. */
 export interface RouteOptions {
@@ -18,6 +20,12 @@ export interface RouteOptions {
   prefixes?: readonly string[];
   /** Profile codes this route takes, whatever the recipient; checked before prefixes. Default none. */
   profiles?: readonly string[];
+  /**
+   * Recipient countries this route takes, ISO 3166 alpha-2 (`KE`), as the message record
+   * keeps them (docs/numbers.md): checked after prefixes, so a prefix carves a network out
+   * of its country. Default none.
+   */
+  countries?: readonly string[];
   /**
    * The route that takes this route's messages while it is down (every bind that submits
    * unbound, or throttled past `throttleLimit`). Default none: they wait for it.
@@ -69,6 +77,8 @@ export interface RouteTable {
   byProfile: ReadonlyMap<string, string>;
   /** Route by recipient prefix. */
   byPrefix: ReadonlyMap<string, string>;
+  /** Route by recipient country. */
+  byCountry: ReadonlyMap<string, string>;
   /** The longest prefix configured (0 when none). */
   longestPrefix: number;
   /** The default route, or `null`. */
@@ -82,7 +92,7 @@ export interface RouteTable {
 const ROUTE_NAME = /^[a-z][a-z0-9_-]{0,31}$/;
 const PREFIX = /^\d{1,15}$/;
 const OPTION_NAMES = ['routes', 'default', 'select', 'throttleLimit'];
-const ROUTE_OPTION_NAMES = ['delivery', 'prefixes', 'profiles', 'fallback'];
+const ROUTE_OPTION_NAMES = ['delivery', 'prefixes', 'profiles', 'countries', 'fallback'];
 
 /** Checks the options and builds the table; throws an `OptionError` naming the first mistake. */
 export function resolveRoutes(options: RoutedDeliveryOptions): RouteTable {
@@ -90,7 +100,7 @@ export function resolveRoutes(options: RoutedDeliveryOptions): RouteTable {
   assertKnownKeys('RoutedDelivery', options, OPTION_NAMES);
   const given = options.routes;
   if (typeof given !== 'object' || given === null || Object.keys(given).length === 0) {
-    throw new OptionError('RoutedDelivery needs `routes`: { name: { delivery, prefixes?, profiles?, fallback? } }');
+    throw new OptionError('RoutedDelivery needs `routes`: { name: { delivery, prefixes?, profiles?, countries?, fallback? } }');
   }
   const names = Object.keys(given);
   const known = (what: string, name: unknown): string => {
@@ -100,6 +110,7 @@ export function resolveRoutes(options: RoutedDeliveryOptions): RouteTable {
   };
   const byProfile = new Map<string, string>();
   const byPrefix = new Map<string, string>();
+  const byCountry = new Map<string, string>();
   const adapters = new Map<DeliveryAdapter, string>();
   for (const name of names) {
     const route = given[name]!;
@@ -128,6 +139,12 @@ export function resolveRoutes(options: RoutedDeliveryOptions): RouteTable {
       if (taken !== undefined) throw new OptionError(`RoutedDelivery: profile "${profile}" is in routes "${taken}" and "${name}"`);
       byProfile.set(profile, name);
     }
+    for (const country of list(name, 'countries', route.countries)) {
+      if (!isSupportedCountry(country)) throw new OptionError(`RoutedDelivery route "${name}": country "${country}" must be an ISO 3166 alpha-2 code in upper case, such as "KE"`);
+      const taken = byCountry.get(country);
+      if (taken !== undefined) throw new OptionError(`RoutedDelivery: country "${country}" is in routes "${taken}" and "${name}"`);
+      byCountry.set(country, name);
+    }
     if (route.fallback !== undefined) known(`route "${name}" fallback`, route.fallback);
   }
   const routes = new Map<string, ResolvedRoute>();
@@ -150,6 +167,7 @@ export function resolveRoutes(options: RoutedDeliveryOptions): RouteTable {
     routes,
     byProfile,
     byPrefix,
+    byCountry,
     longestPrefix: Math.max(0, ...[...byPrefix.keys()].map((prefix) => prefix.length)),
     fallbackAll: options.default === undefined ? null : known('option "default"', options.default),
     select: options.select ?? null,
@@ -167,13 +185,19 @@ function list(name: string, key: string, value: readonly string[] | undefined): 
 
 /**
  * The route the rules give a part, or `null` when none does: its profile's route, else its
- * recipient's longest matching prefix, else the default route.
+ * recipient's longest matching prefix, else its recipient's country, else the default route.
  */
 export function ruleRoute(table: RouteTable, part: OutgoingPart): string | null {
   const byProfile = table.byProfile.get(part.profileCode);
   if (byProfile !== undefined) return byProfile;
   for (let length = Math.min(table.longestPrefix, part.recipient.length); length > 0; length--) {
     const route = table.byPrefix.get(part.recipient.slice(0, length));
+    if (route !== undefined) return route;
+  }
+  if (table.byCountry.size > 0) {
+    // A record that does not say (stored before countries were kept) is read from its number.
+    const country = part.country === undefined ? readNumber(part.recipient, null).country : part.country;
+    const route = country === null ? undefined : table.byCountry.get(country);
     if (route !== undefined) return route;
   }
   return table.fallbackAll;
