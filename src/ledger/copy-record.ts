@@ -67,7 +67,11 @@ export function recordFields(record: MessageRecord): MessageRecord {
     sendAt: record.sendAt ?? null,
     validUntil: record.validUntil ?? null,
   };
-  // Only when there is one: a record without a trace has no such key, as it was stored.
+  // Only when there is one: a record without them has no such keys, as it was stored.
   if (record.traceparent !== undefined) fields.traceparent = record.traceparent;
+  if (record.recipientAsSent !== undefined) fields.recipientAsSent = record.recipientAsSent;
+  if (record.country !== undefined) fields.country = record.country;
+  if (record.numberType !== undefined) fields.numberType = record.numberType;
+  if (record.holdReason !== undefined) fields.holdReason = record.holdReason;
   return fields;
 }

@@ -53,6 +53,19 @@ describe('ledger', () => {
     expect(stored?.state).toBe('submitted');
   });
 
+  it("keeps a record's optional fields (number, country, hold reason, trace) through every change it makes", async () => {
+    const ledger = createLedger(new NaiveRecordStore());
+    const optional = { recipientAsSent: '0712345678', country: 'KE', numberType: 'mobile', holdReason: 'quiet_hours', traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' } as const;
+    const message = { ...buildNewMessage({ recipient: '254712345678' }), ...optional };
+    await ledger.insertMessages([message]);
+    await ledger.claimMessages({ owner: 'w', limit: 1, leaseMs: LEASE, now: T0 });
+    await ledger.recordSubmission(message.ref, 0, 'c-opt', T0 + 1);
+    await ledger.applyReceipt(receipt('c-opt', DELIVERED));
+    const stored = await ledger.getMessage(message.principalId, message.ref);
+    expect(stored?.state).toBe('delivered');
+    expect(stored).toMatchObject(optional);
+  });
+
   it('gives up with an error when every write loses', async () => {
     const store = new ContendedStore();
     const ledger = createLedger(store);
