@@ -101,9 +101,9 @@ export class RowWriter {
   }
 }
 
-/** The write of `row` over `read` (the row it was decided from), with the carrier ids it adds. */
+/** The write of `row` over `read` (the row it was decided from), with the carrier ids it adds and the row it replaces. */
 function toWrite(row: MessageRow, read: MessageRow, refund: number | undefined): MessageWrite {
-  const write: MessageWrite = { row, expectedVersion: read.version, addedCarrierIds: addedCarrierIds(row, read) };
+  const write: MessageWrite = { row, expectedVersion: read.version, addedCarrierIds: addedCarrierIds(row, read), previous: read };
   if (refund !== undefined && refund !== 0) write.refund = refund;
   return write;
 }

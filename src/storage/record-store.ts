@@ -113,6 +113,12 @@ export interface MessageWrite {
    * may be new. The ledger always gives it (empty when the write adds none).
    */
   addedCarrierIds?: readonly string[];
+  /**
+   * The row as the library read it at `expectedVersion` (so the stored row, if the write
+   * applies): a store may compare with it and write only the fields that changed. Absent:
+   * any field may have.
+   */
+  previous?: MessageRow;
 }
 
 /** What must be true for a batch of messages to be stored ({@link RecordStore.insertMessages}). */

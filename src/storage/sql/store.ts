@@ -15,6 +15,7 @@ import type { SqlClient, SqlDialect, SqlSession } from './dialect.js';
 import { addUnits, applyGuard, balanceOf, GuardRefusal } from './guard.js';
 import { claimMessages, claimReports, countQueued, dueMessages, queueEnds, runOn, type SqlContext } from './queue.js';
 import {
+  changedValues,
   chunks,
   fromColumns,
   IDEMPOTENCY_COLUMNS,
@@ -166,16 +167,18 @@ export class SqlRecordStore implements RecordStore {
    * One compare-and-set write: a single statement, or a transaction when it refunds or adds
    * carrier ids (`addedCarrierIds`; all of the row's when the caller does not say).
    */
-  async #write({ row, expectedVersion, refund, addedCarrierIds = row.carrierIds }: MessageWrite): Promise<boolean> {
-    const update = async (session: SqlSession): Promise<boolean> => {
-      const { affected } = await runOn(
-        this.sql,
-        session,
-        `UPDATE ${this.sql.tables.messages} SET ${WRITE_SET} WHERE ref = ? AND version = ?`,
-        [...rowValues(row), expectedVersion + 1, row.record.ref, expectedVersion],
-      );
-      return affected > 0;
-    };
+  async #write({ row, expectedVersion, refund, addedCarrierIds = row.carrierIds, previous }: MessageWrite): Promise<boolean> {
+    let sql = `UPDATE ${this.sql.tables.messages} SET ${WRITE_SET} WHERE ref = ? AND version = ?`;
+    let values: unknown[];
+    if (previous === undefined) values = rowValues(row);
+    else {
+      // Only what changed: each column set costs its indexes an update, changed or not.
+      const changed = changedValues(row, previous);
+      sql = `UPDATE ${this.sql.tables.messages} SET ${changed.columns.map((column) => `${column} = ?, `).join('')}version = ? WHERE ref = ? AND version = ?`;
+      values = changed.values;
+    }
+    const params = [...values, expectedVersion + 1, row.record.ref, expectedVersion];
+    const update = async (session: SqlSession): Promise<boolean> => (await runOn(this.sql, session, sql, params)).affected > 0;
     const units = refund ?? 0;
     if (units <= 0 && addedCarrierIds.length === 0) return update(this.sql.client);
     return this.sql.client.transaction(async (tx) => {
