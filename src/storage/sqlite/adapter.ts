@@ -33,7 +33,7 @@ export class SqliteRecordStore extends SqlRecordStore {
   readonly #db: Database.Database;
   readonly #ownsDatabase: boolean;
   readonly #client: SqliteClient;
-  readonly #pragmas: { synchronous: 'FULL' | 'NORMAL'; busyTimeoutMs: number };
+  readonly #synchronous: 'FULL' | 'NORMAL';
   #ready: Promise<void> | undefined;
   #idempotency: Database.Statement | undefined;
   #opened = false;
@@ -42,12 +42,12 @@ export class SqliteRecordStore extends SqlRecordStore {
   /** Opens the file (or takes the handle); throws on a bad option. */
   constructor(options: SqliteStorageOptions) {
     const { db, ownsDatabase, synchronous, busyTimeoutMs } = resolveSqliteOptions(options);
-    const client = new SqliteClient(db, () => this.ready());
+    const client = new SqliteClient(db, () => this.ready(), busyTimeoutMs);
     super(client, sqliteDialect, TABLE_PREFIX);
     this.#db = db;
     this.#ownsDatabase = ownsDatabase;
     this.#client = client;
-    this.#pragmas = { synchronous, busyTimeoutMs };
+    this.#synchronous = synchronous;
     const inbound = new SqliteInbound(async () => (await this.ready(), db), { run: (write) => client.write(write) });
     for (const name of Object.getOwnPropertyNames(SqliteInbound.prototype)) {
       if (name !== 'constructor') (this as Record<string, unknown>)[name] = (inbound as unknown as Record<string, (...args: unknown[]) => unknown>)[name]!.bind(inbound);
@@ -62,8 +62,10 @@ export class SqliteRecordStore extends SqlRecordStore {
     this.#ready ??= (async () => {
       // journal_mode cannot change inside a transaction; an in-memory database stays 'memory'.
       this.#db.pragma('journal_mode = WAL');
-      this.#db.pragma(`synchronous = ${this.#pragmas.synchronous}`);
-      this.#db.pragma(`busy_timeout = ${this.#pragmas.busyTimeoutMs}`);
+      this.#db.pragma(`synchronous = ${this.#synchronous}`);
+      // The wait for another connection's lock is the client's, which does not block the
+      // process (client.ts); reads in WAL mode take no lock.
+      this.#db.pragma('busy_timeout = 0');
       // A transaction of the group is a savepoint, whose journal of the pages it changes is a
       // temporary file by default: in memory, a write in a savepoint costs a copy, not a write.
       this.#db.pragma('temp_store = MEMORY');
@@ -100,6 +102,7 @@ export class SqliteRecordStore extends SqlRecordStore {
     if (this.#closed) return;
     this.#closed = true;
     this.#client.flush();
+    this.#client.close();
     if (this.#ownsDatabase) this.#db.close();
   }
 }

@@ -31,6 +31,9 @@ interface Waiter {
 
 const NO_ROWS: Record<string, unknown>[] = [];
 
+/** How long the group waits before it tries another connection's write lock again. */
+const LOCK_RETRY_MS = 2;
+
 /** How many prepared statements are kept. */
 const MAX_STATEMENTS = 1_000;
 
@@ -54,9 +57,20 @@ export class SqliteClient implements SqlClient {
    * A client on `db` whose statements and transactions wait for `ready` (which creates the
    * schema through {@link exclusive}, the one entry that does not wait) on first use.
    */
-  constructor(db: Database.Database, ready: () => Promise<void>) {
+  constructor(db: Database.Database, ready: () => Promise<void>, busyTimeoutMs: number) {
     this.#db = db;
     this.#ready = ready;
+    this.#busyTimeoutMs = busyTimeoutMs;
+  }
+
+  readonly #busyTimeoutMs: number;
+  /** Since when the group has waited for another connection's write lock, if it is waiting. */
+  #lockWaitSince: number | null = null;
+  #closed = false;
+
+  /** Refuses every later statement (the store closed). */
+  close(): void {
+    this.#closed = true;
   }
 
   /** Statements no longer wait: the schema is ready. */
@@ -67,6 +81,7 @@ export class SqliteClient implements SqlClient {
   /** `SqlSession.run`: a read at once; a write in the open group, resolved after its commit. */
   run(sql: string, params: readonly unknown[] = []): Promise<SqlResult> {
     if (this.#ready !== null) return this.#ready().then(() => this.run(sql, params));
+    if (this.#closed) return Promise.reject(new Error('SqliteStorage: the storage is closed'));
     const statement = this.#statement(sql);
     if (statement.reader) {
       try {
@@ -75,9 +90,10 @@ export class SqliteClient implements SqlClient {
         return Promise.reject(error as Error);
       }
     }
-    if (this.#busy) return new Promise((resolve) => this.#queue.push(() => resolve(this.run(sql, params))));
+    const later = () => new Promise<SqlResult>((resolve) => this.#queue.push(() => resolve(this.run(sql, params))));
+    if (this.#busy) return later();
     try {
-      this.#begin();
+      if (!this.#begin()) return later();
       return this.#afterCommit({ rows: NO_ROWS, affected: statement.run(...params).changes });
     } catch (error) {
       this.#lostGroup(error);
@@ -92,8 +108,18 @@ export class SqliteClient implements SqlClient {
   }
 
   #transaction<T>(work: (tx: SqlSession) => Promise<T>): Promise<T> {
+    if (this.#closed) return Promise.reject(new Error('SqliteStorage: the storage is closed'));
     return new Promise<T>((resolve, reject) => {
       const start = (): void => {
+        try {
+          if (!this.#begin()) {
+            this.#queue.push(start);
+            return;
+          }
+        } catch (error) {
+          reject(error as Error);
+          return;
+        }
         this.#busy = true;
         this.#runInSavepoint(work).then(resolve, reject);
       };
@@ -139,7 +165,6 @@ export class SqliteClient implements SqlClient {
   async #runInSavepoint<T>(work: (tx: SqlSession) => Promise<T>): Promise<T> {
     let value: T;
     try {
-      this.#begin();
       this.#execute('SAVEPOINT sms_outbox_tx');
       try {
         value = await work(this.#inside);
@@ -167,10 +192,33 @@ export class SqliteClient implements SqlClient {
     while (!this.#busy && this.#queue.length > 0) this.#queue.shift()!();
   }
 
-  /** Opens the group's transaction if none is open, and schedules its commit. */
-  #begin(): void {
-    if (!this.#db.inTransaction) this.#execute('BEGIN IMMEDIATE');
+  /**
+   * Opens the group's transaction if none is open, and schedules its commit; `false` when
+   * another connection holds the write lock: the queue then waits a few ms, without holding
+   * the event loop (the connection's own `busy_timeout` is 0: a wait there would block the
+   * process, and with it a commit of another connection of this process it may wait for).
+   * Throws once it has waited `busyTimeoutMs`.
+   */
+  #begin(): boolean {
+    if (!this.#db.inTransaction) {
+      try {
+        this.#execute('BEGIN IMMEDIATE');
+      } catch (error) {
+        if ((error as { code?: unknown }).code !== 'SQLITE_BUSY') throw error;
+        const now = Date.now();
+        this.#lockWaitSince ??= now;
+        if (now - this.#lockWaitSince >= this.#busyTimeoutMs) {
+          this.#lockWaitSince = null;
+          throw error;
+        }
+        this.#busy = true;
+        setTimeout(() => this.#idle(), LOCK_RETRY_MS);
+        return false;
+      }
+      this.#lockWaitSince = null;
+    }
     this.#commitTimer ??= setImmediate(() => this.#commitWhenIdle());
+    return true;
   }
 
   #commitWhenIdle(): void {

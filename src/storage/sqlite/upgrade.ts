@@ -83,7 +83,7 @@ function moveLegacy(db: Database.Database, t: SqlTables): void {
   const insert = db.prepare(`INSERT INTO ${t.messages} (${INSERTED_COLUMNS}) VALUES ${tuple(WRITTEN_COLUMNS.length + 2)}`);
   const carrierId = db.prepare(`INSERT OR IGNORE INTO ${t.carrierIds} (carrier_id, ref) VALUES (?, ?)`);
   const carrierIds = db.prepare<[number], { carrier_id: string; idx: number }>('SELECT carrier_id, idx FROM sms_carrier_ids WHERE message_id = ? ORDER BY idx');
-  for (const old of db.prepare(LEGACY_SELECT).iterate() as IterableIterator<LegacyRow>) {
+  for (const old of db.prepare(LEGACY_SELECT).all() as LegacyRow[]) {
     const ids = carrierIds.all(old.id as number);
     const row = legacyRow(old, ids);
     insert.run(row.record.ref, 0, ...rowValues(row));
