@@ -223,12 +223,16 @@ export class SqlRecordStore implements RecordStore {
       `SELECT principal_id, idem_key FROM ${table} WHERE expires_at <= ? ORDER BY expires_at LIMIT ?`,
       [now, limit],
     );
-    if (rows.length === 0) return 0;
-    const { affected } = await this.run(
-      `DELETE FROM ${table} WHERE expires_at <= ? AND (${rows.map(() => '(principal_id = ? AND idem_key = ?)').join(' OR ')})`,
-      [now, ...rows.flatMap((row) => [row.principal_id, row.idem_key])],
-    );
-    return affected;
+    let deleted = 0;
+    // In slices: a statement takes a bounded number of parameters (SQLite's default is 32,766).
+    for (const slice of chunks(rows, CHUNK)) {
+      const { affected } = await this.run(
+        `DELETE FROM ${table} WHERE expires_at <= ? AND (${slice.map(() => '(principal_id = ? AND idem_key = ?)').join(' OR ')})`,
+        [now, ...slice.flatMap((row) => [row.principal_id, row.idem_key])],
+      );
+      deleted += affected;
+    }
+    return deleted;
   }
 
   /** `RecordStore.addCredit`: the addition and the read of the new balance in one transaction. */
