@@ -124,7 +124,8 @@ export type SqliteStorage = Ledger & Required<Pick<Storage, (typeof OPTIONAL_STO
  * once committed. Several processes may open the same file (SQLite locks it), but claims are
  * only as fast as one writer; for many instances use `sms-outbox/postgres`.
  */
-export const SqliteStorage = class SqliteStorage extends Ledger {
+// Anonymous, so that it is named after the constant (`did you mean new SqliteStorage(...)?`).
+export const SqliteStorage = class extends Ledger {
   constructor(options: SqliteStorageOptions) {
     super(new SqliteRecordStore(options));
   }
