@@ -2,10 +2,8 @@
  * `npx tsx bench/claim-sqlite.ts`: what fair queues cost the SQLite storage.
  *
  * 1. Inserts: 1-message and 100-message requests, 8 requesters at once, 2,000 messages a
- *    round, stored by `SqliteStorage` (schema 5: fair tags and the queue table) and by the
- *    insert of schema 4 (the statement before fair queues, through the same group commit, on
- *    a database migrated to version 4), in alternate rounds, 20 each; one principal, and
- *    requests rotating over 1,000 principals. The process's CPU microseconds per message
+ *    round, stored by `SqliteStorage`, 20 rounds; one principal, and requests rotating over
+ *    1,000 principals. The process's CPU microseconds per message
  *    (user + system: the insert's cost whatever else the machine runs), `synchronous` NORMAL.
  * 2. Claims: the time of one claim of 256 with 1,000,000 messages queued over 1,000
  *    principals, and over 1 principal (target: at most 2x), `synchronous` FULL (the
@@ -21,12 +19,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
 import type { NewMessage } from '../src/storage/contract.js';
 import { SqliteStorage } from '../src/storage/sqlite/adapter.js';
-import { GroupCommit } from '../src/storage/sqlite/group-commit.js';
-import { MIGRATIONS } from '../src/storage/sqlite/migrations.js';
-import { unsubmittedPartsJson } from '../src/storage/stored-parts.js';
 import { buildNewMessage } from '../src/testing/storage-suite/index.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'sms-outbox-bench-claim-'));
@@ -35,33 +29,7 @@ const newPath = (): string => join(dir, `db-${++files}.sqlite`);
 
 type Insert = (batch: readonly NewMessage[]) => Promise<void>;
 
-/** The insert of schema 4, the last before fair queues, as its storage ran it: a group-commit write per request. */
-function schema4Inserter(): Insert {
-  const db = new Database(newPath());
-  db.pragma('journal_mode = WAL');
-  db.pragma('synchronous = NORMAL');
-  for (const migration of MIGRATIONS.slice(0, 4)) db.exec(migration);
-  db.pragma('user_version = 4');
-  const insert = db.prepare<[unknown[]]>(`
-    INSERT INTO sms_messages (ref, principal_id, endpoint, profile_code, sender, recipient, text,
-      message_type, req_type, external_id, recipient_field, reference_field, sms_count, encoding,
-      callback_url, callback_secret, created_at, state, attempts, next_attempt_at, lease_owner, lease_until,
-      updated_at, parts)
-    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'queued', 0, ?, ?, ?, ?, ?)`);
-  const commits = new GroupCommit(db);
-  return async (messages) => {
-    const batch = messages.map((message) => ({ ...message }));
-    await commits.run(() => {
-      for (const m of batch) {
-        insert.run([m.ref, m.principalId, m.endpoint, m.profileCode, m.sender, m.recipient, m.text, m.messageType,
-          m.reqType, m.externalId, m.recipientField, m.referenceField, m.smsCount, m.encoding, m.callbackUrl,
-          m.callbackSecret, m.createdAt, m.createdAt, null, null, m.createdAt, unsubmittedPartsJson(m.smsCount)]);
-      }
-    });
-  };
-}
-
-function schema5Inserter(): Insert {
+function storageInserter(): Insert {
   const storage = new SqliteStorage({ path: newPath(), synchronous: 'NORMAL' });
   return (batch) => storage.insertMessages(batch);
 }
@@ -81,17 +49,15 @@ async function insertRound(insert: Insert, size: number, principals: number, rou
   return (user + system) / 2_000;
 }
 
-/** Median CPU microseconds per message, schema 4 and schema 5, over 20 alternate rounds each (after 2). */
-async function insertCosts(size: number, principals: number): Promise<[number, number]> {
-  const inserters = [schema4Inserter(), schema5Inserter()];
-  const costs: [number[], number[]] = [[], []];
+/** Median CPU microseconds per message over 20 rounds (after 2). */
+async function insertCost(size: number, principals: number): Promise<number> {
+  const insert = storageInserter();
+  const costs: number[] = [];
   for (let round = 0; round < 22; round++) {
-    for (const which of round % 2 === 0 ? [0, 1] : [1, 0]) {
-      const cost = await insertRound(inserters[which]!, size, principals, round);
-      if (round >= 2) costs[which]!.push(cost);
-    }
+    const cost = await insertRound(insert, size, principals, round);
+    if (round >= 2) costs.push(cost);
   }
-  return [median(costs[0]), median(costs[1])];
+  return median(costs);
 }
 
 function median(values: number[]): number {
@@ -126,14 +92,14 @@ const us = (value: number): string => `${value.toFixed(1)} us`;
 const ms = (value: number): string => `${value.toFixed(2)} ms`;
 
 try {
-  const inserts: { size: number; principals: number; schema4Us: number; fairUs: number }[] = [];
+  const inserts: { size: number; principals: number; fairUs: number }[] = [];
   if (!claimsOnly) {
-    say('Inserts: CPU us per message, median of 20 rounds (schema 4 -> fair queues)');
+    say('Inserts: CPU us per message, median of 20 rounds');
     for (const principals of [1, 1_000]) {
       for (const size of [1, 100]) {
-        const [before, after] = await insertCosts(size, principals);
-        inserts.push({ size, principals, schema4Us: before, fairUs: after });
-        say(`  ${size}-message requests, ${principals} principal(s): ${us(before)} -> ${us(after)} (${(after / before).toFixed(2)}x)`);
+        const cost = await insertCost(size, principals);
+        inserts.push({ size, principals, fairUs: cost });
+        say(`  ${size}-message requests, ${principals} principal(s): ${us(cost)}`);
       }
     }
   }

@@ -1,6 +1,7 @@
 /**
- * `sms-outbox/sqlite`: the SQLite storage. Needs the optional peer dependency better-sqlite3,
- * loaded when this entry is imported (storage/sqlite/options.ts).
+ * `sms-outbox/sqlite`: the SQLite storage (`SqliteStorage`, the library's ledger over
+ * `SqliteRecordStore`). Needs the optional peer dependency better-sqlite3, loaded when this
+ * entry is imported (storage/sqlite/options.ts).
  */
-export { SqliteStorage } from './storage/sqlite/adapter.js';
+export { SqliteRecordStore, SqliteStorage } from './storage/sqlite/adapter.js';
 export type { SqliteStorageOptions } from './storage/sqlite/options.js';

@@ -64,7 +64,7 @@ export class RowWriter {
     const written: number[] = [];
     decisions.forEach((decision, i) => {
       if (decision.row === undefined) return;
-      writes.push(toWrite(decision.row, rows[i]!.version, decision.refund));
+      writes.push(toWrite(decision.row, rows[i]!, decision.refund));
       written.push(i);
     });
     const results = decisions.map((decision) => decision.result);
@@ -87,7 +87,7 @@ export class RowWriter {
       if (decision.row === undefined) {
         if (fresh) return decision.result;
       } else {
-        const applied = await this.store.writeMessages([toWrite(decision.row, row!.version, decision.refund)]);
+        const applied = await this.store.writeMessages([toWrite(decision.row, row!, decision.refund)]);
         if (applied[0] === true) {
           this.leased.remember(decision.row);
           return decision.result;
@@ -101,6 +101,18 @@ export class RowWriter {
   }
 }
 
-function toWrite(row: MessageRow, expectedVersion: number, refund: number | undefined): MessageWrite {
-  return refund === undefined || refund === 0 ? { row, expectedVersion } : { row, expectedVersion, refund };
+/** The write of `row` over `read` (the row it was decided from), with the carrier ids it adds and the row it replaces. */
+function toWrite(row: MessageRow, read: MessageRow, refund: number | undefined): MessageWrite {
+  const write: MessageWrite = { row, expectedVersion: read.version, addedCarrierIds: addedCarrierIds(row, read), previous: read };
+  if (refund !== undefined && refund !== 0) write.refund = refund;
+  return write;
+}
+
+const NONE: readonly string[] = [];
+
+/** The carrier ids of `row` that `read` lacks: the write applies only over `read`'s version, whose ids are stored. */
+function addedCarrierIds(row: MessageRow, read: MessageRow): readonly string[] {
+  if (row.carrierIds === read.carrierIds) return NONE;
+  const added = row.carrierIds.filter((id) => !read.carrierIds.includes(id));
+  return added.length === 0 ? NONE : added;
 }

@@ -15,6 +15,9 @@ import { copyRecord, recordFields } from './copy-record.js';
 import { fairPlaces, type RecentTags } from './fair-place.js';
 import { endRow, nextRow, rankOf } from './rows.js';
 
+/** Rows a purge reads and deletes per step (see {@link Sweeps.purge}). */
+const PURGE_PAGE = 500;
+
 /** Whether a lease ending at `leaseUntil` still holds at `now`. */
 function leaseIsLive(leaseUntil: number | null, now: number): boolean {
   return leaseUntil !== null && leaseUntil > now;
@@ -105,11 +108,22 @@ export class Sweeps {
     return (await this.writer.updateAll(due, endIf((row) => row.record.state === 'submitted' && row.record.updatedAt < before, outcome, now))).filter(isTransition);
   }
 
-  /** Deletes up to `limit` ended messages without a pending report, last changed before `before`, oldest first. */
+  /**
+   * Deletes up to `limit` ended messages without a pending report, last changed before
+   * `before`, oldest first: a page at a time, so that a large batch (a host may set 20,000)
+   * is many short steps, each read and deleted before the next, not one long read.
+   */
   async purge(before: number, limit: number): Promise<number> {
-    const due = await this.store.dueMessages('purge', before - 1, Math.max(0, limit));
-    if (due.length === 0) return 0;
-    return this.store.deleteMessages(due.map((row) => row.record.ref));
+    let purged = 0;
+    while (purged < limit) {
+      const page = Math.min(PURGE_PAGE, limit - purged);
+      const due = await this.store.dueMessages('purge', before - 1, page);
+      if (due.length === 0) break;
+      const deleted = await this.store.deleteMessages(due.map((row) => row.record.ref));
+      purged += deleted;
+      if (due.length < page || deleted === 0) break;
+    }
+    return purged;
   }
 
   /**

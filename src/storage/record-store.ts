@@ -106,6 +106,19 @@ export interface MessageWrite {
   expectedVersion: number;
   /** Units to give back to the row's principal's credit balance in the same atomic step (a refund). */
   refund?: number;
+  /**
+   * The ids of `row.carrierIds` that the stored row at `expectedVersion` does not have: the
+   * ones the write adds. A store may rely on it and index only these (the others are
+   * indexed already, since the stored row has them); when absent, any of `row.carrierIds`
+   * may be new. The ledger always gives it (empty when the write adds none).
+   */
+  addedCarrierIds?: readonly string[];
+  /**
+   * The row as the library read it at `expectedVersion` (so the stored row, if the write
+   * applies): a store may compare with it and write only the fields that changed. Absent:
+   * any field may have.
+   */
+  previous?: MessageRow;
 }
 
 /** What must be true for a batch of messages to be stored ({@link RecordStore.insertMessages}). */
@@ -193,8 +206,8 @@ export interface RecordStore {
   /**
    * Applies each write whose row is still at `expectedVersion`, each in one atomic step
    * with its refund (and with the carrier ids the new row adds to its `carrierIds`, which
-   * the lookup by carrier id must find from then on). Returns, per write in order, whether
-   * it was applied.
+   * the lookup by carrier id must find from then on: `addedCarrierIds` when given, see
+   * {@link MessageWrite}). Returns, per write in order, whether it was applied.
    */
   writeMessages(writes: readonly MessageWrite[]): Promise<boolean[]>;
 

@@ -64,10 +64,10 @@ describe('a storage failure in the middle of a 100-message request', () => {
     try {
       const storage = new SqliteStorage({ database: db });
       await storage.ready();
-      db.exec(`CREATE TRIGGER boom BEFORE INSERT ON sms_messages WHEN NEW.external_id = 'boom'
+      db.exec(`CREATE TRIGGER boom BEFORE INSERT ON sms_outbox_messages WHEN NEW.external_id = 'boom'
         BEGIN SELECT RAISE(ABORT, 'injected failure'); END`);
       const count = async (prefix: string) =>
-        (db.prepare(`SELECT count(*) AS n FROM sms_messages WHERE external_id LIKE ? OR external_id = 'boom'`).get(`${prefix}-%`) as { n: number }).n;
+        (db.prepare(`SELECT count(*) AS n FROM sms_outbox_messages WHERE external_id LIKE ? OR external_id = 'boom'`).get(`${prefix}-%`) as { n: number }).n;
       await checkAtomic(storage, count);
     } finally {
       db.close();

@@ -12,7 +12,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import type { NewInbound, Storage } from '../../src/index.js';
 import { SqliteStorage } from '../../src/sqlite.js';
 import { PostgresStorage } from '../../src/postgres.js';
-import { MIGRATIONS } from '../../src/storage/sqlite/migrations.js';
+import { MIGRATIONS } from '../fixtures/sqlite-v11/legacy-migrations.js';
 import { migrations } from '../../src/storage/postgres/migrations.js';
 import { makePool, postgresUnavailable } from '../helpers/services.js';
 

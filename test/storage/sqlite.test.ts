@@ -1,13 +1,32 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { SqliteStorage } from '../../src/storage/sqlite/adapter.js';
-import { MIGRATIONS } from '../../src/storage/sqlite/migrations.js';
+import type { MessageRecord } from '../../src/storage/contract.js';
+import request from 'supertest';
+import { staticKeys } from '../../src/index.js';
+import { createGateway } from '../helpers/gateway.js';
+import { eventually } from '../helpers/poll.js';
 import { buildNewMessage, runStorageContract } from '../../src/testing/storage-suite/index.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'sms-outbox-sqlite-'));
+
+/** A copy of the file written by 0.1.0's SQLite storage (test/fixtures/sqlite-v11/generate.ts), with what it answered. */
+function legacyFile() {
+  const fixture = new URL('../fixtures/sqlite-v11/', import.meta.url).pathname;
+  const expected = JSON.parse(readFileSync(join(fixture, 'expected.json'), 'utf8')) as {
+    at: number;
+    principal: string;
+    balance: number;
+    refs: Record<string, string>;
+    records: Record<string, MessageRecord>;
+  };
+  const path = newPath();
+  copyFileSync(join(fixture, 'legacy.sqlite'), path);
+  return { expected, path };
+}
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 let fileCounter = 0;
@@ -48,97 +67,79 @@ describe('SqliteStorage', () => {
     expect(full.pragma('journal_mode', { simple: true })).toBe('wal');
     expect(full.pragma('synchronous', { simple: true })).toBe(2);
     expect(normal.pragma('synchronous', { simple: true })).toBe(1);
-    expect(normal.pragma('busy_timeout', { simple: true })).toBe(1234);
-    expect(full.pragma('user_version', { simple: true })).toBe(MIGRATIONS.length);
+    expect(full.pragma('user_version', { simple: true })).toBe(12);
     await a.close();
     await b.close();
     // The host's handles stay open: close() only closes what the adapter opened.
     expect(full.open).toBe(true);
-    expect(full.prepare('SELECT count(*) AS n FROM sms_messages').get()).toEqual({ n: 0 });
+    expect(full.prepare('SELECT count(*) AS n FROM sms_outbox_messages').get()).toEqual({ n: 0 });
     full.close();
     normal.close();
   });
 
-  it('moves the parts of a database left by schema version 2 into their messages, and goes on from there', async () => {
-    const path = newPath();
-    const old = new Database(path);
-    old.exec(MIGRATIONS[0]!);
-    old.exec(MIGRATIONS[1]!);
-    old.pragma('user_version = 2');
-    const insert = old.prepare(`
-      INSERT INTO sms_messages (id, ref, principal_id, endpoint, profile_code, sender, recipient, text, message_type,
-        req_type, external_id, recipient_field, reference_field, sms_count, encoding, created_at, state,
-        next_attempt_at, updated_at)
-      VALUES (?, ?, 'p', 'quick', '12345', 'SENDER', '254700000001', 'hello', 1, 1, 'x', 'mobile', 'reference_number', ?,
-        'gsm7', 1000, ?, 1000, 1000)`);
-    insert.run(1, 'two-parts', 2, 'submitted');
-    insert.run(2, 'queued-one', 1, 'queued');
-    const part = old.prepare('INSERT INTO sms_parts VALUES (?, ?, ?, ?, ?, ?)');
-    // Written out of index order: the migration orders them.
-    part.run(1, 1, 'c1', null, null, null);
-    part.run(1, 0, 'c0', 'delivered', 'delivered_to_terminal', 'Delivered "to handset"');
-    part.run(2, 0, null, null, null, null);
-    old.prepare('INSERT INTO sms_carrier_ids VALUES (?, ?, ?)').run('c0', 1, 0);
-    old.prepare('INSERT INTO sms_carrier_ids VALUES (?, ?, ?)').run('c1', 1, 1);
-    old.close();
-
+  it('upgrades a file written by 0.1.0: every message keeps its state, parts, report and place, and goes on', async () => {
+    const { expected, path } = legacyFile();
+    const { at, principal, refs } = expected;
     const storage = new SqliteStorage({ path });
-    const twoParts = await storage.getMessage('p', 'two-parts');
-    expect(twoParts?.parts).toEqual([
-      { index: 0, carrierId: 'c0', outcome: { state: 'delivered', reason: 'delivered_to_terminal', description: 'Delivered "to handset"' } },
-      { index: 1, carrierId: 'c1', outcome: null },
-    ]);
-    expect((await storage.getMessage('p', 'queued-one'))?.parts).toEqual([{ index: 0, carrierId: null, outcome: null }]);
-    // The receipt of the last part finds it through the carrier-id index and ends the message.
-    const result = await storage.applyReceipt({
-      carrierIds: ['c1'],
-      outcome: { state: 'delivered', reason: 'delivered_to_terminal', description: 'ok' },
-      now: 2000,
-    });
-    expect(result.kind).toBe('terminal');
-    expect((await storage.getMessage('p', 'two-parts'))?.state).toBe('delivered');
+    await storage.ready();
+    for (const [name, record] of Object.entries(expected.records)) {
+      expect(await storage.getMessage(principal, refs[name]!), name).toEqual(record);
+    }
+    expect(await storage.creditBalance(principal)).toBe(expected.balance);
+    expect((await storage.findIdempotency(principal, 'idem-1', at))?.status).toBe(202);
+    const names = (messages: { ref: string }[]) => messages.map((m) => Object.keys(refs).find((name) => refs[name] === m.ref)).sort();
+    // The queued ones are claimed in their places (transactional first), the leased and retrying ones once due.
+    const claimed = await storage.claimMessages({ owner: 'new-worker', limit: 20, leaseMs: 10_000_000, now: at + 30_000 });
+    expect(names(claimed)).toEqual(['partial', 'queued-a', 'queued-b', 'valid']);
+    expect(claimed[0]!.ref).toBe(refs['queued-b']);
+    expect(names(await storage.claimMessages({ owner: 'new-worker', limit: 20, leaseMs: 1_000, now: at + 600_000 }))).toEqual(['leased', 'retrying']);
+    // A part submitted before the upgrade, and a receipt for one, are found by their carrier ids.
+    expect(await storage.recordSubmission(refs.partial!, 1, 'c-partial-1', at + 600_001)).toMatchObject({ kind: 'submitted' });
+    const receipt = (carrierId: string) =>
+      storage.applyReceipt({ carrierIds: [carrierId], outcome: { state: 'delivered', reason: 'delivered_to_terminal', description: 'ok' }, now: at + 600_002 });
+    expect((await receipt('c-partial-0')).kind).toBe('part');
+    expect((await receipt('c-partial-1')).kind).toBe('terminal');
+    expect((await receipt('c-submitted')).kind).toBe('terminal');
+    expect((await receipt('c-delivered')).kind).toBe('duplicate');
+    // The pending report of `delivered` is claimed once its old lease ends.
+    expect(names((await storage.claimCallbacks({ owner: 'new-worker', limit: 10, leaseMs: 1_000, now: at + 600_003 })).map((r) => r.message))).toContain('delivered');
+    // The scheduled one is promoted at its time; the charged message ended unsent gives its unit back.
+    expect(names((await storage.promoteScheduled(at + 3_600_000, 10)).map((t) => t.message))).toEqual(['scheduled']);
+    expect(await storage.finish(refs['queued-a']!, { state: 'failed', reason: 'rejected', description: 'x' }, at + 600_004)).not.toBeNull();
+    expect(await storage.creditBalance(principal)).toBe(expected.balance + 1);
     await storage.close();
-    const migrated = new Database(path);
-    expect(migrated.pragma('user_version', { simple: true })).toBe(MIGRATIONS.length);
-    expect(migrated.prepare(`SELECT name FROM sqlite_master WHERE name = 'sms_parts'`).all()).toEqual([]);
-    migrated.close();
+    const upgraded = new Database(path);
+    expect(upgraded.pragma('user_version', { simple: true })).toBe(12);
+    const tables = upgraded.prepare(`SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sms_outbox%' ORDER BY name`).pluck().all();
+    expect(tables).toEqual(['sms_inbound', 'sms_inbound_parts', 'sms_opt_outs']);
+    upgraded.close();
+    // Upgraded once: opening it again changes nothing.
+    const again = new SqliteStorage({ path });
+    expect((await again.getMessage(principal, refs.reported!))?.callback?.state).toBe('delivered');
+    await again.close();
   });
 
-  it('writes a message without building a temporary b-tree; a version 3 database gets the new purge index and still purges', async () => {
-    /** The opcodes SQLite would run for a write to a message row: they evaluate every partial index's predicate. */
-    const temporaryTrees = (db: Database.Database) =>
-      [
-        `INSERT INTO sms_messages (ref, principal_id, endpoint, profile_code, sender, recipient, text, message_type, req_type,
-          external_id, recipient_field, reference_field, sms_count, encoding, created_at, state, next_attempt_at, updated_at)
-          VALUES ('r', 'p', 'quick', '12345', 'S', '254700000001', 't', 1, 1, 'x', 'mobile', 'reference_number', 1, 'gsm7', 1, 'queued', 1, 1)`,
-        `UPDATE sms_messages SET state = 'delivered', updated_at = 2 WHERE id = 1`,
-        `DELETE FROM sms_messages WHERE id = 1`,
-      ].flatMap((sql) => (db.prepare(`EXPLAIN ${sql}`).all() as { opcode: string }[]).filter((op) => op.opcode === 'OpenEphemeral'));
-    const path = newPath();
-    const old = new Database(path);
-    for (const migration of MIGRATIONS.slice(0, 3)) old.exec(migration);
-    old.pragma('user_version = 3');
-    // Version 3's purge index listed the five terminal states: SQLite built a b-tree of them at every write.
-    expect(temporaryTrees(old).length).toBeGreaterThan(0);
-    const insert = old.prepare(`
-      INSERT INTO sms_messages (ref, principal_id, endpoint, profile_code, sender, recipient, text, message_type,
-        req_type, external_id, recipient_field, reference_field, sms_count, encoding, created_at, state,
-        next_attempt_at, updated_at, parts)
-      VALUES (?, 'p', 'quick', '12345', 'SENDER', '254700000001', 'hello', 1, 1, 'x', 'mobile', 'reference_number', 1,
-        'gsm7', 1000, ?, 1000, 1000, '[["c"]]')`);
-    insert.run('old-delivered', 'delivered');
-    insert.run('old-submitted', 'submitted');
-    old.close();
-
+  it('answers the status of an upgraded file\'s messages through the router, and its worker delivers the queued ones', async () => {
+    const { expected, path } = legacyFile();
     const storage = new SqliteStorage({ path });
-    expect(await storage.purge(5_000, 10)).toBe(1);
-    expect(await storage.getMessage('p', 'old-delivered')).toBeNull();
-    expect((await storage.getMessage('p', 'old-submitted'))?.state).toBe('submitted');
-    await storage.close();
-    const migrated = new Database(path);
-    expect(migrated.pragma('user_version', { simple: true })).toBe(MIGRATIONS.length);
-    expect(temporaryTrees(migrated)).toEqual([]);
-    migrated.close();
+    const { app, sms } = createGateway({
+      storage,
+      verifyKey: staticKeys([{ key: 'legacy-key', id: expected.principal, profiles: ['PROFILE1'], scopes: ['quick', 'premium'] }]),
+    });
+    const status = async (name: string) =>
+      (await request(app).get(`/api/outbox/delivery-status/${expected.refs[name]}`).set('X-API-Key', 'legacy-key')).body as { status?: string };
+    try {
+      expect((await status('reported')).status).toBe('delivered');
+      // Stored in 2023: every queued one is due (and `valid` past its validity), the scheduled one too.
+      for (const name of ['queued-a', 'queued-b', 'valid', 'retrying', 'leased', 'scheduled']) {
+        await eventually(async () => !['queued', 'scheduled'].includes((await status(name)).status!), { what: `${name} submitted`, timeoutMs: 15_000 });
+      }
+      expect((await status('queued-a')).status).not.toBe('expired');
+      expect((await status('valid')).status).toBe('expired');
+    } finally {
+      await sms.close();
+      await storage.close();
+    }
   });
 
   it('creates the schema once when two instances open a new file together', async () => {

@@ -50,6 +50,11 @@ export interface SqlDialect {
    * database locks only the rows it returns.
    */
   forceIndex(index: string): string;
+  /**
+   * Whether `CREATE INDEX ... WHERE` (a partial index) is understood: the queue, report and
+   * timer indexes then leave out the rows they never find. Absent: no.
+   */
+  partialIndexes?: boolean;
   /** What ends a `SELECT` that locks the rows it returns and skips rows another transaction holds (`FOR UPDATE SKIP LOCKED`). */
   lockSkipLocked: string;
 }

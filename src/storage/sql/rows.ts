@@ -1,13 +1,14 @@
 /**
  * A `MessageRow` to and from the columns of the messages table (schema.ts): the fields the
  * store searches and orders by each in a column, and the record, book and carrier ids in the
- * JSON column `data`, kept as given.
+ * column `data` (packed, see `PackedData`).
  *
  * @module
  */
 import type { IdempotencyRecord } from '../idempotency-record.js';
 import type { MessageRecord } from '../message-record.js';
 import type { MessageRow, RowBook, Timer } from '../record-store.js';
+import { partsFromStored, type StoredPart } from '../stored-parts.js';
 
 /** The columns a write sets, in the order of {@link rowValues}. */
 export const WRITTEN_COLUMNS = [
@@ -31,19 +32,105 @@ export const WRITTEN_COLUMNS = [
 export const INSERTED_COLUMNS = ['ref', 'version', ...WRITTEN_COLUMNS].join(', ');
 
 /** The columns a read selects, for {@link fromColumns}. */
-export const ROW_COLUMNS = 'seq, version, queue, order_key, due_at, lease_owner, lease_until, report_due_at, timer, timer_at, data';
+export const ROW_COLUMNS =
+  'seq, ref, version, principal_id, external_id, created_at, queue, order_key, due_at, lease_owner, lease_until, report_due_at, timer, timer_at, data';
 
-/** What `data` holds. */
+/** What `data` held as first written: the row's parts as one object (still read). */
 interface RowData {
   record: MessageRecord;
   book: RowBook;
   carrierIds: readonly string[];
 }
 
+/**
+ * What `data` holds: the record's fields that have no column, the book and the carrier ids,
+ * by position rather than by name, about half the text of {@link RowData} (a row's width is
+ * what its inserts, updates and commits cost, on SQLite most of all). The fields a record
+ * may lack (`sendAt`, `validUntil`, `traceparent`) are in `optional`, present as on the
+ * record; parts are `[carrierId]`, or `[carrierId, state, reason, description]` once
+ * reported. The first element, 2, tells it from {@link RowData}.
+ */
+type PackedData = [
+  format: 2,
+  endpoint: MessageRecord['endpoint'],
+  profileCode: string,
+  sender: string,
+  recipient: string,
+  text: string,
+  messageType: number,
+  reqType: number,
+  recipientField: MessageRecord['recipientField'],
+  referenceField: MessageRecord['referenceField'],
+  smsCount: number,
+  encoding: MessageRecord['encoding'],
+  callbackUrl: string | null,
+  callbackSecret: string | null,
+  priority: MessageRecord['priority'],
+  state: MessageRecord['state'],
+  statusReason: MessageRecord['statusReason'],
+  statusDescription: string | null,
+  attempts: number,
+  lastError: string | null,
+  updatedAt: number,
+  parts: StoredPart[],
+  callback: MessageRecord['callback'],
+  optional: Pick<MessageRecord, 'sendAt' | 'validUntil' | 'traceparent'>,
+  weight: number,
+  charge: RowBook['charge'],
+  replacedCarrierIds: RowBook['replacedCarrierIds'],
+  reportUid: string | null,
+  carrierIds: readonly string[],
+];
+
+/** The `data` text of `row` ({@link PackedData}). */
+function packData(row: MessageRow): string {
+  const r = row.record;
+  const optional: PackedData[23] = {};
+  if (r.sendAt !== undefined) optional.sendAt = r.sendAt;
+  if (r.validUntil !== undefined) optional.validUntil = r.validUntil;
+  if (r.traceparent !== undefined) optional.traceparent = r.traceparent;
+  const parts = new Array<StoredPart>(r.parts.length);
+  for (let i = 0; i < parts.length; i++) {
+    const { carrierId, outcome } = r.parts[i]!;
+    parts[i] = outcome === null ? [carrierId] : [carrierId, outcome.state, outcome.reason, outcome.description];
+  }
+  const b = row.book;
+  const packed: PackedData = [
+    2, r.endpoint, r.profileCode, r.sender, r.recipient, r.text, r.messageType, r.reqType, r.recipientField, r.referenceField,
+    r.smsCount, r.encoding, r.callbackUrl, r.callbackSecret, r.priority, r.state, r.statusReason, r.statusDescription,
+    r.attempts, r.lastError, r.updatedAt, parts, r.callback, optional, b.weight, b.charge, b.replacedCarrierIds, b.reportUid,
+    row.carrierIds,
+  ];
+  return JSON.stringify(packed);
+}
+
+/** The record, book and carrier ids of a row from its columns and `data` (either form). */
+function unpackData(columns: Record<string, unknown>): RowData {
+  const data = parsed<PackedData | RowData>(columns.data);
+  if (!Array.isArray(data)) return data;
+  const [, endpoint, profileCode, sender, recipient, text, messageType, reqType, recipientField, referenceField, smsCount,
+    encoding, callbackUrl, callbackSecret, priority, state, statusReason, statusDescription, attempts, lastError, updatedAt,
+    parts, callback, optional, weight, charge, replacedCarrierIds, reportUid, carrierIds] = data;
+  const record: MessageRecord = {
+    ref: String(columns.ref),
+    principalId: String(columns.principal_id),
+    endpoint, profileCode, sender, recipient, text, messageType, reqType,
+    externalId: String(columns.external_id),
+    recipientField, referenceField, smsCount, encoding, callbackUrl, callbackSecret,
+    createdAt: num(columns.created_at),
+    priority, state, statusReason, statusDescription, attempts, lastError, updatedAt,
+    parts: partsFromStored(parts),
+    callback,
+  };
+  if ('sendAt' in optional) record.sendAt = optional.sendAt;
+  if ('validUntil' in optional) record.validUntil = optional.validUntil;
+  if ('traceparent' in optional) record.traceparent = optional.traceparent;
+  return { record, book: { weight, charge, replacedCarrierIds, reportUid }, carrierIds };
+}
+
 /** The values of {@link WRITTEN_COLUMNS} for `row`. */
 export function rowValues(row: MessageRow): unknown[] {
   const { record } = row;
-  const data: RowData = { record: row.record, book: row.book, carrierIds: row.carrierIds };
   return [
     record.principalId,
     record.externalId,
@@ -58,8 +145,47 @@ export function rowValues(row: MessageRow): unknown[] {
     row.reportDueAt,
     row.timer,
     row.timerAt,
-    JSON.stringify(data),
+    packData(row),
   ];
+}
+
+/** The values of {@link WRITTEN_COLUMNS} but `data`, each read from a row. */
+const INDEXED_VALUES: readonly [column: string, value: (row: MessageRow) => unknown][] = [
+  ['principal_id', (row) => row.record.principalId],
+  ['external_id', (row) => row.record.externalId],
+  ['created_at', (row) => row.record.createdAt],
+  ['valid_until', (row) => row.record.validUntil ?? null],
+  ['accepted_at', (row) => row.record.sendAt ?? row.record.createdAt],
+  ['queue', (row) => row.queue],
+  ['order_key', (row) => row.orderKey],
+  ['due_at', (row) => row.dueAt],
+  ['lease_owner', (row) => row.leaseOwner],
+  ['lease_until', (row) => row.leaseUntil],
+  ['report_due_at', (row) => row.reportDueAt],
+  ['timer', (row) => row.timer],
+  ['timer_at', (row) => row.timerAt],
+];
+
+/**
+ * The columns of `row` whose values differ from `previous` (the stored row it replaces),
+ * with their values: a database updates only the indexes of the columns an `UPDATE` sets.
+ * `data` is among them unless the record, book and carrier ids are the very same objects.
+ */
+export function changedValues(row: MessageRow, previous: MessageRow): { columns: string[]; values: unknown[] } {
+  const columns: string[] = [];
+  const values: unknown[] = [];
+  for (const [column, value] of INDEXED_VALUES) {
+    const next = value(row);
+    if (next !== value(previous)) {
+      columns.push(column);
+      values.push(next);
+    }
+  }
+  if (row.record !== previous.record || row.book !== previous.book || row.carrierIds !== previous.carrierIds) {
+    columns.push('data');
+    values.push(packData(row));
+  }
+  return { columns, values };
 }
 
 /** A number column (drivers give 64-bit integers and aggregates as numbers or strings). */
@@ -81,7 +207,7 @@ function parsed<T>(value: unknown): T {
 
 /** The row selected with {@link ROW_COLUMNS}. */
 export function fromColumns(columns: Record<string, unknown>): MessageRow {
-  const data = parsed<RowData>(columns.data);
+  const data = unpackData(columns);
   return {
     record: data.record,
     book: data.book,
@@ -120,9 +246,11 @@ export function toIdempotency(columns: Record<string, unknown>): IdempotencyReco
   };
 }
 
+const tuples: string[] = [];
+
 /** `(?, ?, ...)` with `count` placeholders. */
 export function tuple(count: number): string {
-  return `(${Array.from({ length: count }, () => '?').join(', ')})`;
+  return (tuples[count] ??= `(${Array.from({ length: count }, () => '?').join(', ')})`);
 }
 
 /** `items` in slices of at most `size`, so that no statement outgrows a driver's or server's limits. */

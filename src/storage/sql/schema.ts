@@ -49,8 +49,10 @@ interface Migration {
 /** The schema's steps, oldest first. Index names carry the prefix: some databases name indexes per schema, not per table. */
 function migrations(dialect: SqlDialect, prefix: string, t: SqlTables): Migration[] {
   const { key, text, json, bigint, double, serial } = dialect.types;
-  const index = (name: string, table: string, columns: string): string =>
-    `CREATE INDEX ${dialect.quote(`${prefix}${name}`)} ON ${table} (${columns})`;
+  // Partial where the database has them: a row out of the queue (or without a report or a
+  // timer) then costs those indexes nothing, and every query of them names its column.
+  const index = (name: string, table: string, columns: string, onlyWhere?: string): string =>
+    `CREATE INDEX ${dialect.quote(`${prefix}${name}`)} ON ${table} (${columns})${onlyWhere !== undefined && dialect.partialIndexes === true ? ` WHERE ${onlyWhere}` : ''}`;
   return [
     {
       version: 1,
@@ -75,12 +77,12 @@ function migrations(dialect: SqlDialect, prefix: string, t: SqlTables): Migratio
           data ${json} NOT NULL
         )${dialect.tableOptions}`,
         // Claims walk the submit queue in its order; queueEnds reads both ends of a class.
-        index('messages_claim', t.messages, 'queue, order_key, seq'),
-        index('messages_principal_queue', t.messages, 'queue, principal_id, order_key'),
+        index('messages_claim', t.messages, 'queue, order_key, seq', 'queue IS NOT NULL'),
+        index('messages_principal_queue', t.messages, 'queue, principal_id, order_key', 'queue IS NOT NULL'),
         // countQueued's oldest accepted message per class.
-        index('messages_accepted', t.messages, 'queue, accepted_at'),
-        index('messages_report', t.messages, 'report_due_at, order_key, seq'),
-        index('messages_timer', t.messages, 'timer, timer_at, seq'),
+        index('messages_accepted', t.messages, 'queue, accepted_at', 'queue IS NOT NULL'),
+        index('messages_report', t.messages, 'report_due_at, order_key, seq', 'report_due_at IS NOT NULL'),
+        index('messages_timer', t.messages, 'timer, timer_at, seq', 'timer IS NOT NULL'),
         index('messages_external', t.messages, `principal_id, ${dialect.indexPrefix('external_id', 191)}, created_at, seq`),
         `CREATE TABLE IF NOT EXISTS ${t.carrierIds} (
           carrier_id ${key} NOT NULL,

@@ -15,6 +15,7 @@ import type { SqlClient, SqlDialect, SqlSession } from './dialect.js';
 import { addUnits, applyGuard, balanceOf, GuardRefusal } from './guard.js';
 import { claimMessages, claimReports, countQueued, dueMessages, queueEnds, runOn, type SqlContext } from './queue.js';
 import {
+  changedValues,
   chunks,
   fromColumns,
   IDEMPOTENCY_COLUMNS,
@@ -26,7 +27,6 @@ import {
   WRITTEN_COLUMNS,
 } from './rows.js';
 import { createSchema, sqlTables } from './schema.js';
-import { StoredCarrierIds } from './stored-carrier-ids.js';
 
 /** Rows per `INSERT` statement, and keys per `IN (...)` list: well under every driver's parameter and packet limits. */
 const CHUNK = 200;
@@ -46,7 +46,6 @@ export class SqlRecordStore implements RecordStore {
   /** The table name prefix (a plain identifier, checked by the adapter). */
   protected readonly prefix: string;
   #schema: Promise<void> | undefined;
-  readonly #stored = new StoredCarrierIds();
 
   /** A store over `client` speaking `dialect`, its tables named with `prefix`. */
   constructor(client: SqlClient, dialect: SqlDialect, prefix: string) {
@@ -68,15 +67,9 @@ export class SqlRecordStore implements RecordStore {
     return runOn(this.sql, this.sql.client, sql, params);
   }
 
-  /** `rows`, read from the database, their carrier ids noted as stored. */
-  #seen<T extends MessageRow[]>(rows: T): T {
-    this.#stored.saw(rows);
-    return rows;
-  }
-
-  /** Stores the carrier ids of `rows` in the side table (those already there stay). */
-  async #insertCarrierIds(tx: SqlSession, rows: readonly MessageRow[]): Promise<void> {
-    const pairs = rows.flatMap((row) => row.carrierIds.map((id) => [id, row.record.ref]));
+  /** Stores `ids` of the row of `ref` in the side table (those already there stay). */
+  async #insertCarrierIds(tx: SqlSession, rows: readonly { ref: string; ids: readonly string[] }[]): Promise<void> {
+    const pairs = rows.flatMap((row) => row.ids.map((id) => [id, row.ref]));
     for (const slice of chunks(pairs, CHUNK)) {
       const values = slice.map(() => tuple(2)).join(', ');
       await runOn(this.sql, tx, this.sql.dialect.insertIgnore(this.sql.tables.carrierIds, 'carrier_id, ref', values), slice.flat());
@@ -91,7 +84,7 @@ export class SqlRecordStore implements RecordStore {
         const params = slice.flatMap((row) => [row.record.ref, 0, ...rowValues(row)]);
         await runOn(this.sql, session, `INSERT INTO ${this.sql.tables.messages} (${INSERTED_COLUMNS}) VALUES ${values}`, params);
       }
-      await this.#insertCarrierIds(session, rows);
+      await this.#insertCarrierIds(session, rows.map((row) => ({ ref: row.record.ref, ids: row.carrierIds })));
     };
     const alone = guard === undefined && rows.length <= CHUNK && rows.every((row) => row.carrierIds.length === 0);
     if (alone) {
@@ -103,7 +96,6 @@ export class SqlRecordStore implements RecordStore {
         if (guard !== undefined) await applyGuard(this.sql, tx, guard);
         await insert(tx);
       });
-      this.#stored.saw(rows);
       return undefined;
     } catch (error) {
       if (error instanceof GuardRefusal) return error.refusal;
@@ -114,7 +106,7 @@ export class SqlRecordStore implements RecordStore {
   /** `RecordStore.getMessage`. */
   async getMessage(ref: string): Promise<MessageRow | null> {
     const { rows } = await this.run(`SELECT ${ROW_COLUMNS} FROM ${this.sql.tables.messages} WHERE ref = ?`, [ref]);
-    return rows.length === 0 ? null : this.#seen([fromColumns(rows[0]!)])[0]!;
+    return rows.length === 0 ? null : fromColumns(rows[0]!);
   }
 
   /** `RecordStore.findByExternalId`. */
@@ -125,7 +117,7 @@ export class SqlRecordStore implements RecordStore {
         ORDER BY created_at DESC, seq DESC LIMIT ?`,
       [principalId, externalId, limit],
     );
-    return this.#seen(rows.map(fromColumns));
+    return rows.map(fromColumns);
   }
 
   /** `RecordStore.findByCarrierId`: of the rows an id names, the newest (a carrier may reuse an id). */
@@ -140,25 +132,25 @@ export class SqlRecordStore implements RecordStore {
       );
       for (const id of slice) {
         const named = rows.filter((row) => row.carrier_id === id).map(fromColumns);
-        if (named.length > 0) return this.#seen([named.reduce((newest, row) => (row.seq > newest.seq ? row : newest))])[0]!;
+        if (named.length > 0) return named.reduce((newest, row) => (row.seq > newest.seq ? row : newest));
       }
     }
     return null;
   }
 
   /** `RecordStore.claimMessages`. */
-  async claimMessages(options: ClaimOptions): Promise<MessageRow[]> {
-    return this.#seen(await claimMessages(this.sql, options));
+  claimMessages(options: ClaimOptions): Promise<MessageRow[]> {
+    return claimMessages(this.sql, options);
   }
 
   /** `RecordStore.claimReports`. */
-  async claimReports(options: ClaimOptions): Promise<MessageRow[]> {
-    return this.#seen(await claimReports(this.sql, options));
+  claimReports(options: ClaimOptions): Promise<MessageRow[]> {
+    return claimReports(this.sql, options);
   }
 
   /** `RecordStore.dueMessages`. */
-  async dueMessages(timer: Timer, at: number, limit: number): Promise<MessageRow[]> {
-    return this.#seen(await dueMessages(this.sql, timer, at, limit));
+  dueMessages(timer: Timer, at: number, limit: number): Promise<MessageRow[]> {
+    return dueMessages(this.sql, timer, at, limit);
   }
 
   /** `RecordStore.queueEnds`. */
@@ -171,27 +163,30 @@ export class SqlRecordStore implements RecordStore {
     return countQueued(this.sql, principalId);
   }
 
-  /** One compare-and-set write: a single statement, or a transaction when it refunds or adds carrier ids not known to be stored. */
-  async #write({ row, expectedVersion, refund }: MessageWrite): Promise<boolean> {
-    const update = async (session: SqlSession): Promise<boolean> => {
-      const { affected } = await runOn(
-        this.sql,
-        session,
-        `UPDATE ${this.sql.tables.messages} SET ${WRITE_SET} WHERE ref = ? AND version = ?`,
-        [...rowValues(row), expectedVersion + 1, row.record.ref, expectedVersion],
-      );
-      return affected > 0;
-    };
+  /**
+   * One compare-and-set write: a single statement, or a transaction when it refunds or adds
+   * carrier ids (`addedCarrierIds`; all of the row's when the caller does not say).
+   */
+  async #write({ row, expectedVersion, refund, addedCarrierIds = row.carrierIds, previous }: MessageWrite): Promise<boolean> {
+    let sql = `UPDATE ${this.sql.tables.messages} SET ${WRITE_SET} WHERE ref = ? AND version = ?`;
+    let values: unknown[];
+    if (previous === undefined) values = rowValues(row);
+    else {
+      // Only what changed: each column set costs its indexes an update, changed or not.
+      const changed = changedValues(row, previous);
+      sql = `UPDATE ${this.sql.tables.messages} SET ${changed.columns.map((column) => `${column} = ?, `).join('')}version = ? WHERE ref = ? AND version = ?`;
+      values = changed.values;
+    }
+    const params = [...values, expectedVersion + 1, row.record.ref, expectedVersion];
+    const update = async (session: SqlSession): Promise<boolean> => (await runOn(this.sql, session, sql, params)).affected > 0;
     const units = refund ?? 0;
-    if (units <= 0 && this.#stored.covers(row)) return update(this.sql.client);
-    const applied = await this.sql.client.transaction(async (tx) => {
+    if (units <= 0 && addedCarrierIds.length === 0) return update(this.sql.client);
+    return this.sql.client.transaction(async (tx) => {
       if (!(await update(tx))) return false;
       if (units > 0) await addUnits(this.sql, tx, row.record.principalId, units);
-      if (!this.#stored.covers(row)) await this.#insertCarrierIds(tx, [row]);
+      if (addedCarrierIds.length > 0) await this.#insertCarrierIds(tx, [{ ref: row.record.ref, ids: addedCarrierIds }]);
       return true;
     });
-    if (applied) this.#stored.saw([row]);
-    return applied;
   }
 
   /** `RecordStore.writeMessages`: each write on its own, at once. */
@@ -201,7 +196,6 @@ export class SqlRecordStore implements RecordStore {
 
   /** `RecordStore.deleteMessages`. */
   async deleteMessages(refs: readonly string[]): Promise<number> {
-    this.#stored.forget(refs);
     let deleted = 0;
     for (const slice of chunks(refs, CHUNK)) {
       deleted += await this.sql.client.transaction(async (tx) => {
@@ -213,13 +207,12 @@ export class SqlRecordStore implements RecordStore {
     return deleted;
   }
 
-  /** `RecordStore.findIdempotency`. */
-  async findIdempotency(principalId: string, key: string, now: number): Promise<IdempotencyRecord | null> {
-    const { rows } = await this.run(
+  /** `RecordStore.findIdempotency` (typed as the contract's, so an adapter may answer without a promise). */
+  findIdempotency(principalId: string, key: string, now: number): Promise<IdempotencyRecord | null> | IdempotencyRecord | null {
+    return this.run(
       `SELECT ${IDEMPOTENCY_COLUMNS} FROM ${this.sql.tables.idempotency} WHERE principal_id = ? AND idem_key = ? AND expires_at > ?`,
       [principalId, key, now],
-    );
-    return rows.length === 0 ? null : toIdempotency(rows[0]!);
+    ).then(({ rows }) => (rows.length === 0 ? null : toIdempotency(rows[0]!)));
   }
 
   /** `RecordStore.purgeIdempotency`: the oldest expired keys first, read then deleted (some databases limit no `DELETE`). */
@@ -230,12 +223,16 @@ export class SqlRecordStore implements RecordStore {
       `SELECT principal_id, idem_key FROM ${table} WHERE expires_at <= ? ORDER BY expires_at LIMIT ?`,
       [now, limit],
     );
-    if (rows.length === 0) return 0;
-    const { affected } = await this.run(
-      `DELETE FROM ${table} WHERE expires_at <= ? AND (${rows.map(() => '(principal_id = ? AND idem_key = ?)').join(' OR ')})`,
-      [now, ...rows.flatMap((row) => [row.principal_id, row.idem_key])],
-    );
-    return affected;
+    let deleted = 0;
+    // In slices: a statement takes a bounded number of parameters (SQLite's default is 32,766).
+    for (const slice of chunks(rows, CHUNK)) {
+      const { affected } = await this.run(
+        `DELETE FROM ${table} WHERE expires_at <= ? AND (${slice.map(() => '(principal_id = ? AND idem_key = ?)').join(' OR ')})`,
+        [now, ...slice.flatMap((row) => [row.principal_id, row.idem_key])],
+      );
+      deleted += affected;
+    }
+    return deleted;
   }
 
   /** `RecordStore.addCredit`: the addition and the read of the new balance in one transaction. */

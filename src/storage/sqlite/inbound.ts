@@ -19,7 +19,7 @@ import type {
   OptOutKey,
 } from '../inbound-record.js';
 import { inboundFromRow, optOutFromRow, type InboundColumns, type OptOutColumns } from '../inbound-rows.js';
-import type { GroupCommit } from './group-commit.js';
+import type { WriteGroup } from './client.js';
 import { purgeInChunks } from './in-chunks.js';
 
 /** A row of `sms_inbound`. */
@@ -85,11 +85,11 @@ function prepare(db: Database.Database) {
 /** Inbound messages and opt-outs in the storage's SQLite database. */
 export class SqliteInbound implements InboundStorage {
   readonly #db: () => Promise<Database.Database>;
-  readonly #commits: GroupCommit;
+  readonly #commits: WriteGroup;
   #statements: ReturnType<typeof prepare> | undefined;
 
   /** `db` resolves with the database once its schema is ready (the storage's `ready()`). */
-  constructor(db: () => Promise<Database.Database>, commits: GroupCommit) {
+  constructor(db: () => Promise<Database.Database>, commits: WriteGroup) {
     this.#db = db;
     this.#commits = commits;
   }
