@@ -8,6 +8,7 @@
  * @module
  */
 import type { InsertGuard, MessageRow, MessageWrite } from '../record-store.js';
+import { ROW_COLUMNS } from '../sql/rows.js';
 import type { SqlTables } from '../sql/schema.js';
 
 /** The row columns a write or an insert sets from arrays, with each array's type. */
@@ -30,13 +31,23 @@ const ROW_ARRAYS = [
 
 const COLUMNS = ROW_ARRAYS.map(([column]) => column).join(', ');
 
-/** `unnest($from::type[], ...)` of the row arrays, numbered from `from`. */
+/**
+ * Separates the rows' JSON documents in the one text parameter that carries them: JSON text
+ * never holds a raw control character (`JSON.stringify` escapes them), so it never holds this.
+ * One text rather than a text array, because a driver escapes every quote of every element
+ * of an array literal, and a document is mostly quotes.
+ */
+const DATA_SEPARATOR = '\x1e';
+
+/** `unnest($from::type[], ...)` of the row arrays, numbered from `from`; the last (data) split from one text. */
 function unnestRows(from: number): string {
-  return ROW_ARRAYS.map(([, type], i) => `$${from + i}::${type}[]`).join(', ');
+  return ROW_ARRAYS.map(([column, type], i) =>
+    column === 'data' ? `string_to_array($${from + i}::text, E'\\x1e')` : `$${from + i}::${type}[]`,
+  ).join(', ');
 }
 
 /** The row arrays of `rows`, in {@link ROW_ARRAYS}' order. */
-function rowArrays(rows: readonly MessageRow[]): unknown[][] {
+function rowArrays(rows: readonly MessageRow[]): unknown[] {
   const arrays: unknown[][] = ROW_ARRAYS.map(() => new Array<unknown>(rows.length));
   rows.forEach((row, i) => {
     const { record } = row;
@@ -58,16 +69,47 @@ function rowArrays(rows: readonly MessageRow[]): unknown[][] {
     ];
     values.forEach((value, column) => (arrays[column]![i] = value));
   });
-  return arrays;
+  return [...arrays.slice(0, -1), arrays[arrays.length - 1]!.join(DATA_SEPARATOR)];
 }
 
 /** A write, with the carrier ids it adds when the ledger names them (else every id of its row, those stored already skipped by the insert). */
 type Write = MessageWrite & { addedCarrierIds?: readonly string[] };
 
+/** A row a submit claim at `$3` may take: due, not leased, still valid. */
+const CLAIMABLE = 'due_at <= $3 AND (lease_until IS NULL OR lease_until <= $3) AND (valid_until IS NULL OR valid_until > $3)';
+
 /** The statements of the store over `t`. */
 export function postgresStatements(t: SqlTables) {
   const n = ROW_ARRAYS.length;
+  const returned = ROW_COLUMNS.split(', ').map((column) => `m.${column}`).join(', ');
   return {
+    /**
+     * `queueEnds` of several classes and principals at once: element `i` of `$1` (class),
+     * `$2` (principal) and `$3` (now), answered in order. Each end is an explicit walk of an
+     * index from one side: a `MAX()` over a table without statistics yet (a new schema) is
+     * planned as a read of every entry of the principal, at every insert.
+     */
+    queueEnds: `SELECT
+        (SELECT order_key FROM ${t.messages} m WHERE m.queue = q.queue AND m.principal_id = q.principal_id ORDER BY order_key DESC LIMIT 1) AS principal_last,
+        (SELECT order_key FROM ${t.messages} m WHERE m.queue = q.queue AND m.due_at <= q.now AND (m.lease_until IS NULL OR m.lease_until <= q.now)
+          AND (m.valid_until IS NULL OR m.valid_until > q.now) ORDER BY order_key, seq LIMIT 1) AS head,
+        (SELECT order_key FROM ${t.messages} m WHERE m.queue = q.queue ORDER BY order_key DESC LIMIT 1) AS last
+      FROM unnest($1::smallint[], $2::text[], $3::bigint[]) WITH ORDINALITY AS q(queue, principal_id, now, i) ORDER BY q.i`,
+    /**
+     * A submit claim in one statement: up to `$4` claimable rows in the queue's order,
+     * skipping those another claim holds, leased to `$1` until `$2` at `$3`.
+     */
+    claimMessages: `WITH c AS (
+        SELECT seq FROM ${t.messages} WHERE queue IS NOT NULL AND ${CLAIMABLE}
+          ORDER BY queue, order_key, seq LIMIT $4 FOR UPDATE SKIP LOCKED)
+      UPDATE ${t.messages} m SET lease_owner = $1, lease_until = $2, version = m.version + 1 FROM c WHERE m.seq = c.seq
+      RETURNING ${returned}`,
+    /** A report claim in one statement: up to `$3` due reports at `$2`, moved to `$1` (their lease); each with the due time it had. */
+    claimReports: `WITH c AS (
+        SELECT seq, report_due_at AS was_due FROM ${t.messages} WHERE report_due_at <= $2
+          ORDER BY report_due_at, order_key, seq LIMIT $3 FOR UPDATE SKIP LOCKED)
+      UPDATE ${t.messages} m SET report_due_at = $1, version = m.version + 1 FROM c WHERE m.seq = c.seq
+      RETURNING ${returned}, c.was_due`,
     /**
      * Applies each write whose row is still at its expected version; returns the refs
      * applied. The carrier ids and the refunds follow only the applied writes. Refs must be

@@ -11,8 +11,10 @@
 import { createHash } from 'node:crypto';
 import type { Pool } from 'pg';
 import { delegateInbound, type InboundStorage } from '../inbound-record.js';
+import type { ClaimOptions } from '../claim-options.js';
 import type { InsertGuard, InsertRefusal, MessageRow, MessageWrite } from '../record-store.js';
-import { num } from '../sql/rows.js';
+import { Batcher } from '../../util/batcher.js';
+import { fromColumns, num, numOrNull } from '../sql/rows.js';
 import { createSchema } from '../sql/schema.js';
 import { SqlRecordStore } from '../sql/store.js';
 import { postgresClient } from './client.js';
@@ -34,6 +36,19 @@ const MAX_BATCH = 100;
  */
 const MAX_IN_FLIGHT = 3;
 
+/** What one `queueEnds` asks. */
+interface EndsAsked {
+  queue: number;
+  principalId: string;
+  now: number;
+}
+
+/** What `queueEnds` answers. */
+interface QueueEnds {
+  principalLast: number | null;
+  head: number | null;
+}
+
 /** The record store in schema `schema` of the host's pool, with the inbound steps (inbound.ts). */
 // eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging
 export class PostgresRecordStore extends SqlRecordStore {
@@ -41,8 +56,10 @@ export class PostgresRecordStore extends SqlRecordStore {
   readonly #schema: string;
   readonly #sql: ReturnType<typeof postgresStatements>;
   readonly #writes: WriteBatches;
-  /** The prepared statements' names: per schema, short of PostgreSQL's 63 characters. */
-  readonly #names: { insert: string; write: string };
+  readonly #ends: Batcher<EndsAsked, QueueEnds>;
+  readonly #inserts: Batcher<readonly MessageRow[], void>;
+  /** Names the prepared statements of this schema (a statement's name is per connection, and a pool may serve two schemas). */
+  readonly #tag: string;
   #readying: Promise<void> | undefined;
 
   /** A store on `pool`, its tables in `schema` (a plain identifier, checked by the options). */
@@ -54,9 +71,16 @@ export class PostgresRecordStore extends SqlRecordStore {
     this.#pool = pool;
     this.#schema = schema;
     this.#sql = postgresStatements(this.sql.tables);
-    const tag = createHash('sha1').update(schema).digest('hex').slice(0, 16);
-    this.#names = { insert: `sms_outbox_insert_${tag}`, write: `sms_outbox_write_${tag}` };
+    this.#tag = createHash('sha1').update(schema).digest('hex').slice(0, 16);
     this.#writes = new WriteBatches((writes) => this.#writeAll(writes), MAX_BATCH, MAX_IN_FLIGHT);
+    const batching = { maxBatch: MAX_BATCH, maxInFlight: MAX_IN_FLIGHT };
+    this.#ends = new Batcher({ ...batching, runBatch: (asked) => this.#endsOf(asked), runOne: async (asked) => (await this.#endsOf([asked]))[0]! });
+    const insertAll = async (batches: readonly (readonly MessageRow[])[]): Promise<void[]> => {
+      await this.#query('insert', insertParams(batches.flat(), undefined));
+      return batches.map(() => undefined);
+    };
+    // Requests of 100 messages: 20 of them are 2,000 rows, a statement of a few MB at most.
+    this.#inserts = new Batcher({ maxBatch: 20, maxInFlight: MAX_IN_FLIGHT, runBatch: insertAll, runOne: async (rows) => void (await insertAll([rows])) });
     delegateInbound(this, new PostgresInbound(pool, quoteIdent(schema), () => this.ready()));
   }
 
@@ -87,16 +111,55 @@ export class PostgresRecordStore extends SqlRecordStore {
     await this.#readying?.catch(() => undefined);
   }
 
-  /** `RecordStore.insertMessages`: one statement, unless its guard both keys and charges. */
+  /**
+   * `RecordStore.insertMessages`: one statement, unless its guard both keys and charges (a
+   * transaction then). Inserts without a guard made in one turn share their statement: it
+   * stores all of them or none, and when it fails each is sent again alone, so a duplicate
+   * ref fails only its own insert.
+   */
   override async insertMessages(rows: readonly MessageRow[], guard?: InsertGuard): Promise<InsertRefusal | undefined> {
-    if (rows.length === 0 && guard === undefined) return undefined;
-    if (guard?.idempotency !== undefined && guard.credit !== undefined && guard.credit.units > 0) return super.insertMessages(rows, guard);
-    await this.ready();
-    const { rows: answer } = await this.#pool.query({ name: this.#names.insert, text: this.#sql.insert, values: insertParams(rows, guard) });
+    if (guard === undefined) {
+      if (rows.length > 0) await this.#inserts.call(rows);
+      return undefined;
+    }
+    if (guard.idempotency !== undefined && guard.credit !== undefined && guard.credit.units > 0) return super.insertMessages(rows, guard);
+    const { rows: answer } = await this.#query('insert', insertParams(rows, guard));
     const { key_free: keyFree, stored, balance } = answer[0] as { key_free: boolean; stored: boolean; balance: unknown };
     if (stored) return undefined;
     if (!keyFree) return { refused: 'key-taken' };
     return { refused: 'insufficient-credit', balance: balance === null ? 0 : num(balance) };
+  }
+
+  /** `RecordStore.queueEnds`: the reads of one turn go out as one statement. */
+  override queueEnds(queue: number, principalId: string, now: number): Promise<QueueEnds> {
+    return this.#ends.call({ queue, principalId, now });
+  }
+
+  /** The ends of each of `asked`, in one statement. */
+  async #endsOf(asked: readonly EndsAsked[]): Promise<QueueEnds[]> {
+    const { rows } = await this.#query('queueEnds', [asked.map((a) => a.queue), asked.map((a) => a.principalId), asked.map((a) => a.now)]);
+    return rows.map((row) => ({ principalLast: numOrNull(row.principal_last), head: numOrNull(row.head) ?? numOrNull(row.last) }));
+  }
+
+  /** `RecordStore.claimMessages`: one statement rather than a transaction of two; the rows in the queue's order. */
+  override async claimMessages({ owner, limit, leaseMs, now }: ClaimOptions): Promise<MessageRow[]> {
+    if (limit <= 0) return [];
+    const { rows } = await this.#query('claimMessages', [owner, now + leaseMs, now, limit]);
+    return rows.map(fromColumns).sort((a, b) => a.queue! - b.queue! || a.orderKey - b.orderKey || a.seq - b.seq);
+  }
+
+  /** `RecordStore.claimReports`: one statement; the rows in the order they were due. */
+  override async claimReports({ limit, leaseMs, now }: ClaimOptions): Promise<MessageRow[]> {
+    if (limit <= 0) return [];
+    const { rows } = await this.#query('claimReports', [now + leaseMs, now, limit]);
+    const due = new Map(rows.map((row) => [num(row.seq), num(row.was_due)]));
+    return rows.map(fromColumns).sort((a, b) => due.get(a.seq)! - due.get(b.seq)! || a.orderKey - b.orderKey || a.seq - b.seq);
+  }
+
+  /** Runs statement `name` of statements.ts, prepared once per connection under a name of this schema. */
+  async #query(name: keyof ReturnType<typeof postgresStatements>, values: unknown[]): Promise<{ rows: Record<string, unknown>[] }> {
+    await this.ready();
+    return this.#pool.query({ name: `sms_outbox_${name}_${this.#tag}`, text: this.#sql[name], values });
   }
 
   /** `RecordStore.writeMessages`: each write joins the batch of this turn's writes (each still applied or not on its own). */
@@ -106,9 +169,8 @@ export class PostgresRecordStore extends SqlRecordStore {
 
   /** One statement of `writes` (distinct refs); resolves with the refs applied. */
   async #writeAll(writes: readonly MessageWrite[]): Promise<Set<string>> {
-    await this.ready();
-    const { rows } = await this.#pool.query<{ ref: string }>({ name: this.#names.write, text: this.#sql.write, values: writeParams(writes) });
-    return new Set(rows.map((row) => row.ref));
+    const { rows } = await this.#query('write', writeParams(writes));
+    return new Set(rows.map((row) => row.ref as string));
   }
 }
 
