@@ -95,6 +95,17 @@ export function postgresStatements(t: SqlTables) {
           AND (m.valid_until IS NULL OR m.valid_until > q.now) ORDER BY order_key, seq LIMIT 1) AS head,
         (SELECT order_key FROM ${t.messages} m WHERE m.queue = q.queue ORDER BY order_key DESC LIMIT 1) AS last
       FROM unnest($1::smallint[], $2::text[], $3::bigint[]) WITH ORDINALITY AS q(queue, principal_id, now, i) ORDER BY q.i`,
+    /** The rows of the refs `$1`. */
+    rowsOf: `SELECT ${ROW_COLUMNS} FROM ${t.messages} WHERE ref = ANY($1::text[])`,
+    /**
+     * `findByCarrierId` of several lookups at once: lookup `$1[k]` names id `$3[k]` as its
+     * `$2[k]`-th spelling. Per lookup, the row its first spelling that any row has names; of
+     * the rows one id names (a carrier reused it), the newest.
+     */
+    rowsByCarrierId: `SELECT DISTINCT ON (q.lookup) q.lookup, ${returned}
+      FROM unnest($1::int[], $2::int[], $3::text[]) AS q(lookup, spelling, carrier_id)
+      JOIN ${t.carrierIds} c ON c.carrier_id = q.carrier_id JOIN ${t.messages} m ON m.ref = c.ref
+      ORDER BY q.lookup, q.spelling, m.seq DESC`,
     /**
      * A submit claim in one statement: up to `$4` claimable rows in the queue's order,
      * skipping those another claim holds, leased to `$1` until `$2` at `$3`.

@@ -57,6 +57,8 @@ export class PostgresRecordStore extends SqlRecordStore {
   readonly #sql: ReturnType<typeof postgresStatements>;
   readonly #writes: WriteBatches;
   readonly #ends: Batcher<EndsAsked, QueueEnds>;
+  readonly #byRef: Batcher<string, MessageRow | null>;
+  readonly #byCarrier: Batcher<readonly string[], MessageRow | null>;
   readonly #inserts: Batcher<readonly MessageRow[], void>;
   /** Names the prepared statements of this schema (a statement's name is per connection, and a pool may serve two schemas). */
   readonly #tag: string;
@@ -75,6 +77,12 @@ export class PostgresRecordStore extends SqlRecordStore {
     this.#writes = new WriteBatches((writes) => this.#writeAll(writes), MAX_BATCH, MAX_IN_FLIGHT);
     const batching = { maxBatch: MAX_BATCH, maxInFlight: MAX_IN_FLIGHT };
     this.#ends = new Batcher({ ...batching, runBatch: (asked) => this.#endsOf(asked), runOne: async (asked) => (await this.#endsOf([asked]))[0]! });
+    this.#byRef = new Batcher({ ...batching, runBatch: (refs) => this.#rowsOf(refs), runOne: async (ref) => (await this.#rowsOf([ref]))[0]! });
+    this.#byCarrier = new Batcher({
+      ...batching,
+      runBatch: (lookups) => this.#rowsByCarrierId(lookups),
+      runOne: async (ids) => (await this.#rowsByCarrierId([ids]))[0]!,
+    });
     const insertAll = async (batches: readonly (readonly MessageRow[])[]): Promise<void[]> => {
       await this.#query('insert', insertParams(batches.flat(), undefined));
       return batches.map(() => undefined);
@@ -128,6 +136,31 @@ export class PostgresRecordStore extends SqlRecordStore {
     if (stored) return undefined;
     if (!keyFree) return { refused: 'key-taken' };
     return { refused: 'insufficient-credit', balance: balance === null ? 0 : num(balance) };
+  }
+
+  /** `RecordStore.getMessage`: the reads of one turn go out as one statement. */
+  override getMessage(ref: string): Promise<MessageRow | null> {
+    return this.#byRef.call(ref);
+  }
+
+  /** `RecordStore.findByCarrierId`: the lookups of one turn (each receipt's) go out as one statement. */
+  override findByCarrierId(carrierIds: readonly string[]): Promise<MessageRow | null> {
+    return carrierIds.length === 0 ? Promise.resolve(null) : this.#byCarrier.call(carrierIds);
+  }
+
+  /** The row of each of `refs`, or `null`, in one statement. */
+  async #rowsOf(refs: readonly string[]): Promise<(MessageRow | null)[]> {
+    const { rows } = await this.#query('rowsOf', [refs]);
+    const byRef = new Map(rows.map(fromColumns).map((row) => [row.record.ref, row]));
+    return refs.map((ref) => byRef.get(ref) ?? null);
+  }
+
+  /** The row each lookup of `lookups` finds, or `null`, in one statement. */
+  async #rowsByCarrierId(lookups: readonly (readonly string[])[]): Promise<(MessageRow | null)[]> {
+    const spellings = lookups.flatMap((ids, lookup) => ids.map((id, spelling) => [lookup, spelling, id] as const));
+    const { rows } = await this.#query('rowsByCarrierId', [spellings.map((s) => s[0]), spellings.map((s) => s[1]), spellings.map((s) => s[2])]);
+    const found = new Map(rows.map((row) => [num(row.lookup), fromColumns(row)]));
+    return lookups.map((_, lookup) => found.get(lookup) ?? null);
   }
 
   /** `RecordStore.queueEnds`: the reads of one turn go out as one statement. */
