@@ -75,6 +75,9 @@ function rowArrays(rows: readonly MessageRow[]): unknown[] {
 /** A write, with the carrier ids it adds when the ledger names them (else every id of its row, those stored already skipped by the insert). */
 type Write = MessageWrite & { addedCarrierIds?: readonly string[] };
 
+/** How many of a class's first rows the head is looked for among; a bound on what an insert reads. */
+const HEAD_WINDOW = 1000;
+
 /** A row a submit claim at `$3` may take: due, not leased, still valid. */
 const CLAIMABLE = 'due_at <= $3 AND (lease_until IS NULL OR lease_until <= $3) AND (valid_until IS NULL OR valid_until > $3)';
 
@@ -87,12 +90,17 @@ export function postgresStatements(t: SqlTables) {
      * `queueEnds` of several classes and principals at once: element `i` of `$1` (class),
      * `$2` (principal) and `$3` (now), answered in order. Each end is an explicit walk of an
      * index from one side: a `MAX()` over a table without statistics yet (a new schema) is
-     * planned as a read of every entry of the principal, at every insert.
+     * planned as a read of every entry of the principal, at every insert. The head is looked
+     * for among the first {@link HEAD_WINDOW} of the class only: past a window of leased
+     * messages (a worker's, or a carrier that stopped) a newcomer goes after the window.
      */
     queueEnds: `SELECT
         (SELECT order_key FROM ${t.messages} m WHERE m.queue = q.queue AND m.principal_id = q.principal_id ORDER BY order_key DESC LIMIT 1) AS principal_last,
-        (SELECT order_key FROM ${t.messages} m WHERE m.queue = q.queue AND m.due_at <= q.now AND (m.lease_until IS NULL OR m.lease_until <= q.now)
-          AND (m.valid_until IS NULL OR m.valid_until > q.now) ORDER BY order_key, seq LIMIT 1) AS head,
+        (SELECT w.order_key FROM (
+            SELECT order_key, due_at <= q.now AND (lease_until IS NULL OR lease_until <= q.now) AND (valid_until IS NULL OR valid_until > q.now) AS claimable,
+              row_number() OVER (ORDER BY order_key, seq) AS n
+            FROM ${t.messages} m WHERE m.queue = q.queue ORDER BY order_key, seq LIMIT ${HEAD_WINDOW}) w
+          WHERE w.claimable OR w.n = ${HEAD_WINDOW} LIMIT 1) AS head,
         (SELECT order_key FROM ${t.messages} m WHERE m.queue = q.queue ORDER BY order_key DESC LIMIT 1) AS last
       FROM unnest($1::smallint[], $2::text[], $3::bigint[]) WITH ORDINALITY AS q(queue, principal_id, now, i) ORDER BY q.i`,
     /** The rows of the refs `$1`. */
