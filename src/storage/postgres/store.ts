@@ -12,9 +12,9 @@ import { createHash } from 'node:crypto';
 import type { Pool } from 'pg';
 import { delegateInbound, type InboundStorage } from '../inbound-record.js';
 import type { ClaimOptions } from '../claim-options.js';
-import type { InsertGuard, InsertRefusal, MessageRow, MessageWrite } from '../record-store.js';
+import type { InsertGuard, InsertRefusal, MessageRow, MessageWrite, Timer } from '../record-store.js';
 import { Batcher } from '../../util/batcher.js';
-import { fromColumns, num, numOrNull } from '../sql/rows.js';
+import { fromColumns, num, numOrNull, ROW_COLUMNS } from '../sql/rows.js';
 import { createSchema } from '../sql/schema.js';
 import { SqlRecordStore } from '../sql/store.js';
 import { postgresClient } from './client.js';
@@ -136,6 +136,24 @@ export class PostgresRecordStore extends SqlRecordStore {
     if (stored) return undefined;
     if (!keyFree) return { refused: 'key-taken' };
     return { refused: 'insufficient-credit', balance: balance === null ? 0 : num(balance) };
+  }
+
+  /**
+   * `RecordStore.dueMessages`, read in the timer index's order whatever the statistics say:
+   * in a schema not yet analyzed the planner believes few rows wait for a timer and reads
+   * and sorts every one of them (a carrier that stops sending receipts leaves them all
+   * waiting). A sweep runs about once a second, so its transaction's round trips are cheap.
+   */
+  override dueMessages(timer: Timer, at: number, limit: number): Promise<MessageRow[]> {
+    if (limit <= 0) return Promise.resolve([]);
+    return this.sql.client.transaction(async (tx) => {
+      await tx.run('SET LOCAL enable_bitmapscan = off; SET LOCAL enable_seqscan = off');
+      const { rows } = await tx.run(
+        `SELECT ${ROW_COLUMNS} FROM ${this.sql.tables.messages} WHERE timer = $1 AND timer_at <= $2 ORDER BY timer_at, seq LIMIT $3`,
+        [timer, at, limit],
+      );
+      return rows.map(fromColumns);
+    });
   }
 
   /** `RecordStore.getMessage`: the reads of one turn go out as one statement. */
