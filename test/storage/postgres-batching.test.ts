@@ -252,13 +252,13 @@ dbDescribe('PostgresStorage', () => {
     }
   });
 
-  it('runs each per-message step in a read and a write at most, no transaction', async () => {
+  it('runs each per-message step in a read and a write at most, no transaction; a sweep in five', async () => {
     await withCountedStorage(async ({ storage, queries }) => {
       const delivered = outcome('delivered', 'delivered_to_terminal');
-      const step = async <T>(work: () => Promise<T>): Promise<T> => {
+      const step = async <T>(work: () => Promise<T>, most = 2): Promise<T> => {
         queries.count = 0;
         const result = await work();
-        expect(queries.count).toBeLessThanOrEqual(2);
+        expect(queries.count).toBeLessThanOrEqual(most);
         return result;
       };
       await storage.ready();
@@ -276,7 +276,9 @@ dbDescribe('PostgresStorage', () => {
       expect(terminal.kind === 'terminal' && terminal.transition.message.callback?.state).toBe('pending');
       expect((await step(() => storage.finish(one!.ref, outcome('failed', 'unknown'), 30)))?.message.state).toBe('failed');
       await storage.recordSubmission(overdue!.ref, 0, 'o0', 40);
-      const expired = await step(() => storage.expireOverdue(50, 10, outcome('expired', 'unknown'), 60));
+      // A sweep reads its due rows in a transaction that pins the index order (BEGIN, SET
+      // LOCAL, SELECT, COMMIT), then writes them in one statement.
+      const expired = await step(() => storage.expireOverdue(50, 10, outcome('expired', 'unknown'), 60), 5);
       expect(expired.map((transition) => transition.message.ref)).toEqual([overdue!.ref]);
     });
   });
