@@ -188,7 +188,7 @@ dbDescribe('PostgresStorage fair queues', () => {
         await single.query('SELECT pg_stat_force_next_flush()');
         const { rows } = await admin.query<{ reads: string }>(
           `SELECT sum(idx_tup_read) AS reads FROM pg_stat_user_indexes
-          WHERE schemaname = $1 AND indexrelname IN ('ledger_messages_claim', 'ledger_messages_principal_queue')`,
+          WHERE schemaname = $1 AND indexrelname IN ('ledger_messages_claim_partial', 'ledger_messages_principal_queue_partial')`,
           [schema],
         );
         return Number(rows[0]!.reads);

@@ -37,7 +37,7 @@ dbDescribe('PostgresStorage', () => {
           },
         );
 
-      const queuedIndexReads = () => indexReads(single, schema, 'ledger_messages_claim');
+      const queuedIndexReads = () => indexReads(single, schema, 'ledger_messages_claim_partial');
       const before = await queuedIndexReads();
       const claimed = await storage.claimMessages({ owner: 'w', limit: 64, leaseMs: 60_000, now: 100_000 });
       expect(claimed.map((message) => message.ref)).toEqual(backlog.slice(0, 64).map((message) => message.ref));
@@ -68,7 +68,7 @@ dbDescribe('PostgresStorage', () => {
       const due = await storage.claimCallbacks({ owner: 'o', limit: 64, leaseMs: 60_000, now: 3_000 });
       expect(due).toHaveLength(64);
 
-      const pendingIndexReads = () => indexReads(single, schema, 'ledger_messages_report');
+      const pendingIndexReads = () => indexReads(single, schema, 'ledger_messages_report_partial');
       const before = await pendingIndexReads();
       await Promise.all(
         due.map(({ uid }) => storage.recordCallbackAttempt(uid, { result: 'delivered', statusCode: 200, error: null, nextAttemptAt: null, now: 4_000 })),
@@ -100,7 +100,7 @@ dbDescribe('PostgresStorage', () => {
           submitted.slice(i, i + 1_000).map((message, k) => storage.recordSubmission(message.ref, 0, `c-${i + k}`, 10_000 + i + k)),
         );
       }
-      const overdueIndexReads = () => indexReads(single, schema, 'ledger_messages_timer');
+      const overdueIndexReads = () => indexReads(single, schema, 'ledger_messages_timer_partial');
       const before = await overdueIndexReads();
       const ended = await storage.expireOverdue(1e12, 100, outcome('expired', 'expired'), 2e12);
       expect(ended.map((transition) => transition.message.ref)).toEqual(submitted.slice(0, 100).map((message) => message.ref));
