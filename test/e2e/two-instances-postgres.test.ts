@@ -26,6 +26,9 @@ afterAll(async () => {
 
 const TERMINAL_SQL = TERMINAL_STATES.map((state) => `'${state}'`).join(', ');
 
+/** A message's state in the store's table, where the record is the row's JSON document. */
+const STATE_SQL = "(data::jsonb -> 'record' ->> 'state')";
+
 /** Accepts every part at submit (some throttled first), ends each in a receipt of any kind. */
 const SIMULATOR: HostConfig['simulator'] = {
   outcomes: { delivered: 85, absent_subscriber: 4, expired: 3, rejected: 3, throttled: 5 },
@@ -49,7 +52,7 @@ async function sendAll(hosts: readonly HostProcess[], requests: number, tag: str
 /** How many messages of `schema` are not yet terminal, leaving out `except`. */
 async function countOpen(pool: pg.Pool, schema: string, except: readonly string[] = []): Promise<number> {
   const { rows } = await pool.query<{ n: number }>(
-    `SELECT count(*)::int AS n FROM "${schema}".messages WHERE state NOT IN (${TERMINAL_SQL}) AND NOT (ref = ANY($1))`,
+    `SELECT count(*)::int AS n FROM "${schema}".ledger_messages WHERE ${STATE_SQL} NOT IN (${TERMINAL_SQL}) AND NOT (ref = ANY($1))`,
     [except],
   );
   return rows[0]!.n;
@@ -155,15 +158,15 @@ function partsOf(acked: readonly AckedMessage[]): string[] {
       // What the victim held when it died: leased queued messages, and parts the carrier
       // accepted from it whose receipts died with it (those messages stay `submitted`).
       const held = await admin!.query<{ ref: string }>(
-        `SELECT ref FROM "${schema}".messages WHERE state = 'queued' AND lease_owner = 'victim' AND lease_until > $1`,
+        `SELECT ref FROM "${schema}".ledger_messages WHERE ${STATE_SQL} = 'queued' AND lease_owner = 'victim' AND lease_until > $1`,
         [killedAt],
       );
       const leased = new Set(held.rows.map((row) => row.ref));
       const victimIds = victim.submits.map((s) => normalizeCarrierId(s.carrierId));
       const strandedRows = await admin!.query<{ ref: string }>(
-        // A part is `[carrierId]` until its receipt (src/storage/stored-parts.ts).
-        `SELECT DISTINCT m.ref FROM "${schema}".messages m CROSS JOIN jsonb_array_elements(m.parts) p
-         WHERE m.state NOT IN (${TERMINAL_SQL}) AND jsonb_array_length(p) = 1 AND p ->> 0 = ANY($1)`,
+        // A part's outcome is null until its receipt.
+        `SELECT DISTINCT m.ref FROM "${schema}".ledger_messages m CROSS JOIN jsonb_array_elements(m.data::jsonb -> 'record' -> 'parts') p
+         WHERE ${STATE_SQL} NOT IN (${TERMINAL_SQL}) AND p -> 'outcome' = 'null'::jsonb AND p ->> 'carrierId' = ANY($1)`,
         [victimIds],
       );
       const stranded = new Set(strandedRows.rows.map((row) => row.ref));
@@ -179,7 +182,7 @@ function partsOf(acked: readonly AckedMessage[]): string[] {
       const s = countParts(survivor.submits);
       const v = countParts(victim.submits);
       const problems: string[] = [];
-      const stored = await admin!.query<{ n: number }>(`SELECT count(*)::int AS n FROM "${schema}".messages`);
+      const stored = await admin!.query<{ n: number }>(`SELECT count(*)::int AS n FROM "${schema}".ledger_messages`);
       expect(stored.rows[0]!.n).toBe(2_000);
       for (const ref of leased) {
         if (!stranded.has(ref) && ![...s.keys()].some((part) => part.startsWith(`${ref}#`))) {

@@ -13,7 +13,7 @@ import type { NewInbound, Storage } from '../../src/index.js';
 import { SqliteStorage } from '../../src/sqlite.js';
 import { PostgresStorage } from '../../src/postgres.js';
 import { MIGRATIONS } from '../fixtures/sqlite-v11/legacy-migrations.js';
-import { migrations } from '../../src/storage/postgres/migrations.js';
+import { legacySchema } from '../fixtures/postgres-legacy-migrations.js';
 import { makePool, postgresUnavailable } from '../helpers/services.js';
 
 const pool = makePool(4);
@@ -61,12 +61,8 @@ describe('the inbound migration on an earlier schema', () => {
 
   it.skipIf(pgUnavailable !== null)('PostgreSQL: a schema of the version before upgrades in place', async () => {
     const s = `"${schema}"`;
-    await pool.query(`CREATE SCHEMA ${s}`);
-    await pool.query(`CREATE TABLE ${s}.migrations (version integer PRIMARY KEY, applied_at bigint NOT NULL)`);
-    for (const migration of migrations(s).filter((m) => m.version <= 10)) {
-      for (const statement of migration.statements) await pool.query(statement);
-      await pool.query(`INSERT INTO ${s}.migrations (version, applied_at) VALUES ($1, 0)`, [migration.version]);
-    }
+    // As the earlier PostgreSQL adapter's migrations left it at version 10.
+    await legacySchema((sql, params) => pool.query(sql, params), s, 10);
     await pool.query(`INSERT INTO ${s}.inbound (ref, from_number, to_address, text, received_at) VALUES ($1, $2, $3, $4, $5)`, [
       OLD_ROW.ref, OLD_ROW.from, OLD_ROW.to, OLD_ROW.text, OLD_ROW.at,
     ]);

@@ -1,6 +1,7 @@
 /**
- * PostgresStorage in few round trips: a request's messages in one, concurrent calls in
- * shared statements (each answered as alone), and each per-message step in one.
+ * PostgresStorage in few round trips: a request's messages in two (the class's ends, then
+ * the rows), concurrent calls in shared statements (each answered as alone), and each
+ * per-message step in a read and a compare-and-set write at most, no transaction.
  */
 import { expect, it } from 'vitest';
 import { outcome } from '../../src/lifecycle/states.js';
@@ -12,16 +13,15 @@ import { dbDescribe, dropSchema, freshSchema, pool, usePostgres, withCountedStor
 usePostgres();
 
 dbDescribe('PostgresStorage', () => {
-  it('inserts 1,000 messages in one round trip, each with its parts', async () => {
+  it('inserts 1,000 messages in two round trips, each with its parts', async () => {
     await withCountedStorage(async ({ storage, queries, schema }) => {
       await storage.ready();
       const messages = Array.from({ length: 1_000 }, (_, i) => buildNewMessage({ smsCount: (i % 3) + 1 }));
       queries.count = 0;
       await storage.insertMessages(messages);
-      expect(queries.count).toBeGreaterThan(0);
-      expect(queries.count).toBe(1);
+      expect(queries.count).toBe(2);
       const { rows } = await pool.query<{ messages: string; parts: string }>(
-        `SELECT count(*) AS messages, sum(jsonb_array_length(parts)) AS parts FROM "${schema}".messages`,
+        `SELECT count(*) AS messages, sum(jsonb_array_length(data::jsonb -> 'record' -> 'parts')) AS parts FROM "${schema}".ledger_messages`,
       );
       expect(rows[0]).toEqual({ messages: '1000', parts: String(messages.reduce((sum, m) => sum + m.smsCount, 0)) });
     });
@@ -34,6 +34,7 @@ dbDescribe('PostgresStorage', () => {
       const requests = Array.from({ length: 20 }, () => [buildNewMessage(), buildNewMessage({ smsCount: 2 })]);
       queries.count = 0;
       expect(await Promise.all(requests.map((messages) => storage.insertMessages(messages)))).toHaveLength(20);
+      // The 20 reads of the class's ends in one statement, the 20 inserts in another.
       expect(queries.count).toBeLessThanOrEqual(2);
 
       const again = [[buildNewMessage()], [buildNewMessage(), { ...taken }], [buildNewMessage()]];
@@ -60,7 +61,10 @@ dbDescribe('PostgresStorage', () => {
       const submitted = await Promise.all(
         parts.map(({ ref, index }) => storage.recordSubmission(ref, index, `c-${ref}-${index}`, 10)),
       );
-      expect(queries.count).toBeLessThanOrEqual(3);
+      // A read and a write per round, all calls together; the parts of one message write one
+      // row, so a message of three parts takes three rounds (each write applies or not by its
+      // version, and the losers read again): a few statements, not one per call.
+      expect(queries.count).toBeLessThan(parts.length / 5);
       // Exactly one call per message saw its last part arrive, whatever order they ran in.
       const moved = submitted.flatMap((r) => (r.kind === 'submitted' ? [r.transition.message.ref] : []));
       expect(moved.sort()).toEqual(messages.map((m) => m.ref).sort());
@@ -72,7 +76,8 @@ dbDescribe('PostgresStorage', () => {
           storage.applyReceipt({ carrierIds: [`c-${ref}-${index}`], outcome: outcome('delivered', 'delivered_to_terminal'), now: 20 }),
         ),
       );
-      expect(queries.count).toBeLessThanOrEqual(3);
+      // As the submissions: lookups and writes of many calls at once.
+      expect(queries.count).toBeLessThan(parts.length / 5);
       const ended = applied.flatMap((r) => (r.kind === 'terminal' ? [r.transition] : []));
       expect(ended.map((t) => t.message.ref).sort()).toEqual(messages.map((m) => m.ref).sort());
       for (const transition of ended) {
@@ -80,7 +85,9 @@ dbDescribe('PostgresStorage', () => {
         expect(transition.message.callback?.state ?? null).toBe(transition.message.callbackUrl === null ? null : 'pending');
       }
       // Each report has its own uid: as many pending reports as messages with a URL.
-      const reports = await pool.query(`SELECT count(DISTINCT uid)::int AS n FROM "${schema}".callbacks`);
+      const reports = await pool.query(
+        `SELECT count(DISTINCT data::jsonb -> 'book' ->> 'reportUid')::int AS n FROM "${schema}".ledger_messages WHERE report_due_at IS NOT NULL`,
+      );
       expect(reports.rows[0]).toEqual({ n: messages.filter((m) => m.callbackUrl !== null).length });
       // A receipt again is a duplicate, in a batch as alone.
       const repeated = await Promise.all(
@@ -171,7 +178,6 @@ dbDescribe('PostgresStorage', () => {
       [['id-nowhere'], delivered], // unknown
       [['id-both-1'], absent], // part
       [['id-both-0'], delivered], // the same message again: terminal with part 1's failure
-      [['id-single'], delivered], // the same receipt again: duplicate
     ];
     const [batchedSchema, aloneSchema] = [freshSchema(), freshSchema()];
     const batched = new PostgresStorage({ pool, schema: batchedSchema });
@@ -198,12 +204,17 @@ dbDescribe('PostgresStorage', () => {
       const aloneReceipts = [];
       for (const i of receipts.keys()) aloneReceipts.push(await alone.applyReceipt(receipt(i)));
       expect(batchedReceipts.map((r) => r.kind)).toEqual([
-        'terminal', 'terminal', 'part', 'terminal', 'late', 'duplicate', 'terminal', 'unknown', 'part', 'terminal', 'duplicate',
+        'terminal', 'terminal', 'part', 'terminal', 'late', 'duplicate', 'terminal', 'unknown', 'part', 'terminal',
       ]);
+      // The same receipt again is a duplicate. (Two calls of one receipt at once are a race
+      // the contract leaves open: either may be the one that ends the message.)
+      for (const storage of [batched, alone]) {
+        expect((await storage.applyReceipt({ carrierIds: ['id-single'], outcome: delivered, now: 21 })).kind).toBe('duplicate');
+      }
       const leasedReports = (results: ReceiptResult[]) =>
         results.map((r) => (r.kind === 'terminal' ? (r.transition.leasedReport ?? null) : null));
       expect(leasedReports(batchedReceipts).map((report) => report?.until ?? null)).toEqual([
-        60_020, null, null, null, null, null, null, null, null, 60_020, null,
+        60_020, null, null, null, null, null, null, null, null, 60_020,
       ]);
       // The uids are made per call, so they differ between the schemas; all else is the same.
       const withoutUids = (results: ReceiptResult[]) =>
@@ -214,7 +225,7 @@ dbDescribe('PostgresStorage', () => {
         );
       expect(withoutUids(batchedReceipts)).toEqual(withoutUids(aloneReceipts));
       const leasedUids = await pool.query<{ uid: string }>(
-        `SELECT uid FROM "${batchedSchema}".callbacks WHERE lease_owner = 'this-instance' AND lease_until = 60020 ORDER BY ref`,
+        `SELECT data::jsonb -> 'book' ->> 'reportUid' AS uid FROM "${batchedSchema}".ledger_messages WHERE report_due_at = 60020 ORDER BY ref`,
       );
       expect(leasedUids.rows.map((row) => row.uid).sort()).toEqual(
         leasedReports(batchedReceipts).flatMap((report) => (report === null ? [] : [report.uid])).sort(),
@@ -227,7 +238,12 @@ dbDescribe('PostgresStorage', () => {
         expect(record).toEqual(await alone.getMessage(message.principalId, message.ref));
       }
       const reports = async (schema: string): Promise<unknown[]> =>
-        (await pool.query(`SELECT ref, state, next_attempt_at, lease_owner, lease_until FROM "${schema}".callbacks ORDER BY ref`)).rows;
+        (
+          await pool.query(
+            `SELECT ref, data::jsonb -> 'record' -> 'callback' ->> 'state' AS state, report_due_at FROM "${schema}".ledger_messages
+              WHERE data::jsonb -> 'book' ->> 'reportUid' IS NOT NULL ORDER BY ref`,
+          )
+        ).rows;
       expect(await reports(batchedSchema)).toEqual(await reports(aloneSchema));
       expect(await reports(batchedSchema)).toHaveLength(4);
     } finally {
@@ -236,13 +252,13 @@ dbDescribe('PostgresStorage', () => {
     }
   });
 
-  it('runs each per-message step in one round trip', async () => {
+  it('runs each per-message step in a read and a write at most, no transaction; a sweep in five', async () => {
     await withCountedStorage(async ({ storage, queries }) => {
       const delivered = outcome('delivered', 'delivered_to_terminal');
-      const step = async <T>(work: () => Promise<T>): Promise<T> => {
+      const step = async <T>(work: () => Promise<T>, most = 2): Promise<T> => {
         queries.count = 0;
         const result = await work();
-        expect(queries.count).toBe(1);
+        expect(queries.count).toBeLessThanOrEqual(most);
         return result;
       };
       await storage.ready();
@@ -260,7 +276,9 @@ dbDescribe('PostgresStorage', () => {
       expect(terminal.kind === 'terminal' && terminal.transition.message.callback?.state).toBe('pending');
       expect((await step(() => storage.finish(one!.ref, outcome('failed', 'unknown'), 30)))?.message.state).toBe('failed');
       await storage.recordSubmission(overdue!.ref, 0, 'o0', 40);
-      const expired = await step(() => storage.expireOverdue(50, 10, outcome('expired', 'unknown'), 60));
+      // A sweep reads its due rows in a transaction that pins the index order (BEGIN, SET
+      // LOCAL, SELECT, COMMIT), then writes them in one statement.
+      const expired = await step(() => storage.expireOverdue(50, 10, outcome('expired', 'unknown'), 60), 5);
       expect(expired.map((transition) => transition.message.ref)).toEqual([overdue!.ref]);
     });
   });

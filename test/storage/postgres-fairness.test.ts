@@ -3,15 +3,13 @@
  * first, principals in turn by weight, each one's messages in acceptance order) held by the
  * tags the insert computes, with several instances on one schema (each with its own pool,
  * as processes would be), and kept cheap: the insert's lookups and the claim read a few
- * index entries, not the backlog, in a schema not yet analyzed. And a schema of the version
- * before keeps its queued messages claimable, first, in their order.
+ * index entries, not the backlog, in a schema not yet analyzed.
  */
 import { randomBytes } from 'node:crypto';
 import type pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { MessageRecord, NewMessage } from '../../src/storage/contract.js';
 import { PostgresStorage } from '../../src/storage/postgres/adapter.js';
-import { migrations } from '../../src/storage/postgres/migrations.js';
 import { buildNewMessage } from '../../src/testing/storage-suite/index.js';
 import { makePool, postgresUnavailable } from '../helpers/services.js';
 
@@ -160,7 +158,7 @@ dbDescribe('PostgresStorage fair queues', () => {
       // Every message claimed exactly once (the leases hold throughout: now never moves past them).
       expect(claimedBy.size).toBe(2_005);
       expect([...claimedBy.values()].every((n) => n === 1)).toBe(true);
-      const { rows } = await admin.query<{ n: number }>(`SELECT count(*)::int AS n FROM "${schema}".messages WHERE state = 'queued'`);
+      const { rows } = await admin.query<{ n: number }>(`SELECT count(*)::int AS n FROM "${schema}".ledger_messages WHERE queue IS NOT NULL`);
       expect(rows[0]!.n).toBe(0);
 
       for (const stored of bStored) {
@@ -190,7 +188,7 @@ dbDescribe('PostgresStorage fair queues', () => {
         await single.query('SELECT pg_stat_force_next_flush()');
         const { rows } = await admin.query<{ reads: string }>(
           `SELECT sum(idx_tup_read) AS reads FROM pg_stat_user_indexes
-          WHERE schemaname = $1 AND indexrelname IN ('messages_queued_idx', 'messages_principal_queued_idx')`,
+          WHERE schemaname = $1 AND indexrelname IN ('ledger_messages_claim_partial', 'ledger_messages_principal_queue_partial')`,
           [schema],
         );
         return Number(rows[0]!.reads);
@@ -214,67 +212,6 @@ dbDescribe('PostgresStorage fair queues', () => {
       expect(next.map((m) => m.text)).toContain('newer-late-0');
     } finally {
       await single.end();
-      await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-    }
-  });
-
-  it('upgrades a version 4 schema: its queued messages stay claimable, first and in their order, leases held', async () => {
-    const schema = `t_${randomBytes(6).toString('hex')}`;
-    try {
-      await admin.query(`CREATE SCHEMA "${schema}"`);
-      await admin.query(`CREATE TABLE "${schema}".migrations (version integer PRIMARY KEY, applied_at bigint NOT NULL)`);
-      for (const migration of migrations(`"${schema}"`).filter((m) => m.version <= 4)) {
-        for (const statement of migration.statements) await admin.query(statement);
-        await admin.query(`INSERT INTO "${schema}".migrations (version, applied_at) VALUES ($1, 0)`, [migration.version]);
-      }
-      // A function of version 4's, as an instance of it left it: migration 5 drops it.
-      await admin.query(`CREATE FUNCTION "${schema}".due_messages_v4(p_now bigint, p_limit bigint) RETURNS SETOF text
-        LANGUAGE sql AS $$ SELECT ref FROM "${schema}".messages $$`);
-      // Stored as version 4 did: old A's and old B's backlog, one of them leased, one retrying.
-      const old = [...messagesOf('A', 3, {}, 'oldA'), ...messagesOf('B', 2, {}, 'oldB'), ...messagesOf('A', 2, {}, 'oldA-more')];
-      for (const [i, m] of old.entries()) {
-        const leased = i === 1;
-        const retrying = i === 4;
-        await admin.query(
-          `INSERT INTO "${schema}".messages (ref, principal_id, endpoint, profile_code, sender, recipient, text, message_type,
-            req_type, external_id, recipient_field, reference_field, sms_count, encoding, callback_url, callback_secret,
-            created_at, state, attempts, next_attempt_at, lease_owner, lease_until, updated_at, parts)
-          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, 'queued', 0, $18, $19, $20, $17, '[[null]]')`,
-          [m.ref, m.principalId, m.endpoint, m.profileCode, m.sender, m.recipient, m.text, m.messageType, m.reqType,
-            m.externalId, m.recipientField, m.referenceField, m.smsCount, m.encoding, m.callbackUrl, m.callbackSecret,
-            T0 - 100 + i, retrying ? T0 + 50 : T0 - 100 + i, leased ? 'old-instance' : null, leased ? T0 + 40 : null],
-        );
-      }
-
-      const storage = new PostgresStorage({ pool: admin, schema });
-      await storage.ready();
-      const functions = await admin.query<{ proname: string }>(
-        `SELECT p.proname FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = $1`,
-        [schema],
-      );
-      // The message functions are all of version 5 (the credit ledger's are versioned on their own).
-      const earlier = functions.rows.map((row) => row.proname).filter((name) => !name.endsWith('_v5') && !name.startsWith('credit_'));
-      expect(earlier).toEqual([]);
-      // After the upgrade: new messages of A and of C, and a transactional one.
-      await storage.insertMessages(messagesOf('A', 2, {}, 'newA'));
-      await storage.insertMessages(messagesOf('C', 2, {}, 'newC'));
-      await storage.insertMessages(messagesOf('D', 1, { priority: 'transactional' }, 'newD'));
-
-      const claim = async (now: number, limit = 20): Promise<string[]> =>
-        (await storage.claimMessages({ owner: 'new', limit, leaseMs: LEASE, now })).map((m) => `${m.text}/${m.priority}`);
-      // The old backlog first (bulk, tag 0, in the order stored), but not the leased or
-      // retrying one; then A after its old messages (1, 2), C from the head (0, 1).
-      expect(await claim(T0)).toEqual([
-        'newD0/transactional',
-        'oldA0/bulk', 'oldA2/bulk', 'oldB0/bulk', 'oldA-more0/bulk', 'oldA-more1/bulk',
-        'newC0/bulk', 'newA0/bulk', 'newC1/bulk', 'newA1/bulk',
-      ]);
-      expect(await claim(T0 + 40)).toEqual(['oldA1/bulk']);
-      expect(await claim(T0 + 50)).toEqual(['oldB1/bulk']);
-      const upgraded = await storage.getMessage('A', old[0]!.ref);
-      expect(upgraded).toMatchObject({ state: 'queued', priority: 'bulk' });
-      expect((await storage.recordSubmission(old[0]!.ref, 0, 'after-upgrade', T0 + 60)).kind).toBe('submitted');
-    } finally {
       await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
     }
   });

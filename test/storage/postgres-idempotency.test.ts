@@ -67,7 +67,7 @@ function record(key: string, bodyHash: string): IdempotencyRecord {
         expect(kept?.bodyHash, key).toBe(winner);
       }
       const { rows } = await admin.query<{ external_id: string; n: number }>(
-        `SELECT external_id, count(*)::int AS n FROM "${schema}".messages GROUP BY external_id`,
+        `SELECT external_id, count(*)::int AS n FROM "${schema}".ledger_messages GROUP BY external_id`,
       );
       // Exactly one side of each key, both of its messages.
       expect(rows).toHaveLength(keys.length);
@@ -83,7 +83,7 @@ function record(key: string, bodyHash: string): IdempotencyRecord {
         try {
           await holder.query('BEGIN');
           await holder.query(
-            `INSERT INTO "${schema}".idempotency_keys (principal_id, key, body_hash, status, body, created_at, expires_at)
+            `INSERT INTO "${schema}".ledger_idempotency (principal_id, idem_key, body_hash, status, body, created_at, expires_at)
              VALUES ('principal-a', $1, 'other', 200, '[]', $2, $3)`,
             [key, T0, T0 + 3_600_000],
           );
@@ -94,7 +94,7 @@ function record(key: string, bodyHash: string): IdempotencyRecord {
           // The insert waits on the other transaction's row, and stays unanswered meanwhile.
           await eventually(async () => {
             const { rows } = await admin.query<{ n: number }>(
-              `SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%' || $1 || '.idempotency_keys%'`,
+              `SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%' || $1 || '."ledger_idempotency"%'`,
               [`"${schema}"`],
             );
             return rows[0]!.n > 0;
@@ -148,7 +148,7 @@ function record(key: string, bodyHash: string): IdempotencyRecord {
           expect(two.text, key).toBe(one.text);
         }
         const { rows } = await admin.query<{ external_id: string; n: number }>(
-          `SELECT external_id, count(*)::int AS n FROM "${schema}".messages GROUP BY external_id ORDER BY external_id`,
+          `SELECT external_id, count(*)::int AS n FROM "${schema}".ledger_messages GROUP BY external_id ORDER BY external_id`,
         );
         expect(rows).toHaveLength(keys.length);
         expect(rows.every((row) => row.n === 1)).toBe(true);

@@ -7,7 +7,6 @@ import type pg from 'pg';
 import { makePool, postgresUnavailable } from '../helpers/services.js';
 import { afterAll, describe } from 'vitest';
 import { PostgresStorage } from '../../src/storage/postgres/adapter.js';
-import { migrations } from '../../src/storage/postgres/migrations.js';
 
 /** The pool of the calling test file; {@link usePostgres} ends it after the file. */
 export const pool = makePool();
@@ -26,8 +25,8 @@ export function usePostgres(): void {
   });
 }
 
-/** Every migration's version, as a schema made by this version records them. */
-export const ALL_VERSIONS = migrations('"x"').map(({ version }) => ({ version }));
+/** What a schema made by this version records in `migrations`: the earlier adapter's versions end at 11, this one marks 12. */
+export const ALL_VERSIONS = [{ version: 12 }];
 
 /** A schema name no other test uses. */
 export function freshSchema(): string {

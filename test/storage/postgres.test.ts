@@ -64,7 +64,17 @@ dbDescribe('PostgresStorage', () => {
         'SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY table_name',
         [schema],
       );
-      expect(rows.map((row) => row.table_name)).toEqual(['callbacks', 'carrier_ids', 'credit_balances', 'credit_charges', 'idempotency_keys', 'inbound', 'inbound_parts', 'messages', 'migrations', 'opt_outs']);
+      expect(rows.map((row) => row.table_name)).toEqual([
+        'inbound',
+        'inbound_parts',
+        'ledger_carrier_ids',
+        'ledger_credit',
+        'ledger_idempotency',
+        'ledger_messages',
+        'ledger_schema_version',
+        'migrations',
+        'opt_outs',
+      ]);
       const versions = await pool.query(`SELECT version FROM "${schema}".migrations ORDER BY version`);
       expect(versions.rows).toEqual(ALL_VERSIONS);
     } finally {

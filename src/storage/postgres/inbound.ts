@@ -1,12 +1,13 @@
 /**
  * The PostgreSQL storage's inbound part ({@link InboundStorage}): MO messages with their
  * webhooks (table `inbound`) and the opt-out list (`opt_outs`), from the migration that made
- * them (migrations.ts). Each step is one statement, so one round trip and atomic; claims take
+ * them ({@link createInboundTables}). Each step is one statement, so one round trip and atomic; claims take
  * `FOR UPDATE SKIP LOCKED` with leases, as the report claims do.
  *
  * @module
  */
 import type { Pool } from 'pg';
+import type { SqlSession } from '../sql/dialect.js';
 import type { CallbackAttempt, ClaimOptions } from '../contract.js';
 import type {
   DueInbound,
@@ -38,6 +39,59 @@ interface PartRow {
   total: number;
   text: string;
   received_at: string;
+}
+
+/**
+ * Creates the inbound tables in quoted schema `s` if missing, as the earlier adapter's
+ * migrations 8 and 11 made them (a schema it made keeps them as they are): `inbound` (a
+ * message with its webhook's state and lease, the columns of a report's row prefixed `cb_`,
+ * and the key a carrier's redelivery would repeat), `opt_outs`, and `inbound_parts` (the
+ * parts of long messages until they are whole).
+ */
+export async function createInboundTables(session: SqlSession, s: string): Promise<void> {
+  const statements = [
+    `CREATE TABLE IF NOT EXISTS ${s}.inbound (
+      seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+      ref text NOT NULL UNIQUE,
+      principal_id text,
+      profile_code text,
+      from_number text NOT NULL,
+      to_address text NOT NULL,
+      text text NOT NULL,
+      received_at bigint NOT NULL,
+      callback_url text,
+      callback_secret text,
+      uid text UNIQUE,
+      cb_state text,
+      cb_attempts integer NOT NULL DEFAULT 0,
+      cb_last_status_code integer,
+      cb_last_error text,
+      cb_next_attempt_at bigint,
+      lease_owner text,
+      lease_until bigint
+    )`,
+    `ALTER TABLE ${s}.inbound ADD COLUMN IF NOT EXISTS once_key text`,
+    `CREATE INDEX IF NOT EXISTS inbound_due_idx ON ${s}.inbound (cb_next_attempt_at, seq) WHERE cb_state = 'pending'`,
+    `CREATE INDEX IF NOT EXISTS inbound_principal_idx ON ${s}.inbound (principal_id, received_at DESC, seq DESC)`,
+    `CREATE INDEX IF NOT EXISTS inbound_received_idx ON ${s}.inbound (received_at, seq)`,
+    `CREATE INDEX IF NOT EXISTS inbound_newest_idx ON ${s}.inbound (to_address, from_number, received_at DESC, seq DESC)`,
+    `CREATE TABLE IF NOT EXISTS ${s}.opt_outs (
+      short_code text COLLATE "C" NOT NULL,
+      number text COLLATE "C" NOT NULL,
+      created_at bigint NOT NULL,
+      PRIMARY KEY (short_code, number)
+    )`,
+    `CREATE TABLE IF NOT EXISTS ${s}.inbound_parts (
+      msg_key text NOT NULL,
+      seq integer NOT NULL,
+      total integer NOT NULL,
+      text text NOT NULL,
+      received_at bigint NOT NULL,
+      PRIMARY KEY (msg_key, seq)
+    )`,
+    `CREATE INDEX IF NOT EXISTS inbound_parts_received_idx ON ${s}.inbound_parts (received_at)`,
+  ];
+  for (const statement of statements) await session.run(statement);
 }
 
 /** The SQL of the inbound steps; `s` is the quoted schema name. */

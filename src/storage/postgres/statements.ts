@@ -1,196 +1,222 @@
 /**
- * The SQL text of every statement the PostgreSQL storage runs for the contract's steps
- * (the migrations' own statements are in migrations.ts). Built once per storage from its
- * schema's names, so each method only picks its text and passes its parameters, and the
- * SQL of one step reads as a whole here rather than between the lines of the class. Every
- * step is one statement, so one round trip: those that need several are calls of the
- * stored functions (functions.ts).
+ * The statements the PostgreSQL record store writes itself rather than take from the shared
+ * SQL layer, because PostgreSQL does them in one round trip: a batch of compare-and-set
+ * writes with their carrier ids and refunds, and a guarded insert. Each is one statement of
+ * fixed text over arrays (`unnest`), so it is parsed and planned once per connection (a
+ * named prepared statement) however many rows it carries, and is atomic on its own.
  *
  * @module
  */
-import { claimStatements, FAIR_TAG, type ClaimStatements } from './claims.js';
-import type { FunctionNames, PostgresTables } from './names.js';
-import { RECORD_SELECT } from './rows.js';
-import { timedStatements, type TimedStatements } from './timed.js';
+import type { InsertGuard, MessageRow, MessageWrite } from '../record-store.js';
+import { ROW_COLUMNS } from '../sql/rows.js';
+import type { SqlTables } from '../sql/schema.js';
+
+/** The row columns a write or an insert sets from arrays, with each array's type. */
+const ROW_ARRAYS = [
+  ['principal_id', 'text'],
+  ['external_id', 'text'],
+  ['created_at', 'bigint'],
+  ['valid_until', 'bigint'],
+  ['accepted_at', 'bigint'],
+  ['queue', 'smallint'],
+  ['order_key', 'float8'],
+  ['due_at', 'bigint'],
+  ['lease_owner', 'text'],
+  ['lease_until', 'bigint'],
+  ['report_due_at', 'bigint'],
+  ['timer', 'text'],
+  ['timer_at', 'bigint'],
+  ['data', 'text'],
+] as const;
+
+const COLUMNS = ROW_ARRAYS.map(([column]) => column).join(', ');
 
 /**
- * "The report is still pending", for statements that name their reports by uid. Written as
- * not delivered and not failed rather than `state = 'pending'`, which the planner matches to
- * the pending reports' partial index: believing few reports pending (the statistics of a
- * new table), it would read every pending report for each statement rather than probe the
- * primary key for the uids (11 ms for a batch of 64 attempts with 20,000 reports pending,
- * against 1.6 ms by the uids).
+ * Separates the rows' JSON documents in the one text parameter that carries them: JSON text
+ * never holds a raw control character (`JSON.stringify` escapes them), so it never holds this.
+ * One text rather than a text array, because a driver escapes every quote of every element
+ * of an array literal, and a document is mostly quotes.
  */
-const UNFINISHED_REPORT = "state NOT IN ('delivered', 'failed')";
+const DATA_SEPARATOR = '\x1e';
 
-/** The statements of {@link postgresStatements}; `$n` are each one's parameters, in order. */
-export interface PostgresStatements extends ClaimStatements, TimedStatements {
-  /**
-   * Inserts messages as `queued`, from one array per column and the groups of their fair
-   * tags (rows.ts `insertParams`), each with its class's rank and its fair tag (claims.ts):
-   * one statement, so atomic without an explicit transaction, and one round trip however
-   * many messages it carries.
-   */
-  insertMessages: string;
-  /**
-   * {@link insertMessages} with idempotency records (`$28`-`$35`, idempotency.ts): messages
-   * whose key another record holds are left out; returns the `principals` and `keys` taken.
-   */
-  insertMessagesKeyed: string;
-  /** Principal `$1`'s idempotency record under key `$2` while live at `$3`. */
-  findIdempotency: string;
-  /** Deletes up to `$2` idempotency records expired at `$1`, oldest expiry first. */
-  purgeIdempotency: string;
-  /** `record_submission($1 ref, $2 idx, $3 carrier id, $4 now) AS result` */
-  recordSubmission: string;
-  /** `record_submissions` of four arrays, one element per call `AS result` */
-  recordSubmissions: string;
-  /** Gives message `$1` back to the queue with error `$2`, due at `$3`, changed at `$4`. */
-  reschedule: string;
-  /** `finish($1 ref, $2 state, $3 reason, $4 description, $5 now, $6 report uid) AS result` */
-  finish: string;
-  /** `expire_overdue($1 before, $2 limit, $3 state, $4 reason, $5 description, $6 now, $7 uids) AS result` */
-  expireOverdue: string;
-  /** `apply_receipt($1 spellings, $2-$4 outcome, $5 now, $6 report uid, $7 lease owner, $8 lease end) AS result` */
-  applyReceipt: string;
-  /** `apply_receipts` of the same, an array each (the spellings as a json array of arrays) `AS result` */
-  applyReceipts: string;
-  /** The record of message `$2` if principal `$1` owns it. */
-  getMessage: string;
-  /** Principal `$1`'s records with external id `$2`, newest first, at most `$3`. */
-  findByExternalId: string;
-  /** Makes the pending reports `$2` claimable again at `$1`. */
-  deferCallbacks: string;
-  /**
-   * Records one attempt for each report of `$1` (uids), from status codes `$2`, errors `$3`,
-   * next states `$4` and next attempt times `$5`, ending their leases; a finished report is
-   * left as it is. A uid appears at most once (one attempt of a report runs at a time).
-   */
-  recordCallbackAttempts: string;
-  /**
-   * Deletes up to `$3` messages in states `$1` changed before `$2` that have no pending
-   * report, with their carrier ids and finished report; its row count is the messages'.
-   */
-  purge: string;
-  /**
-   * The queued messages by class (`priority`, `n` and the `oldest` created_at of each rank
-   * queued; no row for a class with none), of everyone; {@link countQueuedOf} for one
-   * principal.
-   */
-  countQueued: string;
-  /** {@link countQueued} for principal `$1`. */
-  countQueuedOf: string;
+/** `unnest($from::type[], ...)` of the row arrays, numbered from `from`; the last (data) split from one text. */
+function unnestRows(from: number): string {
+  return ROW_ARRAYS.map(([column, type], i) =>
+    column === 'data' ? `string_to_array($${from + i}::text, E'\\x1e')` : `$${from + i}::${type}[]`,
+  ).join(', ');
 }
 
-/**
- * `countQueued`: the queued messages (leased and retrying ones included: their state is
- * `queued` until submitted or ended) grouped by class, with the oldest acceptance time.
- * Both read messages_principal_queued_idx alone (index-only where the visibility map allows),
- * which carries `created_at` since migration 6: the whole index for everyone, the
- * principal's range for one. Two texts rather than `$1 IS NULL OR ...`, which a generic plan
- * could not turn into the principal's range.
- */
-function countQueuedSql(t: PostgresTables, ofPrincipal: boolean): string {
-  return `SELECT priority, count(*) AS n, min(created_at) AS oldest FROM ${t.messages}
-      WHERE state = 'queued'${ofPrincipal ? ' AND principal_id = $1' : ''}
-      GROUP BY priority`;
+/** The row arrays of `rows`, in {@link ROW_ARRAYS}' order. */
+function rowArrays(rows: readonly MessageRow[]): unknown[] {
+  const arrays: unknown[][] = ROW_ARRAYS.map(() => new Array<unknown>(rows.length));
+  rows.forEach((row, i) => {
+    const { record } = row;
+    const values = [
+      record.principalId,
+      record.externalId,
+      record.createdAt,
+      record.validUntil ?? null,
+      record.sendAt ?? record.createdAt,
+      row.queue,
+      row.orderKey,
+      row.dueAt,
+      row.leaseOwner,
+      row.leaseUntil,
+      row.reportDueAt,
+      row.timer,
+      row.timerAt,
+      JSON.stringify({ record, book: row.book, carrierIds: row.carrierIds }),
+    ];
+    values.forEach((value, column) => (arrays[column]![i] = value));
+  });
+  return [...arrays.slice(0, -1), arrays[arrays.length - 1]!.join(DATA_SEPARATOR)];
 }
 
-/**
- * `insertMessages`, or with `keyed` `insertMessagesKeyed`: the start of each group's tags
- * (claims.ts), once, then the rows with their tags; `ORDER BY ord` gives them their seq in
- * the calls' order. Keyed, the idempotency records (`$28`-`$34`, one element per record: see
- * idempotency.ts) are written first, each taking its key or replacing an expired record under
- * it; a key held by a live record writes nothing (ON CONFLICT waits for a writer of that key
- * still in flight, then sees its commit), and the messages whose key (`$35`, one per message,
- * null for none) was not taken are left out. The statement returns the keys it took.
- */
-function insertMessagesSql(t: PostgresTables, f: FunctionNames, keyed: boolean): string {
-  const records = `k AS (
-        INSERT INTO ${t.idempotencyKeys} AS i (principal_id, key, body_hash, status, body, created_at, expires_at)
-        SELECT * FROM unnest($28::text[], $29::text[], $30::text[], $31::int4[], $32::text[], $33::int8[], $34::int8[])
-        ON CONFLICT (principal_id, key) DO UPDATE SET body_hash = EXCLUDED.body_hash, status = EXCLUDED.status,
-          body = EXCLUDED.body, created_at = EXCLUDED.created_at, expires_at = EXCLUDED.expires_at
-        WHERE i.expires_at <= EXCLUDED.created_at
-        RETURNING i.principal_id, i.key
-      ),`;
-  const insert = `INSERT INTO ${t.messages} (ref, principal_id, endpoint, profile_code, sender, recipient, text,
-        message_type, req_type, external_id, recipient_field, reference_field, sms_count, encoding,
-        callback_url, callback_secret, created_at, state, attempts, next_attempt_at, lease_owner, lease_until,
-        updated_at, parts, priority, fair_tag)
-      SELECT t.ref, t.principal_id, t.endpoint, t.profile_code, t.sender, t.recipient, t.text, t.message_type,
-        t.req_type, t.external_id, t.recipient_field, t.reference_field, t.sms_count, t.encoding, t.callback_url,
-        t.callback_secret, t.created_at, 'queued', 0, t.created_at, t.lease_owner, t.lease_until, t.created_at,
-        t.parts, t.priority, ${FAIR_TAG}
-      FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
-        $8::int4[], $9::int4[], $10::text[], $11::text[], $12::text[], $13::int4[], $14::text[], $15::text[],
-        $16::text[], $17::int8[], $18::text[], $19::int8[], $20::jsonb[], $21::int2[], $22::int4[], $23::float8[]${keyed ? ', $35::text[]' : ''})
-        WITH ORDINALITY AS t(ref, principal_id, endpoint, profile_code, sender, recipient, text, message_type,
-          req_type, external_id, recipient_field, reference_field, sms_count, encoding, callback_url,
-          callback_secret, created_at, lease_owner, lease_until, parts, priority, grp, tag_offset,${keyed ? ' idem_key,' : ''} ord)
-      CROSS JOIN s${keyed ? '\n      WHERE t.idem_key IS NULL OR EXISTS (SELECT 1 FROM k WHERE k.principal_id = t.principal_id AND k.key = t.idem_key)' : ''}
-      ORDER BY ord`;
-  const starts = `WITH s AS MATERIALIZED (
-        SELECT ${f.fairStarts}($24::text[], $25::int2[], $26::float8[], $27::int8) AS starts
-      ),`;
-  if (!keyed) return `${starts.slice(0, -1)}\n      ${insert}`;
-  return `${starts}
-      ${records}
-      m AS (${insert})
-      SELECT array(SELECT principal_id FROM k) AS principals, array(SELECT key FROM k) AS keys`;
-}
+/** A write, with the carrier ids it adds when the ledger names them (else every id of its row, those stored already skipped by the insert). */
+type Write = MessageWrite & { addedCarrierIds?: readonly string[] };
 
-/** The statements over tables `t`, calling the functions `f`. */
-export function postgresStatements(t: PostgresTables, f: FunctionNames): PostgresStatements {
+/** How many of a class's first rows the head is looked for among; a bound on what an insert reads. */
+const HEAD_WINDOW = 1000;
+
+/** A row a submit claim at `$3` may take: due, not leased, still valid. */
+const CLAIMABLE = 'due_at <= $3 AND (lease_until IS NULL OR lease_until <= $3) AND (valid_until IS NULL OR valid_until > $3)';
+
+/** The statements of the store over `t`. */
+export function postgresStatements(t: SqlTables) {
+  const n = ROW_ARRAYS.length;
+  const returned = ROW_COLUMNS.split(', ').map((column) => `m.${column}`).join(', ');
   return {
-    ...claimStatements(t, f),
-    ...timedStatements(t, f),
-    insertMessages: insertMessagesSql(t, f, false),
-    insertMessagesKeyed: insertMessagesSql(t, f, true),
-    recordSubmission: `SELECT ${f.recordSubmission}($1::text, $2::int4, $3::text, $4::int8) AS result`,
-    recordSubmissions: `SELECT ${f.recordSubmissions}($1::text[], $2::int4[], $3::text[], $4::int8[]) AS result`,
-    reschedule: `UPDATE ${t.messages} SET attempts = attempts + 1, last_error = $2, next_attempt_at = $3,
-        lease_owner = NULL, lease_until = NULL, updated_at = $4
-      WHERE ref = $1 AND state = 'queued'`,
-    finish: `SELECT ${f.finish}($1::text, $2::text, $3::text, $4::text, $5::int8, $6::text) AS result`,
-    expireOverdue: `SELECT ${f.expireOverdue}($1::int8, $2::int8, $3::text, $4::text, $5::text, $6::int8, $7::text[]) AS result`,
-    applyReceipt: `SELECT ${f.applyReceipt}($1::text[], $2::text, $3::text, $4::text, $5::int8, $6::text, $7::text, $8::int8) AS result`,
-    applyReceipts: `SELECT ${f.applyReceipts}($1::json, $2::text[], $3::text[], $4::text[], $5::int8[], $6::text[], $7::text[], $8::int8[]) AS result`,
-    getMessage: `${RECORD_SELECT}
-      FROM ${t.messages} m LEFT JOIN ${t.callbacks} c ON c.ref = m.ref
-      WHERE m.ref = $2 AND m.principal_id = $1`,
-    findByExternalId: `${RECORD_SELECT}
-      FROM ${t.messages} m LEFT JOIN ${t.callbacks} c ON c.ref = m.ref
-      WHERE m.principal_id = $1 AND m.external_id = $2
-      ORDER BY m.created_at DESC, m.seq DESC
-      LIMIT $3`,
-    deferCallbacks: `UPDATE ${t.callbacks} SET lease_until = $1 WHERE uid = ANY($2::text[]) AND ${UNFINISHED_REPORT}`,
-    // The reports are found by their uids (`uid = ANY`: one primary-key probe each); see
-    // UNFINISHED_REPORT for why the state is not tested as `= 'pending'`.
-    recordCallbackAttempts: `UPDATE ${t.callbacks} c SET attempts = c.attempts + 1, last_status_code = a.status_code, last_error = a.error,
-        state = a.state, next_attempt_at = a.next_attempt_at, lease_owner = NULL, lease_until = NULL
-      FROM unnest($1::text[], $2::int[], $3::text[], $4::text[], $5::bigint[])
-        AS a(uid, status_code, error, state, next_attempt_at)
-      WHERE c.uid = ANY ($1::text[]) AND c.uid = a.uid AND c.${UNFINISHED_REPORT}`,
-    // The message with its carrier ids and finished report, in one statement (every
-    // data-modifying part of it runs, on the same locked rows).
-    purge: `WITH doomed AS (
-        SELECT m.ref FROM ${t.messages} m
-        WHERE m.state = ANY($1::text[]) AND m.updated_at < $2
-          AND NOT EXISTS (SELECT 1 FROM ${t.callbacks} c WHERE c.ref = m.ref AND c.state = 'pending')
-        ORDER BY m.updated_at, m.seq
-        LIMIT $3
-        FOR UPDATE SKIP LOCKED
-      ),
-      carrier_ids AS (DELETE FROM ${t.carrierIds} WHERE ref IN (SELECT ref FROM doomed)),
-      callbacks AS (DELETE FROM ${t.callbacks} WHERE ref IN (SELECT ref FROM doomed))
-      DELETE FROM ${t.messages} WHERE ref IN (SELECT ref FROM doomed)`,
-    findIdempotency: `SELECT body_hash, status, body, created_at, expires_at FROM ${t.idempotencyKeys}
-      WHERE principal_id = $1 AND key = $2 AND expires_at > $3`,
-    purgeIdempotency: `DELETE FROM ${t.idempotencyKeys} WHERE (principal_id, key) IN (
-        SELECT principal_id, key FROM ${t.idempotencyKeys} WHERE expires_at <= $1
-        ORDER BY expires_at LIMIT $2 FOR UPDATE SKIP LOCKED)`,
-    countQueued: countQueuedSql(t, false),
-    countQueuedOf: countQueuedSql(t, true),
+    /**
+     * `queueEnds` of several classes and principals at once: element `i` of `$1` (class),
+     * `$2` (principal) and `$3` (now), answered in order. Each end is an explicit walk of an
+     * index from one side: a `MAX()` over a table without statistics yet (a new schema) is
+     * planned as a read of every entry of the principal, at every insert. The head is looked
+     * for among the first {@link HEAD_WINDOW} of the class only: past a window of leased
+     * messages (a worker's, or a carrier that stopped) a newcomer goes after the window.
+     */
+    queueEnds: `SELECT
+        (SELECT order_key FROM ${t.messages} m WHERE m.queue = q.queue AND m.principal_id = q.principal_id ORDER BY order_key DESC LIMIT 1) AS principal_last,
+        (SELECT w.order_key FROM (
+            SELECT order_key, due_at <= q.now AND (lease_until IS NULL OR lease_until <= q.now) AND (valid_until IS NULL OR valid_until > q.now) AS claimable,
+              row_number() OVER (ORDER BY order_key, seq) AS n
+            FROM ${t.messages} m WHERE m.queue = q.queue ORDER BY order_key, seq LIMIT ${HEAD_WINDOW}) w
+          WHERE w.claimable OR w.n = ${HEAD_WINDOW} LIMIT 1) AS head,
+        (SELECT order_key FROM ${t.messages} m WHERE m.queue = q.queue ORDER BY order_key DESC LIMIT 1) AS last
+      FROM unnest($1::smallint[], $2::text[], $3::bigint[]) WITH ORDINALITY AS q(queue, principal_id, now, i) ORDER BY q.i`,
+    /** The rows of the refs `$1`. */
+    rowsOf: `SELECT ${ROW_COLUMNS} FROM ${t.messages} WHERE ref = ANY($1::text[])`,
+    /**
+     * `findByCarrierId` of several lookups at once: lookup `$1[k]` names id `$3[k]` as its
+     * `$2[k]`-th spelling. Per lookup, the row its first spelling that any row has names; of
+     * the rows one id names (a carrier reused it), the newest.
+     */
+    rowsByCarrierId: `SELECT DISTINCT ON (q.lookup) q.lookup, ${returned}
+      FROM unnest($1::int[], $2::int[], $3::text[]) AS q(lookup, spelling, carrier_id)
+      JOIN ${t.carrierIds} c ON c.carrier_id = q.carrier_id JOIN ${t.messages} m ON m.ref = c.ref
+      ORDER BY q.lookup, q.spelling, m.seq DESC`,
+    /**
+     * A submit claim in one statement: up to `$4` claimable rows in the queue's order,
+     * skipping those another claim holds, leased to `$1` until `$2` at `$3`.
+     */
+    claimMessages: `WITH c AS (
+        SELECT seq FROM ${t.messages} WHERE queue IS NOT NULL AND ${CLAIMABLE}
+          ORDER BY queue, order_key, seq LIMIT $4 FOR UPDATE SKIP LOCKED)
+      UPDATE ${t.messages} m SET lease_owner = $1, lease_until = $2, version = m.version + 1 FROM c WHERE m.seq = c.seq
+      RETURNING ${returned}`,
+    /** A report claim in one statement: up to `$3` due reports at `$2`, moved to `$1` (their lease); each with the due time it had. */
+    claimReports: `WITH c AS (
+        SELECT seq, report_due_at AS was_due FROM ${t.messages} WHERE report_due_at <= $2
+          ORDER BY report_due_at, order_key, seq LIMIT $3 FOR UPDATE SKIP LOCKED)
+      UPDATE ${t.messages} m SET report_due_at = $1, version = m.version + 1 FROM c WHERE m.seq = c.seq
+      RETURNING ${returned}, c.was_due`,
+    /**
+     * Applies each write whose row is still at its expected version; returns the refs
+     * applied. The carrier ids and the refunds follow only the applied writes. Refs must be
+     * distinct: of two writes of one row, `UPDATE ... FROM` would apply one, not say which.
+     */
+    write: `WITH w AS (
+        SELECT * FROM unnest($1::text[], $2::bigint[], $3::bigint[], ${unnestRows(4)})
+          AS w(ref, expected, refund, ${COLUMNS})),
+      done AS (
+        UPDATE ${t.messages} m SET ${ROW_ARRAYS.map(([column]) => `${column} = w.${column}`).join(', ')}, version = w.expected + 1
+          FROM w WHERE m.ref = w.ref AND m.version = w.expected
+          RETURNING m.ref, w.principal_id, w.refund),
+      ids AS (
+        INSERT INTO ${t.carrierIds} (carrier_id, ref)
+          SELECT a.id, a.ref FROM unnest($${n + 4}::text[], $${n + 5}::text[]) AS a(ref, id) JOIN done ON done.ref = a.ref
+          ON CONFLICT DO NOTHING),
+      refunds AS (
+        INSERT INTO ${t.credit} AS c (principal_id, balance)
+          SELECT principal_id, sum(refund)::bigint FROM done WHERE refund > 0 GROUP BY principal_id
+          ON CONFLICT (principal_id) DO UPDATE SET balance = c.balance + EXCLUDED.balance)
+      SELECT ref FROM done`,
+    /**
+     * Inserts the rows with their carrier ids, unless the idempotency key is held by a live
+     * record or the balance is short: then nothing. Each data-modifying part reads the
+     * answer of the one before it, so they run in that order. Guards with both a key and a
+     * charge are not for this statement: a key put and then a short balance would keep the
+     * key (the store runs those in a transaction).
+     */
+    insert: `WITH idem AS (
+        INSERT INTO ${t.idempotency} AS i (principal_id, idem_key, body_hash, status, body, created_at, expires_at)
+          SELECT $${n + 4}::text, $${n + 5}::text, $${n + 6}::text, $${n + 7}::int, $${n + 8}::text, $${n + 9}::bigint, $${n + 10}::bigint
+          WHERE $${n + 4}::text IS NOT NULL
+          ON CONFLICT (principal_id, idem_key) DO UPDATE SET body_hash = EXCLUDED.body_hash, status = EXCLUDED.status,
+            body = EXCLUDED.body, created_at = EXCLUDED.created_at, expires_at = EXCLUDED.expires_at
+            WHERE i.expires_at <= EXCLUDED.created_at
+          RETURNING 1),
+      key_free AS (SELECT $${n + 4}::text IS NULL OR EXISTS (SELECT 1 FROM idem) AS ok),
+      taken AS (
+        UPDATE ${t.credit} SET balance = balance - $${n + 12}::bigint
+          WHERE principal_id = $${n + 11}::text AND $${n + 12}::bigint > 0 AND balance >= $${n + 12}::bigint
+          RETURNING 1),
+      paid AS (SELECT $${n + 11}::text IS NULL OR $${n + 12}::bigint <= 0 OR EXISTS (SELECT 1 FROM taken) AS ok),
+      go AS (SELECT (SELECT ok FROM key_free) AND (SELECT ok FROM paid) AS ok),
+      inserted AS (
+        INSERT INTO ${t.messages} (ref, version, ${COLUMNS})
+          SELECT r.ref, 0, ${ROW_ARRAYS.map(([column]) => `r.${column}`).join(', ')}
+          FROM unnest($1::text[], ${unnestRows(2)}) WITH ORDINALITY AS r(ref, ${COLUMNS}, n)
+          WHERE (SELECT ok FROM go) ORDER BY r.n
+          RETURNING 1),
+      ids AS (
+        INSERT INTO ${t.carrierIds} (carrier_id, ref)
+          SELECT a.id, a.ref FROM unnest($${n + 2}::text[], $${n + 3}::text[]) AS a(ref, id) WHERE (SELECT ok FROM go)
+          ON CONFLICT DO NOTHING)
+      SELECT (SELECT ok FROM key_free) AS key_free, (SELECT ok FROM go) AS stored,
+        (SELECT balance FROM ${t.credit} WHERE principal_id = $${n + 11}::text) AS balance, (SELECT count(*) FROM inserted) AS inserted`,
   };
+}
+
+/** The parameters of the write statement for `writes` (distinct refs). */
+export function writeParams(writes: readonly Write[]): unknown[] {
+  const added = writes.flatMap((write) => (write.addedCarrierIds ?? write.row.carrierIds).map((id) => [write.row.record.ref, id] as const));
+  return [
+    writes.map((write) => write.row.record.ref),
+    writes.map((write) => write.expectedVersion),
+    writes.map((write) => write.refund ?? 0),
+    ...rowArrays(writes.map((write) => write.row)),
+    added.map(([ref]) => ref),
+    added.map(([, id]) => id),
+  ];
+}
+
+/** The parameters of the insert statement for `rows` under `guard` (a key, or a charge, or neither). */
+export function insertParams(rows: readonly MessageRow[], guard: InsertGuard | undefined): unknown[] {
+  const ids = rows.flatMap((row) => row.carrierIds.map((id) => [row.record.ref, id] as const));
+  const key = guard?.idempotency;
+  return [
+    rows.map((row) => row.record.ref),
+    ...rowArrays(rows),
+    ids.map(([ref]) => ref),
+    ids.map(([, id]) => id),
+    key?.principalId ?? null,
+    key?.key ?? null,
+    key?.bodyHash ?? null,
+    key?.status ?? null,
+    key?.body ?? null,
+    key?.createdAt ?? null,
+    key?.expiresAt ?? null,
+    guard?.credit?.principalId ?? null,
+    guard?.credit?.units ?? 0,
+  ];
 }

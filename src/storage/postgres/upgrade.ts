@@ -1,0 +1,155 @@
+/**
+ * The move from the earlier PostgreSQL adapter's tables (schema versions 10 and 11 of its
+ * numbered migrations, table `migrations`) to the record store's: every message in every
+ * state with its parts, carrier ids (those replaced by a second submission included),
+ * pending delivery report and unsettled charge, the idempotency records and the credit
+ * balances, then the earlier tables and stored functions dropped. It runs inside the
+ * transaction of `ready()`, under the schema's advisory lock, so it happens once and whole;
+ * version 12 is then recorded in `migrations`, so an instance of the earlier adapter started
+ * afterwards refuses the schema (it knows versions up to 11) rather than recreate its tables.
+ *
+ * @module
+ */
+import { PRIORITY_RANK } from '../../lifecycle/fair-tags.js';
+import { timerAtOf, timerOf } from '../../ledger/rows.js';
+import type { CallbackState, MessageRecord } from '../contract.js';
+import type { MessageRow } from '../record-store.js';
+import type { SqlSession } from '../sql/dialect.js';
+import type { SqlTables } from '../sql/schema.js';
+import { partsFromStored, type StoredPart } from '../stored-parts.js';
+import { insertParams, postgresStatements } from './statements.js';
+
+/** The version recorded in the earlier `migrations` table once its messages have moved. */
+export const MOVED_VERSION = 12;
+
+/** Rows moved per statement. */
+const CHUNK = 500;
+
+/** The earlier adapter's message tables, dropped once moved (the inbound ones stay: the store uses them as they are). */
+const EARLIER_TABLES = ['callbacks', 'carrier_ids', 'credit_charges', 'credit_balances', 'idempotency_keys', 'messages'];
+
+/** A message of the earlier tables, with its report, its charge and every carrier id it was given. */
+const SELECT_EARLIER = (s: string) => `SELECT m.*, c.uid AS cb_uid, c.state AS cb_state, c.attempts AS cb_attempts,
+    c.last_status_code AS cb_last_status_code, c.last_error AS cb_last_error, c.next_attempt_at AS cb_next_attempt_at,
+    c.lease_until AS cb_lease_until, ch.units AS charge_units, ch.refund_failed AS charge_refund_failed,
+    coalesce((SELECT json_agg(json_build_array(k.carrier_id, k.idx)) FROM ${s}.carrier_ids k WHERE k.ref = m.ref), '[]') AS ids
+  FROM ${s}.messages m
+  LEFT JOIN ${s}.callbacks c ON c.ref = m.ref
+  LEFT JOIN ${s}.credit_charges ch ON ch.ref = m.ref AND ch.settled_at IS NULL
+  ORDER BY m.seq`;
+
+/** A number column (int8 comes back as a string), `null` kept. */
+function ms(value: unknown): number | null {
+  return value === null || value === undefined ? null : Number(value);
+}
+
+/** The record store's row of an earlier message row (selected by {@link SELECT_EARLIER}). */
+export function movedRow(m: Record<string, unknown>): MessageRow {
+  const callback: CallbackState | null =
+    m.cb_state === null
+      ? null
+      : {
+          state: m.cb_state as CallbackState['state'],
+          attempts: Number(m.cb_attempts ?? 0),
+          lastStatusCode: (m.cb_last_status_code as number | null) ?? null,
+          lastError: (m.cb_last_error as string | null) ?? null,
+          nextAttemptAt: ms(m.cb_next_attempt_at),
+        };
+  const record = {
+    ref: m.ref,
+    principalId: m.principal_id,
+    endpoint: m.endpoint,
+    profileCode: m.profile_code,
+    sender: m.sender,
+    recipient: m.recipient,
+    text: m.text,
+    messageType: m.message_type,
+    reqType: m.req_type,
+    externalId: m.external_id,
+    recipientField: m.recipient_field,
+    referenceField: m.reference_field,
+    smsCount: m.sms_count,
+    encoding: m.encoding,
+    callbackUrl: m.callback_url,
+    callbackSecret: m.callback_secret,
+    createdAt: Number(m.created_at),
+    priority: m.priority === PRIORITY_RANK.transactional ? 'transactional' : 'bulk',
+    state: m.state,
+    statusReason: m.status_reason,
+    statusDescription: m.status_description,
+    attempts: m.attempts,
+    lastError: m.last_error,
+    updatedAt: Number(m.updated_at),
+    parts: partsFromStored(m.parts as StoredPart[]),
+    callback,
+    sendAt: ms(m.send_at),
+    validUntil: ms(m.valid_until),
+  } as MessageRecord;
+  const current = new Set(record.parts.map((part) => part.carrierId).filter((id) => id !== null));
+  const given = (m.ids as [string, number][]).map(([carrierId, index]) => ({ carrierId, index }));
+  const pending = callback?.state === 'pending';
+  const reportDue = pending ? Math.max(callback.nextAttemptAt ?? record.updatedAt, ms(m.cb_lease_until) ?? 0) : null;
+  return {
+    record,
+    book: {
+      weight: ms(m.weight) ?? 1,
+      charge: m.charge_units === null ? null : { units: Number(m.charge_units), refunds: m.charge_refund_failed === true ? 'unsent-and-failed' : 'unsent' },
+      replacedCarrierIds: given.filter(({ carrierId }) => !current.has(carrierId)),
+      reportUid: (m.cb_uid as string | null) ?? null,
+    },
+    version: 0,
+    seq: 0,
+    queue: record.state === 'queued' ? Number(m.priority) : null,
+    // A pending report's place among those due at one time is its own due time.
+    orderKey: pending ? (callback.nextAttemptAt ?? record.updatedAt) : Number(m.fair_tag),
+    dueAt: Number(m.next_attempt_at),
+    leaseOwner: record.state === 'queued' ? ((m.lease_owner as string | null) ?? null) : null,
+    leaseUntil: record.state === 'queued' ? ms(m.lease_until) : null,
+    reportDueAt: reportDue,
+    timer: timerOf(record),
+    timerAt: timerAtOf(record),
+    carrierIds: [...new Set([...current, ...given.map(({ carrierId }) => carrierId)])],
+  };
+}
+
+/**
+ * Moves the earlier adapter's messages in quoted schema `s` into the store's tables `t`, on
+ * `session` (the transaction of `ready()`), if that adapter's tables are there and not yet
+ * moved. Throws for a schema at a version before 10: the release before this one upgrades it.
+ */
+export async function upgradeEarlierTables(session: SqlSession, s: string, t: SqlTables): Promise<void> {
+  const { rows: found } = await session.run(`SELECT to_regclass('${s}.migrations') AS migrations, to_regclass('${s}.messages') AS messages`);
+  if (found[0]?.migrations === null) {
+    // A new schema: recorded as moved, so that the earlier adapter refuses it too.
+    await session.run(`CREATE TABLE ${s}.migrations (version integer PRIMARY KEY, applied_at bigint NOT NULL)`);
+    await session.run(`INSERT INTO ${s}.migrations (version, applied_at) VALUES ($1, $2)`, [MOVED_VERSION, Date.now()]);
+    return;
+  }
+  const { rows: versions } = await session.run(`SELECT max(version) AS version FROM ${s}.migrations`);
+  const version = Number(versions[0]?.version ?? 0);
+  if (version >= MOVED_VERSION) return;
+  if (version < 10) {
+    throw new Error(`PostgresStorage: schema ${s} is at migration ${version}; start the previous release of sms-outbox once to bring it to 10, then this one`);
+  }
+  if (found[0]?.messages !== null) {
+    const { rows } = await session.run(SELECT_EARLIER(s));
+    const insert = postgresStatements(t).insert;
+    for (let i = 0; i < rows.length; i += CHUNK) {
+      await session.run(insert, insertParams(rows.slice(i, i + CHUNK).map(movedRow), undefined));
+    }
+    await session.run(`INSERT INTO ${t.idempotency} (principal_id, idem_key, body_hash, status, body, created_at, expires_at)
+      SELECT principal_id, key, body_hash, status, body, created_at, expires_at FROM ${s}.idempotency_keys ON CONFLICT DO NOTHING`);
+    await session.run(`INSERT INTO ${t.credit} AS c (principal_id, balance) SELECT principal_id, balance FROM ${s}.credit_balances
+      ON CONFLICT (principal_id) DO UPDATE SET balance = c.balance + EXCLUDED.balance`);
+  }
+  for (const table of EARLIER_TABLES) await session.run(`DROP TABLE IF EXISTS ${s}.${table}`);
+  // Every stored function of the schema was the earlier adapter's (the store has none).
+  await session.run(`DO $$
+    DECLARE f regprocedure;
+    BEGIN
+      FOR f IN SELECT p.oid::regprocedure FROM pg_catalog.pg_proc p WHERE p.pronamespace = '${s}'::regnamespace LOOP
+        EXECUTE 'DROP FUNCTION ' || f::text;
+      END LOOP;
+    END $$`);
+  await session.run(`INSERT INTO ${s}.migrations (version, applied_at) VALUES ($1, $2)`, [MOVED_VERSION, Date.now()]);
+}
