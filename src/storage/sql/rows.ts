@@ -46,8 +46,7 @@ interface RowData {
  * What `data` holds: the record's fields that have no column, the book and the carrier ids,
  * by position rather than by name, about half the text of {@link RowData} (a row's width is
  * what its inserts, updates and commits cost, on SQLite most of all). The fields a record
- * may lack (`sendAt`, `validUntil`, `traceparent`) are in `optional`, present as on the
- * record; parts are `[carrierId]`, or `[carrierId, state, reason, description]` once
+ * may lack ({@link OPTIONAL_FIELDS}) are in `optional`, by name, present as on the record; parts are `[carrierId]`, or `[carrierId, state, reason, description]` once
  * reported. The first element, 2, tells it from {@link RowData}.
  */
 type PackedData = [
@@ -74,7 +73,7 @@ type PackedData = [
   updatedAt: number,
   parts: StoredPart[],
   callback: MessageRecord['callback'],
-  optional: Pick<MessageRecord, 'sendAt' | 'validUntil' | 'traceparent'>,
+  optional: Pick<MessageRecord, OptionalField>,
   weight: number,
   charge: RowBook['charge'],
   replacedCarrierIds: RowBook['replacedCarrierIds'],
@@ -82,13 +81,15 @@ type PackedData = [
   carrierIds: readonly string[],
 ];
 
+/** The record's fields that may be absent, kept by name in `optional` (a new one is added here only). */
+const OPTIONAL_FIELDS = ['sendAt', 'validUntil', 'traceparent', 'recipientAsSent', 'country', 'numberType', 'holdReason'] as const;
+type OptionalField = (typeof OPTIONAL_FIELDS)[number];
+
 /** The `data` text of `row` ({@link PackedData}). */
 function packData(row: MessageRow): string {
   const r = row.record;
-  const optional: PackedData[23] = {};
-  if (r.sendAt !== undefined) optional.sendAt = r.sendAt;
-  if (r.validUntil !== undefined) optional.validUntil = r.validUntil;
-  if (r.traceparent !== undefined) optional.traceparent = r.traceparent;
+  const optional: Record<string, unknown> = {};
+  for (const field of OPTIONAL_FIELDS) if (r[field] !== undefined) optional[field] = r[field];
   const parts = new Array<StoredPart>(r.parts.length);
   for (let i = 0; i < parts.length; i++) {
     const { carrierId, outcome } = r.parts[i]!;
@@ -98,7 +99,7 @@ function packData(row: MessageRow): string {
   const packed: PackedData = [
     2, r.endpoint, r.profileCode, r.sender, r.recipient, r.text, r.messageType, r.reqType, r.recipientField, r.referenceField,
     r.smsCount, r.encoding, r.callbackUrl, r.callbackSecret, r.priority, r.state, r.statusReason, r.statusDescription,
-    r.attempts, r.lastError, r.updatedAt, parts, r.callback, optional, b.weight, b.charge, b.replacedCarrierIds, b.reportUid,
+    r.attempts, r.lastError, r.updatedAt, parts, r.callback, optional as PackedData[23], b.weight, b.charge, b.replacedCarrierIds, b.reportUid,
     row.carrierIds,
   ];
   return JSON.stringify(packed);
@@ -122,9 +123,7 @@ function unpackData(columns: Record<string, unknown>): RowData {
     parts: partsFromStored(parts),
     callback,
   };
-  if ('sendAt' in optional) record.sendAt = optional.sendAt;
-  if ('validUntil' in optional) record.validUntil = optional.validUntil;
-  if ('traceparent' in optional) record.traceparent = optional.traceparent;
+  Object.assign(record, optional);
   return { record, book: { weight, charge, replacedCarrierIds, reportUid }, carrierIds };
 }
 
