@@ -82,10 +82,10 @@ describe('a storage failure in the middle of a 100-message request', () => {
       await storage.ready();
       await pool.query(`CREATE FUNCTION "${schema}".boom() RETURNS trigger LANGUAGE plpgsql AS $$
         BEGIN IF NEW.external_id = 'boom' THEN RAISE EXCEPTION 'injected failure'; END IF; RETURN NEW; END $$`);
-      await pool.query(`CREATE TRIGGER boom BEFORE INSERT ON "${schema}".messages FOR EACH ROW EXECUTE FUNCTION "${schema}".boom()`);
+      await pool.query(`CREATE TRIGGER boom BEFORE INSERT ON "${schema}".ledger_messages FOR EACH ROW EXECUTE FUNCTION "${schema}".boom()`);
       const count = async (prefix: string) =>
         Number(
-          (await pool.query(`SELECT count(*) AS n FROM "${schema}".messages WHERE external_id LIKE $1 OR external_id = 'boom'`, [`${prefix}-%`]))
+          (await pool.query(`SELECT count(*) AS n FROM "${schema}".ledger_messages WHERE external_id LIKE $1 OR external_id = 'boom'`, [`${prefix}-%`]))
             .rows[0].n,
         );
       await checkAtomic(storage, count);
