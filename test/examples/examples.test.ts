@@ -208,7 +208,7 @@ if (servicesMissing !== null) console.warn(`examples/two-instances skipped: ${se
     }
     expect(statuses).toEqual([...Array<number>(limit).fill(200), 429, 429]);
     // A refused send stores nothing.
-    const stored = await admin.query<{ n: number }>(`SELECT count(*)::int AS n FROM "${schema}".messages`);
+    const stored = await admin.query<{ n: number }>(`SELECT count(*)::int AS n FROM "${schema}".ledger_messages`);
     expect(stored.rows[0]!.n).toBe(limit);
   });
 });

@@ -69,7 +69,7 @@ function send(g: FuzzGateway, body: unknown) {
 }
 
 async function storedCount(schema: string, externalId: string): Promise<number> {
-  const result = await direct.query<{ n: string }>(`SELECT count(*) AS n FROM "${schema}".messages WHERE external_id = $1`, [externalId]);
+  const result = await direct.query<{ n: string }>(`SELECT count(*) AS n FROM "${schema}".ledger_messages WHERE external_id = $1`, [externalId]);
   return Number(result.rows[0]!.n);
 }
 

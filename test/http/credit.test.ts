@@ -278,7 +278,7 @@ describe('no overspend under a burst of concurrent requests', () => {
       expect(statuses.filter((s) => s === 200)).toHaveLength(40);
       expect(statuses.filter((s) => s === 402)).toHaveLength(60);
       expect(await two!.sms.credit!.balance('acme')).toBe(0);
-      const { rows } = await admin.query<{ n: number }>(`SELECT count(*)::int AS n FROM "${schema}".messages`);
+      const { rows } = await admin.query<{ n: number }>(`SELECT count(*)::int AS n FROM "${schema}".ledger_messages`);
       expect(rows[0]!.n).toBe(40);
     } finally {
       for (const gateway of gateways.splice(0)) await gateway.sms.close();
