@@ -13,6 +13,7 @@ import { eventually } from '../helpers/poll.js';
 import { forEachLimited, lookup, quickBody, send, type AckedMessage } from './client.js';
 import { startHost, type HostConfig, type HostProcess, type SubmitLine } from './host-process.js';
 import { dropSchema, freshSchema, makePool, postgresUnavailable } from './postgres-service.js';
+import { PACKED } from '../helpers/packed-row.js';
 
 const unavailable = await postgresUnavailable('PostgreSQL two-instance e2e test');
 const admin = unavailable === null ? makePool(2) : null;
@@ -26,8 +27,8 @@ afterAll(async () => {
 
 const TERMINAL_SQL = TERMINAL_STATES.map((state) => `'${state}'`).join(', ');
 
-/** A message's state in the store's table, where the record is the row's JSON document. */
-const STATE_SQL = "(data::jsonb -> 'record' ->> 'state')";
+/** A message's state in the store's table, in the row's packed document. */
+const STATE_SQL = `(data::jsonb ->> ${PACKED.state})`;
 
 /** Accepts every part at submit (some throttled first), ends each in a receipt of any kind. */
 const SIMULATOR: HostConfig['simulator'] = {
@@ -164,9 +165,9 @@ function partsOf(acked: readonly AckedMessage[]): string[] {
       const leased = new Set(held.rows.map((row) => row.ref));
       const victimIds = victim.submits.map((s) => normalizeCarrierId(s.carrierId));
       const strandedRows = await admin!.query<{ ref: string }>(
-        // A part's outcome is null until its receipt.
-        `SELECT DISTINCT m.ref FROM "${schema}".ledger_messages m CROSS JOIN jsonb_array_elements(m.data::jsonb -> 'record' -> 'parts') p
-         WHERE ${STATE_SQL} NOT IN (${TERMINAL_SQL}) AND p -> 'outcome' = 'null'::jsonb AND p ->> 'carrierId' = ANY($1)`,
+        // A part is its carrier id alone until its receipt.
+        `SELECT DISTINCT m.ref FROM "${schema}".ledger_messages m CROSS JOIN jsonb_array_elements(m.data::jsonb -> ${PACKED.parts}) p
+         WHERE ${STATE_SQL} NOT IN (${TERMINAL_SQL}) AND jsonb_array_length(p) = 1 AND p ->> 0 = ANY($1)`,
         [victimIds],
       );
       const stranded = new Set(strandedRows.rows.map((row) => row.ref));

@@ -9,6 +9,7 @@ import type { Outcome, PartReceipt, ReceiptResult, Storage } from '../../src/sto
 import { PostgresStorage } from '../../src/storage/postgres/adapter.js';
 import { buildNewMessage } from '../../src/testing/storage-suite/index.js';
 import { dbDescribe, dropSchema, freshSchema, pool, usePostgres, withCountedStorage } from './postgres-setup.js';
+import { PACKED } from '../helpers/packed-row.js';
 
 usePostgres();
 
@@ -21,7 +22,7 @@ dbDescribe('PostgresStorage', () => {
       await storage.insertMessages(messages);
       expect(queries.count).toBe(2);
       const { rows } = await pool.query<{ messages: string; parts: string }>(
-        `SELECT count(*) AS messages, sum(jsonb_array_length(data::jsonb -> 'record' -> 'parts')) AS parts FROM "${schema}".ledger_messages`,
+        `SELECT count(*) AS messages, sum(jsonb_array_length(data::jsonb -> ${PACKED.parts})) AS parts FROM "${schema}".ledger_messages`,
       );
       expect(rows[0]).toEqual({ messages: '1000', parts: String(messages.reduce((sum, m) => sum + m.smsCount, 0)) });
     });
@@ -86,7 +87,7 @@ dbDescribe('PostgresStorage', () => {
       }
       // Each report has its own uid: as many pending reports as messages with a URL.
       const reports = await pool.query(
-        `SELECT count(DISTINCT data::jsonb -> 'book' ->> 'reportUid')::int AS n FROM "${schema}".ledger_messages WHERE report_due_at IS NOT NULL`,
+        `SELECT count(DISTINCT data::jsonb ->> ${PACKED.reportUid})::int AS n FROM "${schema}".ledger_messages WHERE report_due_at IS NOT NULL`,
       );
       expect(reports.rows[0]).toEqual({ n: messages.filter((m) => m.callbackUrl !== null).length });
       // A receipt again is a duplicate, in a batch as alone.
@@ -127,9 +128,8 @@ dbDescribe('PostgresStorage', () => {
   });
 
   it('answers each call of a batch as the call alone would, in every case a step can meet', async () => {
-    // The same messages in two schemas; one gets each step's calls at once (one batch: the
-    // first call naming each message applied by one statement, the calls naming one again
-    // after it, one by one), the other one call at a time (the single-item functions).
+    // The same messages in two schemas; one gets each step's calls at once (one batch, and
+    // a second call on a message of the batch right after it), the other one call at a time.
     // Results and records must be the same.
     const delivered = outcome('delivered', 'delivered_to_terminal');
     const absent = outcome('undelivered', 'absent_subscriber');
@@ -185,7 +185,10 @@ dbDescribe('PostgresStorage', () => {
     try {
       await prepare(batched);
       await prepare(alone);
-      const batchedSubmissions = await Promise.all(submissions.map(([ref, index, id]) => batched.recordSubmission(ref, index, id, 10)));
+      // The last call names a message the batch names already: it follows the batch, since
+      // which of two calls on one message at once goes first is a race the contract leaves open.
+      const submit = ([ref, index, id]: [string, number, string]) => batched.recordSubmission(ref, index, id, 10);
+      const batchedSubmissions = [...(await Promise.all(submissions.slice(0, -1).map(submit))), await submit(submissions.at(-1)!)];
       const aloneSubmissions = [];
       for (const [ref, index, id] of submissions) aloneSubmissions.push(await alone.recordSubmission(ref, index, id, 10));
       expect(batchedSubmissions.map((r) => r.kind)).toEqual(['submitted', 'submitted', 'submitted', 'stale', 'stale', 'stale', 'part', 'submitted']);
@@ -200,7 +203,8 @@ dbDescribe('PostgresStorage', () => {
         now: 20,
         ...(leased.has(i) ? { reportLease: { owner: 'this-instance', until: 60_020 } } : {}),
       });
-      const batchedReceipts = await Promise.all(receipts.map((_, i) => batched.applyReceipt(receipt(i))));
+      const last = receipts.length - 1;
+      const batchedReceipts = [...(await Promise.all(receipts.slice(0, last).map((_, i) => batched.applyReceipt(receipt(i))))), await batched.applyReceipt(receipt(last))];
       const aloneReceipts = [];
       for (const i of receipts.keys()) aloneReceipts.push(await alone.applyReceipt(receipt(i)));
       expect(batchedReceipts.map((r) => r.kind)).toEqual([
@@ -225,7 +229,7 @@ dbDescribe('PostgresStorage', () => {
         );
       expect(withoutUids(batchedReceipts)).toEqual(withoutUids(aloneReceipts));
       const leasedUids = await pool.query<{ uid: string }>(
-        `SELECT data::jsonb -> 'book' ->> 'reportUid' AS uid FROM "${batchedSchema}".ledger_messages WHERE report_due_at = 60020 ORDER BY ref`,
+        `SELECT data::jsonb ->> ${PACKED.reportUid} AS uid FROM "${batchedSchema}".ledger_messages WHERE report_due_at = 60020 ORDER BY ref`,
       );
       expect(leasedUids.rows.map((row) => row.uid).sort()).toEqual(
         leasedReports(batchedReceipts).flatMap((report) => (report === null ? [] : [report.uid])).sort(),
@@ -240,8 +244,8 @@ dbDescribe('PostgresStorage', () => {
       const reports = async (schema: string): Promise<unknown[]> =>
         (
           await pool.query(
-            `SELECT ref, data::jsonb -> 'record' -> 'callback' ->> 'state' AS state, report_due_at FROM "${schema}".ledger_messages
-              WHERE data::jsonb -> 'book' ->> 'reportUid' IS NOT NULL ORDER BY ref`,
+            `SELECT ref, data::jsonb -> ${PACKED.callback} ->> 'state' AS state, report_due_at FROM "${schema}".ledger_messages
+              WHERE data::jsonb ->> ${PACKED.reportUid} IS NOT NULL ORDER BY ref`,
           )
         ).rows;
       expect(await reports(batchedSchema)).toEqual(await reports(aloneSchema));

@@ -8,7 +8,7 @@
  * @module
  */
 import type { InsertGuard, MessageRow, MessageWrite } from '../record-store.js';
-import { ROW_COLUMNS } from '../sql/rows.js';
+import { ROW_COLUMNS, rowValues } from '../sql/rows.js';
 import type { SqlTables } from '../sql/schema.js';
 
 /** The row columns a write or an insert sets from arrays, with each array's type. */
@@ -46,29 +46,10 @@ function unnestRows(from: number): string {
   ).join(', ');
 }
 
-/** The row arrays of `rows`, in {@link ROW_ARRAYS}' order. */
+/** The row arrays of `rows`, in {@link ROW_ARRAYS}' order (each row's values as every SQL store writes them). */
 function rowArrays(rows: readonly MessageRow[]): unknown[] {
   const arrays: unknown[][] = ROW_ARRAYS.map(() => new Array<unknown>(rows.length));
-  rows.forEach((row, i) => {
-    const { record } = row;
-    const values = [
-      record.principalId,
-      record.externalId,
-      record.createdAt,
-      record.validUntil ?? null,
-      record.sendAt ?? record.createdAt,
-      row.queue,
-      row.orderKey,
-      row.dueAt,
-      row.leaseOwner,
-      row.leaseUntil,
-      row.reportDueAt,
-      row.timer,
-      row.timerAt,
-      JSON.stringify({ record, book: row.book, carrierIds: row.carrierIds }),
-    ];
-    values.forEach((value, column) => (arrays[column]![i] = value));
-  });
+  rows.forEach((row, i) => rowValues(row).forEach((value, column) => (arrays[column]![i] = value)));
   return [...arrays.slice(0, -1), arrays[arrays.length - 1]!.join(DATA_SEPARATOR)];
 }
 
