@@ -26,7 +26,9 @@ export interface Principal {
    * The shape of its delivery reports: `envelope` (the default, the provider's published
    * webhook, fields under `data`) or `flat` (the same fields at the top level, with `reason`),
    * for receivers written to read `external_id` and `status` there
-   * (docs/delivery-reports.md#payload). Read when each report is sent.
+   * (docs/delivery-reports.md#payload). Kept with each message it sends with a callback URL,
+   * so its report has the format the principal had when the message was accepted, whichever
+   * instance sends it.
    */
   reportFormat?: ReportFormat;
   /**

@@ -80,11 +80,14 @@ export function webhookSecret(webhook: Webhook): string | null {
   return isInbound(webhook) ? webhook.inbound.callbackSecret : webhook.message.callbackSecret;
 }
 
-/** The body of `webhook`; a delivery report in the format of its message's principal (`formatOf`). */
+/**
+ * The body of `webhook`; a delivery report in the format kept with its message, else in its
+ * principal's format now (`formatOf`: a message stored without one).
+ */
 export function webhookBody(webhook: Webhook, formatOf: ReportFormatOf): string {
   if (isInbound(webhook)) return JSON.stringify(buildInboundPayload(webhook.uid, webhook.inbound));
   const { message } = webhook;
-  return JSON.stringify(buildReport(webhook.uid, message, formatOf(message.principalId)));
+  return JSON.stringify(buildReport(webhook.uid, message, message.reportFormat ?? formatOf(message.principalId)));
 }
 
 /** The ref of the message `webhook` is about, for `error` events. */

@@ -101,8 +101,10 @@ function toMessages(request: SendRequest, recipients: readonly CheckedRecipient[
       sendAt: times.sendAt,
       validUntil: times.validUntil,
     };
-    // Only when held: a message that is not has no such key, as before quiet hours existed.
+    // Only when set: a message without them has no such keys, so records compare as stored.
     if (times.holdReason !== null) message.holdReason = times.holdReason;
+    // Kept with the message, so an instance that never saw its principal's key sends the report alike.
+    if (request.callbackUrl !== null && principal.reportFormat !== undefined) message.reportFormat = principal.reportFormat;
     return message;
   });
 }

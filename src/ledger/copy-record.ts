@@ -73,5 +73,6 @@ export function recordFields(record: MessageRecord): MessageRecord {
   if (record.country !== undefined) fields.country = record.country;
   if (record.numberType !== undefined) fields.numberType = record.numberType;
   if (record.holdReason !== undefined) fields.holdReason = record.holdReason;
+  if (record.reportFormat !== undefined) fields.reportFormat = record.reportFormat;
   return fields;
 }

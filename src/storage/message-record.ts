@@ -59,6 +59,12 @@ export interface NewMessage extends TimedFields {
    * inside its profile's quiet hours and is held until they end. Absent or `null`: not held.
    */
   holdReason?: 'quiet_hours' | null;
+  /**
+   * The shape of its delivery report, its principal's `reportFormat` when it was accepted,
+   * kept with it so that every instance sends the report alike, however long it waits.
+   * Absent or `null`: its principal's format when the report is sent (`envelope` when unknown).
+   */
+  reportFormat?: 'envelope' | 'flat' | null;
   /** The text. */
   text: string;
   /** Passed on as given; default 1. */

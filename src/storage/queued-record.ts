@@ -46,6 +46,7 @@ export class QueuedRecord {
     if (message.country !== undefined) this.country = message.country;
     if (message.numberType !== undefined) this.numberType = message.numberType;
     if (message.holdReason !== undefined) this.holdReason = message.holdReason;
+    if (message.reportFormat !== undefined) this.reportFormat = message.reportFormat;
     this.state = isScheduled(message) ? 'scheduled' : 'queued';
     this.statusReason = null;
     this.statusDescription = null;

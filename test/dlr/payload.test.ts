@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { buildDlrPayload, buildReport } from '../../src/dlr/payload.js';
+import { webhookBody } from '../../src/dlr/webhook.js';
 import type { MessageRecord } from '../../src/storage/contract.js';
 import { newMessage } from './helpers.js';
 
@@ -89,5 +90,18 @@ describe('buildReport', () => {
       reason: 'Subscriber absent or unreachable',
       sms_count: 2,
     });
+  });
+});
+
+describe('webhookBody', () => {
+  it("sends the format kept with the message, whatever the principal's is now; its principal's when none was kept", () => {
+    const due = (overrides: Partial<MessageRecord>) => ({ uid: 'uid-1', attempts: 0, message: terminal(overrides) });
+    const envelopeNow = () => 'envelope' as const;
+    const flatNow = () => 'flat' as const;
+    // Accepted flat, reported by an instance that knows nothing of the principal.
+    expect(JSON.parse(webhookBody(due({ reportFormat: 'flat' }), envelopeNow))).toMatchObject({ external_id: 'abc-1', status: 'delivered' });
+    expect(JSON.parse(webhookBody(due({ reportFormat: 'envelope' }), flatNow))).toHaveProperty('data.external_id', 'abc-1');
+    expect(JSON.parse(webhookBody(due({}), flatNow))).toMatchObject({ external_id: 'abc-1' });
+    expect(JSON.parse(webhookBody(due({}), envelopeNow))).toHaveProperty('data');
   });
 });

@@ -32,6 +32,7 @@ function fullRow(): MessageRow {
       recipientAsSent: '+44 7700 900123',
       country: 'GB',
       numberType: 'mobile',
+      reportFormat: 'flat',
       text: 'Habari 👋🏽 — ñandú, 中文, مرحبا, e\u0301, "quotes" \'and\' \\ back\nslash',
       messageType: 2,
       reqType: 3,
