@@ -32,6 +32,7 @@ export const HTTP_CASES: HttpCase[] = ([
   { name: 'baseline-1', title: 'bare Express 5 + express.json(), one-message body, answers a one-item array', script: 'baseline', perRequest: 1, connections: 16 },
   { name: 'memory-1', title: 'quick send, 1 message/request, memory storage, simulator carrier, worker running', script: 'memory', perRequest: 1, connections: 16, baseline: 'baseline-1' },
   { name: 'memory-1-nolimits', title: 'memory-1 with `rateLimit: false`: the cost of the three limiters is 1 - memory-1 / this', script: 'memory', perRequest: 1, connections: 16, baseline: 'baseline-1', env: { BENCH_RATE_LIMIT: 'off' } },
+  { name: 'memory-1-untraced', title: 'memory-1 with `tracing: false`: against memory-1 (OpenTelemetry\'s API installed, no provider registered), the cost of the tracing hooks when nothing records', script: 'memory', perRequest: 1, connections: 16, baseline: 'memory-1', env: { BENCH_TRACING: 'off' } } as HttpCase,
   IDEMPOTENCY_CASE,
   { name: 'sqlite-1', title: 'quick send, 1 message/request, SQLite (temp file, default synchronous=FULL)', script: 'sqlite', perRequest: 1, connections: 16, baseline: 'baseline-1' },
   SQLITE_IDEMPOTENCY_CASE,

@@ -35,6 +35,8 @@ export async function startRouterServer(storage: Storage, after: () => Promise<v
     // The limiters stay on (their cost is part of every request) but can never trip: a
     // benchmark of one key would otherwise measure 429 answers after the first 600 requests.
     // BENCH_RATE_LIMIT=off measures their cost (`npm run bench -- --case memory-1` twice).
+    // BENCH_TRACING=off: no tracing hook looks for a provider (the memory-1-untraced case).
+    ...(process.env.BENCH_TRACING === 'off' ? { tracing: false } : {}),
     rateLimit: process.env.BENCH_RATE_LIMIT === 'off' ? false : { requests: { limit: 1_000_000_000 }, messages: { limit: 1_000_000_000 } },
   });
   // Errors are counted, not printed per occurrence: a flood of lines would cost CPU.
