@@ -10,9 +10,10 @@
  * and end (the storage call) and `sms.claim.size`, how many messages the call took: the
  * message's wait in the queue shows as the gap before it, the claim's cost as its length.
  *
- * A message handed to this instance's worker at its insert is never claimed, so it has no
- * claim span; one retried after a failed submit, or claimed after another instance's lease
- * ran out, has one per claim.
+ * A message handed to this instance's worker at its insert is taken without a storage call:
+ * its span ({@link handOffSpans}) marks that moment, `sms.claim.source` telling the two
+ * apart. One retried after a failed submit, or claimed after another instance's lease ran
+ * out, has one span per claim.
  */
 import type { MessageRecord } from '../storage/contract.js';
 import { SPAN_NAMES, type MessageTracing } from '../observe/tracing.js';
@@ -29,9 +30,21 @@ export function tracedClaim(tracing: MessageTracing, claim: ClaimMessages): Clai
     const messages = await claim(limit, now);
     const size = messages.length;
     for (const message of messages) {
-      const fields = { 'sms.message_ref': message.ref, 'sms.claim.size': size, 'sms.submit.attempt': message.attempts + 1 };
+      const fields = { 'sms.message_ref': message.ref, 'sms.claim.size': size, 'sms.submit.attempt': message.attempts + 1, 'sms.claim.source': 'storage' };
       tracing.child(SPAN_NAMES.claim, message.traceparent, fields, 'INTERNAL', startedAt)?.end();
     }
     return messages;
   };
+}
+
+/**
+ * Records an `sms.claim` span in the trace of each of `messages`, handed to the worker as
+ * they were stored and taken by it together (`sms.claim.source`: `hand-off`).
+ */
+export function handOffSpans(tracing: MessageTracing, messages: readonly MessageRecord[]): void {
+  const size = messages.length;
+  for (const message of messages) {
+    const fields = { 'sms.message_ref': message.ref, 'sms.claim.size': size, 'sms.submit.attempt': 1, 'sms.claim.source': 'hand-off' };
+    tracing.child(SPAN_NAMES.claim, message.traceparent, fields, 'INTERNAL')?.end();
+  }
 }

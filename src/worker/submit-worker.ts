@@ -24,7 +24,7 @@ import { validityElapsed, VALIDITY_ELAPSED } from '../lifecycle/timing.js';
 import { retryDelay } from './backoff.js';
 import { ClaimLoop } from '../outbox/claim-loop.js';
 import { FairSlotQueue } from './fair-slots.js';
-import { tracedClaim } from './claim-spans.js';
+import { handOffSpans, tracedClaim } from './claim-spans.js';
 import type { MessageHandOff } from '../outbox/hand-off.js';
 
 /** What the worker needs. */
@@ -173,7 +173,9 @@ export class SubmitWorker implements MessageHandOff {
     this.#loop.release(adopted.length);
     // Closed meanwhile: they stay stored, and any instance claims them once the lease ends.
     if (!this.#loop.running) return;
-    for (const { message, leaseEnd } of adopted) this.#loop.hold(this.#submit(new QueuedRecord(message), leaseEnd));
+    const records = adopted.map(({ message }) => new QueuedRecord(message));
+    if (this.#deps.tracing != null) handOffSpans(this.#deps.tracing, records);
+    for (let i = 0; i < records.length; i++) this.#loop.hold(this.#submit(records[i]!, adopted[i]!.leaseEnd));
   }
 
   /** Waits for a slot at the carrier. */

@@ -121,11 +121,12 @@ describe('tracing', () => {
     await sendAndDeliver(receiver, storage());
     const spans = await spansOnce((found) => found.some((span) => span.name === 'sms.report'), 'the report span');
     const named = (name: string) => spans.find((span) => span.name === name)!;
-    expect(spans.map((span) => span.name).sort()).toEqual(['sms.receipt', 'sms.report', 'sms.request', 'sms.store', 'sms.submit']);
-    // Handed to the worker at its insert, the message was never claimed.
+    expect(spans.map((span) => span.name).sort()).toEqual(['sms.claim', 'sms.receipt', 'sms.report', 'sms.request', 'sms.store', 'sms.submit']);
     const requestSpan = named('sms.request');
     const reportSpan = named('sms.report');
-    expectInOrder(['sms.request', 'sms.store', 'sms.submit', 'sms.receipt', 'sms.report'].map(named));
+    expectInOrder(['sms.request', 'sms.store', 'sms.claim', 'sms.submit', 'sms.receipt', 'sms.report'].map(named));
+    // Handed to the worker at its insert: taken without a storage call.
+    expect(named('sms.claim').attributes).toMatchObject({ 'sms.claim.source': 'hand-off', 'sms.submit.attempt': 1 });
     // Every later step hangs under the request, however long after it.
     expectOneTrace(requestSpan, spans);
     expect(requestSpan.attributes['http.response.status_code']).toBe(200);
@@ -166,9 +167,10 @@ describe('tracing', () => {
     const spans = await spansOnce((found) => count(found, 'sms.report') === 1, 'the report span');
 
     expect(spans.map((span) => span.name).sort()).toEqual([
-      'sms.claim', 'sms.receipt', 'sms.receipt', 'sms.report', 'sms.request', 'sms.store', 'sms.submit', 'sms.submit', 'sms.submit',
+      'sms.claim', 'sms.claim', 'sms.receipt', 'sms.receipt', 'sms.report', 'sms.request', 'sms.store', 'sms.submit', 'sms.submit', 'sms.submit',
     ]);
     const named = (name: string) => spans.find((span) => span.name === name)!;
+    const claim = (source: string) => spans.find((span) => span.name === 'sms.claim' && span.attributes['sms.claim.source'] === source)!;
     const submits = spans.filter((span) => span.name === 'sms.submit').sort((a, b) => startOf(a) - startOf(b));
     const failed = submits.find((span) => span.status.code === SpanStatusCode.ERROR)!;
     const parts = submits.filter((span) => span !== failed).sort((a, b) => Number(a.attributes['sms.part_index']) - Number(b.attributes['sms.part_index']));
@@ -177,11 +179,11 @@ describe('tracing', () => {
     // A submit records the carrier id as stored (normalised), a receipt as the carrier wrote it.
     expect(parts.map((span) => String(span.attributes['sms.carrier_id']).toUpperCase())).toEqual([first!.carrierId, second!.carrierId]);
     expectInOrder([
-      named('sms.request'), named('sms.store'), failed, named('sms.claim'), parts[0]!, parts[1]!, receipt('part'), receipt('terminal'), named('sms.report'),
+      named('sms.request'), named('sms.store'), claim('hand-off'), failed, claim('storage'), parts[0]!, parts[1]!, receipt('part'), receipt('terminal'), named('sms.report'),
     ]);
     expectOneTrace(named('sms.request'), spans);
     // The claim was the message's second submit attempt, by itself in its claim.
-    expect(named('sms.claim').attributes).toMatchObject({ 'sms.submit.attempt': 2, 'sms.claim.size': 1 });
+    expect(claim('storage').attributes).toMatchObject({ 'sms.submit.attempt': 2, 'sms.claim.size': 1 });
     expect(receipt('part').attributes['sms.carrier_id']).toBe(first!.carrierId);
     expect(receiver.requests[0]!.headers.traceparent).toBe(traceparentOf(named('sms.report')));
   });
