@@ -9,7 +9,7 @@ import { outcome } from '../../src/lifecycle/states.js';
 import { PostgresStorage } from '../../src/storage/postgres/adapter.js';
 import { legacySchema } from '../fixtures/postgres-legacy-migrations.js';
 import { LEGACY_RECORDS, LEGACY_REPORT_UID, LEGACY_T0, loadLegacyDump } from '../helpers/postgres-legacy.js';
-import { dbDescribe, dropSchema, freshSchema, pool, usePostgres } from './postgres-setup.js';
+import { dbDescribe, dropSchema, freshSchema, pool, SCHEMA_TABLES, usePostgres } from './postgres-setup.js';
 
 usePostgres();
 
@@ -35,17 +35,7 @@ dbDescribe('PostgresStorage over the earlier adapter\'s schema', () => {
       for (const [ref, record] of Object.entries(LEGACY_RECORDS)) {
         expect(await storage.getMessage('e2e', ref), ref).toEqual(record);
       }
-      expect(await tablesOf(schema)).toEqual([
-        'inbound',
-        'inbound_parts',
-        'ledger_carrier_ids',
-        'ledger_credit',
-        'ledger_idempotency',
-        'ledger_messages',
-        'ledger_schema_version',
-        'migrations',
-        'opt_outs',
-      ]);
+      expect(await tablesOf(schema)).toEqual(SCHEMA_TABLES);
       const functions = await pool.query(`SELECT 1 FROM pg_proc WHERE pronamespace = $1::regnamespace`, [schema]);
       expect(functions.rowCount).toBe(0);
       const versions = await pool.query<{ version: number }>(`SELECT max(version) AS version FROM "${schema}".migrations`);

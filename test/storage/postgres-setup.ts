@@ -28,6 +28,9 @@ export function usePostgres(): void {
 /** What a schema made by this version records in `migrations`: the earlier adapter's versions end at 11, this one marks 12. */
 export const ALL_VERSIONS = [{ version: 12 }];
 
+/** The tables a PostgresStorage schema holds once ready: the record store's, the inbound ones and the migrations' record. */
+export const SCHEMA_TABLES = ['inbound', 'inbound_parts', 'ledger_carrier_ids', 'ledger_credit', 'ledger_idempotency', 'ledger_messages', 'ledger_schema_version', 'migrations', 'opt_outs'];
+
 /** A schema name no other test uses. */
 export function freshSchema(): string {
   return `t_${randomBytes(6).toString('hex')}`;

@@ -7,7 +7,7 @@ import type { Storage } from '../../src/storage/contract.js';
 import { PostgresStorage } from '../../src/storage/postgres/adapter.js';
 import { PostgresStorage as FromEntry } from '../../src/postgres.js';
 import { buildNewMessage, runStorageContract } from '../../src/testing/storage-suite/index.js';
-import { ALL_VERSIONS, dbDescribe, dropSchema, freshSchema, pool, usePostgres } from './postgres-setup.js';
+import { ALL_VERSIONS, dbDescribe, dropSchema, freshSchema, pool, SCHEMA_TABLES, usePostgres } from './postgres-setup.js';
 
 usePostgres();
 
@@ -64,17 +64,7 @@ dbDescribe('PostgresStorage', () => {
         'SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY table_name',
         [schema],
       );
-      expect(rows.map((row) => row.table_name)).toEqual([
-        'inbound',
-        'inbound_parts',
-        'ledger_carrier_ids',
-        'ledger_credit',
-        'ledger_idempotency',
-        'ledger_messages',
-        'ledger_schema_version',
-        'migrations',
-        'opt_outs',
-      ]);
+      expect(rows.map((row) => row.table_name)).toEqual(SCHEMA_TABLES);
       const versions = await pool.query(`SELECT version FROM "${schema}".migrations ORDER BY version`);
       expect(versions.rows).toEqual(ALL_VERSIONS);
     } finally {
