@@ -1,13 +1,13 @@
 /**
  * The compare-and-set loop every change of a message goes through: read the row (or take
- * the one this ledger leased), let a rule decide the new row, write it only if the stored
+ * the one this ledger last wrote, known-rows.ts), let a rule decide the new row, write it only if the stored
  * row is still at the version read, and when another writer got there first, read again and
  * decide again. A rule is a pure function of the row, so deciding twice is safe.
  *
  * @module
  */
 import type { MessageRow, MessageWrite, RecordStore } from '../storage/record-store.js';
-import type { LeasedRows } from './leased-rows.js';
+import type { KnownRows } from './known-rows.js';
 
 /** How many times a change is decided again after losing a write before it gives up. */
 export const MAX_ATTEMPTS = 20;
@@ -34,16 +34,16 @@ export class WriteContentionError extends Error {
 export class RowWriter {
   constructor(
     private readonly store: RecordStore,
-    private readonly leased: LeasedRows,
+    private readonly known: KnownRows,
   ) {}
 
   /**
    * Applies `rule` to the row of `ref` until its write holds, or it decides to leave the
-   * row as it read it from the store. A row known here (`known`, else one this ledger
-   * leased) is tried without a read; a decision to leave a row is trusted only from a
+   * row as it read it from the store. A row known here (`known`, else the one this ledger
+   * last wrote) is tried without a read; a decision to leave a row is trusted only from a
    * fresh read.
    */
-  update<T>(ref: string, rule: Rule<T>, known: MessageRow | undefined = this.leased.get(ref)): Promise<T> {
+  update<T>(ref: string, rule: Rule<T>, known: MessageRow | undefined = this.known.get(ref)): Promise<T> {
     if (known !== undefined) return this.#settle(ref, known, false, rule);
     return this.store.getMessage(ref).then((row) => this.#settle(ref, row, true, rule));
   }
@@ -72,9 +72,9 @@ export class RowWriter {
     const applied = await this.store.writeMessages(writes);
     for (const [w, i] of written.entries()) {
       const row = rows[i]!;
-      if (applied[w] === true) this.leased.remember(writes[w]!.row);
+      if (applied[w] === true) this.known.remember(writes[w]!.row);
       else {
-        this.leased.forget(row.record.ref);
+        this.known.forget(row.record.ref);
         results[i] = await this.#settle(row.record.ref, await this.store.getMessage(row.record.ref), true, rule);
       }
     }
@@ -89,10 +89,10 @@ export class RowWriter {
       } else {
         const applied = await this.store.writeMessages([toWrite(decision.row, row!, decision.refund)]);
         if (applied[0] === true) {
-          this.leased.remember(decision.row);
+          this.known.remember(decision.row);
           return decision.result;
         }
-        this.leased.forget(ref);
+        this.known.forget(ref);
       }
       row = await this.store.getMessage(ref);
       fresh = true;

@@ -32,7 +32,7 @@ import type { InsertGuard, MessageRow, RecordStore } from '../storage/record-sto
 import { RowWriter, type Decision } from './compare-and-set.js';
 import { copyRecord, recordFields } from './copy-record.js';
 import { fairPlaces, RecentTags, type Joining, type Placed } from './fair-place.js';
-import { LeasedRows } from './leased-rows.js';
+import { KnownRows } from './known-rows.js';
 import { receiptRule, submissionRule } from './receipts.js';
 import { Reports } from './reports.js';
 import { endRow, hasEnded, newRow, nextRow, rankOf, weightOf } from './rows.js';
@@ -42,7 +42,7 @@ import { Sweeps } from './sweeps.js';
 // eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging
 export class Ledger implements Storage {
   readonly #store: RecordStore;
-  readonly #leased = new LeasedRows();
+  readonly #known = new KnownRows();
   /** The last fair tag given here to each principal and class (fair-place.ts). */
   readonly #recentTags = new RecentTags();
   readonly #writer: RowWriter;
@@ -51,7 +51,7 @@ export class Ledger implements Storage {
 
   constructor(store: RecordStore) {
     this.#store = store;
-    this.#writer = new RowWriter(store, this.#leased);
+    this.#writer = new RowWriter(store, this.#known);
     this.#reports = new Reports(store, this.#writer);
     this.#sweeps = new Sweeps(store, this.#writer, this.#recentTags);
     // Optional on a store, so offered only when it has them: the router turns a feature off
@@ -90,7 +90,7 @@ export class Ledger implements Storage {
       if (refusal.refused === 'insufficient-credit') throw new InsufficientCreditError(credit?.units ?? 0, refusal.balance);
       throw new Error(`ledger: idempotency key ${JSON.stringify(idempotency?.key)} is taken`);
     }
-    if (lease !== undefined) for (const row of rows) this.#leased.remember(row);
+    if (lease !== undefined) for (const row of rows) this.#known.remember(row);
   }
 
   /** The order key of each of `messages` (0 for a scheduled one: it is placed when it comes due), held in flight until released. */
@@ -141,7 +141,7 @@ export class Ledger implements Storage {
     const rows = await this.#store.claimMessages(options);
     const records = new Array<MessageRecord>(rows.length);
     for (let i = 0; i < rows.length; i++) {
-      this.#leased.remember(rows[i]!);
+      this.#known.remember(rows[i]!);
       records[i] = copyRecord(rows[i]!.record);
     }
     return records;
@@ -195,16 +195,23 @@ export class Ledger implements Storage {
 
   /** Applies a receipt to the part the first of its carrier-id spellings names. */
   async applyReceipt(receipt: PartReceipt): Promise<ReceiptResult> {
-    const row = await this.#store.findByCarrierId(receipt.carrierIds);
-    if (row === null) return { kind: 'unknown' };
     const rule = receiptRule(receipt);
     // The row of the last decision is the one written when the receipt ended the message.
     let written: MessageRow | undefined;
-    const applied = await this.#writer.updateRead(row, (current) => {
+    const recording = (current: MessageRow | null) => {
       const decision = rule(current);
       written = decision.row;
       return decision;
-    });
+    };
+    // A part this ledger submitted: its row is known, and the receipt is one write.
+    const known = this.#known.byCarrierId(receipt.carrierIds);
+    let applied: ReceiptResult;
+    if (known !== undefined) applied = await this.#writer.update(known.record.ref, recording, known);
+    else {
+      const row = await this.#store.findByCarrierId(receipt.carrierIds);
+      if (row === null) return { kind: 'unknown' };
+      applied = await this.#writer.updateRead(row, recording);
+    }
     if (applied.kind === 'terminal' && applied.transition.leasedReport !== undefined && written !== undefined) this.#reports.leased(applied.transition.leasedReport.uid, written);
     return applied;
   }

@@ -2,7 +2,7 @@
  * How the ledger builds rows: a new message's row, the next version of a stored row (with
  * the timer its new state waits for), and the row that ends a message with its delivery
  * report and its refund. Rows are never changed in place: a store may hand out the very
- * objects it keeps, and the ledger keeps rows of its own (leased-rows.ts), so every change
+ * objects it keeps, and the ledger keeps rows of its own (known-rows.ts), so every change
  * is a new row sharing what did not change.
  *
  * @module

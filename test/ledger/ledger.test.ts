@@ -1,6 +1,6 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { createLedger } from '../../src/ledger/index.js';
-import { LeasedRows } from '../../src/ledger/leased-rows.js';
+import { KnownRows } from '../../src/ledger/known-rows.js';
 import { buildNewMessage, DELIVERED, FAILED, LEASE, receipt, T0 } from '../../src/testing/storage-suite/fixtures.js';
 import type { MessageRow, MessageWrite } from '../../src/storage/record-store.js';
 import { NaiveRecordStore } from '../helpers/naive-record-store.js';
@@ -142,15 +142,36 @@ describe('ledger', () => {
     expect([stored?.callback?.state, stored?.callback?.attempts, stored?.parts[0]?.outcome?.state]).toEqual(['delivered', 1, 'delivered']);
   });
 
-  it('keeps at most its limit of leased rows, forgetting the oldest, and only rows queued under a lease', () => {
-    const rows = new LeasedRows(2);
-    const row = (ref: string, leased = true): MessageRow =>
-      ({ record: { ref }, queue: 1, leaseUntil: leased ? T0 : null }) as unknown as MessageRow;
-    rows.remember(row('a'));
+  it('keeps at most its limit of rows, forgetting the oldest, and only rows queued under a lease or submitted', () => {
+    const rows = new KnownRows(2);
+    const row = (ref: string, leased = true, state = 'queued', carrierIds: string[] = []): MessageRow =>
+      ({ record: { ref, state }, queue: state === 'queued' ? 1 : null, leaseUntil: leased ? T0 : null, carrierIds }) as unknown as MessageRow;
+    rows.remember(row('a', true, 'queued', ['ca']));
     rows.remember(row('b'));
     rows.remember(row('c'));
-    expect([rows.get('a'), rows.get('b')?.record.ref, rows.get('c')?.record.ref]).toEqual([undefined, 'b', 'c']);
+    expect([rows.get('a'), rows.byCarrierId(['ca']), rows.get('b')?.record.ref, rows.get('c')?.record.ref]).toEqual([undefined, undefined, 'b', 'c']);
     rows.remember(row('b', false));
     expect(rows.get('b')).toBeUndefined();
+    // Submitted rows wait for their receipts, found by the first spelling of a carrier id only.
+    rows.remember(row('d', false, 'submitted', ['c1', 'c2']));
+    expect([rows.byCarrierId(['c2'])?.record.ref, rows.byCarrierId(['x', 'c1'])]).toEqual(['d', undefined]);
+    rows.remember(row('d', false, 'delivered', ['c1', 'c2']));
+    expect([rows.get('d'), rows.byCarrierId(['c1'])]).toEqual([undefined, undefined]);
+  });
+
+  it('applies a receipt for a part it submitted without reading the row, and reads it when another writer moved it on', async () => {
+    const store = new NaiveRecordStore();
+    const ledger = createLedger(store);
+    const message = buildNewMessage({ smsCount: 2 });
+    await ledger.insertMessages([message]);
+    await ledger.recordSubmission(message.ref, 0, 'c0', T0 + 1);
+    await ledger.recordSubmission(message.ref, 1, 'c1', T0 + 2);
+    const lookups = vi.spyOn(store, 'findByCarrierId');
+    expect((await ledger.applyReceipt(receipt('c0', DELIVERED, T0 + 3))).kind).toBe('part');
+    expect(lookups).not.toHaveBeenCalled();
+    // Another instance ends the message: the row known here is stale, the write loses and the ledger reads again.
+    expect((await createLedger(store).applyReceipt(receipt('c1', DELIVERED, T0 + 4))).kind).toBe('terminal');
+    expect((await ledger.applyReceipt(receipt('c1', DELIVERED, T0 + 5))).kind).toBe('duplicate');
+    expect((await ledger.getMessage(message.principalId, message.ref))?.state).toBe('delivered');
   });
 });
