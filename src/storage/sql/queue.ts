@@ -107,6 +107,26 @@ export async function queueEnds(
   now: number,
 ): Promise<{ principalLast: number | null; head: number | null }> {
   const m = context.tables.messages;
+  if (context.dialect.partialIndexes === true) {
+    // The first free row and the earliest claimable row of a lapsed lease, each from its own
+    // partial index (schema.ts): no walk past the rows a worker holds.
+    const { rows } = await runOn(
+      context,
+      context.client,
+      `SELECT
+        (SELECT MAX(order_key) FROM ${m} WHERE queue = ? AND principal_id = ?) AS principal_last,
+        (SELECT order_key FROM ${m} WHERE queue = ? AND lease_until IS NULL AND due_at <= ? AND (valid_until IS NULL OR valid_until > ?)
+          ORDER BY order_key, seq LIMIT 1) AS free,
+        (SELECT MIN(order_key) FROM ${m} WHERE queue = ? AND lease_until <= ? AND due_at <= ? AND (valid_until IS NULL OR valid_until > ?)) AS lapsed,
+        (SELECT MAX(order_key) FROM ${m} WHERE queue = ?) AS last`,
+      [queue, principalId, queue, now, now, queue, now, now, now, queue],
+    );
+    const row = rows[0] ?? {};
+    const free = numOrNull(row.free);
+    const lapsed = numOrNull(row.lapsed);
+    const head = free === null ? lapsed : lapsed === null ? free : Math.min(free, lapsed);
+    return { principalLast: numOrNull(row.principal_last), head: head ?? numOrNull(row.last) };
+  }
   const { rows } = await runOn(
     context,
     context.client,

@@ -107,6 +107,20 @@ function migrations(dialect: SqlDialect, prefix: string, t: SqlTables): Migratio
         )${dialect.tableOptions}`,
       ],
     },
+    // The head of a class without walking the leased rows before it (a worker's window of
+    // messages in flight): the first free row, and the earliest lapsed lease. Only as partial
+    // indexes, which hold just those rows; without them the head is walked for (queue.ts).
+    ...(dialect.partialIndexes === true
+      ? [
+          {
+            version: 2,
+            statements: [
+              index('messages_free', t.messages, 'queue, order_key, seq', 'queue IS NOT NULL AND lease_until IS NULL'),
+              index('messages_leased', t.messages, 'queue, lease_until', 'queue IS NOT NULL AND lease_until IS NOT NULL'),
+            ],
+          },
+        ]
+      : []),
   ];
 }
 
