@@ -137,8 +137,29 @@ export interface RequestRejectedEvent {
   details: string;
   /** Which endpoint, if known. */
   endpoint: EndpointName | null;
-  /** The principal, if the key was verified before the rejection. */
+  /**
+   * The key's principal, once the key was verified: also for a refusal of that key
+   * (disabled, expired, outside its `allowedIps` or its scopes).
+   */
   principalId: string | null;
+  /** The client's address as Express sees it (`req.ip`). */
+  ip: string | undefined;
+  /** The host's id of the request (`req.id`, as pino-http sets it), when it has one. */
+  requestId?: RequestId;
+}
+
+/**
+ * Payload of `key.expired`: a request came with a key past its `expiresAt` and was refused
+ * 401 `KEY_EXPIRED` (one event per such request). A client still on a rotated-out key shows
+ * here, by its principal.
+ */
+export interface KeyExpiredEvent {
+  /** The key's principal. */
+  principalId: string;
+  /** When the key expired, epoch ms. */
+  expiresAt: number;
+  /** Which endpoint the request was for. */
+  endpoint: EndpointName;
   /** The client's address as Express sees it (`req.ip`). */
   ip: string | undefined;
   /** The host's id of the request (`req.id`, as pino-http sets it), when it has one. */
@@ -265,6 +286,8 @@ export interface SmsEvents {
   'carrier.route': (event: CarrierRouteEvent) => void;
   /** A request was refused: a 4xx, or the 503 of a full backlog. */
   'request.rejected': (event: RequestRejectedEvent) => void;
+  /** A request came with an expired key (and was refused 401 `KEY_EXPIRED`). */
+  'key.expired': (event: KeyExpiredEvent) => void;
   /** An unexpected error; requests answered 500 and worker failures end up here. */
   error: (event: ErrorEvent) => void;
 }
