@@ -9,11 +9,13 @@ import type { InboundRecord, MessageRecord, NewMessage } from '../storage/contra
 import type { ConnectionChange, InboundMessage, RouteChange } from '../delivery/contract.js';
 import { eventErrorCode, type EventErrorCode } from '../errors.js';
 import type { CreditChargedEvent, CreditRefundedEvent } from './credit-events.js';
+import type { KeyExpiredEvent } from './key-events.js';
 import { assertEventName } from './event-names.js';
 
 export { SMS_EVENT_NAMES } from './event-names.js';
 
 export type { CreditChargedEvent, CreditLine, CreditRefundCause, CreditRefundedEvent } from './credit-events.js';
+export type { KeyExpiredEvent } from './key-events.js';
 
 /** Payload of `message.accepted`. */
 export interface MessageAcceptedEvent {
@@ -142,24 +144,6 @@ export interface RequestRejectedEvent {
    * (disabled, expired, outside its `allowedIps` or its scopes).
    */
   principalId: string | null;
-  /** The client's address as Express sees it (`req.ip`). */
-  ip: string | undefined;
-  /** The host's id of the request (`req.id`, as pino-http sets it), when it has one. */
-  requestId?: RequestId;
-}
-
-/**
- * Payload of `key.expired`: a request came with a key past its `expiresAt` and was refused
- * 401 `KEY_EXPIRED` (one event per such request). A client still on a rotated-out key shows
- * here, by its principal.
- */
-export interface KeyExpiredEvent {
-  /** The key's principal. */
-  principalId: string;
-  /** When the key expired, epoch ms. */
-  expiresAt: number;
-  /** Which endpoint the request was for. */
-  endpoint: EndpointName;
   /** The client's address as Express sees it (`req.ip`). */
   ip: string | undefined;
   /** The host's id of the request (`req.id`, as pino-http sets it), when it has one. */

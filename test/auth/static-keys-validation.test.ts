@@ -42,10 +42,10 @@ describe('staticKeys refuses at construction', () => {
 
   it('an unknown scope, with a hint', () => {
     expect(keys([{ key: 'a', id: 'x', scopes: ['quik'] }])).toThrow(
-      `staticKeys: entry 0 ("x"): unknown scope "quik"; the scopes are 'quick' and 'premium'. Did you mean 'quick'?`,
+      `staticKeys: entry 0 ("x"): unknown scope "quik"; the scopes are 'send:quick', 'send:premium', 'read', 'cancel', 'preview', 'quick', 'premium'. Did you mean 'quick'?`,
     );
     expect(keys([{ key: 'a', id: 'x', scopes: ['quick', 'Premium'] }])).toThrow(/unknown scope "Premium".*Did you mean 'premium'\?/);
-    expect(keys([{ key: 'a', id: 'x', scopes: 'quick' }])).toThrow(/scopes must be an array of 'quick' and 'premium', got a string/);
+    expect(keys([{ key: 'a', id: 'x', scopes: 'quick' }])).toThrow(/scopes must be an array of 'send:quick', .*'premium', got a string/);
   });
 
   it('a rateLimit of the wrong type', () => {
