@@ -14,6 +14,7 @@ import { assertNumberPolicy } from '../numbers/policy.js';
 import { AllowedIpsProblem, readAllowedIps } from './allowed-ips.js';
 import { ExpiresAtProblem, readExpiresAt, type ExpiresAt } from './expiry.js';
 import { SCOPES, type Scope } from './scopes.js';
+import { keyGuardsOf } from './key-guards.js';
 
 /**
  * One of a principal's `keys` in {@link staticKeys}: exactly one of `key` or `sha256`, and
@@ -62,7 +63,8 @@ const KEY_FIELDS = ['key', 'sha256', 'expiresAt'] as const;
  * Every entry is checked here, once, because a mistake in this table is otherwise silent
  * until it hurts: two entries without an `id` (or with the same one) are one principal, so
  * each key reads the other's messages; a misspelt scope or field leaves a key that cannot
- * send; a `profiles` string instead of an array matches substrings of the code.
+ * send; a `profiles` string instead of an array matches substrings of the code. The table
+ * is read once: a later change to the objects given is not seen.
  *
  * @example staticKeys([{ key: process.env.SMS_API_KEY!, id: 'acme', profiles: ['12345'] }])
  * @example
@@ -112,6 +114,8 @@ export function staticKeys(keys: readonly StaticKey[]): KeyVerifier {
       digestOwner.set(digest, index);
       // A key that expires before its principal answers as a principal that does.
       const own = expiresAt !== undefined && expiresAt < principalExpiry ? Object.freeze({ ...principal, expiresAt }) : frozen;
+      // Read now, checked above, so that no request pays for parsing its address blocks.
+      keyGuardsOf(own);
       byDigest.set(digest, own);
     });
     idOwner.set(id, index);
