@@ -10,6 +10,12 @@
  * @module
  */
 
+/**
+ * What a key must be granted to use a route (a principal's `scopes`, docs/keys.md): send
+ * through one endpoint, read messages, cancel them, or preview a send.
+ */
+export type Permission = 'send:quick' | 'send:premium' | 'read' | 'cancel' | 'preview';
+
 /** One route of the send API. */
 export interface EndpointRoute {
   /**
@@ -23,8 +29,8 @@ export interface EndpointRoute {
   readonly path: string;
   /** The OpenAPI operation's id; the router's handlers and the document's operations are keyed by it. */
   readonly operationId: string;
-  /** The key scope the route needs (`quick` or `premium`), or `null` for any valid key. */
-  readonly scope: 'quick' | 'premium' | null;
+  /** The permission a key needs for the route; a key without it is answered 403. */
+  readonly scope: Permission;
   /** `true` on the routes that store messages: their endpoint names are the messages' `endpoint`. */
   readonly sends: boolean;
 }
@@ -34,12 +40,12 @@ export interface EndpointRoute {
  * at `<basePath>/openapi.json` is not a row: it describes these, and needs no key.
  */
 export const ENDPOINTS = [
-  { endpoint: 'quick', method: 'POST', path: '/create', operationId: 'quickSend', scope: 'quick', sends: true },
-  { endpoint: 'premium', method: 'POST', path: '/premium', operationId: 'premiumSend', scope: 'premium', sends: true },
-  { endpoint: 'status', method: 'GET', path: '/delivery-status/:message_ref', operationId: 'getDeliveryStatus', scope: null, sends: false },
-  { endpoint: 'status', method: 'GET', path: '/delivery-status', operationId: 'findByExternalId', scope: null, sends: false },
-  { endpoint: 'cancel', method: 'DELETE', path: '/messages/:message_ref', operationId: 'cancelMessage', scope: null, sends: false },
-  { endpoint: 'cancel', method: 'DELETE', path: '/messages', operationId: 'cancelByExternalId', scope: null, sends: false },
+  { endpoint: 'quick', method: 'POST', path: '/create', operationId: 'quickSend', scope: 'send:quick', sends: true },
+  { endpoint: 'premium', method: 'POST', path: '/premium', operationId: 'premiumSend', scope: 'send:premium', sends: true },
+  { endpoint: 'status', method: 'GET', path: '/delivery-status/:message_ref', operationId: 'getDeliveryStatus', scope: 'read', sends: false },
+  { endpoint: 'status', method: 'GET', path: '/delivery-status', operationId: 'findByExternalId', scope: 'read', sends: false },
+  { endpoint: 'cancel', method: 'DELETE', path: '/messages/:message_ref', operationId: 'cancelMessage', scope: 'cancel', sends: false },
+  { endpoint: 'cancel', method: 'DELETE', path: '/messages', operationId: 'cancelByExternalId', scope: 'cancel', sends: false },
 ] as const satisfies readonly EndpointRoute[];
 
 /** A row of {@link ENDPOINTS}. */
@@ -50,6 +56,9 @@ export type EndpointName = EndpointRow['endpoint'];
 
 /** The name of an endpoint that stores messages: `quick` or `premium`. */
 export type SendEndpointName = Extract<EndpointRow, { sends: true }>['endpoint'];
+
+/** A permission some route needs: each has its refusal (`http/authenticate.ts`). */
+export type RoutePermission = EndpointRow['scope'];
 
 /** A route's OpenAPI operation id, the key of its handler and of its description. */
 export type OperationId = EndpointRow['operationId'];

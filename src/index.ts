@@ -13,8 +13,8 @@ export type { InboundOptions, OptOutConfirmation } from './inbound/options.js';
 export type { OptOutList } from './inbound/opt-out-list.js';
 export type { InboundOwner, InboundOwnerResolver } from './inbound/owners.js';
 
-export { staticKeys, type StaticKey } from './auth/static-keys.js';
-export { hasScope, type Principal, type Scope, type KeyVerifier } from './auth/principal.js';
+export { staticKeys, type StaticKey, type StaticKeyOfPrincipal } from './auth/static-keys.js';
+export { hasScope, type Principal, type Scope, type ScopeAlias, type Permission, type ExpiresAt, type KeyVerifier } from './auth/principal.js';
 export {
   staticProfiles,
   principalProfiles,

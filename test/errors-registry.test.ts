@@ -15,7 +15,7 @@ import {
   type ErrorEvent,
   type SmsRouterOptions,
 } from '../src/index.js';
-import { createGateway, DISABLED_KEY, KEY, QUICK_ONLY_KEY } from './helpers/gateway.js';
+import { createGateway, DISABLED_KEY, EXPIRED_KEY, FENCED_KEY, KEY, QUICK_ONLY_KEY, SEND_ONLY_KEY } from './helpers/gateway.js';
 import { GatedDelivery } from './helpers/gated-delivery.js';
 import { recordAnswers } from './helpers/answers.js';
 
@@ -45,7 +45,11 @@ const TRIGGERS: Record<ErrorCode, { options?: Partial<SmsRouterOptions>; ask: (a
   MISSING_API_KEY: { ask: (app) => send(app, 'create', null, valid()) },
   INVALID_API_KEY: { ask: (app) => send(app, 'create', 'not-a-key', valid()) },
   KEY_DISABLED: { ask: (app) => send(app, 'create', DISABLED_KEY, valid()) },
+  KEY_EXPIRED: { ask: (app) => send(app, 'create', EXPIRED_KEY, valid()) },
+  IP_NOT_ALLOWED: { ask: (app) => send(app, 'create', FENCED_KEY, valid()) },
   SCOPE_DENIED: { ask: (app) => send(app, 'premium', QUICK_ONLY_KEY, valid()) },
+  READ_SCOPE_DENIED: { ask: (app) => request(app).get('/api/outbox/delivery-status/nope').set('X-API-Key', SEND_ONLY_KEY) },
+  CANCEL_SCOPE_DENIED: { ask: (app) => request(app).delete('/api/outbox/messages/nope').set('X-API-Key', SEND_ONLY_KEY) },
   NOT_FOUND: { ask: (app) => request(app).get('/api/outbox/delivery-status/nope').set('X-API-Key', KEY) },
   METHOD_NOT_ALLOWED: { ask: (app) => request(app).delete('/api/outbox/create').set('X-API-Key', KEY) },
   // The storage's ledger, never topped up: the balance is 0.

@@ -3,18 +3,38 @@
  */
 import type { ReportFormat } from '../dlr/payload.js';
 import type { NumberPolicy } from '../numbers/policy.js';
+import type { ExpiresAt } from './expiry.js';
+import { grants, grantsOf, permissionOf, type Scope } from './scopes.js';
 
-/** What a key may do: send through the quick endpoint, the premium endpoint, or both. */
-export type Scope = 'quick' | 'premium';
+export type { Permission, Scope, ScopeAlias } from './scopes.js';
+export type { ExpiresAt } from './expiry.js';
 
 /** A key's owner and what it may do. */
 export interface Principal {
   /** Stable id of the owner; messages and status lookups are scoped to it. */
   id: string;
-  /** Endpoints it may use. Default: both. */
+  /**
+   * What it may do: `send:quick`, `send:premium`, `read` (the status lookups), `cancel`,
+   * `preview`; a call outside them is refused with 403. `quick` and `premium`, the names of
+   * 0.1.0, grant their send plus `read`, `cancel` and `preview`; an empty list grants `read`
+   * and `cancel` (docs/keys.md#scopes). Default: everything.
+   */
   scopes?: readonly Scope[];
   /** A disabled key is known but refused with 403. */
   disabled?: boolean;
+  /**
+   * When its key stops working: from then on it is refused with 401 `KEY_EXPIRED` and a
+   * `key.expired` event. A `Date`, epoch ms, or an RFC 3339 date-time with its offset. A
+   * verifier returns, for each key, the expiry of that key (docs/keys.md#expiry). Default: never.
+   */
+  expiresAt?: ExpiresAt;
+  /**
+   * The client addresses (`req.ip`, so behind the host's `trust proxy`) its keys may be used
+   * from, as IPv4 or IPv6 CIDR blocks or single addresses; a request from any other is
+   * refused with 403 `IP_NOT_ALLOWED` and counts as a failed attempt of that address.
+   * Default: any address.
+   */
+  allowedIps?: readonly string[];
   /**
    * Profile codes it owns. Used by the default profile resolver; a custom resolver may
    * ignore it.
@@ -59,7 +79,10 @@ export interface Principal {
  */
 export type KeyVerifier = (apiKey: string) => Promise<Principal | null> | Principal | null;
 
-/** True when the principal may use `scope` (no `scopes` means every scope). */
+/**
+ * True when the principal's `scopes` grant `scope` (no `scopes` grants everything); an alias
+ * is asked as its send (`'quick'` as `'send:quick'`).
+ */
 export function hasScope(principal: Principal, scope: Scope): boolean {
-  return principal.scopes === undefined || principal.scopes.includes(scope);
+  return grants(grantsOf(principal.scopes), permissionOf(scope));
 }

@@ -10,6 +10,7 @@ import type { Emit, RequestRejectedEvent } from '../observe/events.js';
 import { requestIdOf } from '../observe/request-id.js';
 import type { ServerErrorsOption } from './options.js';
 import { sendError } from './respond.js';
+import { REFUSED_PRINCIPAL } from './authenticate.js';
 
 /**
  * True for the error Express raises when a path parameter is not valid percent-encoding
@@ -58,7 +59,7 @@ export function handleErrors(emit: Emit, endpointOf: EndpointOf, serverErrors: S
       status: known.status,
       details: known.details,
       endpoint: endpointOf(req),
-      principalId: principal?.id ?? null,
+      principalId: principal?.id ?? (res.locals[REFUSED_PRINCIPAL] as string | undefined) ?? null,
       ip: req.ip,
       requestId: requestIdOf(req),
     });

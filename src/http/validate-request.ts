@@ -11,7 +11,7 @@ import type { LimitOptions } from './options.js';
 import { countSms, type SmsCount } from '../sms/segments.js';
 import type { Endpoint, RecipientField, ReferenceField } from '../storage/contract.js';
 import { premiumListSchema, premiumMessagesSchema, quickSendSchema } from './schemas.js';
-import { parseRfc3339 } from './rfc3339.js';
+import { parseRfc3339 } from '../util/rfc3339.js';
 
 /** One message of a request, checked. */
 export interface SendItem {

@@ -9,11 +9,13 @@ import type { InboundRecord, MessageRecord, NewMessage } from '../storage/contra
 import type { ConnectionChange, InboundMessage, RouteChange } from '../delivery/contract.js';
 import { eventErrorCode, type EventErrorCode } from '../errors.js';
 import type { CreditChargedEvent, CreditRefundedEvent } from './credit-events.js';
+import type { KeyExpiredEvent } from './key-events.js';
 import { assertEventName } from './event-names.js';
 
 export { SMS_EVENT_NAMES } from './event-names.js';
 
 export type { CreditChargedEvent, CreditLine, CreditRefundCause, CreditRefundedEvent } from './credit-events.js';
+export type { KeyExpiredEvent } from './key-events.js';
 
 /** Payload of `message.accepted`. */
 export interface MessageAcceptedEvent {
@@ -137,7 +139,10 @@ export interface RequestRejectedEvent {
   details: string;
   /** Which endpoint, if known. */
   endpoint: EndpointName | null;
-  /** The principal, if the key was verified before the rejection. */
+  /**
+   * The key's principal, once the key was verified: also for a refusal of that key
+   * (disabled, expired, outside its `allowedIps` or its scopes).
+   */
   principalId: string | null;
   /** The client's address as Express sees it (`req.ip`). */
   ip: string | undefined;
@@ -265,6 +270,8 @@ export interface SmsEvents {
   'carrier.route': (event: CarrierRouteEvent) => void;
   /** A request was refused: a 4xx, or the 503 of a full backlog. */
   'request.rejected': (event: RequestRejectedEvent) => void;
+  /** A request came with an expired key (and was refused 401 `KEY_EXPIRED`). */
+  'key.expired': (event: KeyExpiredEvent) => void;
   /** An unexpected error; requests answered 500 and worker failures end up here. */
   error: (event: ErrorEvent) => void;
 }

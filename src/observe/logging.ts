@@ -136,6 +136,10 @@ export function attachLogger(events: SmsEventEmitter, logger: SmsLogger): Attach
     if (e.status >= 500) warn(line, `request refused: ${e.status}`);
     else debug?.(line, `request rejected: ${e.status}`);
   });
+  // Debug for the same reason: a client retrying on a rotated-out key would flood the logs.
+  on('key.expired', (e) =>
+    debug?.({ event: 'key.expired', principalId: e.principalId, expiresAt: e.expiresAt, endpoint: e.endpoint, ip: e.ip, ...reqId(e.requestId) }, 'expired API key refused'),
+  );
   // An outage is one error line, its retries debug lines, and the way back one info line.
   on('carrier.connection', (c) => {
     const line = { event: 'carrier.connection', ...(c.route === undefined ? {} : { route: c.route }), bind: c.bind, state: c.state };

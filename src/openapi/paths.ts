@@ -10,7 +10,7 @@
  *
  * @module
  */
-import { ENDPOINTS, type OperationId } from '../endpoints.js';
+import { ENDPOINTS, type OperationId, type RoutePermission } from '../endpoints.js';
 import type { RateLimitHeaders } from '../http/rate-limit/options.js';
 import { EXAMPLE_REF, header, json, pacingHeaders, ref, type Schema } from './refs.js';
 
@@ -265,8 +265,7 @@ const OPERATIONS: Record<OperationId, (pacing: Record<string, unknown>) => Recor
         summary: 'Cancel one of the caller\u2019s messages that has not gone yet',
         description:
           'A message still `scheduled`, or `queued` with nothing submitted and no worker about to submit it, ends ' +
-          '`cancelled` (its delivery report is sent); any other is named in `not_cancelled` with its status. Either key ' +
-          'scope may cancel its own messages.',
+          '`cancelled` (its delivery report is sent); any other is named in `not_cancelled` with its status.',
         parameter: MESSAGE_REF_PARAMETER,
         ok: CANCELLED_ANSWER,
         errors: { '404': ref('responses', 'NotFound') },
@@ -299,7 +298,17 @@ export function apiPaths(basePath: string, rateLimit: RateLimitHeaders): Record<
   for (const route of ENDPOINTS) {
     const path = `${basePath}${route.path.replace(/:(\w+)/g, '{$1}')}`;
     paths[path] ??= {};
-    paths[path][route.method.toLowerCase()] = { operationId: route.operationId, tags: [TAG_OF[route.operationId]], ...OPERATIONS[route.operationId](pacing) };
+    const operation = OPERATIONS[route.operationId](pacing);
+    const description = [operation.description as string | undefined, SCOPE_NOTES[route.scope]].filter((text) => text !== undefined).join('\n\n');
+    paths[path][route.method.toLowerCase()] = { operationId: route.operationId, tags: [TAG_OF[route.operationId]], ...operation, description };
   }
   return paths;
 }
+
+/** What each route's key must be granted, as its operation's description ends. */
+const SCOPE_NOTES: Record<RoutePermission, string> = {
+  'send:quick': 'The key needs the `send:quick` scope (or `quick`); 403 `SCOPE_DENIED` without it.',
+  'send:premium': 'The key needs the `send:premium` scope (or `premium`); 403 `SCOPE_DENIED` without it.',
+  read: 'The key needs the `read` scope (`quick` and `premium` grant it too); 403 `READ_SCOPE_DENIED` without it.',
+  cancel: 'The key needs the `cancel` scope (`quick` and `premium` grant it too); 403 `CANCEL_SCOPE_DENIED` without it.',
+};

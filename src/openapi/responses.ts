@@ -39,13 +39,13 @@ export function componentResponses(limits: Required<LimitOptions>, rateLimit: Ra
       errorExamples(['INVALID_JSON', 'INVALID_IDEMPOTENCY_KEY']),
     ),
     Unauthorized: error(
-      'The `X-API-Key` header is missing or not a valid key.',
-      errorExamples(['MISSING_API_KEY', 'INVALID_API_KEY']),
+      'The `X-API-Key` header is missing or not a valid key, or the key has expired (`KEY_EXPIRED`: ask for its successor).',
+      errorExamples(['MISSING_API_KEY', 'INVALID_API_KEY', 'KEY_EXPIRED']),
       { 'WWW-Authenticate': header('`ApiKey header="X-API-Key"`', 'string', true) },
     ),
     Forbidden: error(
-      'The key is valid but may not do this: it is disabled, or lacks the scope of the endpoint.',
-      errorExamples(['KEY_DISABLED', 'SCOPE_DENIED'], { SCOPE_DENIED: 'API key may not use the premium endpoint' }),
+      'The key is valid but may not do this: it is disabled, may not be used from the client\u2019s address (`IP_NOT_ALLOWED`), or lacks the scope of the endpoint (`SCOPE_DENIED` for a send, `READ_SCOPE_DENIED`, `CANCEL_SCOPE_DENIED`).',
+      errorExamples(['KEY_DISABLED', 'IP_NOT_ALLOWED', 'SCOPE_DENIED', 'READ_SCOPE_DENIED', 'CANCEL_SCOPE_DENIED'], { SCOPE_DENIED: 'API key may not use the premium endpoint' }),
       {},
     ),
     PaymentRequired: error(

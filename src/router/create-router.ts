@@ -6,7 +6,7 @@
  * the parts, in the order they need each other, and connects them; it runs none of their work.
  */
 import type { RequestHandler } from 'express';
-import { authenticate } from '../http/authenticate.js';
+import { authenticate, type GuardedRoute } from '../http/authenticate.js';
 import { chain } from '../http/chain.js';
 import { handleErrors } from '../http/handle-errors.js';
 import { methodNotAllowed, methodsByPath } from '../http/method-not-allowed.js';
@@ -228,8 +228,8 @@ export function createSmsRouter(options: SmsRouterOptions): SmsRouter {
   const verifyKey = reportFormats.watching(config.verifyKey);
   // The admission stage of every endpoint, one Express layer: wait for the start (once it
   // succeeded, go on at once), then the rate limits around the key check.
-  const admit = (scope: 'quick' | 'premium' | null): RequestHandler => {
-    const check = limiters.around(authenticate(verifyKey, scope));
+  const admit = (route: GuardedRoute): RequestHandler => {
+    const check = limiters.around(authenticate(verifyKey, route, now, emit));
     return (req, res, next) => {
       if (running) check(req, res, next);
       else settle(start(), () => check(req, res, next), next);
@@ -266,7 +266,7 @@ export function createSmsRouter(options: SmsRouterOptions): SmsRouter {
   for (const route of served) {
     const method = route.method === 'GET' ? 'get' : route.method === 'POST' ? 'post' : 'delete';
     const path = `${base}${route.path}`;
-    routes[method](path, measured(path, chain(admit(route.scope), ...(handlers[route.operationId] ?? []))));
+    routes[method](path, measured(path, chain(admit(route), ...(handlers[route.operationId] ?? []))));
   }
   // The router's own paths answer every other method 405 with `Allow` (OPTIONS 204), in
   // its JSON; paths it does not own fall through to the host.

@@ -42,10 +42,10 @@ describe('staticKeys refuses at construction', () => {
 
   it('an unknown scope, with a hint', () => {
     expect(keys([{ key: 'a', id: 'x', scopes: ['quik'] }])).toThrow(
-      `staticKeys: entry 0 ("x"): unknown scope "quik"; the scopes are 'quick' and 'premium'. Did you mean 'quick'?`,
+      `staticKeys: entry 0 ("x"): unknown scope "quik"; the scopes are 'send:quick', 'send:premium', 'read', 'cancel', 'preview', 'quick', 'premium'. Did you mean 'quick'?`,
     );
     expect(keys([{ key: 'a', id: 'x', scopes: ['quick', 'Premium'] }])).toThrow(/unknown scope "Premium".*Did you mean 'premium'\?/);
-    expect(keys([{ key: 'a', id: 'x', scopes: 'quick' }])).toThrow(/scopes must be an array of 'quick' and 'premium', got a string/);
+    expect(keys([{ key: 'a', id: 'x', scopes: 'quick' }])).toThrow(/scopes must be an array of 'send:quick', .*'premium', got a string/);
   });
 
   it('a rateLimit of the wrong type', () => {
@@ -81,6 +81,65 @@ describe('staticKeys refuses at construction', () => {
     ]);
     expect(await verify('a')).toMatchObject({ id: 'acme' });
     expect(await verify('b')).toMatchObject({ id: 'beta' });
+  });
+});
+
+describe('staticKeys refuses at construction the key guards', () => {
+  it('a scope of neither set, with a hint toward the nearest', () => {
+    expect(keys([{ key: 'a', id: 'x', scopes: ['send:quik'] }])).toThrow(/unknown scope "send:quik"; .* Did you mean 'send:quick'\?/);
+    expect(keys([{ key: 'a', id: 'x', scopes: ['reed'] }])).toThrow(/Did you mean 'read'\?/);
+    expect(keys([{ key: 'a', id: 'x', scopes: ['send:quick', 'send:premium', 'read', 'cancel', 'preview', 'quick', 'premium'] }])).not.toThrow();
+  });
+
+  it('an expiresAt that is not a time, or a time without its offset', () => {
+    expect(keys([{ key: 'a', id: 'x', expiresAt: 'tomorrow' }])).toThrow(
+      `staticKeys: entry 0 ("x"): expiresAt "tomorrow" is not a valid time; write an RFC 3339 date-time with its offset, such as '2027-01-31T00:00:00Z'`,
+    );
+    // Read in the server's zone, it would end at a different moment on each host.
+    expect(keys([{ key: 'a', id: 'x', expiresAt: '2027-01-31T00:00:00' }])).toThrow(/expiresAt "2027-01-31T00:00:00" is not a valid time/);
+    expect(keys([{ key: 'a', id: 'x', expiresAt: '2027-02-30T00:00:00Z' }])).toThrow(/is not a valid time/);
+    expect(keys([{ key: 'a', id: 'x', expiresAt: new Date('nope') }])).toThrow(/is not a valid time/);
+    expect(keys([{ key: 'a', id: 'x', expiresAt: Number.NaN }])).toThrow(/is not a valid time/);
+    expect(keys([{ key: 'a', id: 'x', expiresAt: true }])).toThrow(/expiresAt must be a Date, epoch milliseconds or an RFC 3339 date-time, got a boolean/);
+    expect(keys([{ id: 'x', keys: [{ key: 'a', expiresAt: 'soon' }] }])).toThrow(/^staticKeys: entry 0 \("x"\): keys\[0\]: expiresAt "soon" is not a valid time/);
+  });
+
+  it('an allowedIps entry that is not an address or a CIDR block, or a list that is not one', () => {
+    const where = 'staticKeys: entry 0 ("x"): ';
+    expect(keys([{ key: 'a', id: 'x', allowedIps: '10.0.0.0/8' }])).toThrow(`${where}allowedIps must be an array of CIDR blocks, got a string`);
+    expect(keys([{ key: 'a', id: 'x', allowedIps: ['10.0.0.0/8', '10.0.0.0/33'] }])).toThrow(`${where}allowedIps[1]: "10.0.0.0/33" has a prefix length outside 0 to 32`);
+    expect(keys([{ key: 'a', id: 'x', allowedIps: ['2001:db8::/129'] }])).toThrow(/"2001:db8::\/129" has a prefix length outside 0 to 128/);
+    expect(keys([{ key: 'a', id: 'x', allowedIps: ['10.0.0.0/'] }])).toThrow(/has a prefix length outside/);
+    expect(keys([{ key: 'a', id: 'x', allowedIps: ['10.0.0.0/8x'] }])).toThrow(/has a prefix length outside/);
+    expect(keys([{ key: 'a', id: 'x', allowedIps: ['10.0.0/8'] }])).toThrow(`${where}allowedIps[0]: "10.0.0/8" is not an IPv4 or IPv6 address or CIDR block`);
+    expect(keys([{ key: 'a', id: 'x', allowedIps: ['office'] }])).toThrow(/"office" is not an IPv4 or IPv6 address or CIDR block/);
+    expect(keys([{ key: 'a', id: 'x', allowedIps: ['fe80::1%eth0'] }])).toThrow(/is not an IPv4 or IPv6 address/);
+    expect(keys([{ key: 'a', id: 'x', allowedIps: [10] }])).toThrow(`${where}allowedIps[0] must be a string such as '203.0.113.0/24', got a number`);
+    expect(keys([{ key: 'a', id: 'x', allowedIps: ['10.0.0.0/8', '2001:db8::/32', '192.0.2.1', '::1', '::ffff:10.0.0.0/104'] }])).not.toThrow();
+  });
+
+  it('several keys given wrong: none, a key beside them, one listed twice, a misspelt field', () => {
+    expect(keys([{ id: 'x', keys: [] }])).toThrow(/^staticKeys: entry 0 \("x"\): keys must be a non-empty array of \{ key \} or \{ sha256 \}/);
+    expect(keys([{ id: 'x', keys: 'k' }])).toThrow(/keys must be a non-empty array .*got a string/);
+    expect(keys([{ id: 'x', key: 'a', keys: [{ key: 'b' }] }])).toThrow('staticKeys: entry 0 ("x"): give `keys` or a single `key`, not both');
+    expect(keys([{ id: 'x', keys: [{ key: 'a' }, { sha256: digest('a') }] }])).toThrow('staticKeys: entry 0 ("x"): its key is listed twice, first at entry 0');
+    expect(keys([{ key: 'a', id: 'y' }, { id: 'x', keys: [{ key: 'a' }] }])).toThrow('staticKeys: entry 1 ("x"): its key is listed twice, first at entry 0');
+    expect(keys([{ id: 'x', keys: [{ key: 'a', sha256: digest('b') }] }])).toThrow('staticKeys: entry 0 ("x"): keys[0]: give `key` or `sha256`, not both');
+    expect(keys([{ id: 'x', keys: [{ key: '' }] }])).toThrow('staticKeys: entry 0 ("x"): keys[0]: needs a non-empty `key` or a 64-hex-digit `sha256`');
+    expect(keys([{ id: 'x', keys: [{ key: 'a', expires: '2027-01-01T00:00:00Z' }] }])).toThrow(
+      'staticKeys: entry 0 ("x"): keys[0]: unknown option `expires`. Did you mean `expiresAt`?',
+    );
+    expect(keys([{ id: 'x', keys: ['a'] }])).toThrow('staticKeys: entry 0 ("x"): keys[0] must be an object { key } or { sha256 }, got a string');
+  });
+
+  it('nothing of a table with every guard well formed: each key answers its principal', async () => {
+    const verify = staticKeys([
+      { id: 'acme', scopes: ['send:quick', 'read'], allowedIps: ['203.0.113.0/24'], expiresAt: '2030-01-01T00:00:00+03:00', keys: [{ key: 'a' }, { sha256: digest('b'), expiresAt: 1_800_000_000_000 }] },
+    ]);
+    expect(await verify('a')).toMatchObject({ id: 'acme', scopes: ['send:quick', 'read'] });
+    // A key that ends before its principal answers with its own end.
+    expect(await verify('b')).toMatchObject({ id: 'acme', expiresAt: 1_800_000_000_000 });
+    expect(await verify('c')).toBeNull();
   });
 });
 

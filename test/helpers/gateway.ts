@@ -16,12 +16,22 @@ export const DISABLED_KEY = 'test-key-disabled';
 /** A key of another principal, owning profile 99999 only. */
 export const OTHER_KEY = 'test-key-other-principal';
 
+/** A key that expired in 2000. */
+export const EXPIRED_KEY = 'test-key-expired';
+/** A key that may send through the quick endpoint and do nothing else (no read, no cancel). */
+export const SEND_ONLY_KEY = 'test-key-send-only';
+/** A key that may be used from 192.0.2.0/24 only, so not by a test client on the loopback. */
+export const FENCED_KEY = 'test-key-fenced';
+
 /** The test principals. */
 export const testKeys = staticKeys([
   { key: KEY, id: 'acme', profiles: ['12345', '22021501'], scopes: ['quick', 'premium'] },
   { key: QUICK_ONLY_KEY, id: 'quick-co', profiles: ['12345'], scopes: ['quick'] },
   { key: DISABLED_KEY, id: 'gone', profiles: ['12345'], disabled: true },
   { key: OTHER_KEY, id: 'other', profiles: ['99999'] },
+  { key: EXPIRED_KEY, id: 'lapsed', expiresAt: '2000-01-01T00:00:00Z' },
+  { key: SEND_ONLY_KEY, id: 'send-only', scopes: ['send:quick'] },
+  { key: FENCED_KEY, id: 'fenced', allowedIps: ['192.0.2.0/24'] },
 ]);
 
 /** A gateway under test. */

@@ -1,7 +1,8 @@
 /**
- * Brute-force protection for keys: a per-address count of requests answered 401. An
- * address over its limit is answered 429 before its key is looked at, so guessing stops
- * even when a guess would have been right.
+ * Brute-force protection for keys: a per-address count of failed attempts, the requests
+ * answered 401 and those refused 403 `IP_NOT_ALLOWED` (a key tried from an address it may
+ * not be used from). An address over its limit is answered 429 before its key is looked at,
+ * so guessing stops even when a guess would have been right.
  */
 import { ipKeyGenerator, type ClientRateLimitInfo, type Options, type Store } from 'express-rate-limit';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
@@ -14,8 +15,8 @@ import type { FailedAuthConfig } from './options.js';
 /**
  * Returns the failed-authentication guard over an express-rate-limit `Store` that has `get`:
  * a function that wraps the authentication stage so that an address over its limit is
- * refused before its key is looked at, and each 401 is counted before it is answered (so
- * the client's next attempt already sees it).
+ * refused before its key is looked at, and each failed attempt is counted before it is
+ * answered (so the client's next attempt already sees it).
  *
  * Only failures are counted, and only once they are known; express-rate-limit's own
  * `skipSuccessfulRequests` counts every request first and takes successes back when they
@@ -49,7 +50,7 @@ export function failedAuthGuard(config: FailedAuthConfig, store: Store, report: 
     }
   };
 
-  /** Authenticates, counting a 401; when `key` is already over its limit, refuses first. */
+  /** Authenticates, counting a failed attempt; when `key` is already over its limit, refuses first. */
   const admit = (authenticate: RequestHandler, req: Request, res: Response, next: NextFunction, key: string, info: ClientRateLimitInfo | undefined): void => {
     if (info !== undefined && info.totalHits >= config.limit) {
       const resetSeconds = secondsUntil(info.resetTime ?? Date.now() + config.windowMs);
@@ -60,7 +61,7 @@ export function failedAuthGuard(config: FailedAuthConfig, store: Store, report: 
       }
     }
     authenticate(req, res, (error?: unknown) => {
-      if (!(error instanceof SmsError) || error.status !== 401) {
+      if (!isFailedAttempt(error)) {
         next(error);
         return;
       }
@@ -83,6 +84,15 @@ export function failedAuthGuard(config: FailedAuthConfig, store: Store, report: 
     if (isPromiseLike(known)) settle(known, (info) => admit(authenticate, req, res, next, key, info), next);
     else admit(authenticate, req, res, next, key, known);
   };
+}
+
+/**
+ * True for an answer that counts as a failed attempt: a 401 (no key, an unknown one, an
+ * expired one), or a valid key used from an address outside its `allowedIps`, which is a
+ * stolen key's first use as often as a client's misconfiguration.
+ */
+function isFailedAttempt(error: unknown): error is SmsError {
+  return error instanceof SmsError && (error.status === 401 || error.code === 'IP_NOT_ALLOWED');
 }
 
 /**

@@ -18,7 +18,7 @@ import { OptionError } from '../../errors.js';
 export interface RateLimiters {
   /**
    * Wraps the authentication stage: the failed-auth check before it, then the count of its
-   * 401s and the per-key request limit after it. One middleware, not four: each Express
+   * failed attempts and the per-key request limit after it. One middleware, not four: each Express
    * layer costs a turn of its router per request.
    */
   around(authenticate: RequestHandler): RequestHandler;

@@ -45,7 +45,7 @@ export interface MessageBudgetOptions {
   windowMs?: number;
 }
 
-/** The per-address limit on failed authentication (requests answered 401). */
+/** The per-address limit on failed authentication (requests answered 401, and 403 `IP_NOT_ALLOWED`). */
 export interface FailedAuthOptions {
   /**
    * Failed attempts per window per client address; once reached, the address is answered
