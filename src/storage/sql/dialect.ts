@@ -82,6 +82,13 @@ export interface SqlClient extends SqlSession {
    */
   transaction<T>(work: (tx: SqlSession) => Promise<T>): Promise<T>;
   /**
+   * Runs `work` as {@link SqlClient.transaction} does, holding the lock `key` (any string)
+   * until it ends: two calls with one key, from any process on the database, run one after
+   * the other, and the later one's statements see what the earlier one committed. The
+   * inbound parts of one message are stored under their message's key this way.
+   */
+  lockedTransaction<T>(key: string, work: (tx: SqlSession) => Promise<T>): Promise<T>;
+  /**
    * Runs `work` on one connection while holding the database-wide lock `name`, so that two
    * processes creating the schema at once do it one after the other.
    */
