@@ -55,6 +55,11 @@ export interface SqlDialect {
    * timer indexes then leave out the rows they never find. Absent: no.
    */
   partialIndexes?: boolean;
+  /**
+   * A `LIMIT` whose count is a parameter, where `LIMIT ?` is not the best way to write it.
+   * Absent: `LIMIT ?`.
+   */
+  limitParam?: string;
   /** What ends a `SELECT` that locks the rows it returns and skips rows another transaction holds (`FOR UPDATE SKIP LOCKED`). */
   lockSkipLocked: string;
 }

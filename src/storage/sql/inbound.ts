@@ -74,6 +74,8 @@ export class SqlInbound implements InboundStorage {
   readonly #dialect: SqlDialect;
   readonly #t: SqlInboundTables;
   readonly #ready: () => Promise<void>;
+  /** `LIMIT ?` as the dialect writes it. */
+  readonly #limit: string;
 
   /** The group on `client` speaking `dialect`, in `tables`; `ready` (the storage's) is awaited before each step. */
   constructor(client: SqlClient, dialect: SqlDialect, tables: SqlInboundTables, ready: () => Promise<void>) {
@@ -81,6 +83,7 @@ export class SqlInbound implements InboundStorage {
     this.#dialect = dialect;
     this.#t = tables;
     this.#ready = ready;
+    this.#limit = dialect.limitParam ?? 'LIMIT ?';
   }
 
   /** Runs `sql` (with `?` placeholders) on `session`, the pool by default. */
@@ -153,7 +156,7 @@ export class SqlInbound implements InboundStorage {
       const { rows } = await this.#run(
         `SELECT ${id} AS row_id, ${INBOUND_COLUMNS} FROM ${inbound}${this.#dialect.forceIndex(dueIndex)}
           WHERE cb_state = 'pending' AND cb_next_attempt_at <= ? AND (lease_until IS NULL OR lease_until <= ?)
-          ORDER BY cb_next_attempt_at, ${id} LIMIT ? ${this.#dialect.lockSkipLocked}`,
+          ORDER BY cb_next_attempt_at, ${id} ${this.#limit} ${this.#dialect.lockSkipLocked}`,
         [now, now, limit],
         tx,
       );
@@ -192,7 +195,7 @@ export class SqlInbound implements InboundStorage {
     const { inbound, id } = this.#t;
     const mine = options.principalId === undefined ? '' : 'WHERE principal_id = ?';
     const { rows } = await this.#run(
-      `SELECT ${INBOUND_COLUMNS} FROM ${inbound} ${mine} ORDER BY received_at DESC, ${id} DESC LIMIT ?`,
+      `SELECT ${INBOUND_COLUMNS} FROM ${inbound} ${mine} ORDER BY received_at DESC, ${id} DESC ${this.#limit}`,
       [...(options.principalId === undefined ? [] : [options.principalId]), Math.max(0, options.limit)],
     );
     return rows.map(recordOf);
@@ -210,7 +213,7 @@ export class SqlInbound implements InboundStorage {
     await this.#ready();
     const { inbound, parts, id } = this.#t;
     for (;;) {
-      const { rows } = await this.#run(`SELECT msg_key, seq FROM ${parts} WHERE received_at < ? ORDER BY received_at LIMIT ?`, [before, CHUNK]);
+      const { rows } = await this.#run(`SELECT msg_key, seq FROM ${parts} WHERE received_at < ? ORDER BY received_at ${this.#limit}`, [before, CHUNK]);
       if (rows.length === 0) break;
       await this.#run(
         `DELETE FROM ${parts} WHERE received_at < ? AND (${rows.map(() => '(msg_key = ? AND seq = ?)').join(' OR ')})`,
@@ -222,7 +225,7 @@ export class SqlInbound implements InboundStorage {
     while (deleted < limit) {
       const n = Math.min(CHUNK, limit - deleted);
       const { rows } = await this.#run(
-        `SELECT ${id} AS row_id FROM ${inbound} WHERE received_at < ? AND ${NOT_PENDING} ORDER BY received_at, ${id} LIMIT ?`,
+        `SELECT ${id} AS row_id FROM ${inbound} WHERE received_at < ? AND ${NOT_PENDING} ORDER BY received_at, ${id} ${this.#limit}`,
         [before, n],
       );
       if (rows.length === 0) break;
@@ -281,7 +284,7 @@ export class SqlInbound implements InboundStorage {
     }
     const { rows } = await this.#run(
       `SELECT short_code, number, created_at FROM ${this.#t.optOuts} ${where.length === 0 ? '' : `WHERE ${where.join(' AND ')}`}
-        ORDER BY short_code, number LIMIT ?`,
+        ORDER BY short_code, number ${this.#limit}`,
       [...params, Math.max(0, options.limit)],
     );
     return rows.map((row) => optOutFromRow(row as unknown as OptOutColumns));
