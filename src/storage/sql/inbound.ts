@@ -254,19 +254,36 @@ export class SqlInbound implements InboundStorage {
     return this.#setOptOut(key, optedOut, at);
   }
 
-  /** Whether each key's number is opted out of its short code: one statement per {@link CHUNK} keys. */
+  /**
+   * Whether each key's number is opted out of its short code: one statement per {@link CHUNK}
+   * keys. Every message of a profile that honours opt-outs is looked up, most often alone,
+   * so the statement of each count is built once.
+   */
   async findOptOuts(keys: readonly OptOutKey[]): Promise<boolean[]> {
     await this.#ready();
     const found = new Set<string>();
-    const pair = (shortCode: unknown, number: unknown) => JSON.stringify([shortCode, number]);
-    for (const slice of chunks(keys, CHUNK)) {
-      const { rows } = await this.#run(
-        `SELECT short_code, number FROM ${this.#t.optOuts} WHERE ${slice.map(() => '(short_code = ? AND number = ?)').join(' OR ')}`,
-        slice.flatMap((key) => [key.shortCode, key.number]),
-      );
-      for (const row of rows) found.add(pair(row.short_code, row.number));
+    for (let start = 0; start < keys.length; start += CHUNK) {
+      const slice = keys.slice(start, start + CHUNK);
+      const params: string[] = [];
+      for (const key of slice) params.push(key.shortCode, key.number);
+      const { rows } = await this.#client.run(this.#findStatement(slice.length), params);
+      for (const row of rows) found.add(`${row.short_code as string}\n${row.number as string}`);
     }
-    return keys.map((key) => found.has(pair(key.shortCode, key.number)));
+    return keys.map((key) => found.has(`${key.shortCode}\n${key.number}`));
+  }
+
+  /** The statements of {@link findOptOuts}, by the number of keys they look up. */
+  readonly #findStatements = new Map<number, string>();
+
+  /** The opt-out entries of `count` keys (`short_code`, `number` parameters each), in the dialect's placeholders. */
+  #findStatement(count: number): string {
+    let sql = this.#findStatements.get(count);
+    if (sql === undefined) {
+      const keys = Array.from({ length: count }, () => '(short_code = ? AND number = ?)').join(' OR ');
+      sql = this.#dialect.placeholders(`SELECT short_code, number FROM ${this.#t.optOuts} WHERE ${keys}`);
+      this.#findStatements.set(count, sql);
+    }
+    return sql;
   }
 
   /** The list, by short code then number, all of it or one short code's, from after `after`. */
