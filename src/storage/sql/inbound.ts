@@ -261,6 +261,10 @@ export class SqlInbound implements InboundStorage {
    */
   async findOptOuts(keys: readonly OptOutKey[]): Promise<boolean[]> {
     await this.#ready();
+    if (keys.length === 1) {
+      const { rows } = await this.#client.run(this.#findStatement(1), [keys[0]!.shortCode, keys[0]!.number]);
+      return [rows.length > 0];
+    }
     const found = new Set<string>();
     for (let start = 0; start < keys.length; start += CHUNK) {
       const slice = keys.slice(start, start + CHUNK);
