@@ -113,6 +113,38 @@ dbDescribe('MysqlRecordStore across instances', () => {
     });
   });
 
+  it('inbound webhooks claimed on two instances at once go to one of them each', async () => {
+    await withInstances(2, async ([a, b]) => {
+      for (let i = 0; i < 60; i++) {
+        await a!.insertInbound!({
+          ref: `mo-${i}`, principalId: 'acme', profileCode: '22021', from: '254700000001', to: '22021', text: `hi ${i}`,
+          receivedAt: T0 + i, callbackUrl: 'https://client.example/inbound', callbackSecret: null, uid: `uid-${i}`,
+        });
+      }
+      const [fromA, fromB] = await Promise.all([
+        a!.claimInbound!({ owner: 'a', limit: 40, leaseMs: LEASE, now: T0 + 100 }),
+        b!.claimInbound!({ owner: 'b', limit: 40, leaseMs: LEASE, now: T0 + 100 }),
+      ]);
+      const uids = [...fromA, ...fromB].map((due) => due.uid);
+      expect(new Set(uids).size).toBe(60);
+    });
+  });
+
+  it('the parts of one long MO stored on two instances at once: the last one stored sees them all (20 rounds)', async () => {
+    await withInstances(2, async ([a, b]) => {
+      const total = 6;
+      for (let round = 0; round < 20; round++) {
+        const results = await Promise.all(
+          Array.from({ length: total }, (_, i) =>
+            (i % 2 === 0 ? a! : b!).storeInboundPart!({ key: `long-${round}`, seq: i + 1, total, text: `part ${i + 1}. `, receivedAt: T0 }),
+          ),
+        );
+        const seen = results.map((parts) => parts.length).sort((x, y) => x - y);
+        expect(seen).toEqual([1, 2, 3, 4, 5, 6]);
+      }
+    });
+  });
+
   it('what one instance writes the other reads', async () => {
     await withInstances(2, async ([a, b]) => {
       const message = buildNewMessage();

@@ -19,7 +19,7 @@ dbDescribe('MysqlRecordStore', () => {
     await Promise.all(stores.map((store) => store.ready()));
     await new MysqlRecordStore({ pool, tablePrefix }).ready();
     const [versions] = await pool.query(`SELECT version FROM \`${tablePrefix}schema_version\``);
-    expect(versions).toEqual([{ version: 1 }]);
+    expect(versions).toEqual([{ version: 1 }, { version: 2 }]);
     await pool.query(`INSERT INTO \`${tablePrefix}schema_version\` (version) VALUES (99)`);
     await expect(new MysqlRecordStore({ pool, tablePrefix }).ready()).rejects.toThrow(/schema version 99, newer/);
   });
@@ -46,6 +46,33 @@ dbDescribe('MysqlRecordStore', () => {
     expect(await store.insertMessages([row('k1')], { idempotency: { ...key, key: 'key' } })).toBeUndefined();
     expect(await store.insertMessages([row('k2')], { idempotency: { ...key, key: 'KEY' } })).toBeUndefined();
     expect(await store.findIdempotency('p1', 'KEY', 2000)).toEqual({ ...key, key: 'KEY' });
+  });
+
+  it('compares inbound keys case-sensitively: opt-out short codes and numbers, part keys, redelivery keys', async () => {
+    const store = await freshStore();
+    expect(await store.setOptOut({ shortCode: 'SHOP', number: 'a1' }, true, 1000)).toBe(true);
+    expect(await store.setOptOut({ shortCode: 'shop', number: 'a1' }, true, 1000)).toBe(true);
+    expect(await store.setOptOut({ shortCode: 'shop', number: 'A1' }, true, 1000)).toBe(true);
+    expect(await store.findOptOuts([{ shortCode: 'Shop', number: 'a1' }, { shortCode: 'shop', number: 'A1' }])).toEqual([false, true]);
+    expect((await store.listOptOuts({ shortCode: 'shop', limit: 10 })).map((entry) => entry.number)).toEqual(['A1', 'a1']);
+    const part = { seq: 1, total: 2, text: 'one. ', receivedAt: 1000 };
+    await store.storeInboundPart!({ ...part, key: 'Msg' });
+    expect(await store.storeInboundPart!({ ...part, key: 'msg', seq: 2 })).toEqual([{ ...part, key: 'msg', seq: 2 }]);
+    const inbound = { principalId: null, profileCode: null, from: '254700000001', to: 'shop', text: 'STOP', receivedAt: 1000, callbackUrl: null, callbackSecret: null, uid: null };
+    await store.insertInbound({ ...inbound, ref: 'r1' }, { once: { key: 'Once', since: 0 } });
+    expect(await store.insertInbound({ ...inbound, ref: 'r2' }, { once: { key: 'once', since: 0 } })).toEqual({ optOutChanged: false });
+    expect(await store.insertInbound({ ...inbound, ref: 'r3' }, { once: { key: 'once', since: 0 } })).toEqual({ optOutChanged: false, duplicate: true });
+  });
+
+  it('adds the inbound tables to tables an earlier version made without them', async () => {
+    const tablePrefix = freshPrefix();
+    await new MysqlRecordStore({ pool, tablePrefix }).ready();
+    await pool.query(`DROP TABLE \`${tablePrefix}inbound\`, \`${tablePrefix}opt_outs\`, \`${tablePrefix}inbound_parts\``);
+    await pool.query(`DELETE FROM \`${tablePrefix}schema_version\` WHERE version = 2`);
+    const store = new MysqlRecordStore({ pool, tablePrefix });
+    await store.ready();
+    expect(await store.setOptOut({ shortCode: '22021', number: '254700000001' }, true, 1000)).toBe(true);
+    expect(await store.listInbound({ limit: 10 })).toEqual([]);
   });
 
   it('gives concurrent claims disjoint sets that together take every free row, behind many leased ones', async () => {

@@ -1,12 +1,16 @@
 /**
  * `MysqlRecordStore`: the record store on MariaDB (10.6+) or MySQL (8.0+), through `mysql2`.
- * The statements are the shared SQL record store's (storage/sql/); this file holds the pool,
- * and the dialect and client it is given are in dialect.ts and client.ts.
+ * The statements are the shared SQL layer's (storage/sql/: the record store and the inbound
+ * group); this file holds the pool, and the dialect and client it is given are in dialect.ts
+ * and client.ts.
  *
  * @module
  */
 import type { Pool } from 'mysql2/promise';
 import { requirePeer } from '../../util/require-peer.js';
+import { delegateInbound, type InboundStorage } from '../inbound-record.js';
+import { SqlInbound } from '../sql/inbound.js';
+import { inboundMigration, sqlInboundTables } from '../sql/inbound-schema.js';
 import { SqlRecordStore } from '../sql/store.js';
 import { mysqlClient } from './client.js';
 import { mysqlDialect } from './dialect.js';
@@ -14,10 +18,10 @@ import { resolveMysqlOptions, type MysqlRecordStoreOptions } from './options.js'
 
 /**
  * A record store on MariaDB or MySQL: pass it as `storage` to `createSmsRouter` (the router
- * runs the library's ledger on it). Its tables (`<tablePrefix>messages` and four more) are
+ * runs the library's ledger on it). Its tables (`<tablePrefix>messages` and seven more) are
  * created by `ready()`, with a binary collation: keys are case-sensitive. Claims lock with
- * `FOR UPDATE SKIP LOCKED`, so instances sharing the database claim disjoint messages.
- * Keeps no inbound (MO) messages: those are not part of the record-store contract yet.
+ * `FOR UPDATE SKIP LOCKED`, so instances sharing the database claim disjoint messages. Keeps
+ * inbound (MO) messages, their webhooks and the opt-out list too ({@link InboundStorage}).
  *
  * @example
  * ```ts
@@ -26,6 +30,7 @@ import { resolveMysqlOptions, type MysqlRecordStoreOptions } from './options.js'
  * const storage = new MysqlRecordStore({ pool: mysql.createPool({ host, user, password, database }) });
  * ```
  */
+// eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging
 export class MysqlRecordStore extends SqlRecordStore {
   readonly #pool: Pool;
   readonly #ownsPool: boolean;
@@ -37,9 +42,12 @@ export class MysqlRecordStore extends SqlRecordStore {
       'pool' in source
         ? source.pool
         : requirePeer<typeof import('mysql2/promise')>('mysql2/promise', 'sms-outbox/mysql').createPool(source.make);
-    super(mysqlClient(pool), mysqlDialect, tablePrefix);
+    const client = mysqlClient(pool);
+    // The inbound tables are the schema's second step, after the shared record tables.
+    super(client, mysqlDialect, tablePrefix, [inboundMigration(mysqlDialect, tablePrefix, 2)]);
     this.#pool = pool;
     this.#ownsPool = !('pool' in source);
+    delegateInbound(this, new SqlInbound(client, mysqlDialect, sqlInboundTables(mysqlDialect, tablePrefix), () => this.ready()));
   }
 
   /** Ends the pool the store made itself; a pool the host passed is left open. */
@@ -47,3 +55,7 @@ export class MysqlRecordStore extends SqlRecordStore {
     if (this.#ownsPool) await this.#pool.end();
   }
 }
+
+// The inbound methods are set by the constructor (`delegateInbound`); this declares them.
+// eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging
+export interface MysqlRecordStore extends InboundStorage {}

@@ -47,45 +47,69 @@ async function onConnection<T>(pool: Pool, work: (connection: PoolConnection, br
   }
 }
 
+/** Runs `work` in a READ COMMITTED transaction on `connection`: committed when it resolves, rolled back when it throws. */
+async function inTransaction<T>(connection: PoolConnection, broken: () => void, work: (tx: SqlSession) => Promise<T>): Promise<T> {
+  const tx = sessionOf(connection);
+  try {
+    await tx.run('SET TRANSACTION ISOLATION LEVEL READ COMMITTED');
+    await tx.run('START TRANSACTION');
+    const result = await work(tx);
+    await tx.run('COMMIT');
+    return result;
+  } catch (error) {
+    await tx.run('ROLLBACK').catch(broken);
+    throw error;
+  }
+}
+
+/** Runs `attempt` again when the server ended it as a deadlock's victim, up to {@link DEADLOCK_ATTEMPTS} times. */
+async function retryingDeadlocks<T>(attempt: () => Promise<T>): Promise<T> {
+  for (let n = 1; ; n++) {
+    try {
+      return await attempt();
+    } catch (error) {
+      if (!isDeadlock(error) || n >= DEADLOCK_ATTEMPTS) throw error;
+    }
+  }
+}
+
+/**
+ * Runs `work` on a connection of `pool` holding the server's named lock `lockName` (an SQL
+ * expression of one `?`, `name`), released after it; throws when it is not had within 60 s.
+ */
+function holdingLock<T>(pool: Pool, lockName: string, name: string, work: (connection: PoolConnection, broken: () => void) => Promise<T>): Promise<T> {
+  return onConnection(pool, async (connection, broken) => {
+    const session = sessionOf(connection);
+    const { rows } = await session.run(`SELECT GET_LOCK(${lockName}, 60) AS locked`, [name]);
+    if (Number(rows[0]?.locked) !== 1) throw new Error(`MysqlRecordStore: could not take the lock ${name} within 60 s`);
+    try {
+      return await work(connection, broken);
+    } finally {
+      await session.run(`SELECT RELEASE_LOCK(${lockName})`, [name]).catch(broken);
+    }
+  });
+}
+
+// A named lock is server-wide: the database's name keeps two databases' locks apart.
+/** The schema lock's name: at most 64 characters. */
+const SCHEMA_LOCK = "LEFT(CONCAT(DATABASE(), '.', ?), 64)";
+/** A key lock's name: a digest, as keys may be longer than a lock name may be. */
+const KEY_LOCK = "CONCAT('sms-outbox:', SHA1(CONCAT(DATABASE(), '.', ?)))";
+
 /** The `SqlClient` of `pool`. */
 export function mysqlClient(pool: Pool): SqlClient {
   const direct = sessionOf(pool);
   return {
     run: direct.run,
-    async transaction(work) {
-      for (let attempt = 1; ; attempt++) {
-        try {
-          return await onConnection(pool, async (connection, broken) => {
-            const tx = sessionOf(connection);
-            try {
-              await tx.run('SET TRANSACTION ISOLATION LEVEL READ COMMITTED');
-              await tx.run('START TRANSACTION');
-              const result = await work(tx);
-              await tx.run('COMMIT');
-              return result;
-            } catch (error) {
-              await tx.run('ROLLBACK').catch(broken);
-              throw error;
-            }
-          });
-        } catch (error) {
-          if (!isDeadlock(error) || attempt >= DEADLOCK_ATTEMPTS) throw error;
-        }
-      }
+    transaction(work) {
+      return retryingDeadlocks(() => onConnection(pool, (connection, broken) => inTransaction(connection, broken, work)));
+    },
+    // The lock is the session's, not the transaction's: it is taken before the transaction starts and released after it ends.
+    lockedTransaction(key, work) {
+      return holdingLock(pool, KEY_LOCK, key, (connection, broken) => retryingDeadlocks(() => inTransaction(connection, broken, work)));
     },
     exclusive(name, work) {
-      return onConnection(pool, async (connection, broken) => {
-        const session = sessionOf(connection);
-        // A named lock is server-wide: the database's name keeps two databases' locks apart.
-        const lockName = 'LEFT(CONCAT(DATABASE(), \'.\', ?), 64)';
-        const { rows } = await session.run(`SELECT GET_LOCK(${lockName}, 60) AS locked`, [name]);
-        if (Number(rows[0]?.locked) !== 1) throw new Error(`MysqlRecordStore: could not take the lock ${name} within 60 s`);
-        try {
-          return await work(session);
-        } finally {
-          await session.run(`SELECT RELEASE_LOCK(${lockName})`, [name]).catch(broken);
-        }
-      });
+      return holdingLock(pool, SCHEMA_LOCK, name, (connection) => work(sessionOf(connection)));
     },
   };
 }

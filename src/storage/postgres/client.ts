@@ -15,6 +15,13 @@ const DEADLOCK_ATTEMPTS = 5;
 /** First key of the two-key advisory lock of a schema's changes: "SMSO" in ASCII (the earlier adapter's, so the two never migrate at once). */
 const LOCK_NAMESPACE = 0x534d534f;
 
+/**
+ * First key of the two-key advisory lock of {@link SqlClient.lockedTransaction}, the second
+ * `hashtext(key)`: "SMMO" in ASCII, the lock the earlier adapter stored a long MO message's
+ * parts under, so that instances of both versions store one message's parts in turn.
+ */
+const KEY_LOCK_NAMESPACE = 0x534d4d4f;
+
 /** FNV-1a of `name` as a signed 32-bit int: the advisory lock's second key. */
 export function lockKey(name: string): number {
   let hash = 0x811c9dc5;
@@ -89,6 +96,14 @@ export function postgresClient(pool: Pool, schema: string, ready: () => Promise<
           if (!isDeadlock(error) || attempt >= DEADLOCK_ATTEMPTS) throw error;
         }
       }
+    },
+    async lockedTransaction(key, work) {
+      await ready();
+      // Taken first: the snapshot of each later statement is taken once it is held.
+      return inTransaction(pool, async (client) => {
+        await client.query('SELECT pg_advisory_xact_lock($1::int4, hashtext($2))', [KEY_LOCK_NAMESPACE, key]);
+        return work(sessionOf(client));
+      });
     },
     // One transaction under the schema's lock: a change made by `work` is all there or not at all.
     exclusive(_name, work) {

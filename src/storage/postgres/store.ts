@@ -18,10 +18,10 @@ import { fromColumns, num, numOrNull, ROW_COLUMNS } from '../sql/rows.js';
 import { createSchema } from '../sql/schema.js';
 import { SqlRecordStore } from '../sql/store.js';
 import { postgresClient } from './client.js';
+import { PostgresInbound } from './inbound.js';
 import { postgresDialect, quoteIdent } from './dialect.js';
-import { createInboundTables, PostgresInbound } from './inbound.js';
 import { insertParams, postgresStatements, writeParams } from './statements.js';
-import { upgradeEarlierTables } from './upgrade.js';
+import { createInboundTables, postgresInboundTables, upgradeEarlierTables } from './upgrade.js';
 import { WriteBatches } from './write-batch.js';
 
 /** The start of the store's table names in its schema, beside the earlier adapter's (`messages`...) and the inbound ones. */
@@ -71,7 +71,7 @@ interface QueueEnds {
   head: number | null;
 }
 
-/** The record store in schema `schema` of the host's pool, with the inbound steps (inbound.ts). */
+/** The record store in schema `schema` of the host's pool, with the inbound steps (inbound.ts) on the schema's inbound tables. */
 // eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging
 export class PostgresRecordStore extends SqlRecordStore {
   readonly #pool: Pool;
@@ -111,7 +111,7 @@ export class PostgresRecordStore extends SqlRecordStore {
     };
     // Requests of 100 messages: 20 of them are 2,000 rows, a statement of a few MB at most.
     this.#inserts = new Batcher({ maxBatch: 20, maxInFlight: MAX_IN_FLIGHT, runBatch: insertAll, runOne: async (rows) => void (await insertAll([rows])) });
-    delegateInbound(this, new PostgresInbound(pool, quoteIdent(schema), () => this.ready()));
+    delegateInbound(this, new PostgresInbound(pool, this.sql.client, this.sql.dialect, postgresInboundTables(quoteIdent(schema)), () => this.ready()));
   }
 
   /**

@@ -7,6 +7,8 @@
  * transaction of `ready()`, under the schema's advisory lock, so it happens once and whole;
  * version 12 is then recorded in `migrations`, so an instance of the earlier adapter started
  * afterwards refuses the schema (it knows versions up to 11) rather than recreate its tables.
+ * The inbound tables the earlier adapter made stay as they are: the store uses them
+ * ({@link createInboundTables} makes them in a new schema).
  *
  * @module
  */
@@ -15,9 +17,69 @@ import { timerAtOf, timerOf } from '../../ledger/rows.js';
 import type { CallbackState, MessageRecord } from '../contract.js';
 import type { MessageRow } from '../record-store.js';
 import type { SqlSession } from '../sql/dialect.js';
+import type { SqlInboundTables } from '../sql/inbound.js';
 import type { SqlTables } from '../sql/schema.js';
 import { partsFromStored, type StoredPart } from '../stored-parts.js';
 import { insertParams, postgresStatements } from './statements.js';
+
+/** The inbound tables in quoted schema `s`, as {@link createInboundTables} makes them, for the shared inbound steps (sql/inbound.ts). */
+export function postgresInboundTables(s: string): SqlInboundTables {
+  // PostgreSQL reads the partial due index by itself: `dueIndex` is named for completeness.
+  return { inbound: `${s}.inbound`, optOuts: `${s}.opt_outs`, parts: `${s}.inbound_parts`, id: 'seq', dueIndex: 'inbound_due_idx' };
+}
+
+/**
+ * Creates the inbound tables in quoted schema `s` if missing, as the earlier adapter's
+ * migrations 8 and 11 made them (a schema it made keeps them as they are): `inbound` (a
+ * message with its webhook's state and lease, the columns of a report's row prefixed `cb_`,
+ * and the key a carrier's redelivery would repeat), `opt_outs`, and `inbound_parts` (the
+ * parts of long messages until they are whole).
+ */
+export async function createInboundTables(session: SqlSession, s: string): Promise<void> {
+  const statements = [
+    `CREATE TABLE IF NOT EXISTS ${s}.inbound (
+      seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+      ref text NOT NULL UNIQUE,
+      principal_id text,
+      profile_code text,
+      from_number text NOT NULL,
+      to_address text NOT NULL,
+      text text NOT NULL,
+      received_at bigint NOT NULL,
+      callback_url text,
+      callback_secret text,
+      uid text UNIQUE,
+      cb_state text,
+      cb_attempts integer NOT NULL DEFAULT 0,
+      cb_last_status_code integer,
+      cb_last_error text,
+      cb_next_attempt_at bigint,
+      lease_owner text,
+      lease_until bigint
+    )`,
+    `ALTER TABLE ${s}.inbound ADD COLUMN IF NOT EXISTS once_key text`,
+    `CREATE INDEX IF NOT EXISTS inbound_due_idx ON ${s}.inbound (cb_next_attempt_at, seq) WHERE cb_state = 'pending'`,
+    `CREATE INDEX IF NOT EXISTS inbound_principal_idx ON ${s}.inbound (principal_id, received_at DESC, seq DESC)`,
+    `CREATE INDEX IF NOT EXISTS inbound_received_idx ON ${s}.inbound (received_at, seq)`,
+    `CREATE INDEX IF NOT EXISTS inbound_newest_idx ON ${s}.inbound (to_address, from_number, received_at DESC, seq DESC)`,
+    `CREATE TABLE IF NOT EXISTS ${s}.opt_outs (
+      short_code text COLLATE "C" NOT NULL,
+      number text COLLATE "C" NOT NULL,
+      created_at bigint NOT NULL,
+      PRIMARY KEY (short_code, number)
+    )`,
+    `CREATE TABLE IF NOT EXISTS ${s}.inbound_parts (
+      msg_key text NOT NULL,
+      seq integer NOT NULL,
+      total integer NOT NULL,
+      text text NOT NULL,
+      received_at bigint NOT NULL,
+      PRIMARY KEY (msg_key, seq)
+    )`,
+    `CREATE INDEX IF NOT EXISTS inbound_parts_received_idx ON ${s}.inbound_parts (received_at)`,
+  ];
+  for (const statement of statements) await session.run(statement);
+}
 
 /** The version recorded in the earlier `migrations` table once its messages have moved. */
 export const MOVED_VERSION = 12;

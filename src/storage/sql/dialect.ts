@@ -55,6 +55,11 @@ export interface SqlDialect {
    * timer indexes then leave out the rows they never find. Absent: no.
    */
   partialIndexes?: boolean;
+  /**
+   * A `LIMIT` whose count is a parameter, where `LIMIT ?` is not the best way to write it.
+   * Absent: `LIMIT ?`.
+   */
+  limitParam?: string;
   /** What ends a `SELECT` that locks the rows it returns and skips rows another transaction holds (`FOR UPDATE SKIP LOCKED`). */
   lockSkipLocked: string;
 }
@@ -81,6 +86,13 @@ export interface SqlClient extends SqlSession {
    * a deadlock, so `work` changes nothing outside the database.
    */
   transaction<T>(work: (tx: SqlSession) => Promise<T>): Promise<T>;
+  /**
+   * Runs `work` as {@link SqlClient.transaction} does, holding the lock `key` (any string)
+   * until it ends: two calls with one key, from any process on the database, run one after
+   * the other, and the later one's statements see what the earlier one committed. The
+   * inbound parts of one message are stored under their message's key this way.
+   */
+  lockedTransaction<T>(key: string, work: (tx: SqlSession) => Promise<T>): Promise<T>;
   /**
    * Runs `work` on one connection while holding the database-wide lock `name`, so that two
    * processes creating the schema at once do it one after the other.

@@ -41,8 +41,10 @@ export function sqlTables(dialect: SqlDialect, prefix: string): SqlTables {
 }
 
 /** One step of the schema: its version and its statements, run in order. */
-interface Migration {
+export interface Migration {
+  /** The version the tables are at once it ran: one more than the step before. */
   version: number;
+  /** Its statements, run in order. */
   statements: string[];
 }
 
@@ -126,16 +128,17 @@ function migrations(dialect: SqlDialect, prefix: string, t: SqlTables): Migratio
 
 /**
  * Creates the tables under `prefix`, or the steps they miss, holding a database-wide lock so
- * that instances starting at once do not race. Idempotent. Throws when a newer version of
- * the package has changed the tables.
+ * that instances starting at once do not race; `later` are the storage's own steps after the
+ * shared ones (versions 2 and on). Idempotent. Throws when a newer version of the package
+ * has changed the tables.
  */
-export async function createSchema(client: SqlClient, dialect: SqlDialect, prefix: string, t: SqlTables): Promise<void> {
+export async function createSchema(client: SqlClient, dialect: SqlDialect, prefix: string, t: SqlTables, later: readonly Migration[] = []): Promise<void> {
   await client.exclusive(`${prefix}schema`, async (session) => {
     const run = (sql: string, params?: unknown[]) => session.run(dialect.placeholders(sql), params);
     await run(`CREATE TABLE IF NOT EXISTS ${t.schemaVersion} (version integer NOT NULL PRIMARY KEY)${dialect.tableOptions}`);
     const { rows } = await run(`SELECT MAX(version) AS version FROM ${t.schemaVersion}`);
     const current = Number(rows[0]?.version ?? 0);
-    const steps = migrations(dialect, prefix, t);
+    const steps = [...migrations(dialect, prefix, t), ...later];
     const latest = steps.at(-1)!.version;
     if (current > latest) {
       // A newer version's schema: this version cannot know what its rows mean.

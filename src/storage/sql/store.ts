@@ -26,7 +26,7 @@ import {
   tuple,
   WRITTEN_COLUMNS,
 } from './rows.js';
-import { createSchema, sqlTables } from './schema.js';
+import { createSchema, sqlTables, type Migration } from './schema.js';
 
 /** Rows per `INSERT` statement, and keys per `IN (...)` list: well under every driver's parameter and packet limits. */
 const CHUNK = 200;
@@ -37,25 +37,30 @@ const WRITE_SET = [...WRITTEN_COLUMNS.map((column) => `${column} = ?`), 'version
 /**
  * The record-store primitives over SQL tables named `<prefix>messages`, `<prefix>carrier_ids`,
  * `<prefix>idempotency`, `<prefix>credit` and `<prefix>schema_version`. Adapters extend it
- * with their dialect and client. Keeps no inbound (MO) messages: those are not part of the
- * record-store contract yet.
+ * with their dialect and client, and give it the inbound (MO) group of `SqlInbound`
+ * (inbound.ts) over tables of their own.
  */
 export class SqlRecordStore implements RecordStore {
   /** The statements' context: client, dialect and table names. */
   protected readonly sql: SqlContext;
   /** The table name prefix (a plain identifier, checked by the adapter). */
   protected readonly prefix: string;
+  readonly #laterSteps: readonly Migration[];
   #schema: Promise<void> | undefined;
 
-  /** A store over `client` speaking `dialect`, its tables named with `prefix`. */
-  constructor(client: SqlClient, dialect: SqlDialect, prefix: string) {
+  /**
+   * A store over `client` speaking `dialect`, its tables named with `prefix`; `laterSteps`
+   * are the adapter's own schema steps after the shared ones (its inbound tables).
+   */
+  constructor(client: SqlClient, dialect: SqlDialect, prefix: string, laterSteps: readonly Migration[] = []) {
     this.sql = { client, dialect, tables: sqlTables(dialect, prefix) };
     this.prefix = prefix;
+    this.#laterSteps = laterSteps;
   }
 
   /** Creates the tables if needed (once per store; a failure is tried again at the next call). */
   ready(): Promise<void> {
-    this.#schema ??= createSchema(this.sql.client, this.sql.dialect, this.prefix, this.sql.tables).catch((error: unknown) => {
+    this.#schema ??= createSchema(this.sql.client, this.sql.dialect, this.prefix, this.sql.tables, this.#laterSteps).catch((error: unknown) => {
       this.#schema = undefined;
       throw error;
     });

@@ -3,23 +3,24 @@
  * better-sqlite3 connection with group commit (client.ts) and SQLite's SQL text
  * (dialect.ts), and `SqliteStorage`, the library's ledger over it, as `MemoryStorage` is over
  * the memory store. The file's own schema steps (inbound tables, the upgrade of a 0.1.0
- * file) are in upgrade.ts, the inbound (MO) steps in inbound.ts.
+ * file) are in upgrade.ts; the inbound (MO) steps are the shared SQL layer's (sql/inbound.ts)
+ * on those tables.
  *
  * @module
  */
 import type Database from 'better-sqlite3';
-import type { InboundStorage } from '../inbound-record.js';
+import { delegateInbound, type InboundStorage } from '../inbound-record.js';
 import type { IdempotencyRecord } from '../idempotency-record.js';
 import type { Storage } from '../contract.js';
 import type { OPTIONAL_STORAGE_METHODS } from '../optional-methods.js';
 import { IDEMPOTENCY_COLUMNS, toIdempotency } from '../sql/rows.js';
+import { SqlInbound } from '../sql/inbound.js';
 import { SqlRecordStore } from '../sql/store.js';
 import { Ledger } from '../../ledger/ledger.js';
 import { SqliteClient } from './client.js';
 import { sqliteDialect } from './dialect.js';
-import { SqliteInbound } from './inbound.js';
 import { resolveSqliteOptions, type SqliteStorageOptions } from './options.js';
-import { upgradeFile } from './upgrade.js';
+import { SQLITE_INBOUND_TABLES, upgradeFile } from './upgrade.js';
 
 /** The start of the record-store tables' names: apart from the inbound tables and those of 0.1.0 (`sms_`). */
 const TABLE_PREFIX = 'sms_outbox_';
@@ -48,10 +49,8 @@ export class SqliteRecordStore extends SqlRecordStore {
     this.#ownsDatabase = ownsDatabase;
     this.#client = client;
     this.#synchronous = synchronous;
-    const inbound = new SqliteInbound(async () => (await this.ready(), db), { run: (write) => client.write(write) });
-    for (const name of Object.getOwnPropertyNames(SqliteInbound.prototype)) {
-      if (name !== 'constructor') (this as Record<string, unknown>)[name] = (inbound as unknown as Record<string, (...args: unknown[]) => unknown>)[name]!.bind(inbound);
-    }
+    // Its writes are transactions of the client's group, so they share its commits.
+    delegateInbound(this, new SqlInbound(client, sqliteDialect, SQLITE_INBOUND_TABLES, () => this.ready()));
   }
 
   /**
@@ -107,7 +106,7 @@ export class SqliteRecordStore extends SqlRecordStore {
   }
 }
 
-// The inbound methods are set by the constructor; this declares them on the class.
+// The inbound methods are set by the constructor (`delegateInbound`); this declares them.
 // eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging
 export interface SqliteRecordStore extends InboundStorage {}
 

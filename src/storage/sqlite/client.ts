@@ -128,6 +128,11 @@ export class SqliteClient implements SqlClient {
     });
   }
 
+  /** `SqlClient.lockedTransaction`: a transaction of the group holds the database's write lock, so it is enough. */
+  lockedTransaction<T>(_key: string, work: (tx: SqlSession) => Promise<T>): Promise<T> {
+    return this.transaction(work);
+  }
+
   /** `SqlClient.exclusive`: the group's write lock is the database's, so a transaction is enough. Does not wait for the schema: it makes it. */
   exclusive<T>(_name: string, work: (session: SqlSession) => Promise<T>): Promise<T> {
     return this.#transaction(work);

@@ -22,5 +22,8 @@ export const sqliteDialect: SqlDialect = {
     `INSERT INTO ${table} (${keyColumn}, ${column}) VALUES (?, ?) ON CONFLICT (${keyColumn}) DO UPDATE SET ${column} = ${column} + excluded.${column}`,
   forceIndex: () => '',
   lockSkipLocked: '',
+  // SQLite plans with a bare bound LIMIT's value, so it parses and plans such a statement
+  // again at every run (measured: 25 us against 4 us a claim); an expression it does not.
+  limitParam: 'LIMIT +?',
   partialIndexes: true,
 };

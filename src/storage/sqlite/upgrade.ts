@@ -16,11 +16,21 @@ import type { MessageRecord } from '../message-record.js';
 import type { MessageRow } from '../record-store.js';
 import { partsFromStored, type StoredPart } from '../stored-parts.js';
 import { INSERTED_COLUMNS, rowValues, tuple, WRITTEN_COLUMNS } from '../sql/rows.js';
+import type { SqlInboundTables } from '../sql/inbound.js';
 import type { SqlTables } from '../sql/schema.js';
 import { timerAtOf, timerOf } from '../../ledger/rows.js';
 
 /** The file's schema version once it holds the record-store tables: older packages refuse to open it. */
 export const SCHEMA_VERSION = 12;
+
+/** The inbound tables as {@link INBOUND_SCHEMA} names them, for the shared inbound steps (sql/inbound.ts). */
+export const SQLITE_INBOUND_TABLES: SqlInboundTables = {
+  inbound: 'sms_inbound',
+  optOuts: 'sms_opt_outs',
+  parts: 'sms_inbound_parts',
+  id: 'id',
+  dueIndex: 'sms_inbound_due',
+};
 
 /** The inbound tables (storage/inbound-record.ts), as 0.1.0 made them plus the redelivery key and long parts. */
 const INBOUND_SCHEMA = `

@@ -1,0 +1,78 @@
+/**
+ * The inbound (MO) tables of a SQL storage that keeps them under its table prefix, as a step
+ * of its schema (schema.ts), in the dialect's types: `<prefix>inbound` (a message, its
+ * webhook's state and lease, and the key a carrier's redelivery would repeat),
+ * `<prefix>opt_outs` and `<prefix>inbound_parts`. The columns are those of the tables SQLite
+ * and PostgreSQL made before the shared layer, so `SqlInbound` reads all of them alike.
+ *
+ * @module
+ */
+import type { SqlDialect } from './dialect.js';
+import type { SqlInboundTables } from './inbound.js';
+import type { Migration } from './schema.js';
+
+/** The quoted names of the inbound tables under `prefix`. */
+export function sqlInboundTables(dialect: SqlDialect, prefix: string): SqlInboundTables {
+  return {
+    inbound: dialect.quote(`${prefix}inbound`),
+    optOuts: dialect.quote(`${prefix}opt_outs`),
+    parts: dialect.quote(`${prefix}inbound_parts`),
+    id: 'seq',
+    dueIndex: dialect.quote(`${prefix}inbound_due`),
+  };
+}
+
+/** The schema step `version` that creates the inbound tables under `prefix`. */
+export function inboundMigration(dialect: SqlDialect, prefix: string, version: number): Migration {
+  const { key, text, bigint, serial } = dialect.types;
+  const t = sqlInboundTables(dialect, prefix);
+  const index = (name: string, table: string, columns: string, onlyWhere?: string): string =>
+    `CREATE INDEX ${dialect.quote(`${prefix}${name}`)} ON ${table} (${columns})${onlyWhere !== undefined && dialect.partialIndexes === true ? ` WHERE ${onlyWhere}` : ''}`;
+  return {
+    version,
+    statements: [
+      `CREATE TABLE IF NOT EXISTS ${t.inbound} (
+        seq ${serial} PRIMARY KEY,
+        ref ${key} NOT NULL UNIQUE,
+        principal_id ${key},
+        profile_code ${key},
+        from_number ${key} NOT NULL,
+        to_address ${key} NOT NULL,
+        text ${text} NOT NULL,
+        received_at ${bigint} NOT NULL,
+        callback_url ${text},
+        callback_secret ${text},
+        uid ${key} UNIQUE,
+        cb_state varchar(16),
+        cb_attempts integer NOT NULL DEFAULT 0,
+        cb_last_status_code integer,
+        cb_last_error ${text},
+        cb_next_attempt_at ${bigint},
+        lease_owner ${key},
+        lease_until ${bigint},
+        once_key ${text}
+      )${dialect.tableOptions}`,
+      // Claims read the due webhooks in order; a purge the oldest; a list a principal's newest;
+      // a redelivery check the newest of one sender to one recipient.
+      index('inbound_due', t.inbound, 'cb_state, cb_next_attempt_at, seq', "cb_state = 'pending'"),
+      index('inbound_received', t.inbound, 'received_at, seq'),
+      index('inbound_principal', t.inbound, 'principal_id, received_at, seq'),
+      index('inbound_newest', t.inbound, 'to_address, from_number, received_at, seq'),
+      `CREATE TABLE IF NOT EXISTS ${t.optOuts} (
+        short_code ${key} NOT NULL,
+        number ${key} NOT NULL,
+        created_at ${bigint} NOT NULL,
+        PRIMARY KEY (short_code, number)
+      )${dialect.tableOptions}`,
+      `CREATE TABLE IF NOT EXISTS ${t.parts} (
+        msg_key ${key} NOT NULL,
+        seq integer NOT NULL,
+        total integer NOT NULL,
+        text ${text} NOT NULL,
+        received_at ${bigint} NOT NULL,
+        PRIMARY KEY (msg_key, seq)
+      )${dialect.tableOptions}`,
+      index('inbound_parts_received', t.parts, 'received_at'),
+    ],
+  };
+}
