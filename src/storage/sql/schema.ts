@@ -139,6 +139,10 @@ export async function createSchema(client: SqlClient, dialect: SqlDialect, prefi
     const { rows } = await run(`SELECT MAX(version) AS version FROM ${t.schemaVersion}`);
     const current = Number(rows[0]?.version ?? 0);
     const steps = [...migrations(dialect, prefix, t), ...later];
+    // A storage's own steps follow the shared ones, which a dialect may lengthen (partial indexes).
+    steps.forEach((step, i) => {
+      if (step.version !== i + 1) throw new Error(`schema step ${i + 1} under ${prefix} is numbered ${step.version}: the steps must be numbered 1, 2, 3, ... in order`);
+    });
     const latest = steps.at(-1)!.version;
     if (current > latest) {
       // A newer version's schema: this version cannot know what its rows mean.
