@@ -99,3 +99,8 @@ export interface SqlClient extends SqlSession {
    */
   exclusive<T>(name: string, work: (session: SqlSession) => Promise<T>): Promise<T>;
 }
+
+/** `LIMIT ?` as `dialect` writes it ({@link SqlDialect.limitParam}). */
+export function limitClause(dialect: SqlDialect): string {
+  return dialect.limitParam ?? 'LIMIT ?';
+}

@@ -20,7 +20,7 @@ import type {
   OptOutKey,
 } from '../inbound-record.js';
 import { inboundFromRow, optOutFromRow, type InboundColumns, type OptOutColumns } from '../inbound-rows.js';
-import type { SqlClient, SqlDialect, SqlSession } from './dialect.js';
+import { limitClause, type SqlClient, type SqlDialect, type SqlSession } from './dialect.js';
 import { chunks, tuple } from './rows.js';
 
 /** The tables of the inbound group, quoted as the dialect quotes them. */
@@ -83,7 +83,7 @@ export class SqlInbound implements InboundStorage {
     this.#dialect = dialect;
     this.#t = tables;
     this.#ready = ready;
-    this.#limit = dialect.limitParam ?? 'LIMIT ?';
+    this.#limit = limitClause(dialect);
   }
 
   /** Runs `sql` (with `?` placeholders) on `session`, the pool by default. */

@@ -10,7 +10,7 @@
 import type { ClaimOptions } from '../claim-options.js';
 import type { QueueCount } from '../contract.js';
 import type { MessageRow, Timer } from '../record-store.js';
-import type { SqlClient, SqlDialect, SqlSession } from './dialect.js';
+import { limitClause, type SqlClient, type SqlDialect, type SqlSession } from './dialect.js';
 import { fromColumns, numOrNull, num, ROW_COLUMNS, tuple } from './rows.js';
 import type { SqlTables } from './schema.js';
 
@@ -64,7 +64,7 @@ export function claimMessages(context: SqlContext, { owner, limit, leaseMs, now 
   return claimRows(
     context,
     {
-      sql: `SELECT ${ROW_COLUMNS} FROM ${context.tables.messages}${context.dialect.forceIndex(context.tables.claimIndex)} WHERE queue IS NOT NULL AND ${CLAIMABLE} ORDER BY queue, order_key, seq LIMIT ?`,
+      sql: `SELECT ${ROW_COLUMNS} FROM ${context.tables.messages}${context.dialect.forceIndex(context.tables.claimIndex)} WHERE queue IS NOT NULL AND ${CLAIMABLE} ORDER BY queue, order_key, seq ${limitClause(context.dialect)}`,
       params: [now, now, now, limit],
     },
     { sql: 'lease_owner = ?, lease_until = ?', params: [owner, until] },
@@ -79,7 +79,7 @@ export function claimReports(context: SqlContext, { limit, leaseMs, now }: Claim
   return claimRows(
     context,
     {
-      sql: `SELECT ${ROW_COLUMNS} FROM ${context.tables.messages}${context.dialect.forceIndex(context.tables.reportIndex)} WHERE report_due_at <= ? ORDER BY report_due_at, order_key, seq LIMIT ?`,
+      sql: `SELECT ${ROW_COLUMNS} FROM ${context.tables.messages}${context.dialect.forceIndex(context.tables.reportIndex)} WHERE report_due_at <= ? ORDER BY report_due_at, order_key, seq ${limitClause(context.dialect)}`,
       params: [now, limit],
     },
     { sql: 'report_due_at = ?', params: [until] },
@@ -93,7 +93,7 @@ export async function dueMessages(context: SqlContext, timer: Timer, at: number,
   const { rows } = await runOn(
     context,
     context.client,
-    `SELECT ${ROW_COLUMNS} FROM ${context.tables.messages} WHERE timer = ? AND timer_at <= ? ORDER BY timer_at, seq LIMIT ?`,
+    `SELECT ${ROW_COLUMNS} FROM ${context.tables.messages} WHERE timer = ? AND timer_at <= ? ORDER BY timer_at, seq ${limitClause(context.dialect)}`,
     [timer, at, limit],
   );
   return rows.map(fromColumns);

@@ -11,7 +11,7 @@ import type { ClaimOptions } from '../claim-options.js';
 import type { QueueCount } from '../contract.js';
 import type { IdempotencyRecord } from '../idempotency-record.js';
 import type { InsertGuard, InsertRefusal, MessageRow, MessageWrite, RecordStore, Timer } from '../record-store.js';
-import type { SqlClient, SqlDialect, SqlSession } from './dialect.js';
+import { limitClause, type SqlClient, type SqlDialect, type SqlSession } from './dialect.js';
 import { addUnits, applyGuard, balanceOf, GuardRefusal } from './guard.js';
 import { claimMessages, claimReports, countQueued, dueMessages, queueEnds, runOn, type SqlContext } from './queue.js';
 import {
@@ -119,7 +119,7 @@ export class SqlRecordStore implements RecordStore {
     if (limit <= 0) return [];
     const { rows } = await this.run(
       `SELECT ${ROW_COLUMNS} FROM ${this.sql.tables.messages} WHERE principal_id = ? AND external_id = ?
-        ORDER BY created_at DESC, seq DESC LIMIT ?`,
+        ORDER BY created_at DESC, seq DESC ${limitClause(this.sql.dialect)}`,
       [principalId, externalId, limit],
     );
     return rows.map(fromColumns);
@@ -225,7 +225,7 @@ export class SqlRecordStore implements RecordStore {
     if (limit <= 0) return 0;
     const table = this.sql.tables.idempotency;
     const { rows } = await this.run(
-      `SELECT principal_id, idem_key FROM ${table} WHERE expires_at <= ? ORDER BY expires_at LIMIT ?`,
+      `SELECT principal_id, idem_key FROM ${table} WHERE expires_at <= ? ORDER BY expires_at ${limitClause(this.sql.dialect)}`,
       [now, limit],
     );
     let deleted = 0;
