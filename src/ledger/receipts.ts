@@ -37,10 +37,10 @@ function withPart(parts: readonly PartRecord[], index: number, part: PartRecord)
 }
 
 /**
- * Records that part `index` went to the carrier under `carrierId` at `now`: the carrier id
- * is kept whatever the state (a receipt for it is then `late`, not `unknown`), the one it
- * replaces stays findable; a queued message moves to `submitted` with its last part, its
- * lease ended.
+ * Records that part `index` went to the carrier under `carrierId` at `now` (its
+ * `submittedAt`, unless `carrierId` is the one it has already): the carrier id is kept
+ * whatever the state (a receipt for it is then `late`, not `unknown`), the one it replaces
+ * stays findable; a queued message moves to `submitted` with its last part, its lease ended.
  */
 export function submissionRule(ref: string, index: number, carrierId: string, now: number) {
   return (row: MessageRow | null): Decision<SubmissionResult> => {
@@ -51,7 +51,7 @@ export function submissionRule(ref: string, index: number, carrierId: string, no
     const replaced = part.carrierId;
     if (replaced === carrierId && !queued) return { result: { kind: 'stale', ref } };
     const next = recordFields(record);
-    if (replaced !== carrierId) next.parts = withPart(record.parts, index, { index: part.index, carrierId, outcome: part.outcome });
+    if (replaced !== carrierId) next.parts = withPart(record.parts, index, { index: part.index, carrierId, outcome: part.outcome, submittedAt: now, endedAt: part.endedAt ?? null });
     const book = replaced === null || replaced === carrierId ? row.book : { ...row.book, replacedCarrierIds: [...row.book.replacedCarrierIds, { carrierId: replaced, index }] };
     const carrierIds = row.carrierIds.includes(carrierId) ? row.carrierIds : row.carrierIds.concat(carrierId);
     if (!queued) return { result: { kind: 'stale', ref }, row: nextRow(row, { record: next, book, carrierIds }) };
@@ -102,7 +102,13 @@ export function receiptRule(receipt: PartReceipt) {
     if (part.outcome !== null) return { result: { kind: 'duplicate', ref } };
     const { state, reason, description } = receipt.outcome;
     const record = recordFields(row.record);
-    record.parts = withPart(row.record.parts, index, { index: part.index, carrierId: part.carrierId, outcome: sharedOutcome(state, reason, description) });
+    record.parts = withPart(row.record.parts, index, {
+      index: part.index,
+      carrierId: part.carrierId,
+      outcome: sharedOutcome(state, reason, description),
+      submittedAt: part.submittedAt ?? null,
+      endedAt: receipt.now,
+    });
     if (hasEnded(row)) return { result: { kind: 'late', ref }, row: nextRow(row, { record }) };
     const outcomes = new Array<Outcome | null>(record.parts.length);
     for (let i = 0; i < outcomes.length; i++) outcomes[i] = record.parts[i]!.outcome;

@@ -140,6 +140,25 @@ export function componentSchemas(limits: Required<LimitOptions>): Record<string,
             },
           ],
         },
+        parts: {
+          type: 'array',
+          description:
+            'Each SMS part, in index order, as the carrier knows it. A part without a receipt of its own has the ' +
+            'message\u2019s state (`submitted` once it went; the message\u2019s terminal state, reason and time when it ended without one).',
+          items: ref('schemas', 'MessagePart'),
+        },
+      },
+    },
+    MessagePart: {
+      type: 'object',
+      required: ['index', 'carrier_id', 'status', 'error_code', 'submitted_at', 'final_at'],
+      properties: {
+        index: { type: 'integer', minimum: 0, description: '0-based part index.' },
+        carrier_id: { type: ['string', 'null'], description: 'The carrier\u2019s id for the part (its latest submission); `null` before it went.' },
+        status: { type: 'string', enum: STATES },
+        error_code: { ...reason, description: 'Why the part did not end `delivered` (a `status_reason`); `null` otherwise.' },
+        submitted_at: { type: ['string', 'null'], format: 'date-time', description: 'When the carrier accepted it.' },
+        final_at: { type: ['string', 'null'], format: 'date-time', description: 'When it reached its final state.' },
       },
     },
     CancelResult: {

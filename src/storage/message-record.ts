@@ -122,6 +122,14 @@ export interface PartRecord {
    * after the message ended (a `late` receipt), which changes nothing else.
    */
   outcome: Outcome | null;
+  /**
+   * When the carrier accepted the part, epoch ms (its latest submission); `null` until then.
+   * Absent on a part stored before parts kept their times; set together with
+   * {@link endedAt}: a part has both keys or neither.
+   */
+  submittedAt?: number | null;
+  /** When the part's receipt came (its outcome's time), epoch ms; `null` until then. Absent as {@link submittedAt}. */
+  endedAt?: number | null;
 }
 
 /** A stored message with its current state. */

@@ -8,7 +8,7 @@
 import type { IdempotencyRecord } from '../idempotency-record.js';
 import type { MessageRecord } from '../message-record.js';
 import type { MessageRow, RowBook, Timer } from '../record-store.js';
-import { partsFromStored, type StoredPart } from '../stored-parts.js';
+import { partsFromStored, storedPart, type StoredPart } from '../stored-parts.js';
 
 /** The columns a write sets, in the order of {@link rowValues}. */
 export const WRITTEN_COLUMNS = [
@@ -46,8 +46,8 @@ interface RowData {
  * What `data` holds: the record's fields that have no column, the book and the carrier ids,
  * by position rather than by name, about half the text of {@link RowData} (a row's width is
  * what its inserts, updates and commits cost, on SQLite most of all). The fields a record
- * may lack ({@link OPTIONAL_FIELDS}) are in `optional`, by name, present as on the record; parts are `[carrierId]`, or `[carrierId, state, reason, description]` once
- * reported. The first element, 2, tells it from {@link RowData}.
+ * may lack ({@link OPTIONAL_FIELDS}) are in `optional`, by name, present as on the record; parts are as
+ * stored-parts.ts keeps them. The first element, 2, tells it from {@link RowData}.
  */
 type PackedData = [
   format: 2,
@@ -91,10 +91,7 @@ function packData(row: MessageRow): string {
   const optional: Record<string, unknown> = {};
   for (const field of OPTIONAL_FIELDS) if (r[field] !== undefined) optional[field] = r[field];
   const parts = new Array<StoredPart>(r.parts.length);
-  for (let i = 0; i < parts.length; i++) {
-    const { carrierId, outcome } = r.parts[i]!;
-    parts[i] = outcome === null ? [carrierId] : [carrierId, outcome.state, outcome.reason, outcome.description];
-  }
+  for (let i = 0; i < parts.length; i++) parts[i] = storedPart(r.parts[i]!);
   const b = row.book;
   const packed: PackedData = [
     2, r.endpoint, r.profileCode, r.sender, r.recipient, r.text, r.messageType, r.reqType, r.recipientField, r.referenceField,

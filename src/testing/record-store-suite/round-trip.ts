@@ -54,8 +54,8 @@ function fullRow(): MessageRow {
       lastError: 'carrier said: "busy" ✗',
       updatedAt: T0 + 123_456,
       parts: [
-        { index: 0, carrierId: 'c-0', outcome: outcome('delivered', 'delivered_to_terminal') },
-        { index: 1, carrierId: 'c-1', outcome: null },
+        { index: 0, carrierId: 'c-0', outcome: outcome('delivered', 'delivered_to_terminal'), submittedAt: T0 + 100, endedAt: T0 + 2_000 },
+        { index: 1, carrierId: 'c-1', outcome: null, submittedAt: T0 + 200, endedAt: null },
         { index: 2, carrierId: null, outcome: outcome('undelivered', 'absent_subscriber', 'Absent — ✗') },
       ],
       callback: { state: 'pending', attempts: 3, lastStatusCode: 503, lastError: 'Service Unavailable', nextAttemptAt: T0 + 90_000 },
