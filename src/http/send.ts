@@ -110,6 +110,7 @@ export function toMessages(request: SendRequest, recipients: readonly CheckedRec
     if (times.holdReason !== null) message.holdReason = times.holdReason;
     // Kept with the message, so an instance that never saw its principal's key sends the report alike.
     if (request.callbackUrl !== null && principal.reportFormat !== undefined) message.reportFormat = principal.reportFormat;
+    if (request.callbackUrl !== null && profile.reportPer === 'part') message.reportPer = 'part';
     return message;
   });
 }

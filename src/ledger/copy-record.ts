@@ -80,5 +80,6 @@ export function recordFields(record: MessageRecord): MessageRecord {
   if (record.numberType !== undefined) fields.numberType = record.numberType;
   if (record.holdReason !== undefined) fields.holdReason = record.holdReason;
   if (record.reportFormat !== undefined) fields.reportFormat = record.reportFormat;
+  if (record.reportPer !== undefined) fields.reportPer = record.reportPer;
   return fields;
 }

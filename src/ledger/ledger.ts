@@ -205,7 +205,8 @@ export class Ledger implements Storage {
       written = decision.row;
       return decision;
     });
-    if (applied.kind === 'terminal' && applied.transition.leasedReport !== undefined && written !== undefined) this.#reports.leased(applied.transition.leasedReport.uid, written);
+    const leasedReport = applied.kind === 'terminal' ? applied.transition.leasedReport : applied.kind === 'part' ? applied.leasedReport : undefined;
+    if (leasedReport !== undefined && written !== undefined) this.#reports.leased(leasedReport.uid, written);
     return applied;
   }
 

@@ -6,10 +6,11 @@
  * @module
  */
 import { foldParts } from '../lifecycle/states.js';
-import type { Outcome, PartReceipt, PartRecord, ReceiptResult, SubmissionResult } from '../storage/contract.js';
+import type { MessageRecord, Outcome, PartReceipt, PartRecord, ReceiptResult, SubmissionResult } from '../storage/contract.js';
 import type { MessageRow } from '../storage/record-store.js';
 import type { Decision } from './compare-and-set.js';
 import { copyRecord, recordFields } from './copy-record.js';
+import { partReportsBorn, reportsPerPart } from './part-reports.js';
 import { endRow, hasEnded, nextRow } from './rows.js';
 
 /** How many distinct receipt outcomes are shared at most; beyond it a part keeps an outcome of its own. */
@@ -86,10 +87,26 @@ function partIndexOf(row: MessageRow, carrierId: string): number {
 }
 
 /**
+ * A part of a message reported part by part got its outcome, others still wait: its report
+ * is born (part-reports.ts), leased under the receipt's `reportLease` if it has one and no
+ * report of the message is pending.
+ */
+function partEnded(row: MessageRow, record: MessageRecord, index: number, receipt: PartReceipt): Decision<ReceiptResult> {
+  const slot = partReportsBorn(row, row.book, record, [index], receipt.now, row.queue === null, receipt.reportLease);
+  const next = nextRow(row, { record, book: slot.book, reportDueAt: slot.reportDueAt, orderKey: slot.orderKey ?? row.orderKey });
+  const result: ReceiptResult = { kind: 'part', ref: record.ref };
+  if (slot.leasedReport !== undefined) {
+    result.leasedReport = slot.leasedReport;
+    result.message = copyRecord(record);
+  }
+  return { result, row: next };
+}
+
+/**
  * Applies `receipt` to the part of `row` named by the first of its carrier-id spellings the
  * row has: `duplicate` when the part has its outcome already; else the part gets it, and
- * the message is `late` (already ended: nothing else changes), `part` (others still wait)
- * or `terminal` (every part has one: `foldParts`, with the report born leased under the
+ * the message is `late` (already ended: nothing else changes), `part` (others still wait;
+ * with one report per part, the part's report is born) or `terminal` (every part has one: `foldParts`, with the report born leased under the
  * receipt's `reportLease` if it has one).
  */
 export function receiptRule(receipt: PartReceipt) {
@@ -115,7 +132,8 @@ export function receiptRule(receipt: PartReceipt) {
     const folded = foldParts(outcomes);
     if (folded === null) {
       record.updatedAt = receipt.now;
-      return { result: { kind: 'part', ref }, row: nextRow(row, { record }) };
+      if (!reportsPerPart(record)) return { result: { kind: 'part', ref }, row: nextRow(row, { record }) };
+      return partEnded(row, record, index, receipt);
     }
     const ending = endRow(row, folded, receipt.now, receipt.reportLease, record);
     return { result: { kind: 'terminal', ref, transition: ending.transition }, row: ending.row, refund: ending.refund };

@@ -65,6 +65,12 @@ export interface NewMessage extends TimedFields {
    * Absent or `null`: its principal's format when the report is sent (`envelope` when unknown).
    */
   reportFormat?: 'envelope' | 'flat' | null;
+  /**
+   * `part` when its profile asks for one delivery report per part (`Profile.reportPer`):
+   * each part's report is born when the part ends (docs/delivery-reports.md#one-report-per-part).
+   * Absent or `null`: one report for the message, when it ends.
+   */
+  reportPer?: 'part' | null;
   /** The text. */
   text: string;
   /** Passed on as given; default 1. */

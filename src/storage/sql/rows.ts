@@ -79,10 +79,13 @@ type PackedData = [
   replacedCarrierIds: RowBook['replacedCarrierIds'],
   reportUid: string | null,
   carrierIds: readonly string[],
+  // Only on a row reported part by part (RowBook), so other rows are no wider than before.
+  reportPart?: number | null,
+  partReports?: number[] | null,
 ];
 
 /** The record's fields that may be absent, kept by name in `optional` (a new one is added here only). */
-const OPTIONAL_FIELDS = ['sendAt', 'validUntil', 'traceparent', 'recipientAsSent', 'country', 'numberType', 'holdReason', 'reportFormat'] as const;
+const OPTIONAL_FIELDS = ['sendAt', 'validUntil', 'traceparent', 'recipientAsSent', 'country', 'numberType', 'holdReason', 'reportFormat', 'reportPer'] as const;
 type OptionalField = (typeof OPTIONAL_FIELDS)[number];
 
 /** The `data` text of `row` ({@link PackedData}). */
@@ -99,6 +102,7 @@ function packData(row: MessageRow): string {
     r.attempts, r.lastError, r.updatedAt, parts, r.callback, optional as PackedData[23], b.weight, b.charge, b.replacedCarrierIds, b.reportUid,
     row.carrierIds,
   ];
+  if (b.reportPart !== undefined || b.partReports !== undefined) packed.push(b.reportPart ?? null, b.partReports ?? null);
   return JSON.stringify(packed);
 }
 
@@ -108,7 +112,7 @@ function unpackData(columns: Record<string, unknown>): RowData {
   if (!Array.isArray(data)) return data;
   const [, endpoint, profileCode, sender, recipient, text, messageType, reqType, recipientField, referenceField, smsCount,
     encoding, callbackUrl, callbackSecret, priority, state, statusReason, statusDescription, attempts, lastError, updatedAt,
-    parts, callback, optional, weight, charge, replacedCarrierIds, reportUid, carrierIds] = data;
+    parts, callback, optional, weight, charge, replacedCarrierIds, reportUid, carrierIds, reportPart, partReports] = data;
   const record: MessageRecord = {
     ref: String(columns.ref),
     principalId: String(columns.principal_id),
@@ -121,7 +125,10 @@ function unpackData(columns: Record<string, unknown>): RowData {
     callback,
   };
   Object.assign(record, optional);
-  return { record, book: { weight, charge, replacedCarrierIds, reportUid }, carrierIds };
+  const book: RowBook = { weight, charge, replacedCarrierIds, reportUid };
+  if (reportPart !== undefined && reportPart !== null) book.reportPart = reportPart;
+  if (partReports !== undefined && partReports !== null) book.partReports = partReports;
+  return { record, book, carrierIds };
 }
 
 /** The values of {@link WRITTEN_COLUMNS} for `row`. */
