@@ -69,6 +69,14 @@ export function componentSchemas(limits: Required<LimitOptions>): Record<string,
     status_reason: reason,
     status_description: { type: ['string', 'null'] },
     sms_count: { type: 'integer', minimum: 1 },
+    part: {
+      type: 'object',
+      description:
+        'Only on a report on one part (a profile with `reportPer: \'part\'`): the part it is on. `status` and its ' +
+        'reasons are then the part\u2019s, and `created_at` when the part ended.',
+      required: ['index', 'carrier_id'],
+      properties: { index: { type: 'integer', minimum: 0 }, carrier_id: { type: ['string', 'null'] } },
+    },
   };
   return {
     QuickSendRequest: { ...quickSendSchema(limits), description: 'Quick send: one item per message.' },
