@@ -93,6 +93,18 @@ describe('the send preview', () => {
     expect(new Set(items.slice(1).map((item) => item.error!.code))).toEqual(new Set(['VALIDATION_FAILED', 'NOT_MOBILE']));
   });
 
+  it('answers a bad number of the premium list form as the send does, the good ones as usual', async () => {
+    const gateway = start();
+    const body = { profile_code: '22021501', to: ['254712345678', '0712345679'], message: 'Hi both', message_id: 'm-1' };
+    const res = await preview(gateway, body, 'premium');
+    const sent = await send(gateway, body, 'premium');
+    expect(sent.status).toBe(422);
+    expect(res.body).toEqual([
+      expect.objectContaining({ index: 0, to: '254712345678', message_id: 'm-1', error: null }),
+      { index: 1, error: sent.body },
+    ]);
+  });
+
   it('answers an error of the whole request as the send does', async () => {
     const gateway = start();
     const body = { profile_code: '99999', messages: [{ recipient: '254712345678', message: 'Hi' }] };
