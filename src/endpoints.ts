@@ -42,6 +42,8 @@ export interface EndpointRoute {
 export const ENDPOINTS = [
   { endpoint: 'quick', method: 'POST', path: '/create', operationId: 'quickSend', scope: 'send:quick', sends: true },
   { endpoint: 'premium', method: 'POST', path: '/premium', operationId: 'premiumSend', scope: 'send:premium', sends: true },
+  { endpoint: 'preview', method: 'POST', path: '/create/preview', operationId: 'quickPreview', scope: 'preview', sends: false },
+  { endpoint: 'preview', method: 'POST', path: '/premium/preview', operationId: 'premiumPreview', scope: 'preview', sends: false },
   { endpoint: 'status', method: 'GET', path: '/delivery-status/:message_ref', operationId: 'getDeliveryStatus', scope: 'read', sends: false },
   { endpoint: 'status', method: 'GET', path: '/delivery-status', operationId: 'findByExternalId', scope: 'read', sends: false },
   { endpoint: 'cancel', method: 'DELETE', path: '/messages/:message_ref', operationId: 'cancelMessage', scope: 'cancel', sends: false },
@@ -51,7 +53,7 @@ export const ENDPOINTS = [
 /** A row of {@link ENDPOINTS}. */
 export type EndpointRow = (typeof ENDPOINTS)[number];
 
-/** An endpoint's name: `quick`, `premium`, `status` or `cancel`. */
+/** An endpoint's name: `quick`, `premium`, `preview`, `status` or `cancel`. */
 export type EndpointName = EndpointRow['endpoint'];
 
 /** The name of an endpoint that stores messages: `quick` or `premium`. */
@@ -77,11 +79,12 @@ function staticPrefix(path: string): string {
   return param === -1 ? path : path.slice(0, param);
 }
 
-const PREFIXES = ENDPOINTS.map((row) => ({ prefix: staticPrefix(row.path), endpoint: row.endpoint }));
+// Longest first: `/create/preview` is the preview's, not the quick send's.
+const PREFIXES = ENDPOINTS.map((row) => ({ prefix: staticPrefix(row.path), endpoint: row.endpoint })).sort((a, b) => b.prefix.length - a.prefix.length);
 
 /**
- * The endpoint a path under the base path belongs to (`/delivery-status/abc` -> `status`),
- * or `null` for a path of none.
+ * The endpoint a path under the base path belongs to (`/delivery-status/abc` -> `status`,
+ * `/create/preview` -> `preview`), or `null` for a path of none.
  */
 export function endpointAt(path: string): EndpointName | null {
   for (const { prefix, endpoint } of PREFIXES) {

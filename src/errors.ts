@@ -18,6 +18,7 @@ export const ERRORS = {
   SCOPE_DENIED: { status: 403, details: 'API key may not use this endpoint' },
   READ_SCOPE_DENIED: { status: 403, details: 'API key lacks the read scope' },
   CANCEL_SCOPE_DENIED: { status: 403, details: 'API key lacks the cancel scope' },
+  PREVIEW_SCOPE_DENIED: { status: 403, details: 'API key lacks the preview scope' },
   NOT_FOUND: { status: 404, details: 'Message not found' },
   INSUFFICIENT_CREDIT: { status: 402, details: 'Insufficient credit' },
   METHOD_NOT_ALLOWED: { status: 405, details: 'Method not allowed' },

@@ -7,7 +7,7 @@ export type { SmsRouterOptions } from './router/options.js';
 export type { BacklogOptions, LimitOptions, IdempotencyOptions, ServerErrorsOption } from './http/options.js';
 export type { WorkerOptions, RetentionOptions } from './worker/options.js';
 export type { DlrOptions } from './dlr/options.js';
-export type { DlrPayload, DlrData, FlatDlrPayload, ReportFormat } from './dlr/payload.js';
+export type { DlrPayload, DlrData, DlrPart, FlatDlrPayload, ReportFormat } from './dlr/payload.js';
 export type { InboundPayload, InboundData } from './dlr/webhook.js';
 export type { InboundOptions, OptOutConfirmation } from './inbound/options.js';
 export type { OptOutList } from './inbound/opt-out-list.js';

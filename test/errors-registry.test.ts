@@ -50,6 +50,7 @@ const TRIGGERS: Record<ErrorCode, { options?: Partial<SmsRouterOptions>; ask: (a
   SCOPE_DENIED: { ask: (app) => send(app, 'premium', QUICK_ONLY_KEY, valid()) },
   READ_SCOPE_DENIED: { ask: (app) => request(app).get('/api/outbox/delivery-status/nope').set('X-API-Key', SEND_ONLY_KEY) },
   CANCEL_SCOPE_DENIED: { ask: (app) => request(app).delete('/api/outbox/messages/nope').set('X-API-Key', SEND_ONLY_KEY) },
+  PREVIEW_SCOPE_DENIED: { ask: (app) => send(app, 'create/preview', SEND_ONLY_KEY, valid()) },
   NOT_FOUND: { ask: (app) => request(app).get('/api/outbox/delivery-status/nope').set('X-API-Key', KEY) },
   METHOD_NOT_ALLOWED: { ask: (app) => request(app).delete('/api/outbox/create').set('X-API-Key', KEY) },
   // The storage's ledger, never topped up: the balance is 0.
@@ -111,7 +112,7 @@ function valid(message = 'hi') {
   return { profile_code: '12345', messages: [{ recipient: '254712345678', message }] };
 }
 
-function send(app: Express, endpoint: 'create' | 'premium', key: string | null, body: unknown, type = 'application/json') {
+function send(app: Express, endpoint: 'create' | 'premium' | 'create/preview', key: string | null, body: unknown, type = 'application/json') {
   const req = request(app).post(`/api/outbox/${endpoint}`).set('Content-Type', type);
   if (key !== null) req.set('X-API-Key', key);
   return req.send(typeof body === 'string' ? body : JSON.stringify(body));

@@ -70,6 +70,13 @@ export interface Profile {
   quietHours?: QuietHours;
   /** The IANA time zone of its recipients (`Africa/Nairobi`), for `quietHours`; required with them. */
   timeZone?: string;
+  /**
+   * How many delivery reports a message of several parts gets: `message`, one when the
+   * message ends (the default), or `part`, one for each part when it ends, with the part's
+   * index and carrier id (docs/delivery-reports.md#one-report-per-part). Kept with each
+   * message when it is accepted.
+   */
+  reportPer?: 'message' | 'part';
 }
 
 /**
@@ -95,7 +102,7 @@ export interface StaticProfile extends Profile {
   owners: readonly string[];
 }
 
-const PROFILE_FIELDS = ['code', 'senders', 'owners', 'priority', 'inboundUrl', 'honourOptOuts', 'smartEncoding', 'validityPeriod', 'numbers', 'defaultCountry', 'quietHours', 'timeZone'] as const;
+const PROFILE_FIELDS = ['code', 'senders', 'owners', 'priority', 'inboundUrl', 'honourOptOuts', 'smartEncoding', 'validityPeriod', 'numbers', 'defaultCountry', 'quietHours', 'timeZone', 'reportPer'] as const;
 
 /**
  * A resolver over a fixed table of profiles, each listing its owners.
@@ -134,6 +141,10 @@ export function staticProfiles(profiles: readonly StaticProfile[]): ProfileResol
     }
     if (priority !== undefined && priority !== 'transactional' && priority !== 'bulk') {
       throw new OptionError(`${named}: priority must be 'transactional' or 'bulk', got ${describeType(priority)}`);
+    }
+    const { reportPer } = profile as StaticProfile;
+    if (reportPer !== undefined && reportPer !== 'message' && reportPer !== 'part') {
+      throw new OptionError(`${named}: reportPer must be 'message' or 'part', got ${describeType(reportPer)}`);
     }
     const { smartEncoding } = profile as StaticProfile;
     if (smartEncoding !== undefined && typeof smartEncoding !== 'boolean') {

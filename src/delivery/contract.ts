@@ -239,6 +239,13 @@ export interface DeliveryAdapter {
    * `next` is answered as any other (a 500 in the router's JSON, reported to `error`).
    */
   routes?(): RequestHandler;
+  /**
+   * The name of the route a message whose first part is `part` would go on now (its own,
+   * or the fallback that takes its messages while it is down), or `null` when no route
+   * would take it (the send then ends it `rejected`). Optional, for an adapter over
+   * several carriers (`RoutedDelivery`): the send preview asks it, and sends nothing.
+   */
+  routeFor?(part: OutgoingPart): Promise<string | null>;
 }
 
 /**

@@ -164,7 +164,7 @@ export class CallbackDispatcher implements WebhookHandOff {
       const due: Webhook =
         'inbound' in webhook
           ? { kind: 'inbound', uid: webhook.inbound.uid!, attempts: 0, inbound: webhook.inbound }
-          : { uid: webhook.uid, attempts: 0, message: webhook.message };
+          : { uid: webhook.uid, attempts: 0, message: webhook.message, ...(webhook.part === undefined ? {} : { part: webhook.part }) };
       this.#handOverWebhook(due, lease.until);
     }
   }

@@ -25,6 +25,19 @@ export interface DlrData {
   status_description: string | null;
   /** SMS units the message needed. */
   sms_count: number;
+  /**
+   * The part the report is on, for a message reported part by part (`reportPer: 'part'`):
+   * `status` and its reasons are then the part's. Absent on a report on the whole message.
+   */
+  part?: DlrPart;
+}
+
+/** The part a per-part delivery report is on. */
+export interface DlrPart {
+  /** 0-based part index. */
+  index: number;
+  /** The carrier's id for the part, or `null` when it never went. */
+  carrier_id: string | null;
 }
 
 /** A delivery report as POSTed to `dlr_callback_url`. */
@@ -43,9 +56,12 @@ export interface DlrPayload {
 
 /**
  * Builds the report on `message` with id `uid`. `created_at` is the time of the message's
- * last change (its terminal transition), so it is the same on every retry.
+ * last change (its terminal transition), so it is the same on every retry. With `part`, the
+ * report is on that part: its outcome and the time it ended (the message's, for a part that
+ * ended with the message without a receipt of its own), and its index and carrier id.
  */
-export function buildDlrPayload(uid: string, message: MessageRecord): DlrPayload {
+export function buildDlrPayload(uid: string, message: MessageRecord, part?: number): DlrPayload {
+  if (part !== undefined) return partReport(uid, message, part);
   const data: DlrData = {
     external_id: message.externalId,
     ...(message.referenceField === 'message_id' ? { message_id: message.externalId } : {}),
@@ -64,6 +80,21 @@ export function buildDlrPayload(uid: string, message: MessageRecord): DlrPayload
     created_at: String(Math.floor(message.updatedAt / 1000)),
     data,
   };
+}
+
+/** The report on part `index` of `message` (see {@link buildDlrPayload}). */
+function partReport(uid: string, message: MessageRecord, index: number): DlrPayload {
+  const report = buildDlrPayload(uid, message);
+  const part = message.parts[index];
+  const own = part?.outcome ?? null;
+  if (own !== null) {
+    report.data.status = own.state;
+    report.data.status_reason = own.reason;
+    report.data.status_description = own.description;
+    if (part!.endedAt !== undefined && part!.endedAt !== null) report.created_at = String(Math.floor(part!.endedAt / 1000));
+  }
+  report.data.part = { index, carrier_id: part?.carrierId ?? null };
+  return report;
 }
 
 /** How a principal's delivery reports are shaped: {@link DlrPayload} or {@link FlatDlrPayload}. */
@@ -86,12 +117,12 @@ export type FlatDlrPayload = Omit<DlrPayload, 'data'> &
   };
 
 /**
- * Builds the report on `message` with id `uid` in `format`: the same report, `data` lifted
- * to the top level for `flat`. Its `uid` and `created_at` are the same on every retry in
+ * Builds the report on `message` (on its part `part`, when given) with id `uid` in `format`:
+ * the same report, `data` lifted to the top level for `flat`. Its `uid` and `created_at` are the same on every retry in
  * either format.
  */
-export function buildReport(uid: string, message: MessageRecord, format: ReportFormat): DlrPayload | FlatDlrPayload {
-  const envelope = buildDlrPayload(uid, message);
+export function buildReport(uid: string, message: MessageRecord, format: ReportFormat, part?: number): DlrPayload | FlatDlrPayload {
+  const envelope = buildDlrPayload(uid, message, part);
   if (format === 'envelope') return envelope;
   const { data, ...top } = envelope;
   return { ...top, ...data, reason: data.status_description };

@@ -87,7 +87,7 @@ export function webhookSecret(webhook: Webhook): string | null {
 export function webhookBody(webhook: Webhook, formatOf: ReportFormatOf): string {
   if (isInbound(webhook)) return JSON.stringify(buildInboundPayload(webhook.uid, webhook.inbound));
   const { message } = webhook;
-  return JSON.stringify(buildReport(webhook.uid, message, message.reportFormat ?? formatOf(message.principalId)));
+  return JSON.stringify(buildReport(webhook.uid, message, message.reportFormat ?? formatOf(message.principalId), webhook.part));
 }
 
 /** The ref of the message `webhook` is about, for `error` events. */

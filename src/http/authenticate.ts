@@ -35,6 +35,7 @@ const REFUSALS: Readonly<Record<RoutePermission, SmsError>> = {
   'send:premium': new SmsError('SCOPE_DENIED', 'API key may not use the premium endpoint'),
   read: new SmsError('READ_SCOPE_DENIED'),
   cancel: new SmsError('CANCEL_SCOPE_DENIED'),
+  preview: new SmsError('PREVIEW_SCOPE_DENIED'),
 };
 
 /** The route a key check guards. */

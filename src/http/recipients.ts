@@ -37,21 +37,27 @@ function fieldOf(request: SendRequest, index: number): string {
  * seed's own answer.
  */
 export function checkRecipients(request: SendRequest, profile: Profile, principal: Principal): CheckedRecipient[] {
+  const checked = new Array<CheckedRecipient>(request.items.length);
+  for (let i = 0; i < checked.length; i++) checked[i] = checkRecipient(request, i, profile, principal);
+  return checked;
+}
+
+/**
+ * The recipient of item `index` of `request`, checked and written as stored, as
+ * {@link checkRecipients} checks each; throws its 422 naming the field. For a caller that
+ * needs every item's answer (the send preview) rather than the first refusal.
+ */
+export function checkRecipient(request: SendRequest, index: number, profile: Profile, principal: Principal): CheckedRecipient {
   const policy = profile.numbers ?? principal.numbers ?? DEFAULT_NUMBER_POLICY;
   const defaultCountry = profile.defaultCountry ?? null;
-  const items = request.items;
-  const checked = new Array<CheckedRecipient>(items.length);
-  for (let i = 0; i < items.length; i++) {
-    const raw = items[i]!.recipient;
-    if (defaultCountry === null && !SEED_FORMAT.test(raw)) {
-      throw new SmsError('VALIDATION_FAILED', `${fieldOf(request, i)}: ${phoneProblem(raw)}`);
-    }
-    const read = readNumber(raw, defaultCountry);
-    const problem = numberProblem(read, policy);
-    if (problem !== null) throw new SmsError(problem.code, `${fieldOf(request, i)}: ${problem.problem}`);
-    // `digits` lets through a number the metadata cannot read: it is stored as written.
-    const recipient = read.digits ?? raw;
-    checked[i] = { recipient, asSent: recipient === raw ? null : raw, country: read.country, numberType: read.type };
+  const raw = request.items[index]!.recipient;
+  if (defaultCountry === null && !SEED_FORMAT.test(raw)) {
+    throw new SmsError('VALIDATION_FAILED', `${fieldOf(request, index)}: ${phoneProblem(raw)}`);
   }
-  return checked;
+  const read = readNumber(raw, defaultCountry);
+  const problem = numberProblem(read, policy);
+  if (problem !== null) throw new SmsError(problem.code, `${fieldOf(request, index)}: ${problem.problem}`);
+  // `digits` lets through a number the metadata cannot read: it is stored as written.
+  const recipient = read.digits ?? raw;
+  return { recipient, asSent: recipient === raw ? null : raw, country: read.country, numberType: read.type };
 }

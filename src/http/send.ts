@@ -55,14 +55,19 @@ export interface SendHandlerDeps {
 
 const invalidProfile = new SmsError('INVALID_PROFILE');
 
-function senderFor(profile: Profile, from: string | null): string {
+/** The sender a request's messages go out from: its `from` when it is one of the profile's senders (else a 422), or the profile's default. */
+export function senderFor(profile: Profile, from: string | null): string {
   if (from === null) return defaultSender(profile);
   const senders = profile.senders ?? [profile.code];
   if (!senders.includes(from)) throw new SmsError('VALIDATION_FAILED', 'from: is not a sender of this profile');
   return from;
 }
 
-function toMessages(request: SendRequest, recipients: readonly CheckedRecipient[], principal: Principal, profile: Profile, sender: string, now: number, times: MessageTimes): NewMessage[] {
+/**
+ * The messages a request stores, one per item, in item order: what the send stores and
+ * what its preview describes. Smart encoding (the profile's) is applied here.
+ */
+export function toMessages(request: SendRequest, recipients: readonly CheckedRecipient[], principal: Principal, profile: Profile, sender: string, now: number, times: MessageTimes): NewMessage[] {
   const principalId = principal.id;
   const secret = principal.callbackSecret ?? null;
   const priority = profile.priority ?? 'bulk';
@@ -105,6 +110,7 @@ function toMessages(request: SendRequest, recipients: readonly CheckedRecipient[
     if (times.holdReason !== null) message.holdReason = times.holdReason;
     // Kept with the message, so an instance that never saw its principal's key sends the report alike.
     if (request.callbackUrl !== null && principal.reportFormat !== undefined) message.reportFormat = principal.reportFormat;
+    if (request.callbackUrl !== null && profile.reportPer === 'part') message.reportPer = 'part';
     return message;
   });
 }

@@ -9,6 +9,7 @@ import { submitAttempts } from '../lifecycle/attempts.js';
 import type { MessageRecord, Storage } from '../storage/contract.js';
 import { readNumber } from '../numbers/read-number.js';
 import { principalOf } from './authenticate.js';
+import { partsView } from './parts-view.js';
 import { sendJsonText } from './respond.js';
 
 /** Most messages one `external_id` lookup returns (real clients reuse one id for everything). */
@@ -17,7 +18,8 @@ export const EXTERNAL_ID_LOOKUP_LIMIT = 100;
 const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
 
 /**
- * The public view of a stored message, with the caller's own field names. The country and
+ * The public view of a stored message, with the caller's own field names: one item of every
+ * answer that shows messages (the status lookups, and any list of them). The country and
  * line type are read again from the stored number when the record lacks them (a message
  * stored before they were kept, or by a storage that keeps only the seed's fields): the
  * stored number is international digits, which read the same without a default country.
@@ -53,6 +55,7 @@ export function statusView(message: MessageRecord): Record<string, unknown> {
             last_error: callback?.lastError ?? null,
             next_attempt_at: iso(callback?.nextAttemptAt ?? null),
           },
+    parts: partsView(message),
   };
 }
 

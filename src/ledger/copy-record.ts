@@ -15,7 +15,13 @@ function copyParts(parts: readonly PartRecord[]): PartRecord[] {
   const copies = new Array<PartRecord>(parts.length);
   for (let i = 0; i < parts.length; i++) {
     const part = parts[i]!;
-    copies[i] = { index: part.index, carrierId: part.carrierId, outcome: copyOutcome(part.outcome) };
+    const copy: PartRecord = { index: part.index, carrierId: part.carrierId, outcome: copyOutcome(part.outcome) };
+    // Only when kept: a part stored before parts kept their times has no such keys.
+    if (part.submittedAt !== undefined) {
+      copy.submittedAt = part.submittedAt;
+      copy.endedAt = part.endedAt ?? null;
+    }
+    copies[i] = copy;
   }
   return copies;
 }
@@ -74,5 +80,6 @@ export function recordFields(record: MessageRecord): MessageRecord {
   if (record.numberType !== undefined) fields.numberType = record.numberType;
   if (record.holdReason !== undefined) fields.holdReason = record.holdReason;
   if (record.reportFormat !== undefined) fields.reportFormat = record.reportFormat;
+  if (record.reportPer !== undefined) fields.reportPer = record.reportPer;
   return fields;
 }

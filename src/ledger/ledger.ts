@@ -212,7 +212,8 @@ export class Ledger implements Storage {
       if (row === null) return { kind: 'unknown' };
       applied = await this.#writer.updateRead(row, recording);
     }
-    if (applied.kind === 'terminal' && applied.transition.leasedReport !== undefined && written !== undefined) this.#reports.leased(applied.transition.leasedReport.uid, written);
+    const leasedReport = applied.kind === 'terminal' ? applied.transition.leasedReport : applied.kind === 'part' ? applied.leasedReport : undefined;
+    if (leasedReport !== undefined && written !== undefined) this.#reports.leased(leasedReport.uid, written);
     return applied;
   }
 

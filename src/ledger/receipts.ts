@@ -6,10 +6,11 @@
  * @module
  */
 import { foldParts } from '../lifecycle/states.js';
-import type { Outcome, PartReceipt, PartRecord, ReceiptResult, SubmissionResult } from '../storage/contract.js';
+import type { MessageRecord, Outcome, PartReceipt, PartRecord, ReceiptResult, SubmissionResult } from '../storage/contract.js';
 import type { MessageRow } from '../storage/record-store.js';
 import type { Decision } from './compare-and-set.js';
 import { copyRecord, recordFields } from './copy-record.js';
+import { partReportsBorn, reportsPerPart } from './part-reports.js';
 import { endRow, hasEnded, nextRow } from './rows.js';
 
 /** How many distinct receipt outcomes are shared at most; beyond it a part keeps an outcome of its own. */
@@ -37,10 +38,10 @@ function withPart(parts: readonly PartRecord[], index: number, part: PartRecord)
 }
 
 /**
- * Records that part `index` went to the carrier under `carrierId` at `now`: the carrier id
- * is kept whatever the state (a receipt for it is then `late`, not `unknown`), the one it
- * replaces stays findable; a queued message moves to `submitted` with its last part, its
- * lease ended.
+ * Records that part `index` went to the carrier under `carrierId` at `now` (its
+ * `submittedAt`, unless `carrierId` is the one it has already): the carrier id is kept
+ * whatever the state (a receipt for it is then `late`, not `unknown`), the one it replaces
+ * stays findable; a queued message moves to `submitted` with its last part, its lease ended.
  */
 export function submissionRule(ref: string, index: number, carrierId: string, now: number) {
   return (row: MessageRow | null): Decision<SubmissionResult> => {
@@ -51,7 +52,7 @@ export function submissionRule(ref: string, index: number, carrierId: string, no
     const replaced = part.carrierId;
     if (replaced === carrierId && !queued) return { result: { kind: 'stale', ref } };
     const next = recordFields(record);
-    if (replaced !== carrierId) next.parts = withPart(record.parts, index, { index: part.index, carrierId, outcome: part.outcome });
+    if (replaced !== carrierId) next.parts = withPart(record.parts, index, { index: part.index, carrierId, outcome: part.outcome, submittedAt: now, endedAt: part.endedAt ?? null });
     const book = replaced === null || replaced === carrierId ? row.book : { ...row.book, replacedCarrierIds: [...row.book.replacedCarrierIds, { carrierId: replaced, index }] };
     const carrierIds = row.carrierIds.includes(carrierId) ? row.carrierIds : row.carrierIds.concat(carrierId);
     if (!queued) return { result: { kind: 'stale', ref }, row: nextRow(row, { record: next, book, carrierIds }) };
@@ -86,10 +87,26 @@ function partIndexOf(row: MessageRow, carrierId: string): number {
 }
 
 /**
+ * A part of a message reported part by part got its outcome, others still wait: its report
+ * is born (part-reports.ts), leased under the receipt's `reportLease` if it has one and no
+ * report of the message is pending.
+ */
+function partEnded(row: MessageRow, record: MessageRecord, index: number, receipt: PartReceipt): Decision<ReceiptResult> {
+  const slot = partReportsBorn(row, row.book, record, [index], receipt.now, row.queue === null, receipt.reportLease);
+  const next = nextRow(row, { record, book: slot.book, reportDueAt: slot.reportDueAt, orderKey: slot.orderKey ?? row.orderKey });
+  const result: ReceiptResult = { kind: 'part', ref: record.ref };
+  if (slot.leasedReport !== undefined) {
+    result.leasedReport = slot.leasedReport;
+    result.message = copyRecord(record);
+  }
+  return { result, row: next };
+}
+
+/**
  * Applies `receipt` to the part of `row` named by the first of its carrier-id spellings the
  * row has: `duplicate` when the part has its outcome already; else the part gets it, and
- * the message is `late` (already ended: nothing else changes), `part` (others still wait)
- * or `terminal` (every part has one: `foldParts`, with the report born leased under the
+ * the message is `late` (already ended: nothing else changes), `part` (others still wait;
+ * with one report per part, the part's report is born) or `terminal` (every part has one: `foldParts`, with the report born leased under the
  * receipt's `reportLease` if it has one).
  */
 export function receiptRule(receipt: PartReceipt) {
@@ -102,14 +119,21 @@ export function receiptRule(receipt: PartReceipt) {
     if (part.outcome !== null) return { result: { kind: 'duplicate', ref } };
     const { state, reason, description } = receipt.outcome;
     const record = recordFields(row.record);
-    record.parts = withPart(row.record.parts, index, { index: part.index, carrierId: part.carrierId, outcome: sharedOutcome(state, reason, description) });
+    record.parts = withPart(row.record.parts, index, {
+      index: part.index,
+      carrierId: part.carrierId,
+      outcome: sharedOutcome(state, reason, description),
+      submittedAt: part.submittedAt ?? null,
+      endedAt: receipt.now,
+    });
     if (hasEnded(row)) return { result: { kind: 'late', ref }, row: nextRow(row, { record }) };
     const outcomes = new Array<Outcome | null>(record.parts.length);
     for (let i = 0; i < outcomes.length; i++) outcomes[i] = record.parts[i]!.outcome;
     const folded = foldParts(outcomes);
     if (folded === null) {
       record.updatedAt = receipt.now;
-      return { result: { kind: 'part', ref }, row: nextRow(row, { record }) };
+      if (!reportsPerPart(record)) return { result: { kind: 'part', ref }, row: nextRow(row, { record }) };
+      return partEnded(row, record, index, receipt);
     }
     const ending = endRow(row, folded, receipt.now, receipt.reportLease, record);
     return { result: { kind: 'terminal', ref, transition: ending.transition }, row: ending.row, refund: ending.refund };

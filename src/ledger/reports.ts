@@ -18,6 +18,7 @@ import type { CallbackAttempt, CallbackState, ClaimOptions, DueCallback } from '
 import type { MessageRow, RecordStore } from '../storage/record-store.js';
 import type { Decision, RowWriter } from './compare-and-set.js';
 import { copyRecord, recordFields } from './copy-record.js';
+import { nextPartReport } from './part-reports.js';
 import { nextRow } from './rows.js';
 
 /** How many reports in flight are remembered at most: beyond it the oldest are forgotten. */
@@ -58,7 +59,9 @@ export class Reports {
       const callback = row.record.callback;
       if (uid === null || callback === null) continue;
       this.leased(uid, row);
-      due.push({ uid, attempts: callback.attempts, message: copyRecord(row.record) });
+      const report: DueCallback = { uid, attempts: callback.attempts, message: copyRecord(row.record) };
+      if (row.book.reportPart !== undefined) report.part = row.book.reportPart;
+      due.push(report);
     }
     return due;
   }
@@ -104,6 +107,9 @@ export class Reports {
       };
       const record = recordFields(row.record);
       record.callback = callback;
+      // A finished part report makes way for the next part's (part-reports.ts).
+      const next = result === 'retry' ? null : nextPartReport(row, record, attempt.now);
+      if (next !== null) return { result: undefined, row: nextRow(row, { record, book: next.book, reportDueAt: next.reportDueAt, orderKey: next.orderKey ?? row.orderKey }) };
       // A retried report's place among those due at one time is its new due time.
       return { result: undefined, row: nextRow(row, { record, reportDueAt: nextAttemptAt, orderKey: nextAttemptAt ?? row.orderKey }) };
     };

@@ -10,13 +10,14 @@
 import { randomUUID } from 'node:crypto';
 import { PRIORITY_RANK } from '../lifecycle/fair-tags.js';
 import { refundUnits } from '../lifecycle/credit.js';
-import { isTerminal, type Outcome } from '../lifecycle/states.js';
+import { isTerminal, type MessageState, type Outcome } from '../lifecycle/states.js';
 import { QueuedRecord } from '../storage/queued-record.js';
 import type { CreditCharge } from '../storage/credit-record.js';
 import type { InsertLease } from '../storage/claim-options.js';
 import type { MessageRecord, NewMessage, Priority, Transition } from '../storage/contract.js';
 import type { MessageRow, RowBook, Timer } from '../storage/record-store.js';
 import { copyRecord, recordFields } from './copy-record.js';
+import { partReportsBorn, reportsPerPart } from './part-reports.js';
 
 /** The submit queue's class rank of `priority`; a message from an untyped caller without one is bulk. */
 export function rankOf(priority: Priority | undefined): number {
@@ -151,6 +152,7 @@ export function endRow(row: MessageRow, outcome: Outcome, now: number, reportLea
   const book = row.book;
   // Settled here, in the write that ends it, so the refund is given exactly once.
   const refund = book.charge === null ? 0 : refundUnits(previousState, ended, book.charge.refunds);
+  if (reportsPerPart(ended)) return endPartByPart(row, ended, previousState, refund, now, reportLease);
   let reportUid = book.reportUid;
   let reportDueAt: number | null = null;
   let orderKey = row.orderKey;
@@ -161,10 +163,28 @@ export function endRow(row: MessageRow, outcome: Outcome, now: number, reportLea
     // Its place among the reports due at one time: its own due time, which a lease keeps.
     orderKey = now;
   }
-  const nextBook = book.charge === null && reportUid === book.reportUid ? book : { weight: book.weight, charge: null, replacedCarrierIds: book.replacedCarrierIds, reportUid };
+  const nextBook = book.charge === null && reportUid === book.reportUid ? book : { ...book, charge: null, reportUid };
   const next = nextRow(row, { record: ended, book: nextBook, queue: null, orderKey, leaseOwner: null, leaseUntil: null, reportDueAt });
   const transition: Transition = { message: copyRecord(ended), previousState };
   if (reportLease !== undefined && reportDueAt !== null && reportUid !== null) transition.leasedReport = { uid: reportUid, until: reportLease.until };
+  return { row: next, refund, transition };
+}
+
+/**
+ * {@link endRow} for a message reported part by part: the parts that had no receipt of their
+ * own (the one whose receipt ends it among them) end with it, and each gets its report
+ * (part-reports.ts); a report already pending stays pending.
+ */
+function endPartByPart(row: MessageRow, ended: MessageRecord, previousState: MessageState, refund: number, now: number, reportLease: InsertLease | undefined): Ending {
+  const unreported: number[] = [];
+  for (const part of row.record.parts) if (part.outcome === null) unreported.push(part.index);
+  const book = row.book.charge === null ? row.book : { ...row.book, charge: null };
+  const slot = partReportsBorn(row, book, ended, unreported, now, true, reportLease);
+  const next = nextRow(row, {
+    record: ended, book: slot.book, queue: null, orderKey: slot.orderKey ?? row.orderKey, leaseOwner: null, leaseUntil: null, reportDueAt: slot.reportDueAt,
+  });
+  const transition: Transition = { message: copyRecord(ended), previousState };
+  if (slot.leasedReport !== undefined) transition.leasedReport = slot.leasedReport;
   return { row: next, refund, transition };
 }
 

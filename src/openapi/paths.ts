@@ -61,6 +61,19 @@ const SEND_ERRORS = {
   '503': ref('responses', 'ServiceUnavailable'),
 };
 
+/** A preview's error answers: a send's, but those of storing and charging (402, 409, 503). */
+const PREVIEW_ERRORS = {
+  '400': ref('responses', 'BadRequest'),
+  '401': ref('responses', 'Unauthorized'),
+  '403': ref('responses', 'Forbidden'),
+  '405': ref('responses', 'MethodNotAllowed'),
+  '413': ref('responses', 'PayloadTooLarge'),
+  '415': ref('responses', 'UnsupportedMediaType'),
+  '422': ref('responses', 'Unprocessable'),
+  '429': ref('responses', 'TooManyRequests'),
+  '500': ref('responses', 'ServerError'),
+};
+
 const STATUS_ERRORS = {
   '401': ref('responses', 'Unauthorized'),
   '403': ref('responses', 'Forbidden'),
@@ -134,6 +147,31 @@ function sendOperation(endpoint: SendEndpoint, pacing: Record<string, unknown>):
   };
 }
 
+/** A send's preview: the send's body, and one item per message saying what the send would do. */
+function previewOperation(summary: string, send: SendEndpoint, pacing: Record<string, unknown>): Record<string, unknown> {
+  return {
+    summary,
+    description:
+      'Takes the body of the send and answers, per message, what the send would do: encoding and SMS units (and what ' +
+      'smart encoding makes of the text), the credit units, the sender and route, whether an opt-out, a schedule or a ' +
+      'validity period applies, and the error the send would answer for that message (same `code` and `details`). ' +
+      'Stores, sends and charges nothing, and takes nothing from the message budget. An error of the whole request is ' +
+      'answered as the send answers it.',
+    requestBody: {
+      required: true,
+      content: { ...json({ schema: send.body, examples: send.examples }), [JSON_SUFFIX_MEDIA]: { schema: send.body } },
+    },
+    responses: {
+      '200': {
+        description: 'One item per message of the body, in its order.',
+        ...withHeaders(pacing),
+        content: json({ schema: { type: 'array', items: ref('schemas', 'PreviewItem') } }),
+      },
+      ...PREVIEW_ERRORS,
+    },
+  };
+}
+
 /** `{ headers }` when there are any, else nothing (an empty map is noise to a reader). */
 function withHeaders(headers: Record<string, unknown>): { headers?: Record<string, unknown> } {
   return Object.keys(headers).length > 0 ? { headers } : {};
@@ -189,6 +227,7 @@ function statusOperation(endpoint: StatusEndpoint, pacing: Record<string, unknow
 /** The document's tags, declared at its top level: each operation is under one. */
 export const TAGS = [
   { name: 'Send', description: 'Store messages for sending; each later reaches one terminal state, reported to its `dlr_callback_url`.' },
+  { name: 'Preview', description: 'What a send would do, message by message, without storing, sending or charging anything.' },
   { name: 'Status', description: 'Read the state of the caller’s own messages.' },
   { name: 'Cancel', description: 'Stop the caller’s own messages that have not gone to the carrier yet.' },
 ] as const;
@@ -197,42 +236,44 @@ export const TAGS = [
 const TAG_OF: Record<OperationId, (typeof TAGS)[number]['name']> = {
   quickSend: 'Send',
   premiumSend: 'Send',
+  quickPreview: 'Preview',
+  premiumPreview: 'Preview',
   getDeliveryStatus: 'Status',
   findByExternalId: 'Status',
   cancelMessage: 'Cancel',
   cancelByExternalId: 'Cancel',
 };
 
+/** The quick send endpoint, for its operation and its preview's. */
+const QUICK_SEND: SendEndpoint = {
+  summary: 'Quick send',
+  body: ref('schemas', 'QuickSendRequest'),
+  examples: { quick: { summary: 'One message', value: QUICK_EXAMPLE } },
+  accepted: ref('schemas', 'QuickAccepted'),
+  answer: { quick: { value: [{ external_id: 'abc-1', recipient: '254712345678', sms_count: 1, message_ref: EXAMPLE_REF }] } },
+};
+
+/** The premium send endpoint, for its operation and its preview's. */
+const PREMIUM_SEND: SendEndpoint = {
+  summary: 'Premium (subscription, MT/MO) send',
+  body: ref('schemas', 'PremiumSendRequest'),
+  examples: {
+    messages: { summary: 'Messages form', value: PREMIUM_MESSAGES_EXAMPLE },
+    list: { summary: 'Parameter-list form', value: PREMIUM_LIST_EXAMPLE },
+  },
+  accepted: { oneOf: [ref('schemas', 'PremiumMessagesAccepted'), ref('schemas', 'PremiumListAccepted')] },
+  answer: {
+    messages: { value: [{ external_id: 'p-1', mobile_number: '254712345678', sms_count: 1, message_ref: EXAMPLE_REF }] },
+    list: { value: [{ message_id: 'm-1', to: '254712345678', sms_count: 1, message_ref: EXAMPLE_REF }] },
+  },
+};
+
 /** How each route of `ENDPOINTS` is described, by its operation id: its operation, given the pacing headers. */
 const OPERATIONS: Record<OperationId, (pacing: Record<string, unknown>) => Record<string, unknown>> = {
-  quickSend: (pacing) =>
-    sendOperation(
-      {
-        summary: 'Quick send',
-        body: ref('schemas', 'QuickSendRequest'),
-        examples: { quick: { summary: 'One message', value: QUICK_EXAMPLE } },
-        accepted: ref('schemas', 'QuickAccepted'),
-        answer: { quick: { value: [{ external_id: 'abc-1', recipient: '254712345678', sms_count: 1, message_ref: EXAMPLE_REF }] } },
-      },
-      pacing,
-    ),
-  premiumSend: (pacing) =>
-    sendOperation(
-      {
-        summary: 'Premium (subscription, MT/MO) send',
-        body: ref('schemas', 'PremiumSendRequest'),
-        examples: {
-          messages: { summary: 'Messages form', value: PREMIUM_MESSAGES_EXAMPLE },
-          list: { summary: 'Parameter-list form', value: PREMIUM_LIST_EXAMPLE },
-        },
-        accepted: { oneOf: [ref('schemas', 'PremiumMessagesAccepted'), ref('schemas', 'PremiumListAccepted')] },
-        answer: {
-          messages: { value: [{ external_id: 'p-1', mobile_number: '254712345678', sms_count: 1, message_ref: EXAMPLE_REF }] },
-          list: { value: [{ message_id: 'm-1', to: '254712345678', sms_count: 1, message_ref: EXAMPLE_REF }] },
-        },
-      },
-      pacing,
-    ),
+  quickSend: (pacing) => sendOperation(QUICK_SEND, pacing),
+  premiumSend: (pacing) => sendOperation(PREMIUM_SEND, pacing),
+  quickPreview: (pacing) => previewOperation('Preview a quick send', QUICK_SEND, pacing),
+  premiumPreview: (pacing) => previewOperation('Preview a premium send', PREMIUM_SEND, pacing),
   getDeliveryStatus: (pacing) =>
     statusOperation(
       {
@@ -311,4 +352,5 @@ const SCOPE_NOTES: Record<RoutePermission, string> = {
   'send:premium': 'The key needs the `send:premium` scope (or `premium`); 403 `SCOPE_DENIED` without it.',
   read: 'The key needs the `read` scope (`quick` and `premium` grant it too); 403 `READ_SCOPE_DENIED` without it.',
   cancel: 'The key needs the `cancel` scope (`quick` and `premium` grant it too); 403 `CANCEL_SCOPE_DENIED` without it.',
+  preview: 'The key needs the `preview` scope (`quick` and `premium` grant it too); 403 `PREVIEW_SCOPE_DENIED` without it.',
 };

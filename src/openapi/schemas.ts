@@ -69,6 +69,14 @@ export function componentSchemas(limits: Required<LimitOptions>): Record<string,
     status_reason: reason,
     status_description: { type: ['string', 'null'] },
     sms_count: { type: 'integer', minimum: 1 },
+    part: {
+      type: 'object',
+      description:
+        'Only on a report on one part (a profile with `reportPer: \'part\'`): the part it is on. `status` and its ' +
+        'reasons are then the part\u2019s, and `created_at` when the part ended.',
+      required: ['index', 'carrier_id'],
+      properties: { index: { type: 'integer', minimum: 0 }, carrier_id: { type: ['string', 'null'] } },
+    },
   };
   return {
     QuickSendRequest: { ...quickSendSchema(limits), description: 'Quick send: one item per message.' },
@@ -140,6 +148,67 @@ export function componentSchemas(limits: Required<LimitOptions>): Record<string,
             },
           ],
         },
+        parts: {
+          type: 'array',
+          description:
+            'Each SMS part, in index order, as the carrier knows it. A part without a receipt of its own has the ' +
+            'message\u2019s state (`submitted` once it went; the message\u2019s terminal state, reason and time when it ended without one).',
+          items: ref('schemas', 'MessagePart'),
+        },
+      },
+    },
+    PreviewItem: {
+      type: 'object',
+      description:
+        'What the send would do with one message of the body. The recipient and the reference carry the field names the ' +
+        'request used. An item the send would refuse has only `index` and `error`.',
+      required: ['index', 'error'],
+      properties: {
+        index: { type: 'integer', minimum: 0, description: 'The message\u2019s place in the body.' },
+        recipient: { type: 'string' },
+        mobile_number: { type: 'string' },
+        to: { type: 'string' },
+        external_id: { type: ['string', 'null'], description: 'The reference sent, or `null` when the send would generate one.' },
+        message_id: { type: ['string', 'null'] },
+        normalized_recipient: { type: 'string', description: 'The recipient as it would be stored and sent.' },
+        encoding: { type: 'string', enum: ['GSM-7', 'UCS-2'] },
+        sms_count: { type: 'integer', minimum: 1, description: 'The SMS units of the text as it would be sent.' },
+        smart_encoding: {
+          description:
+            'What smart encoding makes of a UCS-2 text whose only UCS-2 characters have GSM-7 look-alikes: `applied` when the ' +
+            'profile has it on (then `encoding` and `sms_count` above are these). `null` when it would change nothing.',
+          oneOf: [
+            { type: 'null' },
+            {
+              type: 'object',
+              required: ['applied', 'encoding', 'sms_count'],
+              properties: { applied: { type: 'boolean' }, encoding: { type: 'string', enum: ['GSM-7', 'UCS-2'] }, sms_count: { type: 'integer', minimum: 1 } },
+            },
+          ],
+        },
+        units: { type: ['integer', 'null'], description: 'The credit units the send would take for it; `null` when the gateway charges no credit.' },
+        sender: { type: 'string', description: 'The sender address it would go out from.' },
+        route: { type: ['string', 'null'], description: 'The carrier route it would take now, when the gateway has routes.' },
+        opted_out: { type: 'boolean', description: 'The recipient opted out of the sender: the send would end it `rejected` (`opted_out`) unsent.' },
+        send_at: { type: ['string', 'null'], format: 'date-time', description: 'When it would be due, when later than now (a `send_at`, or quiet hours).' },
+        hold_reason: { type: ['string', 'null'], enum: ['quiet_hours', null], description: '`quiet_hours` when the profile\u2019s quiet hours hold it.' },
+        valid_until: { type: ['string', 'null'], format: 'date-time', description: 'Until when it could be submitted, with a validity period.' },
+        error: {
+          description: 'The error the send would answer for this message (the same `code` and `details`), or `null`.',
+          oneOf: [{ type: 'null' }, ref('schemas', 'Error')],
+        },
+      },
+    },
+    MessagePart: {
+      type: 'object',
+      required: ['index', 'carrier_id', 'status', 'error_code', 'submitted_at', 'final_at'],
+      properties: {
+        index: { type: 'integer', minimum: 0, description: '0-based part index.' },
+        carrier_id: { type: ['string', 'null'], description: 'The carrier\u2019s id for the part (its latest submission); `null` before it went.' },
+        status: { type: 'string', enum: STATES },
+        error_code: { ...reason, description: 'Why the part did not end `delivered` (a `status_reason`); `null` otherwise.' },
+        submitted_at: { type: ['string', 'null'], format: 'date-time', description: 'When the carrier accepted it.' },
+        final_at: { type: ['string', 'null'], format: 'date-time', description: 'When it reached its final state.' },
       },
     },
     CancelResult: {

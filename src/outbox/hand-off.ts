@@ -31,10 +31,10 @@ export interface HandOff<T> {
 export type MessageHandOff = HandOff<NewMessage>;
 
 /**
- * A webhook just stored for the report sender: a delivery report (its `uid` and the message
- * it reports on) or an inbound message (its webhook's `uid` is `inbound.uid`).
+ * A webhook just stored for the report sender: a delivery report (its `uid`, the message
+ * it reports on, and the part when it is on one part) or an inbound message (its webhook's `uid` is `inbound.uid`).
  */
-export type StoredWebhook = { uid: string; message: MessageRecord } | { inbound: InboundRecord };
+export type StoredWebhook = { uid: string; message: MessageRecord; part?: number } | { inbound: InboundRecord };
 
 /** The hand-off of delivery reports and inbound webhooks to this instance's report sender. */
 export type WebhookHandOff = HandOff<StoredWebhook>;

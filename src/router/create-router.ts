@@ -13,6 +13,7 @@ import { methodNotAllowed, methodsByPath } from '../http/method-not-allowed.js';
 import { parseJsonBody } from '../http/parse-body.js';
 import { createRateLimiters } from '../http/rate-limit/limiters.js';
 import { sendHandler } from '../http/send.js';
+import { previewHandler } from '../http/preview.js';
 import { IdempotencyKeys } from '../http/idempotency.js';
 import { CreditGate, type CreditAccounts } from '../http/credit.js';
 import { BacklogGate } from '../http/backlog.js';
@@ -223,6 +224,9 @@ export function createSmsRouter(options: SmsRouterOptions): SmsRouter {
       validate, resolveProfile: config.resolveProfile, storage, emit, now,
       handOff: worker, chargeMessages: limiters.chargeMessages, backlog, idempotency, credit, optOuts: quickSendOptOuts, tracing,
     });
+  // The send's own stages, with nothing that stores, charges or counts against a budget.
+  const preview = (validate: typeof validators.quick): RequestHandler =>
+    previewHandler({ validate, resolveProfile: config.resolveProfile, storage, now, charges: credit !== null, optOuts: quickSendOptOuts, delivery });
   const body = parseJsonBody(config.limits.maxBodyBytes);
   // The key check notes the report format of principals a host's own verifier returns.
   const verifyKey = reportFormats.watching(config.verifyKey);
@@ -244,6 +248,8 @@ export function createSmsRouter(options: SmsRouterOptions): SmsRouter {
   const handlers: Record<OperationId, RequestHandler[] | null> = {
     quickSend: [body, send(validators.quick)],
     premiumSend: [body, send(validators.premium)],
+    quickPreview: [body, preview(validators.quick)],
+    premiumPreview: [body, preview(validators.premium)],
     getDeliveryStatus: [statusByRef(storage)],
     findByExternalId: [statusByExternalId(storage)],
     cancelMessage: cancelDeps && [cancelByRef(cancelDeps)],

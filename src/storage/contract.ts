@@ -77,6 +77,8 @@ export interface LeasedReport {
   uid: string;
   /** When its lease ends, epoch ms: the lease's `until`. */
   until: number;
+  /** The part it is on, for a message reported part by part (`reportPer: 'part'`); absent: on the message. */
+  part?: number;
 }
 
 /** A carrier receipt for one part, as the delivery adapter reports it. */
@@ -107,7 +109,9 @@ export interface PartReceipt {
  * - `unknown`: no part has that carrier id (yet: the receipt may have overtaken the
  *   recording of the submission);
  * - `duplicate`: the part already had its outcome; nothing changed;
- * - `part`: the part got its outcome; the message is still waiting for others;
+ * - `part`: the part got its outcome; the message is still waiting for others (with one
+ *   report per part, the part's report is born: `leasedReport` names it, with the message
+ *   it reports on, when it was born leased under the receipt's `reportLease`);
  * - `terminal`: the part got its outcome and the message reached its terminal state;
  * - `late`: the part got its outcome (kept on the part: {@link PartRecord.outcome}) but the
  *   message was already terminal (for example `failed` by the worker); its state,
@@ -116,7 +120,7 @@ export interface PartReceipt {
 export type ReceiptResult =
   | { kind: 'unknown' }
   | { kind: 'duplicate'; ref: string }
-  | { kind: 'part'; ref: string }
+  | { kind: 'part'; ref: string; leasedReport?: LeasedReport; message?: MessageRecord }
   | { kind: 'late'; ref: string }
   | { kind: 'terminal'; ref: string; transition: Transition };
 
@@ -149,8 +153,10 @@ export interface DueCallback {
   uid: string;
   /** Attempts made before this one. */
   attempts: number;
-  /** The terminal message. */
+  /** The terminal message (or, with one report per part, the message whose part ended). */
   message: MessageRecord;
+  /** The part the report is on, for a message reported part by part; absent: on the message. */
+  part?: number;
 }
 
 /**

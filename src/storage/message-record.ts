@@ -65,6 +65,12 @@ export interface NewMessage extends TimedFields {
    * Absent or `null`: its principal's format when the report is sent (`envelope` when unknown).
    */
   reportFormat?: 'envelope' | 'flat' | null;
+  /**
+   * `part` when its profile asks for one delivery report per part (`Profile.reportPer`):
+   * each part's report is born when the part ends (docs/delivery-reports.md#one-report-per-part).
+   * Absent or `null`: one report for the message, when it ends.
+   */
+  reportPer?: 'part' | null;
   /** The text. */
   text: string;
   /** Passed on as given; default 1. */
@@ -122,6 +128,14 @@ export interface PartRecord {
    * after the message ended (a `late` receipt), which changes nothing else.
    */
   outcome: Outcome | null;
+  /**
+   * When the carrier accepted the part, epoch ms (its latest submission); `null` until then.
+   * Absent on a part stored before parts kept their times; set together with
+   * {@link endedAt}: a part has both keys or neither.
+   */
+  submittedAt?: number | null;
+  /** When the part's receipt came (its outcome's time), epoch ms; `null` until then. Absent as {@link submittedAt}. */
+  endedAt?: number | null;
 }
 
 /** A stored message with its current state. */

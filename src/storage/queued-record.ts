@@ -47,6 +47,7 @@ export class QueuedRecord {
     if (message.numberType !== undefined) this.numberType = message.numberType;
     if (message.holdReason !== undefined) this.holdReason = message.holdReason;
     if (message.reportFormat !== undefined) this.reportFormat = message.reportFormat;
+    if (message.reportPer !== undefined) this.reportPer = message.reportPer;
     this.state = isScheduled(message) ? 'scheduled' : 'queued';
     this.statusReason = null;
     this.statusDescription = null;

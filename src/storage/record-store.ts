@@ -43,6 +43,10 @@ export interface RowBook {
   replacedCarrierIds: { carrierId: string; index: number }[];
   /** The delivery report's uid, once the message has one. */
   reportUid: string | null;
+  /** With one report per part: the part the report `reportUid` is on. Absent: the report is on the message. */
+  reportPart?: number;
+  /** With one report per part: the parts whose reports wait for that one to finish, in the order they ended. Absent: none. */
+  partReports?: number[];
 }
 
 /**

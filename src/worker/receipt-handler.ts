@@ -22,8 +22,8 @@ import { ReceiptNotYetMatched, type CarrierReceipt } from '../delivery/contract.
 import { carrierIdSpellings, normalizeCarrierId } from '../delivery/carrier-ids.js';
 import type { Emit } from '../observe/events.js';
 import { SPAN_NAMES, type MessageTracing } from '../observe/tracing.js';
-import type { WebhookHandOff } from '../outbox/hand-off.js';
-import type { ReceiptResult, Storage, Transition } from '../storage/contract.js';
+import type { StoredWebhook, WebhookHandOff } from '../outbox/hand-off.js';
+import type { LeasedReport, MessageRecord, ReceiptResult, Storage, Transition } from '../storage/contract.js';
 import { EventError } from '../errors.js';
 
 /** What the receipt handler needs. */
@@ -240,6 +240,11 @@ export class ReceiptHandler {
     }
     const tracing = this.#deps.tracing;
     if (tracing != null) traceReceipt(tracing, receipt, result, arrivedAt);
+    if (result.kind === 'part' && result.leasedReport !== undefined && result.message !== undefined) {
+      // A part's own report (one report per part), born under the lease.
+      reports?.stored([storedReport(result.leasedReport, result.message)], lease);
+      return result.kind;
+    }
     if (result.kind !== 'terminal') {
       reports?.notStored(1, lease);
       return result.kind;
@@ -248,7 +253,7 @@ export class ReceiptHandler {
     this.#deps.onTransition(transition);
     // A report stored under the lease is the sender's at once; without one it is claimed.
     if (transition.leasedReport === undefined) reports?.notStored(1, lease);
-    else reports?.stored([{ uid: transition.leasedReport.uid, message: transition.message }], lease);
+    else reports?.stored([storedReport(transition.leasedReport, transition.message)], lease);
     return result.kind;
   }
 
@@ -266,6 +271,11 @@ export class ReceiptHandler {
       this.#sleeping.add(wake);
     });
   }
+}
+
+/** The report `leased` on `message`, as the report sender is handed it. */
+function storedReport(leased: LeasedReport, message: MessageRecord): StoredWebhook {
+  return leased.part === undefined ? { uid: leased.uid, message } : { uid: leased.uid, message, part: leased.part };
 }
 
 /**

@@ -18,6 +18,7 @@ import { SPAN_NAMES, type MessageTracing } from '../observe/tracing.js';
 import { outcome } from '../lifecycle/states.js';
 import type { WorkerOptions } from './options.js';
 import { splitSms } from '../sms/segments.js';
+import { concatRefOf, outgoingPart } from './outgoing-part.js';
 import type { InsertLease, MessageRecord, NewMessage, Priority, Storage, SubmissionResult, Transition } from '../storage/contract.js';
 import { QueuedRecord } from '../storage/queued-record.js';
 import { validityElapsed, VALIDITY_ELAPSED } from '../lifecycle/timing.js';
@@ -50,12 +51,6 @@ export interface SubmitWorkerDeps {
 /** How a message to a number opted out of its sender ends. */
 const OPTED_OUT = outcome('rejected', 'opted_out');
 
-/** The 8-bit concatenation reference of a message: stable across retries, from its ref. */
-export function concatRefOf(ref: string): number {
-  let hash = 0;
-  for (let i = 0; i < ref.length; i++) hash = (hash * 31 + ref.charCodeAt(i)) >>> 0;
-  return hash & 0xff;
-}
 
 /**
  * Messages the worker holds per slot. Four keep the carrier busy through a claim's commit
@@ -226,22 +221,7 @@ export class SubmitWorker implements MessageHandOff {
     try {
       for (const part of message.parts) {
         if (part.carrierId !== null) continue;
-        const outgoing: OutgoingPart = {
-          ref: message.ref,
-          principalId: message.principalId,
-          profileCode: message.profileCode,
-          sender: message.sender,
-          recipient: message.recipient,
-          country: message.country,
-          text: message.text,
-          partText: texts[part.index] ?? '',
-          index: part.index,
-          count: message.smsCount,
-          concatRef,
-          encoding: message.encoding,
-          messageType: message.messageType,
-          reqType: message.reqType,
-        };
+        const outgoing: OutgoingPart = outgoingPart(message, part.index, texts, concatRef);
         await this.#takeSlot(message);
         // Past its lease the message may be another instance's now: submitting more parts
         // would send them twice. What is left goes out with the next claim.

@@ -53,15 +53,17 @@ describe('buildOpenApiDocument', () => {
     ]);
   });
 
-  it('describes the six endpoints under basePath, with the X-API-Key scheme', () => {
+  it('describes the eight endpoints under basePath, with the X-API-Key scheme', () => {
     const doc = buildOpenApiDocument({ basePath: '/sms/api/outbox/', serverUrl: 'https://sms.example' });
     expect(Object.keys(doc.paths).sort()).toEqual([
       '/sms/api/outbox/create',
+      '/sms/api/outbox/create/preview',
       '/sms/api/outbox/delivery-status',
       '/sms/api/outbox/delivery-status/{message_ref}',
       '/sms/api/outbox/messages',
       '/sms/api/outbox/messages/{message_ref}',
       '/sms/api/outbox/premium',
+      '/sms/api/outbox/premium/preview',
     ]);
     expect(doc.servers.map((server) => server.url)).toEqual(['https://sms.example']);
     expect(doc.components.securitySchemes).toEqual({

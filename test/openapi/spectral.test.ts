@@ -54,7 +54,7 @@ describe('the document passes Spectral\u2019s spectral:oas rules', () => {
   it('tags each operation with one of its declared tags, and describes each', () => {
     const doc = buildOpenApiDocument() as Json;
     const declared = (doc.tags as { name: string; description: string }[]).map((tag) => tag.name);
-    expect(declared).toEqual(['Send', 'Status', 'Cancel']);
+    expect(declared).toEqual(['Send', 'Preview', 'Status', 'Cancel']);
     const tagged = Object.values<Json>(doc.paths).flatMap((item) =>
       Object.values<Json>(item).map((operation) => [operation.operationId, operation.tags, typeof operation.description]),
     );
@@ -66,6 +66,8 @@ describe('the document passes Spectral\u2019s spectral:oas rules', () => {
         ['getDeliveryStatus', ['Status'], 'string'],
         ['premiumSend', ['Send'], 'string'],
         ['quickSend', ['Send'], 'string'],
+        ['premiumPreview', ['Preview'], 'string'],
+        ['quickPreview', ['Preview'], 'string'],
       ].sort(),
     );
   });

@@ -52,6 +52,9 @@ describe('the endpoint table', () => {
     for (const row of ENDPOINTS) expect(endpointAt(row.path.replace(':message_ref', REF))).toBe(row.endpoint);
     expect(endpointAt('/elsewhere')).toBeNull();
     expect(endpointAt('/created')).toBeNull();
-    expect(ENDPOINT_NAMES).toEqual(['quick', 'premium', 'status', 'cancel']);
+    // The longest prefix wins: a preview is not counted as a send.
+    expect(endpointAt('/create/preview')).toBe('preview');
+    expect(endpointAt('/create/previews')).toBe('quick');
+    expect(ENDPOINT_NAMES).toEqual(['quick', 'premium', 'preview', 'status', 'cancel']);
   });
 });

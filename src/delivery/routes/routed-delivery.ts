@@ -127,6 +127,21 @@ export class RoutedDelivery implements DeliveryAdapter {
     return { carrierId: qualifyCarrierId(route.name, ack.carrierId) };
   }
 
+  /**
+   * The route a message of first part `part` would take now ({@link DeliveryAdapter.routeFor}):
+   * the one its rules (or the host's function) give, or the first of its fallbacks up while
+   * it is down; `null` when none would take it, or the host's function failed.
+   */
+  async routeFor(part: OutgoingPart): Promise<string | null> {
+    let chosen: string;
+    try {
+      chosen = this.#pinned.get(part.ref) ?? (await this.#choose(part));
+    } catch {
+      return null;
+    }
+    return this.#via(chosen, Date.now());
+  }
+
   /** Closes every route's adapter; idempotent. */
   async close(): Promise<void> {
     this.#closing = true;

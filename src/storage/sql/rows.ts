@@ -8,7 +8,7 @@
 import type { IdempotencyRecord } from '../idempotency-record.js';
 import type { MessageRecord } from '../message-record.js';
 import type { MessageRow, RowBook, Timer } from '../record-store.js';
-import { partsFromStored, type StoredPart } from '../stored-parts.js';
+import { partsFromStored, storedPart, type StoredPart } from '../stored-parts.js';
 
 /** The columns a write sets, in the order of {@link rowValues}. */
 export const WRITTEN_COLUMNS = [
@@ -46,8 +46,8 @@ interface RowData {
  * What `data` holds: the record's fields that have no column, the book and the carrier ids,
  * by position rather than by name, about half the text of {@link RowData} (a row's width is
  * what its inserts, updates and commits cost, on SQLite most of all). The fields a record
- * may lack ({@link OPTIONAL_FIELDS}) are in `optional`, by name, present as on the record; parts are `[carrierId]`, or `[carrierId, state, reason, description]` once
- * reported. The first element, 2, tells it from {@link RowData}.
+ * may lack ({@link OPTIONAL_FIELDS}) are in `optional`, by name, present as on the record; parts are as
+ * stored-parts.ts keeps them. The first element, 2, tells it from {@link RowData}.
  */
 type PackedData = [
   format: 2,
@@ -79,10 +79,13 @@ type PackedData = [
   replacedCarrierIds: RowBook['replacedCarrierIds'],
   reportUid: string | null,
   carrierIds: readonly string[],
+  // Only on a row reported part by part (RowBook), so other rows are no wider than before.
+  reportPart?: number | null,
+  partReports?: number[] | null,
 ];
 
 /** The record's fields that may be absent, kept by name in `optional` (a new one is added here only). */
-const OPTIONAL_FIELDS = ['sendAt', 'validUntil', 'traceparent', 'recipientAsSent', 'country', 'numberType', 'holdReason', 'reportFormat'] as const;
+const OPTIONAL_FIELDS = ['sendAt', 'validUntil', 'traceparent', 'recipientAsSent', 'country', 'numberType', 'holdReason', 'reportFormat', 'reportPer'] as const;
 type OptionalField = (typeof OPTIONAL_FIELDS)[number];
 
 /** The `data` text of `row` ({@link PackedData}). */
@@ -91,10 +94,7 @@ function packData(row: MessageRow): string {
   const optional: Record<string, unknown> = {};
   for (const field of OPTIONAL_FIELDS) if (r[field] !== undefined) optional[field] = r[field];
   const parts = new Array<StoredPart>(r.parts.length);
-  for (let i = 0; i < parts.length; i++) {
-    const { carrierId, outcome } = r.parts[i]!;
-    parts[i] = outcome === null ? [carrierId] : [carrierId, outcome.state, outcome.reason, outcome.description];
-  }
+  for (let i = 0; i < parts.length; i++) parts[i] = storedPart(r.parts[i]!);
   const b = row.book;
   const packed: PackedData = [
     2, r.endpoint, r.profileCode, r.sender, r.recipient, r.text, r.messageType, r.reqType, r.recipientField, r.referenceField,
@@ -102,6 +102,7 @@ function packData(row: MessageRow): string {
     r.attempts, r.lastError, r.updatedAt, parts, r.callback, optional as PackedData[23], b.weight, b.charge, b.replacedCarrierIds, b.reportUid,
     row.carrierIds,
   ];
+  if (b.reportPart !== undefined || b.partReports !== undefined) packed.push(b.reportPart ?? null, b.partReports ?? null);
   return JSON.stringify(packed);
 }
 
@@ -111,7 +112,7 @@ function unpackData(columns: Record<string, unknown>): RowData {
   if (!Array.isArray(data)) return data;
   const [, endpoint, profileCode, sender, recipient, text, messageType, reqType, recipientField, referenceField, smsCount,
     encoding, callbackUrl, callbackSecret, priority, state, statusReason, statusDescription, attempts, lastError, updatedAt,
-    parts, callback, optional, weight, charge, replacedCarrierIds, reportUid, carrierIds] = data;
+    parts, callback, optional, weight, charge, replacedCarrierIds, reportUid, carrierIds, reportPart, partReports] = data;
   const record: MessageRecord = {
     ref: String(columns.ref),
     principalId: String(columns.principal_id),
@@ -124,7 +125,10 @@ function unpackData(columns: Record<string, unknown>): RowData {
     callback,
   };
   Object.assign(record, optional);
-  return { record, book: { weight, charge, replacedCarrierIds, reportUid }, carrierIds };
+  const book: RowBook = { weight, charge, replacedCarrierIds, reportUid };
+  if (reportPart !== undefined && reportPart !== null) book.reportPart = reportPart;
+  if (partReports !== undefined && partReports !== null) book.partReports = partReports;
+  return { record, book, carrierIds };
 }
 
 /** The values of {@link WRITTEN_COLUMNS} for `row`. */

@@ -207,5 +207,48 @@ export function callbackTests({ describe, test, insert, get, submitAll }: SuiteC
       assert.equal(again[0]!.uid, due!.uid);
       assert.equal(again[0]!.attempts, 1);
     });
+
+    test('reported part by part: each part that ends gets a report, one pending at a time, in the order the parts ended', async (storage, skip) => {
+      const [message] = await insert(storage, buildNewMessage({ smsCount: 3, callbackUrl: 'https://client.example/dlr', reportPer: 'part' }));
+      const ids = await submitAll(storage, message!);
+      assert.equal((await storage.applyReceipt(receipt(ids[2]!, DELIVERED, T0 + 100))).kind, 'part');
+      assert.equal((await storage.applyReceipt(receipt(ids[0]!, FAILED, T0 + 101))).kind, 'part');
+      const delivered = { result: 'delivered', statusCode: 204, error: null, nextAttemptAt: null } as const;
+      const first = await storage.claimCallbacks({ owner: 'd', limit: 10, leaseMs: LEASE, now: T0 + 200 });
+      if (first.length === 1 && first[0]!.part === undefined) {
+        skip('the storage keeps no reports per part (reportPer): one report per message');
+        return;
+      }
+      assert.deepEqual(first.map((due) => due.part), [2], 'the first part to end is reported first, alone (rule: one report of a message pending at a time)');
+      await storage.recordCallbackAttempt(first[0]!.uid, { ...delivered, now: T0 + 201 });
+      const second = await storage.claimCallbacks({ owner: 'd', limit: 10, leaseMs: LEASE, now: T0 + 202 });
+      assert.deepEqual(second.map((due) => due.part), [0], 'the next part\u2019s report is pending once the one before it is finished');
+      assert.equal((await storage.applyReceipt(receipt(ids[1]!, DELIVERED, T0 + 300))).kind, 'terminal');
+      await storage.recordCallbackAttempt(second[0]!.uid, { ...delivered, now: T0 + 301 });
+      const third = await storage.claimCallbacks({ owner: 'd', limit: 10, leaseMs: LEASE, now: T0 + 302 });
+      assert.deepEqual(third.map((due) => [due.part, due.message.state]), [[1, 'failed']], 'the last part\u2019s report comes with the ended message');
+      assert.equal(new Set([first[0]!.uid, second[0]!.uid, third[0]!.uid]).size, 3, 'each part report has its own uid');
+      await storage.recordCallbackAttempt(third[0]!.uid, { ...delivered, now: T0 + 303 });
+      assert.deepEqual(await storage.claimCallbacks({ owner: 'd', limit: 10, leaseMs: LEASE, now: T0 + 10 * LEASE }), [], 'no report on the whole message after its parts\u2019');
+      assert.equal((await get(storage, message!)).callback?.state, 'delivered');
+    });
+
+    test('reported part by part: the parts with no receipt when the message ends get their reports with it', async (storage, skip) => {
+      const [message] = await insert(storage, buildNewMessage({ smsCount: 2, callbackUrl: 'https://client.example/dlr', reportPer: 'part' }));
+      await storage.claimMessages({ owner: 'w', limit: 1, leaseMs: LEASE, now: T0 });
+      await storage.finish(message!.ref, FAILED, T0 + 10);
+      const parts: (number | undefined)[] = [];
+      for (let now = T0 + 20; parts.length < 3; now += 10) {
+        const [due] = await storage.claimCallbacks({ owner: 'd', limit: 10, leaseMs: LEASE, now });
+        if (due === undefined) break;
+        parts.push(due.part);
+        await storage.recordCallbackAttempt(due.uid, { result: 'failed', statusCode: 410, error: null, nextAttemptAt: null, now: now + 1 });
+      }
+      if (parts[0] === undefined) {
+        skip('the storage keeps no reports per part (reportPer): one report per message');
+        return;
+      }
+      assert.deepEqual(parts, [0, 1], 'one report per part, in index order, even when the one before it was given up on');
+    });
   });
 }

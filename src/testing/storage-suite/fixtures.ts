@@ -7,7 +7,7 @@
  * @module
  */
 import { outcome } from '../../lifecycle/states.js';
-import type { NewMessage, PartReceipt } from '../../storage/contract.js';
+import type { NewMessage, PartReceipt, PartRecord } from '../../storage/contract.js';
 
 /** A fixed epoch-ms start time, so tests never read the clock. */
 export const T0 = 1_700_000_000_000;
@@ -70,6 +70,14 @@ export const LEASE = 30_000;
 /** A receipt for the part named by `carrierIds` (one spelling or several), `result` at `now`. */
 export function receipt(carrierIds: string | readonly string[], result = DELIVERED, now = T0 + 100): PartReceipt {
   return { carrierIds: typeof carrierIds === 'string' ? [carrierIds] : carrierIds, outcome: result, now };
+}
+
+/**
+ * `parts` without their times (`submittedAt`, `endedAt`): the contract lets a storage keep
+ * them or not, so a test of what else a part holds compares without them.
+ */
+export function withoutTimes(parts: readonly PartRecord[]): PartRecord[] {
+  return parts.map(({ index, carrierId, outcome }) => ({ index, carrierId, outcome }));
 }
 
 /** The refs of `records`, in order. */

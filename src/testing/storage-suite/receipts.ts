@@ -84,6 +84,22 @@ export function receiptTests({ describe, test, insert, get, submitAll }: SuiteCo
       assert.equal((await get(storage, message!)).state, 'delivered');
     });
 
+    test('a part keeps when it was submitted and when its receipt came, when the storage keeps part times', async (storage, skip) => {
+      const [message] = await insert(storage, buildNewMessage({ smsCount: 2 }));
+      await storage.recordSubmission(message!.ref, 0, 'timed-0', T0 + 1);
+      await storage.recordSubmission(message!.ref, 1, 'timed-1', T0 + 2);
+      const submitted = await get(storage, message!);
+      if (submitted.parts[0]!.submittedAt === undefined) {
+        skip('the storage keeps no part times (optional: the status answer shows them as null)');
+        return;
+      }
+      assert.deepEqual(submitted.parts.map((part) => [part.submittedAt, part.endedAt]), [[T0 + 1, null], [T0 + 2, null]], 'a submission sets the part\u2019s submittedAt');
+      await storage.applyReceipt(receipt('timed-1', DELIVERED, T0 + 50));
+      await storage.applyReceipt(receipt('timed-0', UNDELIVERED, T0 + 60));
+      const ended = await get(storage, message!);
+      assert.deepEqual(ended.parts.map((part) => [part.submittedAt, part.endedAt]), [[T0 + 1, T0 + 60], [T0 + 2, T0 + 50]], 'a receipt sets the part\u2019s endedAt, keeping its submittedAt');
+    });
+
     test('a failed part makes the whole multipart message fail with that part\u2019s outcome', async (storage) => {
       const [message] = await insert(storage, buildNewMessage({ smsCount: 3 }));
       const ids = await submitAll(storage, message!);
