@@ -87,18 +87,11 @@ export class RowWriter {
       if (decision.row === undefined) {
         if (fresh) return decision.result;
       } else {
-        // Known from now, not from the commit: a receipt that arrives while the write is
-        // still being committed then needs no read. Were the write to fail, a write based on
-        // the row would fail its compare-and-set and read again.
-        this.known.remember(decision.row);
-        let applied: boolean[];
-        try {
-          applied = await this.store.writeMessages([toWrite(decision.row, row!, decision.refund)]);
-        } catch (error) {
-          this.known.forget(ref);
-          throw error;
+        const applied = await this.store.writeMessages([toWrite(decision.row, row!, decision.refund)]);
+        if (applied[0] === true) {
+          this.known.remember(decision.row);
+          return decision.result;
         }
-        if (applied[0] === true) return decision.result;
         this.known.forget(ref);
       }
       row = await this.store.getMessage(ref);
