@@ -89,6 +89,8 @@ export class RowWriter {
       } else {
         const applied = await this.store.writeMessages([toWrite(decision.row, row!, decision.refund)]);
         if (applied[0] === true) {
+          // Only once applied: a row kept before its write holds could share its version with
+          // another writer's row, and a write decided from it would pass that row's check.
           this.known.remember(decision.row);
           return decision.result;
         }
