@@ -165,9 +165,9 @@ function partsOf(acked: readonly AckedMessage[]): string[] {
       const leased = new Set(held.rows.map((row) => row.ref));
       const victimIds = victim.submits.map((s) => normalizeCarrierId(s.carrierId));
       const strandedRows = await admin!.query<{ ref: string }>(
-        // A part is its carrier id alone until its receipt.
+        // A part is its carrier id alone (with its two times: 3 elements) until its receipt (stored-parts.ts).
         `SELECT DISTINCT m.ref FROM "${schema}".ledger_messages m CROSS JOIN jsonb_array_elements(m.data::jsonb -> ${PACKED.parts}) p
-         WHERE ${STATE_SQL} NOT IN (${TERMINAL_SQL}) AND jsonb_array_length(p) = 1 AND p ->> 0 = ANY($1)`,
+         WHERE ${STATE_SQL} NOT IN (${TERMINAL_SQL}) AND jsonb_array_length(p) IN (1, 3) AND p ->> 0 = ANY($1)`,
         [victimIds],
       );
       const stranded = new Set(strandedRows.rows.map((row) => row.ref));
