@@ -158,7 +158,7 @@ export function postgresStatements(t: SqlTables) {
       RETURNING ${returned}, c.was_due`,
     /**
      * Applies each write whose row is still at its expected version; returns the refs
-     * applied. The carrier ids and the refunds follow only the applied writes. Refs must be
+     * applied, as one JSON array (`null` for none): one row for the driver to read, not one per write. The carrier ids and the refunds follow only the applied writes. Refs must be
      * distinct: of two writes of one row, `UPDATE ... FROM` would apply one, not say which.
      */
     write: `WITH done AS (
@@ -173,7 +173,7 @@ export function postgresStatements(t: SqlTables) {
         INSERT INTO ${t.credit} AS c (principal_id, balance)
           SELECT principal_id, sum(refund)::bigint FROM done WHERE refund > 0 GROUP BY principal_id
           ON CONFLICT (principal_id) DO UPDATE SET balance = c.balance + EXCLUDED.balance)
-      SELECT ref FROM done`,
+      SELECT json_agg(ref) AS refs FROM done`,
     /**
      * Inserts the rows with their carrier ids, unless the idempotency key is held by a live
      * record or the balance is short: then nothing. Each data-modifying part reads the
