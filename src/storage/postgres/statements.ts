@@ -54,16 +54,17 @@ const BATCH_FIELDS = [['ref', 'text'], ['expected', 'bigint'], ['refund', 'bigin
  * `n`. A row's fields are a JSON array: `ref`, `expected`, `refund`, the {@link ROW_FIELDS},
  * then its carrier ids to store as `carrier_ids` (a JSON array). JSON texts rather than an
  * array per column: the driver writes an array literal in JavaScript, escaping element by
- * element, where `JSON.stringify` is native. Arrays read as `jsonb` by position: no key to
- * write per field, and measured cheaper for PostgreSQL than both the arrays per column and
- * `json_to_recordset`'s objects. Both split by `unnest`, which the planner counts as few
- * rows (a function over a JSON array counts as a hundred, and a write's join then reads the
- * whole table rather than look each ref up).
+ * element, where `JSON.stringify` is native. Arrays read as `json` by position: no key to
+ * write per field, and measured cheaper for PostgreSQL than the arrays per column,
+ * `json_to_recordset`'s objects, and `jsonb` (whose numbers go through `numeric` both
+ * ways). Both split by `unnest`, which the planner counts as few rows (a function over a
+ * JSON array counts as a hundred, and a write's join then reads the whole table rather than
+ * look each ref up).
  */
 function batchRows(from: number, alias: string): string {
   const fields = BATCH_FIELDS.map(([field, type], i) => (type === 'text' ? `e->>${i} AS ${field}` : `(e->>${i})::${type} AS ${field}`));
   return `(SELECT ${fields.join(', ')}, e->${BATCH_FIELDS.length} AS carrier_ids, b.data, b.n
-          FROM ROWS FROM (unnest(string_to_array($${from}::text, E'\\x1e')::jsonb[]), unnest(string_to_array($${from + 1}::text, E'\\x1e')))
+          FROM ROWS FROM (unnest(string_to_array($${from}::text, E'\\x1e')::json[]), unnest(string_to_array($${from + 1}::text, E'\\x1e')))
           WITH ORDINALITY AS b(e, data, n)) AS ${alias}`;
 }
 
@@ -166,7 +167,7 @@ export function postgresStatements(t: SqlTables) {
           RETURNING m.ref, w.principal_id, w.refund, w.carrier_ids),
       ids AS (
         INSERT INTO ${t.carrierIds} (carrier_id, ref)
-          SELECT a.id, done.ref FROM done CROSS JOIN LATERAL jsonb_array_elements_text(done.carrier_ids) AS a(id)
+          SELECT a.id, done.ref FROM done CROSS JOIN LATERAL json_array_elements_text(done.carrier_ids) AS a(id)
           ON CONFLICT DO NOTHING),
       refunds AS (
         INSERT INTO ${t.credit} AS c (principal_id, balance)
@@ -203,7 +204,7 @@ export function postgresStatements(t: SqlTables) {
           RETURNING 1),
       ids AS (
         INSERT INTO ${t.carrierIds} (carrier_id, ref)
-          SELECT a.id, r.ref FROM r CROSS JOIN LATERAL jsonb_array_elements_text(r.carrier_ids) AS a(id) WHERE (SELECT ok FROM go)
+          SELECT a.id, r.ref FROM r CROSS JOIN LATERAL json_array_elements_text(r.carrier_ids) AS a(id) WHERE (SELECT ok FROM go)
           ON CONFLICT DO NOTHING)
       SELECT (SELECT ok FROM key_free) AS key_free, (SELECT ok FROM go) AS stored,
         (SELECT balance FROM ${t.credit} WHERE principal_id = $10::text) AS balance, (SELECT count(*) FROM inserted) AS inserted`,
