@@ -2,18 +2,17 @@
  * The statements the PostgreSQL record store writes itself rather than take from the shared
  * SQL layer, because PostgreSQL does them in one round trip: a batch of compare-and-set
  * writes with their carrier ids and refunds, and a guarded insert. Each is one statement of
- * fixed text over its rows as one JSON text and one text of their documents, so it is parsed
- * and planned once per connection (a named prepared statement) however many rows it
- * carries, and is atomic on its own.
+ * fixed text over arrays (`unnest`), so it is parsed and planned once per connection (a
+ * named prepared statement) however many rows it carries, and is atomic on its own.
  *
  * @module
  */
 import type { InsertGuard, MessageRow, MessageWrite } from '../record-store.js';
-import { ROW_COLUMNS, rowValues, WRITTEN_COLUMNS } from '../sql/rows.js';
+import { ROW_COLUMNS, rowValues } from '../sql/rows.js';
 import type { SqlTables } from '../sql/schema.js';
 
-/** The row columns a write or an insert sets, with each one's type: {@link WRITTEN_COLUMNS} but `data`, in its order. */
-const ROW_FIELDS = [
+/** The row columns a write or an insert sets from arrays, with each array's type. */
+const ROW_ARRAYS = [
   ['principal_id', 'text'],
   ['external_id', 'text'],
   ['created_at', 'bigint'],
@@ -27,77 +26,31 @@ const ROW_FIELDS = [
   ['report_due_at', 'bigint'],
   ['timer', 'text'],
   ['timer_at', 'bigint'],
+  ['data', 'text'],
 ] as const;
 
-// `rowValues` gives the values in WRITTEN_COLUMNS' order: the fields are read from it by position.
-if (ROW_FIELDS.map(([column]) => column).join() !== WRITTEN_COLUMNS.slice(0, -1).join() || WRITTEN_COLUMNS.at(-1) !== 'data') {
-  throw new Error('ROW_FIELDS must be WRITTEN_COLUMNS but data, in order');
-}
-
-/** The columns a write or an insert sets, `data` last. */
-const COLUMNS = WRITTEN_COLUMNS.join(', ');
+const COLUMNS = ROW_ARRAYS.map(([column]) => column).join(', ');
 
 /**
- * Separates the rows' JSON texts in the text parameter that carries them: JSON text never
- * holds a raw control character (`JSON.stringify` escapes them), so it never holds this.
- * The documents travel beside the rows' fields rather than in them, where each of their
- * many quotes would be escaped on the way in and unescaped on the way out.
+ * Separates the rows' JSON documents in the one text parameter that carries them: JSON text
+ * never holds a raw control character (`JSON.stringify` escapes them), so it never holds this.
+ * One text rather than a text array, because a driver escapes every quote of every element
+ * of an array literal, and a document is mostly quotes.
  */
 const DATA_SEPARATOR = '\x1e';
 
-/** The fields of a batch's row, in their place in its JSON array (see {@link batchRows}). */
-const BATCH_FIELDS = [['ref', 'text'], ['expected', 'bigint'], ['refund', 'bigint'], ...ROW_FIELDS] as const;
-
-/**
- * A batch's rows as a relation named `alias`: `$from` is their fields, `$from+1` their
- * documents, each row's joined by {@link DATA_SEPARATOR}, zipped by position and numbered
- * `n`. A row's fields are a JSON array: `ref`, `expected`, `refund`, the {@link ROW_FIELDS},
- * then its carrier ids to store as `carrier_ids` (a JSON array). JSON texts rather than an
- * array per column: the driver writes an array literal in JavaScript, escaping element by
- * element, where `JSON.stringify` is native. Arrays read as `json` by position: no key to
- * write per field, and measured cheaper for PostgreSQL than the arrays per column,
- * `json_to_recordset`'s objects, and `jsonb` (whose numbers go through `numeric` both
- * ways). Both split by `unnest`, which the planner counts as few rows (a function over a
- * JSON array counts as a hundred, and a write's join then reads the whole table rather than
- * look each ref up).
- */
-function batchRows(from: number, alias: string): string {
-  const fields = BATCH_FIELDS.map(([field, type], i) => (type === 'text' ? `e->>${i} AS ${field}` : `(e->>${i})::${type} AS ${field}`));
-  return `(SELECT ${fields.join(', ')}, e->${BATCH_FIELDS.length} AS carrier_ids, b.data, b.n
-          FROM ROWS FROM (unnest(string_to_array($${from}::text, E'\\x1e')::json[]), unnest(string_to_array($${from + 1}::text, E'\\x1e')))
-          WITH ORDINALITY AS b(e, data, n)) AS ${alias}`;
+/** `unnest($from::type[], ...)` of the row arrays, numbered from `from`; the last (data) split from one text. */
+function unnestRows(from: number): string {
+  return ROW_ARRAYS.map(([column, type], i) =>
+    column === 'data' ? `string_to_array($${from + i}::text, E'\\x1e')` : `$${from + i}::${type}[]`,
+  ).join(', ');
 }
 
-/**
- * The fields of one row for {@link batchRows}, from its `rowValues`, in {@link BATCH_FIELDS}'
- * order, then its carrier ids. One array literal: no array built and copied per row.
- */
-function rowFields(ref: string, expected: number, refund: number, v: readonly unknown[], carrierIds: readonly string[]): unknown[] {
-  return [ref, expected, refund, v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10], v[11], v[12], carrierIds];
-}
-
-// rowFields copies the values by position: one for each of ROW_FIELDS.
-if (rowFields('', 0, 0, [], []).length !== BATCH_FIELDS.length + 1) throw new Error('rowFields must give every field of BATCH_FIELDS');
-
-/**
- * The two parameters of `rows` for {@link batchRows}: the fields' JSON and the documents.
- * Row `i` is at version `expected(i)`, refunds `refund(i)` and stores carrier ids `carrierIds(i)`.
- */
-function batchParams(
-  rows: readonly MessageRow[],
-  expected: (i: number) => number,
-  refund: (i: number) => number,
-  carrierIds: (i: number) => readonly string[],
-): [string, string] {
-  const fields = new Array<string>(rows.length);
-  const documents = new Array<string>(rows.length);
-  for (let i = 0; i < rows.length; i++) {
-    const row = rows[i]!;
-    const values = rowValues(row);
-    fields[i] = JSON.stringify(rowFields(row.record.ref, expected(i), refund(i), values, carrierIds(i)));
-    documents[i] = values[ROW_FIELDS.length] as string;
-  }
-  return [fields.join(DATA_SEPARATOR), documents.join(DATA_SEPARATOR)];
+/** The row arrays of `rows`, in {@link ROW_ARRAYS}' order (each row's values as every SQL store writes them). */
+function rowArrays(rows: readonly MessageRow[]): unknown[] {
+  const arrays: unknown[][] = ROW_ARRAYS.map(() => new Array<unknown>(rows.length));
+  rows.forEach((row, i) => rowValues(row).forEach((value, column) => (arrays[column]![i] = value)));
+  return [...arrays.slice(0, -1), arrays[arrays.length - 1]!.join(DATA_SEPARATOR)];
 }
 
 /** A write, with the carrier ids it adds when the ledger names them (else every id of its row, those stored already skipped by the insert). */
@@ -111,6 +64,7 @@ const CLAIMABLE = 'due_at <= $3 AND (lease_until IS NULL OR lease_until <= $3) A
 
 /** The statements of the store over `t`. */
 export function postgresStatements(t: SqlTables) {
+  const n = ROW_ARRAYS.length;
   const returned = ROW_COLUMNS.split(', ').map((column) => `m.${column}`).join(', ');
   return {
     /**
@@ -161,13 +115,16 @@ export function postgresStatements(t: SqlTables) {
      * applied, as one JSON array (`null` for none): one row for the driver to read, not one per write. The carrier ids and the refunds follow only the applied writes. Refs must be
      * distinct: of two writes of one row, `UPDATE ... FROM` would apply one, not say which.
      */
-    write: `WITH done AS (
-        UPDATE ${t.messages} m SET ${COLUMNS.split(', ').map((column) => `${column} = w.${column}`).join(', ')}, version = w.expected + 1
-          FROM ${batchRows(1, 'w')} WHERE m.ref = w.ref AND m.version = w.expected
-          RETURNING m.ref, w.principal_id, w.refund, w.carrier_ids),
+    write: `WITH w AS (
+        SELECT * FROM unnest($1::text[], $2::bigint[], $3::bigint[], ${unnestRows(4)})
+          AS w(ref, expected, refund, ${COLUMNS})),
+      done AS (
+        UPDATE ${t.messages} m SET ${ROW_ARRAYS.map(([column]) => `${column} = w.${column}`).join(', ')}, version = w.expected + 1
+          FROM w WHERE m.ref = w.ref AND m.version = w.expected
+          RETURNING m.ref, w.principal_id, w.refund),
       ids AS (
         INSERT INTO ${t.carrierIds} (carrier_id, ref)
-          SELECT a.id, done.ref FROM done CROSS JOIN LATERAL json_array_elements_text(done.carrier_ids) AS a(id)
+          SELECT a.id, a.ref FROM unnest($${n + 4}::text[], $${n + 5}::text[]) AS a(ref, id) JOIN done ON done.ref = a.ref
           ON CONFLICT DO NOTHING),
       refunds AS (
         INSERT INTO ${t.credit} AS c (principal_id, balance)
@@ -183,49 +140,56 @@ export function postgresStatements(t: SqlTables) {
      */
     insert: `WITH idem AS (
         INSERT INTO ${t.idempotency} AS i (principal_id, idem_key, body_hash, status, body, created_at, expires_at)
-          SELECT $3::text, $4::text, $5::text, $6::int, $7::text, $8::bigint, $9::bigint
-          WHERE $3::text IS NOT NULL
+          SELECT $${n + 4}::text, $${n + 5}::text, $${n + 6}::text, $${n + 7}::int, $${n + 8}::text, $${n + 9}::bigint, $${n + 10}::bigint
+          WHERE $${n + 4}::text IS NOT NULL
           ON CONFLICT (principal_id, idem_key) DO UPDATE SET body_hash = EXCLUDED.body_hash, status = EXCLUDED.status,
             body = EXCLUDED.body, created_at = EXCLUDED.created_at, expires_at = EXCLUDED.expires_at
             WHERE i.expires_at <= EXCLUDED.created_at
           RETURNING 1),
-      key_free AS (SELECT $3::text IS NULL OR EXISTS (SELECT 1 FROM idem) AS ok),
+      key_free AS (SELECT $${n + 4}::text IS NULL OR EXISTS (SELECT 1 FROM idem) AS ok),
       taken AS (
-        UPDATE ${t.credit} SET balance = balance - $11::bigint
-          WHERE principal_id = $10::text AND $11::bigint > 0 AND balance >= $11::bigint
+        UPDATE ${t.credit} SET balance = balance - $${n + 12}::bigint
+          WHERE principal_id = $${n + 11}::text AND $${n + 12}::bigint > 0 AND balance >= $${n + 12}::bigint
           RETURNING 1),
-      paid AS (SELECT $10::text IS NULL OR $11::bigint <= 0 OR EXISTS (SELECT 1 FROM taken) AS ok),
+      paid AS (SELECT $${n + 11}::text IS NULL OR $${n + 12}::bigint <= 0 OR EXISTS (SELECT 1 FROM taken) AS ok),
       go AS (SELECT (SELECT ok FROM key_free) AND (SELECT ok FROM paid) AS ok),
-      r AS (SELECT * FROM ${batchRows(1, 'q')}),
       inserted AS (
         INSERT INTO ${t.messages} (ref, version, ${COLUMNS})
-          SELECT r.ref, 0, ${COLUMNS.split(', ').map((column) => `r.${column}`).join(', ')}
-          FROM r WHERE (SELECT ok FROM go) ORDER BY r.n
+          SELECT r.ref, 0, ${ROW_ARRAYS.map(([column]) => `r.${column}`).join(', ')}
+          FROM unnest($1::text[], ${unnestRows(2)}) WITH ORDINALITY AS r(ref, ${COLUMNS}, n)
+          WHERE (SELECT ok FROM go) ORDER BY r.n
           RETURNING 1),
       ids AS (
         INSERT INTO ${t.carrierIds} (carrier_id, ref)
-          SELECT a.id, r.ref FROM r CROSS JOIN LATERAL json_array_elements_text(r.carrier_ids) AS a(id) WHERE (SELECT ok FROM go)
+          SELECT a.id, a.ref FROM unnest($${n + 2}::text[], $${n + 3}::text[]) AS a(ref, id) WHERE (SELECT ok FROM go)
           ON CONFLICT DO NOTHING)
       SELECT (SELECT ok FROM key_free) AS key_free, (SELECT ok FROM go) AS stored,
-        (SELECT balance FROM ${t.credit} WHERE principal_id = $10::text) AS balance, (SELECT count(*) FROM inserted) AS inserted`,
+        (SELECT balance FROM ${t.credit} WHERE principal_id = $${n + 11}::text) AS balance, (SELECT count(*) FROM inserted) AS inserted`,
   };
 }
 
 /** The parameters of the write statement for `writes` (distinct refs). */
 export function writeParams(writes: readonly Write[]): unknown[] {
-  return batchParams(
-    writes.map((write) => write.row),
-    (i) => writes[i]!.expectedVersion,
-    (i) => writes[i]!.refund ?? 0,
-    (i) => writes[i]!.addedCarrierIds ?? writes[i]!.row.carrierIds,
-  );
+  const added = writes.flatMap((write) => (write.addedCarrierIds ?? write.row.carrierIds).map((id) => [write.row.record.ref, id] as const));
+  return [
+    writes.map((write) => write.row.record.ref),
+    writes.map((write) => write.expectedVersion),
+    writes.map((write) => write.refund ?? 0),
+    ...rowArrays(writes.map((write) => write.row)),
+    added.map(([ref]) => ref),
+    added.map(([, id]) => id),
+  ];
 }
 
 /** The parameters of the insert statement for `rows` under `guard` (a key, or a charge, or neither). */
 export function insertParams(rows: readonly MessageRow[], guard: InsertGuard | undefined): unknown[] {
+  const ids = rows.flatMap((row) => row.carrierIds.map((id) => [row.record.ref, id] as const));
   const key = guard?.idempotency;
   return [
-    ...batchParams(rows, () => 0, () => 0, (i) => rows[i]!.carrierIds),
+    rows.map((row) => row.record.ref),
+    ...rowArrays(rows),
+    ids.map(([ref]) => ref),
+    ids.map(([, id]) => id),
     key?.principalId ?? null,
     key?.key ?? null,
     key?.bodyHash ?? null,
