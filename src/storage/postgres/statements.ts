@@ -49,7 +49,10 @@ function unnestRows(from: number): string {
 /** The row arrays of `rows`, in {@link ROW_ARRAYS}' order (each row's values as every SQL store writes them). */
 function rowArrays(rows: readonly MessageRow[]): unknown[] {
   const arrays: unknown[][] = ROW_ARRAYS.map(() => new Array<unknown>(rows.length));
-  rows.forEach((row, i) => rowValues(row).forEach((value, column) => (arrays[column]![i] = value)));
+  for (let i = 0; i < rows.length; i++) {
+    const values = rowValues(rows[i]!);
+    for (let column = 0; column < values.length; column++) arrays[column]![i] = values[column];
+  }
   return [...arrays.slice(0, -1), arrays[arrays.length - 1]!.join(DATA_SEPARATOR)];
 }
 
