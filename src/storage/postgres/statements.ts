@@ -49,7 +49,10 @@ function unnestRows(from: number): string {
 /** The row arrays of `rows`, in {@link ROW_ARRAYS}' order (each row's values as every SQL store writes them). */
 function rowArrays(rows: readonly MessageRow[]): unknown[] {
   const arrays: unknown[][] = ROW_ARRAYS.map(() => new Array<unknown>(rows.length));
-  rows.forEach((row, i) => rowValues(row).forEach((value, column) => (arrays[column]![i] = value)));
+  for (let i = 0; i < rows.length; i++) {
+    const values = rowValues(rows[i]!);
+    for (let column = 0; column < values.length; column++) arrays[column]![i] = values[column];
+  }
   return [...arrays.slice(0, -1), arrays[arrays.length - 1]!.join(DATA_SEPARATOR)];
 }
 
@@ -112,7 +115,7 @@ export function postgresStatements(t: SqlTables) {
       RETURNING ${returned}, c.was_due`,
     /**
      * Applies each write whose row is still at its expected version; returns the refs
-     * applied. The carrier ids and the refunds follow only the applied writes. Refs must be
+     * applied, as one JSON array (`null` for none): one row for the driver to read, not one per write. The carrier ids and the refunds follow only the applied writes. Refs must be
      * distinct: of two writes of one row, `UPDATE ... FROM` would apply one, not say which.
      */
     write: `WITH w AS (
@@ -130,7 +133,7 @@ export function postgresStatements(t: SqlTables) {
         INSERT INTO ${t.credit} AS c (principal_id, balance)
           SELECT principal_id, sum(refund)::bigint FROM done WHERE refund > 0 GROUP BY principal_id
           ON CONFLICT (principal_id) DO UPDATE SET balance = c.balance + EXCLUDED.balance)
-      SELECT ref FROM done`,
+      SELECT json_agg(ref) AS refs FROM done`,
     /**
      * Inserts the rows with their carrier ids, unless the idempotency key is held by a live
      * record or the balance is short: then nothing. Each data-modifying part reads the

@@ -238,13 +238,17 @@ export class PostgresRecordStore extends SqlRecordStore {
 
   /** `RecordStore.writeMessages`: each write joins the batch of this turn's writes (each still applied or not on its own). */
   override writeMessages(writes: readonly MessageWrite[]): Promise<boolean[]> {
+    // Most calls are one write: its answer without Promise.all's.
+    if (writes.length === 1) return this.#writes.write(writes[0]!).then((applied) => [applied]);
     return Promise.all(writes.map((write) => this.#writes.write(write)));
   }
 
   /** One statement of `writes` (distinct refs); resolves with the refs applied. */
   async #writeAll(writes: readonly MessageWrite[]): Promise<Set<string>> {
     const { rows } = await this.#query('write', writeParams(writes));
-    return new Set(rows.map((row) => row.ref as string));
+    const refs = rows[0]!.refs as string | string[] | null;
+    // The driver parses JSON unless the host's pool was told to leave it as text.
+    return new Set(typeof refs === 'string' ? (JSON.parse(refs) as string[]) : (refs ?? []));
   }
 }
 
