@@ -10,6 +10,7 @@ import { staticKeys } from '../../src/index.js';
 import { createGateway } from '../helpers/gateway.js';
 import { eventually } from '../helpers/poll.js';
 import { buildNewMessage, runStorageContract } from '../../src/testing/storage-suite/index.js';
+import { outcome } from '../../src/lifecycle/states.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'sms-outbox-sqlite-'));
 
@@ -229,6 +230,30 @@ describe('SqliteStorage', () => {
     expect(await reopened.getMessage(message.principalId, message.ref)).not.toBeNull();
     await reopened.close();
     await expect(storage.getMessage(message.principalId, message.ref)).rejects.toThrow(/closed/);
+  });
+
+  it('finds, after the upgrade, the parts submitted when every carrier id was in the side table', async () => {
+    const path = newPath();
+    const before = new SqliteStorage({ path });
+    const message = buildNewMessage({ smsCount: 2, callbackUrl: 'https://client.example/dlr' });
+    await before.insertMessages([message]);
+    await before.recordSubmission(message.ref, 0, 'old-0', message.createdAt + 1);
+    await before.close();
+    // The file as a version without the row's own carrier id left it: the id in the side table only.
+    const db = new Database(path);
+    db.exec(`DROP INDEX sms_outbox_messages_carrier;
+      INSERT INTO sms_outbox_carrier_ids (carrier_id, ref) SELECT carrier_id, ref FROM sms_outbox_messages WHERE carrier_id IS NOT NULL;
+      ALTER TABLE sms_outbox_messages DROP COLUMN carrier_id;
+      DELETE FROM sms_outbox_schema_version WHERE version = 3;`);
+    db.close();
+
+    const after = new SqliteStorage({ path });
+    await after.recordSubmission(message.ref, 1, 'new-1', message.createdAt + 2);
+    expect((await after.applyReceipt({ carrierIds: ['old-0'], outcome: outcome('delivered', 'delivered_to_terminal'), now: message.createdAt + 3 })).kind).toBe('part');
+    const ended = await after.applyReceipt({ carrierIds: ['new-1'], outcome: outcome('delivered', 'delivered_to_terminal'), now: message.createdAt + 4 });
+    expect(ended.kind).toBe('terminal');
+    expect((await after.getMessage(message.principalId, message.ref))?.state).toBe('delivered');
+    await after.close();
   });
 });
 

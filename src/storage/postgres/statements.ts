@@ -8,7 +8,7 @@
  * @module
  */
 import type { InsertGuard, MessageRow, MessageWrite } from '../record-store.js';
-import { ROW_COLUMNS, rowValues } from '../sql/rows.js';
+import { ROW_COLUMNS, rowValues, sideCarrierIds } from '../sql/rows.js';
 import type { SqlTables } from '../sql/schema.js';
 
 /** The row columns a write or an insert sets from arrays, with each array's type. */
@@ -26,6 +26,7 @@ const ROW_ARRAYS = [
   ['report_due_at', 'bigint'],
   ['timer', 'text'],
   ['timer_at', 'bigint'],
+  ['carrier_id', 'text'],
   ['data', 'text'],
 ] as const;
 
@@ -56,7 +57,7 @@ function rowArrays(rows: readonly MessageRow[]): unknown[] {
   return [...arrays.slice(0, -1), arrays[arrays.length - 1]!.join(DATA_SEPARATOR)];
 }
 
-/** A write, with the carrier ids it adds when the ledger names them (else every id of its row, those stored already skipped by the insert). */
+/** A write, with the carrier ids it adds when the ledger names them (else every id of its row, those stored already skipped by the insert); the first is in the row's own column. */
 type Write = MessageWrite & { addedCarrierIds?: readonly string[] };
 
 /** How many of a class's first rows the head is looked for among; a bound on what an insert reads. */
@@ -91,13 +92,19 @@ export function postgresStatements(t: SqlTables) {
     rowsOf: `SELECT ${ROW_COLUMNS} FROM ${t.messages} WHERE ref = ANY($1::text[])`,
     /**
      * `findByCarrierId` of several lookups at once: lookup `$1[k]` names id `$3[k]` as its
-     * `$2[k]`-th spelling. Per lookup, the row its first spelling that any row has names; of
-     * the rows one id names (a carrier reused it), the newest.
+     * `$2[k]`-th spelling. Per lookup, the row its first spelling that any row has names (in
+     * the row's own column, or in the side table); of the rows one id names (a carrier reused
+     * it), the newest.
      */
-    rowsByCarrierId: `SELECT DISTINCT ON (q.lookup) q.lookup, ${returned}
-      FROM unnest($1::int[], $2::int[], $3::text[]) AS q(lookup, spelling, carrier_id)
-      JOIN ${t.carrierIds} c ON c.carrier_id = q.carrier_id JOIN ${t.messages} m ON m.ref = c.ref
-      ORDER BY q.lookup, q.spelling, m.seq DESC`,
+    rowsByCarrierId: `SELECT DISTINCT ON (f.lookup) f.lookup, ${ROW_COLUMNS.split(', ').map((column) => `f.${column}`).join(', ')} FROM (
+        SELECT q.lookup, q.spelling, ${returned}
+          FROM unnest($1::int[], $2::int[], $3::text[]) AS q(lookup, spelling, carrier_id)
+          JOIN ${t.messages} m ON m.carrier_id = q.carrier_id
+        UNION ALL
+        SELECT q.lookup, q.spelling, ${returned}
+          FROM unnest($1::int[], $2::int[], $3::text[]) AS q(lookup, spelling, carrier_id)
+          JOIN ${t.carrierIds} c ON c.carrier_id = q.carrier_id JOIN ${t.messages} m ON m.ref = c.ref) f
+      ORDER BY f.lookup, f.spelling, f.seq DESC`,
     /**
      * A submit claim in one statement: up to `$4` claimable rows in the queue's order,
      * skipping those another claim holds, leased to `$1` until `$2` at `$3`.
@@ -173,7 +180,7 @@ export function postgresStatements(t: SqlTables) {
 
 /** The parameters of the write statement for `writes` (distinct refs). */
 export function writeParams(writes: readonly Write[]): unknown[] {
-  const added = writes.flatMap((write) => (write.addedCarrierIds ?? write.row.carrierIds).map((id) => [write.row.record.ref, id] as const));
+  const added = writes.flatMap((write) => sideCarrierIds(write.row, write.addedCarrierIds).map((id) => [write.row.record.ref, id] as const));
   return [
     writes.map((write) => write.row.record.ref),
     writes.map((write) => write.expectedVersion),
@@ -186,7 +193,7 @@ export function writeParams(writes: readonly Write[]): unknown[] {
 
 /** The parameters of the insert statement for `rows` under `guard` (a key, or a charge, or neither). */
 export function insertParams(rows: readonly MessageRow[], guard: InsertGuard | undefined): unknown[] {
-  const ids = rows.flatMap((row) => row.carrierIds.map((id) => [row.record.ref, id] as const));
+  const ids = rows.flatMap((row) => sideCarrierIds(row).map((id) => [row.record.ref, id] as const));
   const key = guard?.idempotency;
   return [
     rows.map((row) => row.record.ref),

@@ -51,6 +51,7 @@ function partialIndexes(messages: string): string[] {
     ['messages_accepted', 'queue, accepted_at', 'queue IS NOT NULL'],
     ['messages_report', 'report_due_at, order_key, seq', 'report_due_at IS NOT NULL'],
     ['messages_timer', 'timer, timer_at, seq', 'timer IS NOT NULL'],
+    ['messages_carrier', 'carrier_id', 'carrier_id IS NOT NULL'],
   ];
   return partial.flatMap(([name, columns, where]) => [
     `CREATE INDEX IF NOT EXISTS ${quoteIdent(`${TABLE_PREFIX}${name}_partial`)} ON ${messages} (${columns}) WHERE ${where}`,

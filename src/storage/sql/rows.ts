@@ -25,6 +25,7 @@ export const WRITTEN_COLUMNS = [
   'report_due_at',
   'timer',
   'timer_at',
+  'carrier_id',
   'data',
 ] as const;
 
@@ -148,6 +149,7 @@ export function rowValues(row: MessageRow): unknown[] {
     row.reportDueAt,
     row.timer,
     row.timerAt,
+    firstCarrierId(row),
     packData(row),
   ];
 }
@@ -167,7 +169,23 @@ const INDEXED_VALUES: readonly [column: string, value: (row: MessageRow) => unkn
   ['report_due_at', (row) => row.reportDueAt],
   ['timer', (row) => row.timer],
   ['timer_at', (row) => row.timerAt],
+  ['carrier_id', firstCarrierId],
 ];
+
+/**
+ * The carrier id kept in the row's own column, `null` before its first submission: the
+ * first of `carrierIds`, which only ever grows at its end. The others are kept in the side
+ * table ({@link sideCarrierIds}).
+ */
+export function firstCarrierId(row: MessageRow): string | null {
+  return row.carrierIds[0] ?? null;
+}
+
+/** Of `ids` (carrier ids of `row`), those kept in the side table: all but the row's first. */
+export function sideCarrierIds(row: MessageRow, ids: readonly string[] = row.carrierIds): readonly string[] {
+  const first = row.carrierIds[0];
+  return first === undefined || !ids.includes(first) ? ids : ids.filter((id) => id !== first);
+}
 
 /**
  * The columns of `row` whose values differ from `previous` (the stored row it replaces),

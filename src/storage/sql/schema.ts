@@ -1,9 +1,9 @@
 /**
  * The tables of a SQL record store and their creation: one row per message with the columns
- * the store searches and orders by, and the row's record and book as one JSON text; a side
- * table of carrier ids (a row has several, and a receipt names one); idempotency records; and
- * credit balances. The schema's version is kept in a table of its own, so a later version
- * adds only what is missing.
+ * the store searches and orders by (its first carrier id among them), and the row's record
+ * and book as one JSON text; a side table of the other carrier ids (a long message has one
+ * per part, and a receipt names one); idempotency records; and credit balances. The steps
+ * applied are kept in a table of their own, so a later version adds only what is missing.
  *
  * @module
  */
@@ -13,7 +13,7 @@ import type { SqlClient, SqlDialect } from './dialect.js';
 export interface SqlTables {
   /** One row per message. */
   messages: string;
-  /** `(carrier_id, ref)`: every carrier id a message's parts were given. */
+  /** `(carrier_id, ref)`: the carrier ids a message's parts were given after its first (which is in its row). */
   carrierIds: string;
   /** Idempotency records by `(principal_id, idem_key)`. */
   idempotency: string;
@@ -40,9 +40,16 @@ export function sqlTables(dialect: SqlDialect, prefix: string): SqlTables {
   };
 }
 
-/** One step of the schema: its version and its statements, run in order. */
+/**
+ * Where a storage's own steps are numbered from. The shared steps are numbered 1, 2, 3...
+ * below it and a storage's own 101, 102... so either list grows without renumbering the
+ * other, whose applied steps a database has recorded.
+ */
+export const OWN_STEPS_FROM = 101;
+
+/** One step of the schema: its number and its statements, run in order. */
 export interface Migration {
-  /** The version the tables are at once it ran: one more than the step before. */
+  /** Its number, recorded once it ran: the step before's plus one (see {@link OWN_STEPS_FROM}). */
   version: number;
   /** Its statements, run in order. */
   statements: string[];
@@ -111,47 +118,65 @@ function migrations(dialect: SqlDialect, prefix: string, t: SqlTables): Migratio
     },
     // The head of a class without walking the leased rows before it (a worker's window of
     // messages in flight): the first free row, and the earliest lapsed lease. Only as partial
-    // indexes, which hold just those rows; without them the head is walked for (queue.ts).
-    ...(dialect.partialIndexes === true
-      ? [
-          {
-            version: 2,
-            statements: [
+    // indexes, which hold just those rows; without them the head is walked for (queue.ts),
+    // and the step has nothing to do.
+    {
+      version: 2,
+      statements:
+        dialect.partialIndexes === true
+          ? [
               index('messages_free', t.messages, 'queue, order_key, seq', 'queue IS NOT NULL AND lease_until IS NULL'),
               index('messages_leased', t.messages, 'queue, lease_until', 'queue IS NOT NULL AND lease_until IS NOT NULL'),
-            ],
-          },
-        ]
-      : []),
+            ]
+          : [],
+    },
+    // A message's first carrier id in its row: a one-part message's submission is then one
+    // write of one row, not that and a side-table row in a transaction. The ids stored in the
+    // side table before this step stay there, and the lookup reads both.
+    {
+      version: 3,
+      statements: [
+        `ALTER TABLE ${t.messages} ADD COLUMN carrier_id ${key}`,
+        index('messages_carrier', t.messages, 'carrier_id', 'carrier_id IS NOT NULL'),
+      ],
+    },
   ];
 }
 
 /**
  * Creates the tables under `prefix`, or the steps they miss, holding a database-wide lock so
- * that instances starting at once do not race; `later` are the storage's own steps after the
- * shared ones (versions 2 and on). Idempotent. Throws when a newer version of the package
- * has changed the tables.
+ * that instances starting at once do not race; `own` are the storage's own steps, numbered
+ * from {@link OWN_STEPS_FROM}. Idempotent. Throws when a newer version of the package has
+ * changed the tables (a step is recorded that this version does not know).
  */
-export async function createSchema(client: SqlClient, dialect: SqlDialect, prefix: string, t: SqlTables, later: readonly Migration[] = []): Promise<void> {
+export async function createSchema(client: SqlClient, dialect: SqlDialect, prefix: string, t: SqlTables, own: readonly Migration[] = []): Promise<void> {
   await client.exclusive(`${prefix}schema`, async (session) => {
     const run = (sql: string, params?: unknown[]) => session.run(dialect.placeholders(sql), params);
     await run(`CREATE TABLE IF NOT EXISTS ${t.schemaVersion} (version integer NOT NULL PRIMARY KEY)${dialect.tableOptions}`);
-    const { rows } = await run(`SELECT MAX(version) AS version FROM ${t.schemaVersion}`);
-    const current = Number(rows[0]?.version ?? 0);
-    const steps = [...migrations(dialect, prefix, t), ...later];
-    // A storage's own steps follow the shared ones, which a dialect may lengthen (partial indexes).
-    steps.forEach((step, i) => {
-      if (step.version !== i + 1) throw new Error(`schema step ${i + 1} under ${prefix} is numbered ${step.version}: the steps must be numbered 1, 2, 3, ... in order`);
-    });
-    const latest = steps.at(-1)!.version;
-    if (current > latest) {
+    const shared = migrations(dialect, prefix, t);
+    checkNumbering(shared, 1, prefix);
+    checkNumbering(own, OWN_STEPS_FROM, prefix);
+    const steps = [...shared, ...own];
+    const { rows } = await run(`SELECT version FROM ${t.schemaVersion}`);
+    const applied = new Set(rows.map((row) => Number(row.version)));
+    const unknown = [...applied].filter((version) => !steps.some((step) => step.version === version));
+    if (unknown.length > 0) {
       // A newer version's schema: this version cannot know what its rows mean.
-      throw new Error(`the tables under ${prefix} are at schema version ${current}, newer than this version of sms-outbox knows (${latest}): upgrade it`);
+      throw new Error(
+        `the tables under ${prefix} are at schema version ${Math.max(...unknown)}, newer than this version of sms-outbox knows: upgrade it`,
+      );
     }
-    for (const migration of steps) {
-      if (migration.version <= current) continue;
-      for (const statement of migration.statements) await run(statement);
-      await run(`INSERT INTO ${t.schemaVersion} (version) VALUES (?)`, [migration.version]);
+    for (const step of steps) {
+      if (applied.has(step.version)) continue;
+      for (const statement of step.statements) await run(statement);
+      await run(`INSERT INTO ${t.schemaVersion} (version) VALUES (?)`, [step.version]);
     }
+  });
+}
+
+/** Throws unless `steps` are numbered `first`, `first + 1`, ... in order. */
+function checkNumbering(steps: readonly Migration[], first: number, prefix: string): void {
+  steps.forEach((step, i) => {
+    if (step.version !== first + i) throw new Error(`schema step ${i + 1} under ${prefix} is numbered ${step.version}, not ${first + i}: steps are numbered in order`);
   });
 }

@@ -22,11 +22,12 @@ import {
   INSERTED_COLUMNS,
   ROW_COLUMNS,
   rowValues,
+  sideCarrierIds,
   toIdempotency,
   tuple,
   WRITTEN_COLUMNS,
 } from './rows.js';
-import { createSchema, sqlTables, type Migration } from './schema.js';
+import { createSchema, sqlTables, type Migration, type SqlTables } from './schema.js';
 
 /** Rows per `INSERT` statement, and keys per `IN (...)` list: well under every driver's parameter and packet limits. */
 const CHUNK = 200;
@@ -45,22 +46,24 @@ export class SqlRecordStore implements RecordStore {
   protected readonly sql: SqlContext;
   /** The table name prefix (a plain identifier, checked by the adapter). */
   protected readonly prefix: string;
-  readonly #laterSteps: readonly Migration[];
+  readonly #ownSteps: readonly Migration[];
+  /** The lookup by carrier ids' text for each count of ids under 8. */
+  readonly #byCarrierIds: string[] = [];
   #schema: Promise<void> | undefined;
 
   /**
-   * A store over `client` speaking `dialect`, its tables named with `prefix`; `laterSteps`
-   * are the adapter's own schema steps after the shared ones (its inbound tables).
+   * A store over `client` speaking `dialect`, its tables named with `prefix`; `ownSteps`
+   * are the adapter's own schema steps (its inbound tables), numbered from `OWN_STEPS_FROM`.
    */
-  constructor(client: SqlClient, dialect: SqlDialect, prefix: string, laterSteps: readonly Migration[] = []) {
+  constructor(client: SqlClient, dialect: SqlDialect, prefix: string, ownSteps: readonly Migration[] = []) {
     this.sql = { client, dialect, tables: sqlTables(dialect, prefix) };
     this.prefix = prefix;
-    this.#laterSteps = laterSteps;
+    this.#ownSteps = ownSteps;
   }
 
   /** Creates the tables if needed (once per store; a failure is tried again at the next call). */
   ready(): Promise<void> {
-    this.#schema ??= createSchema(this.sql.client, this.sql.dialect, this.prefix, this.sql.tables, this.#laterSteps).catch((error: unknown) => {
+    this.#schema ??= createSchema(this.sql.client, this.sql.dialect, this.prefix, this.sql.tables, this.#ownSteps).catch((error: unknown) => {
       this.#schema = undefined;
       throw error;
     });
@@ -72,7 +75,7 @@ export class SqlRecordStore implements RecordStore {
     return runOn(this.sql, this.sql.client, sql, params);
   }
 
-  /** Stores `ids` of the row of `ref` in the side table (those already there stay). */
+  /** Stores `ids` of the row of `ref` in the side table (those already there stay); see `sideCarrierIds`. */
   async #insertCarrierIds(tx: SqlSession, rows: readonly { ref: string; ids: readonly string[] }[]): Promise<void> {
     const pairs = rows.flatMap((row) => row.ids.map((id) => [id, row.ref]));
     for (const slice of chunks(pairs, CHUNK)) {
@@ -89,9 +92,9 @@ export class SqlRecordStore implements RecordStore {
         const params = slice.flatMap((row) => [row.record.ref, 0, ...rowValues(row)]);
         await runOn(this.sql, session, `INSERT INTO ${this.sql.tables.messages} (${INSERTED_COLUMNS}) VALUES ${values}`, params);
       }
-      await this.#insertCarrierIds(session, rows.map((row) => ({ ref: row.record.ref, ids: row.carrierIds })));
+      await this.#insertCarrierIds(session, rows.map((row) => ({ ref: row.record.ref, ids: sideCarrierIds(row) })));
     };
-    const alone = guard === undefined && rows.length <= CHUNK && rows.every((row) => row.carrierIds.length === 0);
+    const alone = guard === undefined && rows.length <= CHUNK && rows.every((row) => sideCarrierIds(row).length === 0);
     if (alone) {
       if (rows.length > 0) await insert(this.sql.client);
       return undefined;
@@ -125,16 +128,21 @@ export class SqlRecordStore implements RecordStore {
     return rows.map(fromColumns);
   }
 
-  /** `RecordStore.findByCarrierId`: of the rows an id names, the newest (a carrier may reuse an id). */
+  /**
+   * `RecordStore.findByCarrierId`: of the rows an id names, in their own column or in the
+   * side table, the newest (a carrier may reuse an id).
+   */
   async findByCarrierId(carrierIds: readonly string[]): Promise<MessageRow | null> {
-    const { carrierIds: side, messages } = this.sql.tables;
     for (const slice of chunks(carrierIds, CHUNK)) {
       if (slice.length === 0) continue;
-      const { rows } = await this.run(
-        `SELECT c.carrier_id AS carrier_id, ${ROW_COLUMNS.split(', ').map((column) => `m.${column} AS ${column}`).join(', ')}
-          FROM ${side} c JOIN ${messages} m ON m.ref = c.ref WHERE c.carrier_id IN ${tuple(slice.length)}`,
-        slice,
-      );
+      // The texts of the usual few spellings are kept: a receipt of a part another instance
+      // submitted (or submitted before a restart) looks its row up by them.
+      let sql = this.#byCarrierIds[slice.length];
+      if (sql === undefined) {
+        sql = byCarrierIds(this.sql.tables, slice.length);
+        if (slice.length < 8) this.#byCarrierIds[slice.length] = sql;
+      }
+      const { rows } = await this.run(sql, [...slice, ...slice]);
       for (const id of slice) {
         const named = rows.filter((row) => row.carrier_id === id).map(fromColumns);
         if (named.length > 0) return named.reduce((newest, row) => (row.seq > newest.seq ? row : newest));
@@ -172,7 +180,8 @@ export class SqlRecordStore implements RecordStore {
    * One compare-and-set write: a single statement, or a transaction when it refunds or adds
    * carrier ids (`addedCarrierIds`; all of the row's when the caller does not say).
    */
-  async #write({ row, expectedVersion, refund, addedCarrierIds = row.carrierIds, previous }: MessageWrite): Promise<boolean> {
+  async #write({ row, expectedVersion, refund, addedCarrierIds: added = row.carrierIds, previous }: MessageWrite): Promise<boolean> {
+    const addedCarrierIds = sideCarrierIds(row, added);
     let sql = `UPDATE ${this.sql.tables.messages} SET ${WRITE_SET} WHERE ref = ? AND version = ?`;
     let values: unknown[];
     if (previous === undefined) values = rowValues(row);
@@ -252,4 +261,16 @@ export class SqlRecordStore implements RecordStore {
   creditBalance(principalId: string): Promise<number> {
     return balanceOf(this.sql, this.sql.client, principalId);
   }
+}
+
+/**
+ * The rows that `count` carrier ids name (the ids given twice as parameters), each with the
+ * id that named it as `carrier_id`: those whose own column holds one, and those the side
+ * table names.
+ */
+function byCarrierIds({ messages, carrierIds: side }: SqlTables, count: number): string {
+  const columns = ROW_COLUMNS.split(', ').map((column) => `m.${column} AS ${column}`).join(', ');
+  return `SELECT m.carrier_id AS carrier_id, ${columns} FROM ${messages} m WHERE m.carrier_id IN ${tuple(count)}
+    UNION ALL
+    SELECT c.carrier_id AS carrier_id, ${columns} FROM ${side} c JOIN ${messages} m ON m.ref = c.ref WHERE c.carrier_id IN ${tuple(count)}`;
 }

@@ -15,7 +15,7 @@ import type Database from 'better-sqlite3';
 import type { MessageRecord } from '../message-record.js';
 import type { MessageRow } from '../record-store.js';
 import { partsFromStored, type StoredPart } from '../stored-parts.js';
-import { INSERTED_COLUMNS, rowValues, tuple, WRITTEN_COLUMNS } from '../sql/rows.js';
+import { INSERTED_COLUMNS, rowValues, sideCarrierIds, tuple, WRITTEN_COLUMNS } from '../sql/rows.js';
 import type { SqlInboundTables } from '../sql/inbound.js';
 import type { SqlTables } from '../sql/schema.js';
 import { timerAtOf, timerOf } from '../../ledger/rows.js';
@@ -97,7 +97,7 @@ function moveLegacy(db: Database.Database, t: SqlTables): void {
     const ids = carrierIds.all(old.id as number);
     const row = legacyRow(old, ids);
     insert.run(row.record.ref, 0, ...rowValues(row));
-    for (const id of row.carrierIds) carrierId.run(id, row.record.ref);
+    for (const id of sideCarrierIds(row)) carrierId.run(id, row.record.ref);
   }
   db.exec(`
     INSERT OR IGNORE INTO ${t.idempotency} (principal_id, idem_key, body_hash, status, body, created_at, expires_at)
