@@ -154,7 +154,7 @@ export function rowValues(row: MessageRow): unknown[] {
   ];
 }
 
-/** The values of {@link WRITTEN_COLUMNS} but `data`, each read from a row. */
+/** The values of {@link WRITTEN_COLUMNS} but `data`, each read from a row, in that order (the bits of {@link changedValues}' mask). */
 const INDEXED_VALUES: readonly [column: string, value: (row: MessageRow) => unknown][] = [
   ['principal_id', (row) => row.record.principalId],
   ['external_id', (row) => row.record.externalId],
@@ -191,22 +191,30 @@ export function sideCarrierIds(row: MessageRow, ids: readonly string[] = row.car
  * The columns of `row` whose values differ from `previous` (the stored row it replaces),
  * with their values: a database updates only the indexes of the columns an `UPDATE` sets.
  * `data` is among them unless the record, book and carrier ids are the very same objects.
+ * `mask` has bit `i` set for the `i`-th of {@link WRITTEN_COLUMNS} among them, so a caller
+ * can keep one statement text per set of columns.
  */
-export function changedValues(row: MessageRow, previous: MessageRow): { columns: string[]; values: unknown[] } {
-  const columns: string[] = [];
+export function changedValues(row: MessageRow, previous: MessageRow): { mask: number; values: unknown[] } {
+  let mask = 0;
   const values: unknown[] = [];
-  for (const [column, value] of INDEXED_VALUES) {
+  for (let i = 0; i < INDEXED_VALUES.length; i++) {
+    const value = INDEXED_VALUES[i]![1];
     const next = value(row);
     if (next !== value(previous)) {
-      columns.push(column);
+      mask |= 1 << i;
       values.push(next);
     }
   }
   if (row.record !== previous.record || row.book !== previous.book || row.carrierIds !== previous.carrierIds) {
-    columns.push('data');
+    mask |= 1 << INDEXED_VALUES.length;
     values.push(packData(row));
   }
-  return { columns, values };
+  return { mask, values };
+}
+
+/** The names of the columns of `mask` ({@link changedValues}), in {@link WRITTEN_COLUMNS}' order. */
+export function maskedColumns(mask: number): string[] {
+  return WRITTEN_COLUMNS.filter((_, i) => (mask & (1 << i)) !== 0);
 }
 
 /** A number column (drivers give 64-bit integers and aggregates as numbers or strings). */

@@ -17,6 +17,7 @@ import { claimMessages, claimReports, countQueued, dueMessages, queueEnds, runOn
 import {
   changedValues,
   chunks,
+  maskedColumns,
   fromColumns,
   IDEMPOTENCY_COLUMNS,
   INSERTED_COLUMNS,
@@ -47,6 +48,8 @@ export class SqlRecordStore implements RecordStore {
   /** The table name prefix (a plain identifier, checked by the adapter). */
   protected readonly prefix: string;
   readonly #ownSteps: readonly Migration[];
+  /** The compare-and-set `UPDATE`s' texts by the columns they set (`#updateText`). */
+  readonly #updates = new Map<number, string>();
   /** The lookup by carrier ids' text for each count of ids under 8. */
   readonly #byCarrierIds: string[] = [];
   #schema: Promise<void> | undefined;
@@ -182,13 +185,15 @@ export class SqlRecordStore implements RecordStore {
    */
   async #write({ row, expectedVersion, refund, addedCarrierIds: added = row.carrierIds, previous }: MessageWrite): Promise<boolean> {
     const addedCarrierIds = sideCarrierIds(row, added);
-    let sql = `UPDATE ${this.sql.tables.messages} SET ${WRITE_SET} WHERE ref = ? AND version = ?`;
+    let sql: string;
     let values: unknown[];
-    if (previous === undefined) values = rowValues(row);
-    else {
+    if (previous === undefined) {
+      sql = this.#updates.get(-1) ?? this.#updateText(-1, WRITE_SET);
+      values = rowValues(row);
+    } else {
       // Only what changed: each column set costs its indexes an update, changed or not.
       const changed = changedValues(row, previous);
-      sql = `UPDATE ${this.sql.tables.messages} SET ${changed.columns.map((column) => `${column} = ?, `).join('')}version = ? WHERE ref = ? AND version = ?`;
+      sql = this.#updates.get(changed.mask) ?? this.#updateText(changed.mask, `${maskedColumns(changed.mask).map((column) => `${column} = ?, `).join('')}version = ?`);
       values = changed.values;
     }
     const params = [...values, expectedVersion + 1, row.record.ref, expectedVersion];
@@ -201,6 +206,13 @@ export class SqlRecordStore implements RecordStore {
       if (addedCarrierIds.length > 0) await this.#insertCarrierIds(tx, [{ ref: row.record.ref, ids: addedCarrierIds }]);
       return true;
     });
+  }
+
+  /** The compare-and-set `UPDATE` setting `set`, kept under `key` (a mask of changed columns, -1 for all): a write reuses the very text, which the client's statement cache then finds at once. */
+  #updateText(key: number, set: string): string {
+    const sql = `UPDATE ${this.sql.tables.messages} SET ${set} WHERE ref = ? AND version = ?`;
+    this.#updates.set(key, sql);
+    return sql;
   }
 
   /** `RecordStore.writeMessages`: each write on its own, at once. */
