@@ -14,7 +14,8 @@
  * two to the same answers over numbers of every calling code.
  */
 import * as core from 'libphonenumber-js/core';
-import metadataJson from 'libphonenumber-js/max/metadata';
+// The module the `max` entry's parser reads too (ESM and CommonJS alike): one copy in memory.
+import metadataJson from 'libphonenumber-js/metadata.max.json';
 
 /** The part of libphonenumber-js's `Metadata` class (exported, not typed) read here. */
 interface Metadata {
@@ -133,9 +134,13 @@ function countryAmong(national: string, countries: readonly string[]): CompiledP
 
 /** What libphonenumber-js says of an international number, as read-number.ts keeps it. */
 export interface InternationalReading {
+  /** ISO 3166 alpha-2 country, or `null` (a shared calling code none of whose countries takes the number). */
   country: string | null;
+  /** Line type in lower snake case, or `null` when no type pattern takes it. */
   type: string | null;
+  /** A length its country uses. */
   possible: boolean;
+  /** In a range its country has assigned. */
   valid: boolean;
 }
 
