@@ -25,7 +25,7 @@
  *
  * This file runs the families in order and writes the report. The cases live in
  * bench/cases/ by family (catalog.ts names them all and holds the selection; http,
- * instructions, e2e, smpp, store, fair, count-sms, rss), what they share in bench/harness/
+ * instructions, e2e, smpp, store, fair, count-sms, numbers, rss), what they share in bench/harness/
  * (options, pinning, the server children, storage services, the machine), and the targets
  * each run is judged by in bench/targets.ts.
  */
@@ -42,6 +42,7 @@ import { buildServers, built, runMode } from './harness/servers.js';
 import { scratch } from './harness/scratch.js';
 import { FAIR_CASES, httpSelected, otherSelected, STORE_CASES } from './cases/catalog.js';
 import { countSmsCase } from './cases/count-sms.js';
+import { numbersCase } from './cases/numbers.js';
 import { E2E_MESSAGES, E2E_WARMUP, endToEnd } from './cases/e2e.js';
 import { scriptCase } from './cases/fair.js';
 import { compareHttp, httpCases } from './cases/http.js';
@@ -101,6 +102,7 @@ async function main(): Promise<void> {
   }
   if (otherSelected.has('smpp-binds')) cases.push(await smppBindsCase());
   if (otherSelected.has('count-sms')) cases.push(await countSmsCase());
+  if (otherSelected.has('numbers')) cases.push(await numbersCase());
   for (const c of FAIR_CASES) {
     if (otherSelected.has(c.name)) cases.push(await scriptCase(c));
   }

@@ -104,6 +104,26 @@ export function verdicts(cases: CaseResult[], rssOutcome: { accepted: number; rs
     }
   }
   absTarget('countSms: >= 1,000,000 msg/s', 'count-sms', 1_000_000);
+  {
+    // The recipient check of new numbers against the CPU a request of the memory case takes
+    // (its core's busy share over its requests per second), issue 44's budget.
+    const numbers = get('numbers');
+    const perSecond = median(numbers, 'messagesPerSec');
+    for (const [count, name, budget] of [[1, 'memory-1', 0.05], [100, 'memory-100', 0.1]] as const) {
+      const target = `recipient check of ${count} new number${count === 1 ? '' : 's'}: <= ${budget * 100}% of a ${name} request's CPU`;
+      const c = get(name);
+      const busy = c?.coreBusy?.median ?? null;
+      const rate = median(c, 'requestsPerSec');
+      if (perSecond === null || busy === null || rate === null || rate === 0) {
+        list.push({ target, measured: perSecond === null ? why(numbers, 'numbers') : why(c, name), verdict: 'not measured' });
+        continue;
+      }
+      const checkUs = (count * 1e6) / perSecond;
+      const requestUs = (busy * 1e6) / rate;
+      const share = checkUs / requestUs;
+      list.push({ target, measured: `${(share * 100).toFixed(1)}% (${checkUs.toFixed(1)} us of ${requestUs.toFixed(0)} us)`, verdict: share <= budget ? 'met' : 'not met' });
+    }
+  }
   fairTargets(cases, list, why);
   return list;
 }
@@ -122,12 +142,13 @@ export function limits(cases: CaseResult[]): string[] {
     'store-*-100: the storage adapter alone in a child pinned to core 0, storing what sqlite-100 / postgres-100 store (100-message batches, 8 at a time) with nothing else in the process: the most those cases could accept on that storage if the request path and the worker cost nothing. SQLite\'s figure is its inserts (every message row, its ref, its reference and its claim index entries) and its commits, each waiting for fsync; PostgreSQL\'s is the server, unpinned, inserting the rows.',
     'life-*: the storage adapter alone in a child pinned to core 0, taking messages through the storage calls of their lives as the router and its worker make them (stored leased to the instance, submissions, receipts storing the report leased to the instance (no claim, as the router does), the attempt recorded), 100 at a time from 8 callers: the most e2e-sqlite / e2e-postgres could finish on that storage if HTTP, the carrier and the reports\' POSTs cost nothing. PostgreSQL runs unpinned; its CPU per message (all its processes, from /proc) is beside the case.',
     'count-sms: pure CPU in a fresh child pinned to core 0 while core 1 idles; the corpus is 100,000 deterministic mixed GSM-7/UCS-2 texts of 1-5 parts. A fresh child gives a steadier figure than the harness process, where the same code measured 0.6-1.4M msg/s depending on what ran before it.',
+    'numbers: pure CPU in a fresh child pinned to core 0; each round reads 2,000 mobiles of six countries never read before, by libphonenumber-js\'s parser and by the compiled patterns in turn (the order swapped every round), so both see the same machine. Its share of a request is set against memory-1 / memory-100 of the same run, whose CPU per request includes the worker\'s.',
     `fairness-* / priority-sqlite: the router (or, on PostgreSQL, two routers on one schema in one process), the HTTP client and the test SMSC child, all pinned to core 0, run with tsx; the carrier's ${FAIR_TPS} submits a second bound the drain (the adapter paces its bind), and B's delay is the wait for a carrier slot plus the claim, the submit and its recording. priority-sqlite's SMSC reports every submit so that the order the carrier received them in is counted where it happened.`,
     'claim-*: the storage alone in a child pinned to core 0 (PostgreSQL unpinned), synchronous=FULL for SQLite; the figure is the wall time of one claim (select, lease, read the records), so disk and, for PostgreSQL, the server and its round trips bound it. One run: loading the two backlogs of 1,000,000 takes most of the case.',
     'rss-sqlite: RSS (VmRSS) of the server read right after the last accepted request; the worker is still draining the backlog, so RSS includes its in-flight state. Its req/s is coarse: autocannon notices that a fixed count of requests is done on its one-second tick, so the duration it reports is a whole number of seconds.',
   ];
   for (const c of cases) {
-    if (c.coreBusy && c.coreBusy.median < 0.85 && c.name !== 'count-sms') {
+    if (c.coreBusy && c.coreBusy.median < 0.85 && c.name !== 'count-sms' && c.name !== 'numbers') {
       lines.push(`this run: ${c.name} kept the server core only ${Math.round(c.coreBusy.median * 100)}% busy, so its figure is bounded by waiting (disk, database, other work on the machine, or the load generator), not by the server's own CPU.`);
     }
   }

@@ -303,6 +303,35 @@ describe('metrics option', () => {
     expect(seconds).toBeLessThan(10);
   });
 
+  it("counts messages by their recipient's country at each stage, and a country that is not an ISO code as unknown", async () => {
+    const registry = new client.Registry();
+    const { app } = gatewayWith(registry);
+    const messages = ['254712345678', '254712345679', '2348031234567', '4915123456789'].map((recipient) => ({ recipient, message: 'Hi' }));
+    await request(app).post('/api/outbox/create').set('X-API-Key', KEY).send({ profile_code: '12345', messages }).expect(200);
+
+    await reaches(registry, 'sms_outbox_country_messages_total', { stage: 'delivered' }, 4);
+    const count = (country: string, stage: string) => value(registry, 'sms_outbox_country_messages_total', { country, stage });
+    for (const stage of ['accepted', 'submitted', 'delivered']) {
+      expect([await count('KE', stage), await count('NG', stage), await count('DE', stage)]).toEqual([2, 1, 1]);
+    }
+    expect(await count('KE', 'failed')).toBe(0);
+
+    // Straight from the events: a record without a country (an earlier release's), a
+    // non-geographic number's, and a code outside ISO 3166 all count as unknown.
+    const events = new SmsEventEmitter();
+    const direct = new client.Registry();
+    const detach = attachMetrics(events, { client: typedClient, registry: direct, profileLabel: false });
+    const record = (country: string | null | undefined, state: MessageRecord['state']) =>
+      ({ ref: 'r', endpoint: 'quick', priority: 'bulk', state, statusReason: null, createdAt: 0, updatedAt: 0, country }) as unknown as MessageRecord;
+    try {
+      for (const country of [undefined, null, 'XK', 'ke', 'NG']) events.emit('message.status', { message: record(country, 'failed'), previousState: 'queued' });
+      const failed = await samples(direct, 'sms_outbox_country_messages_total', { stage: 'failed' });
+      expect(Object.fromEntries(failed.map((s) => [s.labels.country, s.value]))).toEqual({ unknown: 4, NG: 1 });
+    } finally {
+      detach();
+    }
+  });
+
   it('remembers at most 100,000 submit times, dropping the oldest: a dropped message is not observed', async () => {
     const registry = new client.Registry();
     const events = new SmsEventEmitter();

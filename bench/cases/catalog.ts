@@ -70,7 +70,7 @@ export const FAIR_CASES = [
   { name: 'claim-postgres', script: 'claim-postgres.ts', args: ['--claims-only'], kind: 'claim', storage: 'PostgreSQL' },
 ] as const;
 
-const OTHER_CASES = ['e2e-simulator', 'e2e-sqlite', 'e2e-postgres', 'smpp-raw', 'smpp-raw-pinned', 'e2e-smpp', 'smpp-binds', 'count-sms', 'rss-sqlite', ...STORE_CASES.map((c) => c.name), ...FAIR_CASES.map((c) => c.name)] as const;
+const OTHER_CASES = ['e2e-simulator', 'e2e-sqlite', 'e2e-postgres', 'smpp-raw', 'smpp-raw-pinned', 'e2e-smpp', 'smpp-binds', 'count-sms', 'numbers', 'rss-sqlite', ...STORE_CASES.map((c) => c.name), ...FAIR_CASES.map((c) => c.name)] as const;
 
 /** Whether `--case` selected the case `name`. */
 export function selected(name: string): boolean {

@@ -13,7 +13,7 @@ import { pinning } from './pinning.js';
 import { scratch } from './scratch.js';
 import { SkipError } from './skip.js';
 
-const SERVER_SCRIPTS = ['baseline', 'memory', 'sqlite', 'postgres', 'mysql', 'smpp-raw', 'count-sms', 'store-insert', 'store-life'] as const;
+const SERVER_SCRIPTS = ['baseline', 'memory', 'sqlite', 'postgres', 'mysql', 'smpp-raw', 'count-sms', 'numbers', 'store-insert', 'store-life'] as const;
 /** A script of bench/servers/. */
 export type ServerScript = (typeof SERVER_SCRIPTS)[number];
 

@@ -64,11 +64,15 @@ export interface Profile {
   defaultCountry?: string;
   /**
    * Local hours its `bulk` messages are not sent in (`{ from: '21:00', to: '08:00' }`): one
-   * due inside them is stored `scheduled` until they end, in {@link timeZone}. Transactional
-   * messages are never held. Default none (docs/numbers.md#quiet-hours).
+   * due inside them in its recipient's zone is stored `scheduled` until they end. The zone is
+   * the recipient's country's where the country keeps one clock, else {@link timeZone}.
+   * Transactional messages are never held. Default none (docs/numbers.md#quiet-hours).
    */
   quietHours?: QuietHours;
-  /** The IANA time zone of its recipients (`Africa/Nairobi`), for `quietHours`; required with them. */
+  /**
+   * The IANA time zone (`America/New_York`) of its recipients in countries of several zones
+   * (the US, Brazil), for `quietHours`. Without it, such a recipient is not held.
+   */
   timeZone?: string;
   /**
    * How many delivery reports a message of several parts gets: `message`, one when the
@@ -165,9 +169,6 @@ export function staticProfiles(profiles: readonly StaticProfile[]): ProfileResol
     const { quietHours, timeZone } = profile as StaticProfile;
     if (quietHours !== undefined) assertQuietHours(named, quietHours);
     if (timeZone !== undefined) assertTimeZone(named, timeZone);
-    if (quietHours !== undefined && timeZone === undefined) {
-      throw new OptionError(`${named}: quietHours needs timeZone, the IANA zone of its recipients (such as 'Africa/Nairobi')`);
-    }
     codeOwner.set(code, index);
     byCode.set(code, profile as StaticProfile);
   });

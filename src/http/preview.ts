@@ -133,7 +133,6 @@ export function previewHandler(deps: PreviewDeps): RequestHandler {
       if (profile === null || profile === undefined) throw new SmsError('INVALID_PROFILE');
       const sender = senderFor(profile, request.from);
       const now = deps.now();
-      const times = requestTimes(request, profile, deps.storage, now);
       const passed: number[] = [];
       const recipients: CheckedRecipient[] = [];
       for (let j = 0; j < request.items.length; j++) {
@@ -146,6 +145,7 @@ export function previewHandler(deps: PreviewDeps): RequestHandler {
         }
       }
       const sendable: SendRequest = { ...request, items: passed.map((j) => request.items[j]!) };
+      const times = requestTimes(sendable, recipients, profile, deps.storage, now);
       const messages = toMessages(sendable, recipients, principal, profile, sender, now, times);
       // Quick-send profiles that honour opt-outs end such messages at once; premium ones, in the worker.
       const optOutsApply = deps.optOuts !== null && (request.endpoint === 'premium' || profile.honourOptOuts === true);

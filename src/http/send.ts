@@ -21,7 +21,7 @@ import type { RequestValidator, SendRequest } from './validate-request.js';
 import type { ChargeMessages, MessageCharge } from './message-budget.js';
 import type { BacklogGate } from './backlog.js';
 import { idempotencyKeyOf, type IdempotencyKeys, type KeyClaim } from './idempotency.js';
-import { requestTimes, type MessageTimes } from './send-times.js';
+import { requestTimes, timesOf, type RequestTimes } from './send-times.js';
 import type { CreditGate } from './credit.js';
 import type { OptOutGate } from '../inbound/opt-out-gate.js';
 import { countSms, smartEncode } from '../sms/segments.js';
@@ -67,7 +67,7 @@ export function senderFor(profile: Profile, from: string | null): string {
  * The messages a request stores, one per item, in item order: what the send stores and
  * what its preview describes. Smart encoding (the profile's) is applied here.
  */
-export function toMessages(request: SendRequest, recipients: readonly CheckedRecipient[], principal: Principal, profile: Profile, sender: string, now: number, times: MessageTimes): NewMessage[] {
+export function toMessages(request: SendRequest, recipients: readonly CheckedRecipient[], principal: Principal, profile: Profile, sender: string, now: number, requested: RequestTimes): NewMessage[] {
   const principalId = principal.id;
   const secret = principal.callbackSecret ?? null;
   const priority = profile.priority ?? 'bulk';
@@ -79,6 +79,7 @@ export function toMessages(request: SendRequest, recipients: readonly CheckedRec
     // A GSM-7 text has nothing to replace; the stored text and its count are what is sent.
     const text = smart && item.count.encoding === 'UCS-2' ? smartEncode(item.text) : item.text;
     const count = text === item.text ? item.count : countSms(text);
+    const times = timesOf(requested, i);
     const message: NewMessage = {
       ref,
       principalId,
@@ -183,11 +184,12 @@ export function sendHandler(deps: SendHandlerDeps): RequestHandler {
       const sender = senderFor(profile, request.from);
       const recipients = checkRecipients(request, profile, principal);
       const count = request.items.length;
-      const times = requestTimes(request, profile, deps.storage, deps.now());
+      const times = requestTimes(request, recipients, profile, deps.storage, deps.now());
       // Scheduled messages do not hold the carrier until due: they join the bounds' count then.
-      const backlog = times.sendAt === null ? deps.backlog : null;
+      const dueNow = times.dueNow;
+      const backlog = dueNow > 0 ? deps.backlog : null;
       if (backlog !== null) {
-        const admitting = backlog.admit(principal, count);
+        const admitting = backlog.admit(principal, dueNow);
         if (admitting !== undefined) await admitting;
       }
       let budget: MessageCharge;
@@ -195,19 +197,19 @@ export function sendHandler(deps: SendHandlerDeps): RequestHandler {
         const charging = deps.chargeMessages(res, count);
         budget = isPromiseLike(charging) ? await charging : charging;
       } catch (error) {
-        backlog?.notStored(principal, count);
+        backlog?.notStored(principal, dueNow);
         throw error;
       }
       let stored: Stored | null;
       try {
         stored = await store(res, principal, request, recipients, profile, sender, times, claim, traced);
       } catch (error) {
-        await notStored(req, principal, count, backlog, budget);
+        await notStored(req, principal, dueNow, backlog, budget);
         throw error;
       }
       if (stored === null) {
         // Another instance stored a request with this key first, and its answer was given.
-        await notStored(req, principal, count, backlog, budget);
+        await notStored(req, principal, dueNow, backlog, budget);
         return;
       }
       const { messages, handed, optedOut, lease, answer } = stored;
@@ -238,7 +240,7 @@ export function sendHandler(deps: SendHandlerDeps): RequestHandler {
     recipients: readonly CheckedRecipient[],
     profile: Profile,
     sender: string,
-    times: MessageTimes,
+    times: RequestTimes,
     claim: KeyClaim | null,
     traced: TracedSpan | null,
   ): Promise<Stored | null> {
@@ -250,8 +252,9 @@ export function sendHandler(deps: SendHandlerDeps): RequestHandler {
     // Without credit there is nothing to await, and no promise turn is spent on it.
     const charging = deps.credit?.charge(profile.code, messages);
     const charge = charging === undefined ? undefined : await charging;
-    // A scheduled message is claimed when due, by whichever instance: not handed over.
-    const lease = times.sendAt === null && handed.length > 0 ? deps.handOff.lease(handed.length, messages[0]!.priority) : null;
+    // A scheduled message is claimed when due, by whichever instance: not handed over. A
+    // request some of whose messages are held is stored unleased whole (a lease covers all).
+    const lease = times.dueNow === messages.length && handed.length > 0 ? deps.handOff.lease(handed.length, messages[0]!.priority) : null;
     // The messages to end are stored under the worker's lease, else under a short hold of
     // their own: either way no claim takes one before it is ended.
     const held = optedOut !== null && lease === null ? deps.optOuts!.holdLease(deps.now()) : null;

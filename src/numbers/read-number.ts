@@ -4,9 +4,12 @@
  *
  * The `max` metadata is used: it is the one flavour that tells a landline from a mobile in
  * one parse (`min` knows no types, `mobile` cannot tell a landline from an invalid number),
- * at about 75 KB more than `min` (docs/numbers.md#metadata).
+ * at about 75 KB more than `min` (docs/numbers.md#metadata-and-cost). International digits,
+ * the seed format and the hot path, are read with its patterns compiled once
+ * (international-reading.ts); other writings by libphonenumber-js's own parser.
  */
 import { parsePhoneNumberFromString, type CountryCode, type NumberType, type PhoneNumber } from 'libphonenumber-js/max';
+import { readInternationalDigits } from './international-reading.js';
 
 /** The seed format: international digits, country code first, no plus sign, 8 to 15 digits. */
 const SEED_FORMAT = /^[1-9][0-9]{7,14}$/;
@@ -53,12 +56,27 @@ function parse(text: string, country?: CountryCode): PhoneNumber | undefined {
   return country === undefined ? parsePhoneNumberFromString(text, { extract: false }) : parsePhoneNumberFromString(text, { defaultCountry: country, extract: false });
 }
 
+/**
+ * `raw` (international digits) read by libphonenumber-js itself, or `null` when it reads no
+ * number there: what {@link readInternational} answers faster, and is held to in tests.
+ */
+export function readInternationalByLibrary(raw: string): NumberReading | null {
+  const international = parse(`+${raw}`);
+  return international === undefined ? null : reading(international, true);
+}
+
+/** `raw` (international digits) read with compiled patterns, as libphonenumber-js reads it; `null` when it reads no number. */
+function readInternational(raw: string): NumberReading | null {
+  const read = readInternationalDigits(raw);
+  if (read === undefined) return readInternationalByLibrary(raw);
+  return read === null ? null : { digits: raw, country: read.country, type: read.type, possible: read.possible, valid: read.valid, seedFormat: true };
+}
+
 function readUncached(raw: string, defaultCountry: string | null): NumberReading {
   const seedFormat = SEED_FORMAT.test(raw);
   if (defaultCountry === null) {
     if (!seedFormat) return UNREAD;
-    const international = parse(`+${raw}`);
-    return international === undefined ? { ...UNREAD, digits: raw, seedFormat } : reading(international, seedFormat);
+    return readInternational(raw) ?? { ...UNREAD, digits: raw, seedFormat };
   }
   if (raw.startsWith('+')) {
     const written = parse(raw);
@@ -67,17 +85,17 @@ function readUncached(raw: string, defaultCountry: string | null): NumberReading
   // Digits alone are read as international first (the seed format), then as a national
   // number of the default country: the reading the metadata calls valid wins, the
   // international one when both or neither are.
-  const international = seedFormat ? parse(`+${raw}`) : undefined;
-  if (international?.isValid() === true) return reading(international, true);
+  const international = seedFormat ? readInternational(raw) : null;
+  if (international?.valid === true) return international;
   const national = parse(raw, defaultCountry as CountryCode);
   if (national?.isValid() === true) return reading(national, seedFormat);
-  if (international !== undefined) return reading(international, true);
+  if (international !== null) return international;
   return national === undefined ? (seedFormat ? { ...UNREAD, digits: raw, seedFormat } : UNREAD) : reading(national, false);
 }
 
 /**
- * Readings kept by the text and default country they were read with: a parse costs a few
- * microseconds (libphonenumber builds its regular expressions on each call), and the same
+ * Readings kept by the text and default country they were read with: a reading costs a
+ * microsecond or more (several patterns are matched), and the same
  * numbers come back (one-time passwords to the same users, a campaign's list sent again).
  * Bounded, oldest dropped first.
  */

@@ -9,6 +9,7 @@ import { ERRORS, OptionError } from '../errors.js';
 import { VERSION } from '../version.js';
 import { ENDPOINT_NAMES, SEND_ENDPOINT_NAMES } from '../endpoints.js';
 import type { Endpoint } from '../storage/contract.js';
+import { countryLabel } from './country-label.js';
 import type { MetricsConfig, PromCounter, PromGauge, PromHistogram, PromMetricConfig, PromRegistry } from './options.js';
 
 /** Upper bounds of the queue-wait buckets, seconds: from a carrier that keeps up to a backlog of an hour. */
@@ -92,10 +93,11 @@ export function metric<M extends PromCounter | PromHistogram | PromGauge>(
  * Subscribes Prometheus metrics to `events`. Every metric is named `sms_outbox_*` and
  * derived from the events alone (no storage queries, nothing on the request path beyond
  * a counter increment). Labels have bounded values: endpoint, profile code (unless
- * `profileLabel` is off), state, reason, result, HTTP status, error source, carrier bind;
- * never a ref, number or URL. Counters whose label values are known in advance start at 0
- * for them, so a rate or an alert works from the first occurrence. Returns a function that
- * unsubscribes (the metrics stay registered).
+ * `profileLabel` is off), recipient country (an ISO code or `unknown`), state, reason,
+ * result, HTTP status, error source, carrier bind; never a ref, number or URL. Counters
+ * whose label values are known in advance start at 0 for them, so a rate or an alert works
+ * from the first occurrence. Returns a function that unsubscribes (the metrics stay
+ * registered).
  */
 export function attachMetrics(events: SmsEventEmitter, config: MetricsConfig): () => void {
   const { client, registry, profileLabel } = config;
@@ -112,6 +114,11 @@ export function attachMetrics(events: SmsEventEmitter, config: MetricsConfig): (
   const submitted = counter('messages_submitted_total', 'Messages whose every part the carrier accepted, by endpoint.', ['endpoint']);
   const retries = counter('submission_retries_total', 'Submissions that failed with a retryable carrier error and will be tried again.');
   const finished = counter('messages_finished_total', 'Messages that reached a terminal state, by endpoint, state and reason.', ['endpoint', 'state', 'reason']);
+  const byCountry = counter(
+    'country_messages_total',
+    "Messages by the recipient's country (ISO 3166 alpha-2, else unknown) and stage: accepted, submitted, or the terminal state.",
+    ['country', 'stage'],
+  );
   const inbound = counter('inbound_messages_total', 'Mobile-originated messages received.');
   const dlrAttempts = counter('dlr_attempts_total', 'Delivery report attempts, by result: sent (2xx), retrying, failed (given up).', ['result']);
   const dlrDuration = histogram(
@@ -188,6 +195,7 @@ export function attachMetrics(events: SmsEventEmitter, config: MetricsConfig): (
     const labels: Record<string, string> = profileLabel ? { endpoint: m.endpoint, profile: m.profileCode } : { endpoint: m.endpoint };
     accepted.inc(labels);
     units.inc(labels, m.smsCount);
+    byCountry.inc({ country: countryLabel(m.country), stage: 'accepted' });
   });
   // When each message awaiting its final state was submitted: the record at the final
   // transition no longer says. Bounded, oldest forgotten first (a Map keeps insertion
@@ -195,6 +203,7 @@ export function attachMetrics(events: SmsEventEmitter, config: MetricsConfig): (
   const submittedAt = new Map<string, number>();
   on('message.submitted', ({ message: m }) => {
     submitted.inc({ endpoint: m.endpoint });
+    byCountry.inc({ country: countryLabel(m.country), stage: 'submitted' });
     acceptToSubmit.observe({ class: m.priority }, Math.max(0, m.updatedAt - m.createdAt) / 1000);
     submittedAt.delete(m.ref);
     submittedAt.set(m.ref, m.updatedAt);
@@ -212,6 +221,7 @@ export function attachMetrics(events: SmsEventEmitter, config: MetricsConfig): (
   on('message.status', ({ message: m, previousState }) => {
     if (!isTerminal(m.state)) return;
     finished.inc({ endpoint: m.endpoint, state: m.state, reason: m.statusReason ?? 'unknown' });
+    byCountry.inc({ country: countryLabel(m.country), stage: m.state });
     const sent = submittedAt.get(m.ref);
     if (sent === undefined) return;
     submittedAt.delete(m.ref);
