@@ -81,9 +81,9 @@ export function createSmsDashboard(sms: SmsRouter, options: SmsDashboardOptions)
   router.get('/messages', render('/messages', heading('/messages'), (context, req) => views.messages(context, field(req.query, 'principal'))));
   router.get('/credit', render('/credit', heading('/credit'), (context, req) => views.credit(context, field(req.query, 'principal'))));
 
-  const actions = express.Router();
-  actions.use(express.urlencoded({ extended: false, limit: '4kb' }), requireCsrf(tokens));
-  actions.post('/cancel', handle(async (req, res) => {
+  // Each action on the console's own router, so `req.baseUrl` is the mount point its redirect goes back under.
+  const form = [express.urlencoded({ extended: false, limit: '4kb' }), requireCsrf(tokens)];
+  router.post('/actions/cancel', ...form, handle(async (req, res) => {
     const principal = field(req.body, 'principal');
     const ref = field(req.body, 'ref');
     if (sms.cancel === null) return refuse(res, 'NOT_SUPPORTED', 'This storage cannot cancel messages (no cancelMessages)');
@@ -93,7 +93,7 @@ export function createSmsDashboard(sms: SmsRouter, options: SmsDashboardOptions)
     const back = `${req.baseUrl}/message?principal=${encodeURIComponent(principal)}&ref=${encodeURIComponent(ref)}`;
     res.redirect(303, `${back}&done=${result.cancelled.length > 0 ? 'cancelled' : 'not-cancelled'}`);
   }));
-  actions.post('/opt-in', handle(async (req, res) => {
+  router.post('/actions/opt-in', ...form, handle(async (req, res) => {
     const shortCode = field(req.body, 'shortCode');
     const number = field(req.body, 'number');
     if (sms.storage.listInbound === undefined) return refuse(res, 'NOT_SUPPORTED', 'This storage keeps no opt-out list');
@@ -101,7 +101,7 @@ export function createSmsDashboard(sms: SmsRouter, options: SmsDashboardOptions)
     await sms.optOuts.remove(shortCode, number);
     res.redirect(303, `${req.baseUrl}/inbound?done=opted-in`);
   }));
-  actions.post('/top-up', handle(async (req, res) => {
+  router.post('/actions/top-up', ...form, handle(async (req, res) => {
     const principal = field(req.body, 'principal');
     const units = field(req.body, 'units');
     if (sms.credit === null) return refuse(res, 'NOT_SUPPORTED', 'The router keeps no credit ledger');
@@ -109,7 +109,6 @@ export function createSmsDashboard(sms: SmsRouter, options: SmsDashboardOptions)
     await sms.credit.topUp(principal, Number(units));
     res.redirect(303, `${req.baseUrl}/credit?principal=${encodeURIComponent(principal)}&done=topped-up`);
   }));
-  router.use('/actions', actions);
   // A body the form parser refuses: 400/413 JSON, as everywhere else; anything else is the host's.
   router.use((error: { type?: string; status?: number }, _req: Request, res: Response, next: NextFunction) => {
     if (error.type === 'entity.too.large') refuse(res, 'VALIDATION_FAILED', 'Form body is larger than 4 KB');
