@@ -19,6 +19,11 @@ export const CHART_SCRIPT = `'use strict';
       { label: 'accepted', stroke: '#0969da' }, { label: 'submitted', stroke: '#8250df' },
       { label: 'delivered', stroke: '#1a7f37' }, { label: 'failed', stroke: '#cf222e' }] },
       [h.minutes, h.accepted, h.submitted, h.delivered, h.failed], traffic));
+    var queue = document.getElementById('chart-queue');
+    if (queue) charts.push(new uPlot({ width: width(queue), height: 160, spanGaps: true, series: [{},
+      { label: 'transactional', stroke: '#0969da' }, { label: 'bulk', stroke: '#8250df' },
+      { label: 'oldest wait (s)', stroke: '#9a6700', scale: 's' }], axes: [{}, {}, { side: 1, scale: 's', grid: { show: false } }] },
+      [h.minutes, h.queueTransactional, h.queueBulk, h.oldestWaitS], queue));
     var credit = document.getElementById('chart-credit');
     if (credit) charts.push(new uPlot({ width: width(credit), height: 160, series: [{}, { label: 'credit spent', stroke: '#9a6700', fill: 'rgba(154,103,0,.1)' }] },
       [h.minutes, h.creditSpent], credit));

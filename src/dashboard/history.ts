@@ -1,7 +1,9 @@
 /**
  * The console's last hour, per minute: messages accepted, submitted, delivered and failed,
  * and credit units spent (charged less refunded); and the delivery rate by country and by
- * endpoint over the same hour. Counted from the router's events while this process runs:
+ * endpoint over the same hour; and the queue's depth by class and its oldest wait, the last
+ * `queue.depth` sample of each minute (listening makes the router count its queue every
+ * 5 s, one `countQueued` call each). Counted from the router's events while this process runs:
  * the Storage contract has no query that counts by minute, so a restart starts it at zero
  * and another instance's traffic is not in it (docs/dashboard.md says so).
  */
@@ -23,6 +25,12 @@ export interface HourHistory {
   failed: number[];
   /** Credit units charged less refunded. */
   creditSpent: number[];
+  /** Queued transactional messages at the minute's last sample; `null` for a minute without one. */
+  queueTransactional: (number | null)[];
+  /** Queued bulk messages, the same way. */
+  queueBulk: (number | null)[];
+  /** How long the oldest queued message had waited, seconds, the same way (0 when none waited). */
+  oldestWaitS: (number | null)[];
   /** Delivered / ended (cancelled left out), by recipient country; the hour's whole. */
   byCountry: RateRow[];
   /** The same by endpoint (`quick`, `premium`). */
@@ -45,6 +53,8 @@ export class MinuteHistory {
   readonly #slots = new Map<number, Record<Series, number>>();
   /** Outcomes per minute, per country and endpoint: `minute -> key -> [delivered, ended]`. */
   readonly #outcomes = new Map<number, Map<string, [number, number]>>();
+  /** The last queue sample of each minute: `[transactional, bulk, oldest wait s]`. */
+  readonly #queue = new Map<number, [number, number, number]>();
 
   constructor(
     sms: SmsRouter,
@@ -60,6 +70,12 @@ export class MinuteHistory {
       this.#outcome(`country:${country}`, delivered);
       this.#outcome(`endpoint:${message.endpoint}`, delivered);
     });
+    sms.on('queue.depth', (sample) => {
+      const minute = Math.floor(sample.at / MINUTE_MS);
+      this.#prune(minute);
+      const wait = sample.oldestAcceptedAt === null ? 0 : Math.max(0, Math.round((sample.at - sample.oldestAcceptedAt) / 1000));
+      this.#queue.set(minute, [sample.transactional, sample.bulk, wait]);
+    });
     sms.on('credit.charged', ({ units }) => this.#add('creditSpent', units));
     sms.on('credit.refunded', ({ units }) => this.#add('creditSpent', -units));
   }
@@ -69,7 +85,7 @@ export class MinuteHistory {
   }
 
   #prune(current: number): void {
-    for (const map of [this.#slots, this.#outcomes] as Map<number, unknown>[]) {
+    for (const map of [this.#slots, this.#outcomes, this.#queue] as Map<number, unknown>[]) {
       for (const minute of map.keys()) if (minute <= current - MINUTES) map.delete(minute);
     }
   }
@@ -103,11 +119,18 @@ export class MinuteHistory {
   snapshot(): HourHistory {
     const current = this.#minute();
     this.#prune(current);
-    const history: HourHistory = { minutes: [], accepted: [], submitted: [], delivered: [], failed: [], creditSpent: [], byCountry: [], byEndpoint: [] };
+    const history: HourHistory = {
+      minutes: [], accepted: [], submitted: [], delivered: [], failed: [], creditSpent: [],
+      queueTransactional: [], queueBulk: [], oldestWaitS: [], byCountry: [], byEndpoint: [],
+    };
     for (let minute = current - MINUTES + 1; minute <= current; minute += 1) {
       const slot = this.#slots.get(minute);
       history.minutes.push((minute * MINUTE_MS) / 1000);
       for (const series of ['accepted', 'submitted', 'delivered', 'failed', 'creditSpent'] as const) history[series].push(slot?.[series] ?? 0);
+      const queue = this.#queue.get(minute);
+      history.queueTransactional.push(queue?.[0] ?? null);
+      history.queueBulk.push(queue?.[1] ?? null);
+      history.oldestWaitS.push(queue?.[2] ?? null);
     }
     const totals = new Map<string, [number, number]>();
     for (const slot of this.#outcomes.values()) {

@@ -52,7 +52,9 @@ export async function overview(context: ViewContext, history: MinuteHistory): Pr
 <div class="chart" id="chart-traffic" role="img" aria-label="Messages per minute: accepted, submitted, delivered, failed"></div>
 <p class="hint">Counted from the router's events by this process since it started (a restart starts at zero).</p>
 <script type="application/json" id="history">${data}</script></section>
-<section id="queue-panel"><h2>Queue now</h2>${queueText}<p class="hint">Read from storage at ${esc(time(context.now))}.</p></section>
+<section id="queue-panel"><h2>Queue now</h2>${queueText}<p class="hint">Read from storage at ${esc(time(context.now))}.</p>${
+    queue === null ? '' : '<div class="chart" id="chart-queue" role="img" aria-label="Queue depth by class and oldest wait, per minute"></div>'
+  }</section>
 <section id="rates-country"><h2>Delivery rate by country</h2>${rates(h.byCountry, 'country', 'rate-country')}</section>
 <section id="rates-endpoint"><h2>Delivery rate by endpoint</h2>${rates(h.byEndpoint, 'endpoint', 'rate-endpoint')}
 <p class="hint">By route: a message's route is not recorded with it; the carrier view shows each route's state.</p></section>

@@ -68,6 +68,7 @@ describe.skipIf(chromiumMissing !== null)('the operator console in Chromium', ()
     expect(Number(await page.locator('#total-accepted').innerText())).toBeGreaterThanOrEqual(1);
     expect(Number(await page.locator('#total-delivered').innerText())).toBeGreaterThanOrEqual(1);
     await expect.poll(() => page.locator('#chart-traffic .uplot canvas').count()).toBe(1);
+    await expect.poll(() => page.locator('#chart-queue .uplot canvas').count()).toBe(1);
     expect(await page.locator('#queue-transactional').innerText()).toBe('0');
     expect(await page.locator('#rate-country').innerText()).toContain('KE');
     expect(await page.locator('#rate-endpoint').innerText()).toContain('quick');
