@@ -4,7 +4,7 @@
  * the ground up, the path of a message: what everything uses; storage (the ledger, the
  * library's rules, over the record stores) and the carrier; events; the claim loop; the
  * worker and the report sender; keys; the MO flow; the HTTP endpoints; the router that
- * wires them; the package's faces.
+ * wires them; the operator console over the router; the package's faces.
  */
 const LAYERS = [
   ['foundation', '^src/(util/|errors\\.ts|endpoints\\.ts|lifecycle/|sms/|numbers/|version\\.ts)'],
@@ -16,7 +16,8 @@ const LAYERS = [
   ['inbound', '^src/inbound/'],
   ['http', '^src/(http|openapi)/'],
   ['router', '^src/router/'],
-  ['faces', '^src/(index|sqlite|postgres|mysql|smpp|testing)\\.ts$|^src/testing/'],
+  ['console', '^src/dashboard/'],
+  ['faces', '^src/(index|sqlite|postgres|mysql|smpp|testing|dashboard)\\.ts$|^src/testing/'],
 ];
 
 const forbidden = [

@@ -10,6 +10,7 @@ export default defineConfig({
     mysql: 'src/mysql.ts',
     testing: 'src/testing.ts',
     smpp: 'src/smpp.ts',
+    dashboard: 'src/dashboard.ts',
   },
   format: ['esm', 'cjs'],
   dts: true,

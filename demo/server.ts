@@ -18,7 +18,8 @@
  * profiles are forwarded to its own `/demo/inbound`, which logs each one; with the simulated
  * carrier, the dashboard's inbound form sends one.
  *
- * Besides the API it serves a live dashboard at `/` and Prometheus metrics at `/metrics`.
+ * Besides the API it serves a live dashboard at `/`, the package's operator console at `/console/`
+ * (sms-outbox/dashboard, behind the demo's key) and Prometheus metrics at `/metrics`.
  */
 import { mkdirSync } from 'node:fs';
 import { createServer } from 'node:http';
@@ -33,6 +34,8 @@ import { lastErrors } from './errors.js';
 import { attachEventLog, consoleLine } from './event-log.js';
 import { allowedHostNames, hostGuard, hostName } from './host-guard.js';
 import { dashboardRoutes } from './dashboard/routes.js';
+import { createSmsDashboard } from '../src/dashboard.js';
+import { demoConsoleAuth } from './console-auth.js';
 import { describeProfiles, parseSmsProfiles, type DemoProfile } from './sms-profiles.js';
 
 const port = Number(process.env.PORT ?? 3000);
@@ -135,6 +138,8 @@ const sms = createSmsRouter({
   metrics: { client: promClient },
 });
 attachEventLog(sms);
+// The operator console, created beside the router so it hears the carrier's first bind.
+const operatorConsole = createSmsDashboard(sms, { auth: demoConsoleAuth(apiKey), title: 'sms-outbox demo console' });
 
 const app = express();
 // Before everything, the API included: a request that names another site's host is a page
@@ -142,6 +147,8 @@ const app = express();
 const allowedHosts = allowedHostNames(host, extraHosts);
 app.use(hostGuard(allowedHosts));
 app.use(sms);
+// The package's operator console (sms-outbox/dashboard), behind the demo's key.
+app.use('/console', operatorConsole);
 app.use(
   dashboardRoutes({
     sms, storage, principalId, apiKey, basePath: '/api/outbox', carrier: carrierName(),
@@ -210,7 +217,7 @@ server.listen(port, host, () => {
         'which carries the API key. Use it only on a network you trust.',
     );
   }
-  console.log(`dashboard on ${origin}/, metrics on /metrics`);
+  console.log(`dashboard on ${origin}/, operator console on ${origin}/console/, metrics on /metrics`);
   if (keySource === 'environment') {
     console.log('SMS_API_KEY from the environment');
   } else {

@@ -72,6 +72,7 @@ export const OPTION_ERRORS = {
   UNKNOWN_OPTION: 'an option name that does not exist; the message suggests the nearest one',
   INVALID_OPTION: 'an option of the wrong type or out of range',
   INVALID_ADAPTER: 'an adapter (storage, delivery, resolveProfile) that is null, a class, a promise or lacks methods of its contract',
+  DASHBOARD_UNGUARDED: '`createSmsDashboard` without an `auth` hook or `allowUnauthenticated: true`: the console has no login of its own',
 } as const;
 
 /** A stable option error code. */

@@ -33,6 +33,7 @@ import { serveOpenApi } from '../openapi/serve.js';
 import { resolveOptions } from './config.js';
 import { hostCaseRoutes } from './host-case-routes.js';
 import type { SmsRouterOptions } from './options.js';
+import type { CancelResult, Storage } from '../storage/contract.js';
 import { settle } from '../util/settle.js';
 import { ENDPOINTS, endpointAt, type OperationId } from '../endpoints.js';
 import { routeTransitions } from '../outbox/transitions.js';
@@ -90,6 +91,18 @@ export interface SmsRouter extends RequestHandler {
    * After it resolves no timer or socket of the router keeps the process alive.
    */
   close(): Promise<void>;
+  /**
+   * The router's storage, for reading (the operator console, `sms-outbox/dashboard`, reads
+   * messages, parts, the queue count and inbound messages through it). Writes through it
+   * bypass the router: no event is emitted, no report sent, no credit refunded.
+   */
+  readonly storage: Storage;
+  /**
+   * Cancels `refs` of `principalId` as `DELETE /messages/:ref` does (each one still
+   * `scheduled`, or `queued` with nothing submitted), announcing each (`message.status`) and
+   * sending its report; `null` when the storage has no `cancelMessages`.
+   */
+  readonly cancel: ((principalId: string, refs: readonly string[]) => Promise<CancelResult>) | null;
 }
 
 /**
@@ -303,6 +316,17 @@ export function createSmsRouter(options: SmsRouterOptions): SmsRouter {
   (router as { optOuts: OptOutList }).optOuts = afterReady(storageReady, optOutList(storage, emit, now));
   const accounts = credit?.accounts ?? null;
   Object.defineProperty(router, 'credit', { value: accounts === null ? null : afterReady(storageReady, accounts), enumerable: true });
+  Object.defineProperty(router, 'storage', { value: storage, enumerable: true });
+  const cancel =
+    cancelDeps === null
+      ? null
+      : async (principalId: string, refs: readonly string[]): Promise<CancelResult> => {
+          await storageReady();
+          const result = await cancelDeps.storage.cancelMessages(principalId, refs, now());
+          for (const transition of result.cancelled) onTransition(transition);
+          return result;
+        };
+  Object.defineProperty(router, 'cancel', { value: cancel, enumerable: true });
   router.close = () => {
     closing ??= (async () => {
       await started?.catch(() => undefined);

@@ -25,7 +25,7 @@ const ATTW = join(REPO_MODULES, '.bin', 'attw');
 const semver = createRequire(join(REPO_MODULES, '@arethetypeswrong', 'cli', 'package.json'))('semver') as {
   satisfies(version: string, range: string): boolean;
 };
-const SUBPATHS = ['sqlite', 'postgres', 'mysql', 'smpp', 'testing'] as const;
+const SUBPATHS = ['sqlite', 'postgres', 'mysql', 'smpp', 'testing', 'dashboard'] as const;
 const OPTIONAL_PEERS = ['better-sqlite3', 'pg', 'mysql2', 'smpp', 'prom-client', '@opentelemetry/api'];
 
 let scratch: string;

@@ -1,0 +1,148 @@
+/**
+ * The console's last hour, per minute: messages accepted, submitted, delivered and failed,
+ * and credit units spent (charged less refunded); and the delivery rate by country and by
+ * endpoint over the same hour; and the queue's depth by class and its oldest wait, the last
+ * `queue.depth` sample of each minute (listening makes the router count its queue every
+ * 5 s, one `countQueued` call each). Counted from the router's events while this process runs:
+ * the Storage contract has no query that counts by minute, so a restart starts it at zero
+ * and another instance's traffic is not in it (docs/dashboard.md says so).
+ */
+import { isTerminal } from '../lifecycle/states.js';
+import { readNumber } from '../numbers/read-number.js';
+import type { SmsRouter } from '../router/create-router.js';
+
+/** Minutes kept. */
+export const MINUTES = 60;
+const MINUTE_MS = 60_000;
+
+/** One series per line of the chart, oldest minute first. */
+export interface HourHistory {
+  /** The start of each minute, epoch seconds (what uPlot's time axis reads). */
+  minutes: number[];
+  accepted: number[];
+  submitted: number[];
+  delivered: number[];
+  failed: number[];
+  /** Credit units charged less refunded. */
+  creditSpent: number[];
+  /** Queued transactional messages at the minute's last sample; `null` for a minute without one. */
+  queueTransactional: (number | null)[];
+  /** Queued bulk messages, the same way. */
+  queueBulk: (number | null)[];
+  /** How long the oldest queued message had waited, seconds, the same way (0 when none waited). */
+  oldestWaitS: (number | null)[];
+  /** Delivered / ended (cancelled left out), by recipient country; the hour's whole. */
+  byCountry: RateRow[];
+  /** The same by endpoint (`quick`, `premium`). */
+  byEndpoint: RateRow[];
+}
+
+/** One line of a rate table. */
+export interface RateRow {
+  key: string;
+  delivered: number;
+  ended: number;
+  /** `delivered / ended`, 0 to 1. */
+  rate: number;
+}
+
+type Series = 'accepted' | 'submitted' | 'delivered' | 'failed' | 'creditSpent';
+
+/** Counts per minute in a ring of {@link MINUTES} slots. */
+export class MinuteHistory {
+  readonly #slots = new Map<number, Record<Series, number>>();
+  /** Outcomes per minute, per country and endpoint: `minute -> key -> [delivered, ended]`. */
+  readonly #outcomes = new Map<number, Map<string, [number, number]>>();
+  /** The last queue sample of each minute: `[transactional, bulk, oldest wait s]`. */
+  readonly #queue = new Map<number, [number, number, number]>();
+
+  constructor(
+    sms: SmsRouter,
+    private readonly now: () => number = Date.now,
+  ) {
+    sms.on('message.accepted', ({ message }) => this.#add('accepted', 1));
+    sms.on('message.submitted', () => this.#add('submitted', 1));
+    sms.on('message.status', ({ message }) => {
+      if (!isTerminal(message.state) || message.state === 'cancelled') return;
+      const delivered = message.state === 'delivered';
+      this.#add(delivered ? 'delivered' : 'failed', 1);
+      const country = message.country ?? readNumber(message.recipient, null).country ?? 'unknown';
+      this.#outcome(`country:${country}`, delivered);
+      this.#outcome(`endpoint:${message.endpoint}`, delivered);
+    });
+    sms.on('queue.depth', (sample) => {
+      const minute = Math.floor(sample.at / MINUTE_MS);
+      this.#prune(minute);
+      const wait = sample.oldestAcceptedAt === null ? 0 : Math.max(0, Math.round((sample.at - sample.oldestAcceptedAt) / 1000));
+      this.#queue.set(minute, [sample.transactional, sample.bulk, wait]);
+    });
+    sms.on('credit.charged', ({ units }) => this.#add('creditSpent', units));
+    sms.on('credit.refunded', ({ units }) => this.#add('creditSpent', -units));
+  }
+
+  #minute(): number {
+    return Math.floor(this.now() / MINUTE_MS);
+  }
+
+  #prune(current: number): void {
+    for (const map of [this.#slots, this.#outcomes, this.#queue] as Map<number, unknown>[]) {
+      for (const minute of map.keys()) if (minute <= current - MINUTES) map.delete(minute);
+    }
+  }
+
+  #add(series: Series, n: number): void {
+    const minute = this.#minute();
+    let slot = this.#slots.get(minute);
+    if (slot === undefined) {
+      this.#prune(minute);
+      slot = { accepted: 0, submitted: 0, delivered: 0, failed: 0, creditSpent: 0 };
+      this.#slots.set(minute, slot);
+    }
+    slot[series] += n;
+  }
+
+  #outcome(key: string, delivered: boolean): void {
+    const minute = this.#minute();
+    let slot = this.#outcomes.get(minute);
+    if (slot === undefined) {
+      this.#prune(minute);
+      slot = new Map();
+      this.#outcomes.set(minute, slot);
+    }
+    const counts = slot.get(key) ?? [0, 0];
+    counts[0] += delivered ? 1 : 0;
+    counts[1] += 1;
+    slot.set(key, counts);
+  }
+
+  /** The hour now. */
+  snapshot(): HourHistory {
+    const current = this.#minute();
+    this.#prune(current);
+    const history: HourHistory = {
+      minutes: [], accepted: [], submitted: [], delivered: [], failed: [], creditSpent: [],
+      queueTransactional: [], queueBulk: [], oldestWaitS: [], byCountry: [], byEndpoint: [],
+    };
+    for (let minute = current - MINUTES + 1; minute <= current; minute += 1) {
+      const slot = this.#slots.get(minute);
+      history.minutes.push((minute * MINUTE_MS) / 1000);
+      for (const series of ['accepted', 'submitted', 'delivered', 'failed', 'creditSpent'] as const) history[series].push(slot?.[series] ?? 0);
+      const queue = this.#queue.get(minute);
+      history.queueTransactional.push(queue?.[0] ?? null);
+      history.queueBulk.push(queue?.[1] ?? null);
+      history.oldestWaitS.push(queue?.[2] ?? null);
+    }
+    const totals = new Map<string, [number, number]>();
+    for (const slot of this.#outcomes.values()) {
+      for (const [key, [delivered, ended]] of slot) {
+        const sum = totals.get(key) ?? [0, 0];
+        totals.set(key, [sum[0] + delivered, sum[1] + ended]);
+      }
+    }
+    for (const [key, [delivered, ended]] of [...totals].sort(([a], [b]) => a.localeCompare(b))) {
+      const [kind, name] = [key.slice(0, key.indexOf(':')), key.slice(key.indexOf(':') + 1)];
+      (kind === 'country' ? history.byCountry : history.byEndpoint).push({ key: name, delivered, ended, rate: delivered / ended });
+    }
+    return history;
+  }
+}

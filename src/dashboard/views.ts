@@ -1,0 +1,183 @@
+/**
+ * The console's views, each read fresh on every request from what `sms` exposes: storage
+ * (the queue count, a message with its parts and report, inbound messages, the opt-out
+ * list, credit balances) and what this process counted from the router's events (the
+ * hour's per-minute history, the carrier's binds).
+ */
+import type { SmsRouter } from '../router/create-router.js';
+import type { CarrierWatch } from './carrier.js';
+import type { MinuteHistory, RateRow } from './history.js';
+import { actionForm, age, esc, table, td, time } from './html.js';
+import { listMessagesForConsole } from './message-list-seam.js';
+
+/** What every view gets. */
+export interface ViewContext {
+  sms: SmsRouter;
+  base: string;
+  csrf: string;
+  now: number;
+}
+
+function rates(rows: RateRow[], what: string, id: string): string {
+  return table(
+    [what, 'delivered', 'ended', 'rate'],
+    rows.map((row) => [td(row.key), td(row.delivered), td(row.ended), td(`${Math.round(row.rate * 1000) / 10}%`)]),
+    'No message ended this hour',
+    id,
+  );
+}
+
+/** `/`: the hour's counts and charts, the queue, the delivery rates, the credit spent. */
+export async function overview(context: ViewContext, history: MinuteHistory): Promise<string> {
+  const h = history.snapshot();
+  const storage = context.sms.storage;
+  const queue = storage.countQueued === undefined ? null : await storage.countQueued();
+  const sum = (values: number[]): number => values.reduce((a, b) => a + b, 0);
+  const counts = (['accepted', 'submitted', 'delivered', 'failed'] as const)
+    .map((name) => `<li><b id="total-${name}">${sum(h[name])}</b>${name}</li>`)
+    .join('');
+  const queueText =
+    queue === null
+      ? '<p class="hint">This storage does not count its queue (no <code>countQueued</code>).</p>'
+      : `<ul class="counts" id="queue"><li><b id="queue-transactional">${queue.transactional}</b>transactional</li><li><b id="queue-bulk">${queue.bulk}</b>bulk</li><li><b id="queue-oldest">${
+          queue.oldestAcceptedAt === null ? 'none' : esc(age(context.now - queue.oldestAcceptedAt))
+        }</b>oldest waiting</li></ul>`;
+  const credit =
+    context.sms.credit === null
+      ? ''
+      : `<section id="credit-spent"><h2>Credit spent, last hour</h2><ul class="counts"><li><b id="total-creditSpent">${sum(h.creditSpent)}</b>SMS units (charged less refunded)</li></ul><div class="chart" id="chart-credit"></div></section>`;
+  // `<` escaped so the JSON cannot close its script element.
+  const data = JSON.stringify(h).replace(/</g, '\\u003c');
+  return `<section class="wide" id="hour"><h2>Last hour, per minute</h2><ul class="counts">${counts}</ul>
+<div class="chart" id="chart-traffic" role="img" aria-label="Messages per minute: accepted, submitted, delivered, failed"></div>
+<p class="hint">Counted from the router's events by this process since it started (a restart starts at zero).</p>
+<script type="application/json" id="history">${data}</script></section>
+<section id="queue-panel"><h2>Queue now</h2>${queueText}<p class="hint">Read from storage at ${esc(time(context.now))}.</p>${
+    queue === null ? '' : '<div class="chart" id="chart-queue" role="img" aria-label="Queue depth by class and oldest wait, per minute"></div>'
+  }</section>
+<section id="rates-country"><h2>Delivery rate by country</h2>${rates(h.byCountry, 'country', 'rate-country')}</section>
+<section id="rates-endpoint"><h2>Delivery rate by endpoint</h2>${rates(h.byEndpoint, 'endpoint', 'rate-endpoint')}
+<p class="hint">By route: a message's route is not recorded with it; the carrier view shows each route's state.</p></section>
+${credit}`;
+}
+
+/** `/carrier`: each bind and route, and the TPS in use. */
+export function carrier(context: ViewContext, watch: CarrierWatch): string {
+  const panel = watch.current();
+  const binds = table(
+    ['bind', 'state', 'since', 'for', 'attempts', 'error', 'next try'],
+    panel.binds.map((b) => [
+      td(b.name, 'mono'),
+      `<td class="${b.state === 'bound' ? 'good' : 'bad'}" data-state="${b.state}">${b.state === 'bound' ? 'bound' : 'down (reconnecting)'}</td>`,
+      td(time(b.since)),
+      td(age(context.now - b.since)),
+      td(b.attempt ?? '-'),
+      td(b.error ?? '-'),
+      td(time(b.retryAt)),
+    ]),
+    'No connection event yet: the carrier is starting, or it reports no connections (the simulator binds at once).',
+    'binds',
+  );
+  const routes = table(
+    ['route', 'state', 'since', 'why', 'traffic goes to'],
+    panel.routes.map((r) => [td(r.route, 'mono'), td(r.state, r.state === 'up' ? 'good' : 'bad'), td(time(r.since)), td(r.reason ?? '-'), td(r.via ?? (r.state === 'down' ? 'nowhere' : '-'))]),
+    'No route event: a single carrier, or every route up since the start.',
+    'routes',
+  );
+  return `<section class="wide" id="carrier-binds"><h2>Binds</h2>${binds}</section>
+<section id="carrier-routes"><h2>Routes</h2>${routes}</section>
+<section id="carrier-tps"><h2>Throughput</h2><ul class="counts"><li><b id="tps">${panel.tps}</b>parts/s submitted (last 10 s)</li></ul>
+<p class="hint">The adapters do not expose their window or TPS budget; this is what this process submitted.</p></section>`;
+}
+
+/** `/inbound`: the newest inbound messages and the opt-out list, each entry removable. */
+export async function inbound(context: ViewContext): Promise<string> {
+  const storage = context.sms.storage;
+  if (storage.listInbound === undefined) {
+    return '<section class="wide"><h2>Inbound</h2><p class="hint">This storage keeps no inbound messages or opt-out list.</p></section>';
+  }
+  const [messages, optOuts] = await Promise.all([storage.listInbound({ limit: 50 }), context.sms.optOuts.list({ limit: 200 })]);
+  const rows = messages.map((m) => [
+    td(time(m.receivedAt)),
+    td(m.from, 'mono'),
+    td(m.to, 'mono'),
+    td(m.text),
+    td(m.callback === null ? 'not forwarded' : `${m.callback.state} (${m.callback.attempts} attempt${m.callback.attempts === 1 ? '' : 's'})`),
+  ]);
+  const outs = optOuts.map((o) => [
+    td(o.shortCode, 'mono'),
+    td(o.number, 'mono'),
+    td(time(o.createdAt)),
+    `<td>${actionForm(context.base, '/actions/opt-in', context.csrf, { shortCode: o.shortCode, number: o.number }, 'Remove')}</td>`,
+  ]);
+  return `<section class="wide" id="inbound"><h2>Inbound messages (newest 50)</h2>${table(['received', 'from', 'to', 'text', 'forwarded'], rows, 'No inbound message', 'inbound-table')}</section>
+<section class="wide" id="opt-outs"><h2>Opt-out list</h2>${table(['short code', 'number', 'since', ''], outs, 'Nobody opted out', 'opt-out-table')}</section>`;
+}
+
+/** `/message?principal=&ref=`: one message with its parts and its delivery report. */
+export async function message(context: ViewContext, principal: string, ref: string): Promise<string> {
+  const form = `<section class="wide"><h2>Look up a message</h2><form class="inline" method="get" action="${esc(context.base)}/message" role="search">
+<label for="principal">principal</label><input id="principal" name="principal" value="${esc(principal)}" required maxlength="200">
+<label for="ref">message_ref</label><input id="ref" name="ref" value="${esc(ref)}" required maxlength="200"><button type="submit">Look up</button></form></section>`;
+  if (principal === '' || ref === '') return form;
+  const found = await context.sms.storage.getMessage(principal, ref);
+  if (found === null) return `${form}<section class="wide" id="message"><p id="not-found">No message ${esc(ref)} of ${esc(principal)}.</p></section>`;
+  const fields: [string, unknown][] = [
+    ['ref', found.ref], ['state', found.state], ['reason', found.statusDescription ?? found.statusReason ?? '-'], ['endpoint', found.endpoint],
+    ['external id', found.externalId], ['recipient', found.recipient], ['profile', found.profileCode], ['text', found.text],
+    ['sms', found.smsCount], ['accepted', time(found.createdAt)], ['updated', time(found.updatedAt)], ['carrier retries', found.attempts],
+  ];
+  const parts = table(
+    ['part', 'carrier id', 'submitted', 'outcome', 'receipt at'],
+    found.parts.map((p) => [td(p.index + 1), td(p.carrierId ?? '-', 'mono'), td(time(p.submittedAt)), td(p.outcome ?? '-'), td(time(p.endedAt))]),
+    'No part recorded yet',
+    'parts',
+  );
+  const report = found.callback;
+  const reportText =
+    found.callbackUrl === null
+      ? 'none requested'
+      : report === null
+        ? 'waiting for the message to end'
+        : `${report.state} after ${report.attempts} attempt${report.attempts === 1 ? '' : 's'}${report.lastStatusCode === null ? '' : `, last HTTP ${report.lastStatusCode}`}${
+            report.lastError === null ? '' : `, last error ${report.lastError}`
+          }${report.nextAttemptAt === null ? '' : `, next at ${time(report.nextAttemptAt)}`}`;
+  const cancellable = context.sms.cancel !== null && (found.state === 'queued' || found.state === 'scheduled');
+  const actions = [
+    cancellable ? actionForm(context.base, '/actions/cancel', context.csrf, { principal, ref: found.ref }, 'Cancel this message') : '',
+    // No storage offers a replay of a finished report yet; the action appears once one does.
+    '<p class="hint">Replaying a delivery report: this storage offers no replay.</p>',
+  ].join('');
+  return `${form}<section class="wide" id="message" data-state="${esc(found.state)}"><h2>Message</h2><div class="table-wrap"><table><tbody>${fields
+    .map(([name, value]) => `<tr><th scope="row">${esc(name)}</th>${td(value, name === 'ref' ? 'mono' : undefined)}</tr>`)
+    .join('')}</tbody></table></div>${actions}</section>
+<section id="message-parts"><h2>Parts</h2>${parts}</section>
+<section id="message-report"><h2>Delivery report</h2><p id="report">${esc(reportText)}</p><p class="hint mono">${esc(found.callbackUrl ?? '')}</p></section>`;
+}
+
+/** `/messages`: the list, through the seam that `Storage.listMessages` will fill. */
+export async function messages(context: ViewContext, principal: string): Promise<string> {
+  const listed = principal === '' ? null : await listMessagesForConsole(context.sms.storage, { principalId: principal, limit: 50 });
+  const rows = (listed?.rows ?? []).map((m) => [
+    `<td class="mono"><a href="${esc(`${context.base}/message?principal=${encodeURIComponent(principal)}&ref=${encodeURIComponent(m.ref)}`)}">${esc(m.ref)}</a></td>`,
+    td(m.state), td(m.recipient), td(time(m.createdAt)),
+  ]);
+  return `<section class="wide" id="messages"><h2>Messages</h2><form class="inline" method="get" action="${esc(context.base)}/messages">
+<label for="list-principal">principal</label><input id="list-principal" name="principal" value="${esc(principal)}" required maxlength="200"><button type="submit">List</button></form>
+${principal === '' ? '' : listed === null ? '<p class="hint" id="no-list">This storage cannot list messages yet: look one up by ref.</p>' : table(['ref', 'state', 'recipient', 'accepted'], rows, 'No message', 'message-list')}</section>`;
+}
+
+/** `/credit?principal=`: a balance, and the top-up form. */
+export async function credit(context: ViewContext, principal: string): Promise<string> {
+  const accounts = context.sms.credit;
+  if (accounts === null) return '<section class="wide"><h2>Credit</h2><p class="hint">The router keeps no credit ledger (no <code>credit: { ledger: \'storage\' }</code>).</p></section>';
+  const balance = principal === '' ? null : await accounts.balance(principal);
+  const topUp = actionForm(
+    context.base, '/actions/top-up', context.csrf, {}, 'Top up',
+    `<label for="top-principal">principal</label><input id="top-principal" name="principal" value="${esc(principal)}" required maxlength="200"><label for="units">units</label><input id="units" name="units" inputmode="numeric" pattern="[1-9][0-9]{0,8}" required>`,
+  );
+  return `<section class="wide" id="credit"><h2>Credit</h2><form class="inline" method="get" action="${esc(context.base)}/credit">
+<label for="credit-principal">principal</label><input id="credit-principal" name="principal" value="${esc(principal)}" required maxlength="200"><button type="submit">Show balance</button></form>
+${balance === null ? '' : `<p>Balance of <span class="mono">${esc(principal)}</span>: <b id="balance">${balance}</b> SMS units</p>`}
+<h2>Top up</h2>${topUp}</section>`;
+}
