@@ -21,6 +21,7 @@ export const OPTIONAL_STORAGE_METHODS = [
   'purgeIdempotency',
   'topUpCredit',
   'creditBalance',
+  'countedUnits',
   'promoteScheduled',
   'expireUnsent',
   'cancelMessages',

@@ -12,7 +12,7 @@ import { createHash } from 'node:crypto';
 import type { Pool } from 'pg';
 import { delegateInbound, type InboundStorage } from '../inbound-record.js';
 import type { ClaimOptions } from '../claim-options.js';
-import type { InsertGuard, InsertRefusal, MessageRow, MessageWrite, Timer } from '../record-store.js';
+import type { InsertCounted, InsertGuard, InsertRefusal, MessageRow, MessageWrite, Timer } from '../record-store.js';
 import { Batcher } from '../../util/batcher.js';
 import { fromColumns, num, numOrNull, ROW_COLUMNS } from '../sql/rows.js';
 import { createSchema } from '../sql/schema.js';
@@ -143,16 +143,18 @@ export class PostgresRecordStore extends SqlRecordStore {
   }
 
   /**
-   * `RecordStore.insertMessages`: one statement, unless its guard both keys and charges (a
-   * transaction then). Inserts without a guard made in one turn share their statement: it
+   * `RecordStore.insertMessages`: one statement, unless its guard both keys and charges, or
+   * counts (a transaction then: one statement cannot undo the counters it added to when a
+   * later part of it refuses). Inserts without a guard made in one turn share their statement: it
    * stores all of them or none, and when it fails each is sent again alone, so a duplicate
    * ref fails only its own insert.
    */
-  override async insertMessages(rows: readonly MessageRow[], guard?: InsertGuard): Promise<InsertRefusal | undefined> {
+  override async insertMessages(rows: readonly MessageRow[], guard?: InsertGuard): Promise<InsertRefusal | InsertCounted | undefined> {
     if (guard === undefined) {
       if (rows.length > 0) await this.#inserts.call(rows);
       return undefined;
     }
+    if (guard.counters !== undefined && guard.counters.length > 0) return super.insertMessages(rows, guard);
     if (guard.idempotency !== undefined && guard.credit !== undefined && guard.credit.units > 0) return super.insertMessages(rows, guard);
     const { rows: answer } = await this.#query('insert', insertParams(rows, guard));
     const { key_free: keyFree, stored, balance } = answer[0] as { key_free: boolean; stored: boolean; balance: unknown };

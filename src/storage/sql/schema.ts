@@ -2,7 +2,7 @@
  * The tables of a SQL record store and their creation: one row per message with the columns
  * the store searches and orders by, and the row's record and book as one JSON text; a side
  * table of carrier ids (a row has several, and a receipt names one); idempotency records; and
- * credit balances. The schema's version is kept in a table of its own, so a later version
+ * credit balances; the counters of an insert's guard (spend caps). The schema's version is kept in a table of its own, so a later version
  * adds only what is missing.
  *
  * @module
@@ -19,6 +19,8 @@ export interface SqlTables {
   idempotency: string;
   /** Credit balances by principal. */
   credit: string;
+  /** The counters of an insert's guard by `(principal_id, period)` (`InsertGuard.counters`). */
+  counters: string;
   /** The versions of the schema applied. */
   schemaVersion: string;
   /** The index submit claims read the queue by, `(queue, order_key, seq)`. */
@@ -34,6 +36,7 @@ export function sqlTables(dialect: SqlDialect, prefix: string): SqlTables {
     carrierIds: dialect.quote(`${prefix}carrier_ids`),
     idempotency: dialect.quote(`${prefix}idempotency`),
     credit: dialect.quote(`${prefix}credit`),
+    counters: dialect.quote(`${prefix}unit_counters`),
     schemaVersion: dialect.quote(`${prefix}schema_version`),
     claimIndex: dialect.quote(`${prefix}messages_claim`),
     reportIndex: dialect.quote(`${prefix}messages_report`),
@@ -50,6 +53,32 @@ export interface Migration {
 
 /** The schema's steps, oldest first. Index names carry the prefix: some databases name indexes per schema, not per table. */
 function migrations(dialect: SqlDialect, prefix: string, t: SqlTables): Migration[] {
+  const steps = firstSteps(dialect, prefix, t);
+  return [...steps, unitCountersStep(dialect, t, steps.length + 1)];
+}
+
+/**
+ * The counters of an insert's guard (`InsertGuard.counters`: a principal's units of a day or
+ * a month, for its spend caps), numbered `version`: after the steps before it, whose count
+ * depends on the dialect.
+ */
+function unitCountersStep(dialect: SqlDialect, t: SqlTables, version: number): Migration {
+  const { key, bigint } = dialect.types;
+  return {
+    version,
+    statements: [
+      `CREATE TABLE IF NOT EXISTS ${t.counters} (
+        principal_id ${key} NOT NULL,
+        period varchar(32) NOT NULL,
+        units ${bigint} NOT NULL,
+        PRIMARY KEY (principal_id, period)
+      )${dialect.tableOptions}`,
+    ],
+  };
+}
+
+/** The steps of the messages, carrier ids, idempotency and credit tables. */
+function firstSteps(dialect: SqlDialect, prefix: string, t: SqlTables): Migration[] {
   const { key, text, json, bigint, double, serial } = dialect.types;
   // Partial where the database has them: a row out of the queue (or without a report or a
   // timer) then costs those indexes nothing, and every query of them names its column.
