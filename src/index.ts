@@ -40,7 +40,7 @@ export { InsufficientCreditError, isInsufficientCredit, refundUnits, type Refund
 export { CANCEL_LEASE_GRACE_MS, CANCELLED, leaseBarsCancel, VALIDITY_ELAPSED, validityElapsed } from './lifecycle/timing.js';
 export { fairTags, PRIORITY_RANK } from './lifecycle/fair-tags.js';
 export type { CreditAccounts } from './http/credit.js';
-export type { CreditHook, CreditOptions, CreditRefund, CreditRequest } from './http/options.js';
+export type { CreditHook, CreditOptions, CreditRefund, CreditRequest, SpendCapsOptions } from './http/options.js';
 
 export * from './delivery/contract.js';
 export { SimulatorDelivery, type SimulatorOptions } from './delivery/simulator.js';

@@ -64,6 +64,16 @@ export interface Principal {
    * number; default 1.
    */
   weight?: number;
+  /**
+   * The SMS units its keys may have stored in one day of the router's `spendCaps.timeZone`
+   * (counted from midnight there), across every instance sharing the storage; a request
+   * that would pass it is refused with 429 `SPEND_CAP_REACHED` and a `Retry-After` to the
+   * next midnight, and a `spend_cap.warning` event marks 80% (docs/keys.md#spend-caps). An
+   * integer from 0. Default: no cap.
+   */
+  dailyUnits?: number;
+  /** As `dailyUnits`, per calendar month of the same zone. Default: no cap. */
+  monthlyUnits?: number;
   /** The most messages it may have queued at once (the router's `backlog.perKey` otherwise). */
   maxQueued?: number;
   /**

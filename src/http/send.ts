@@ -23,6 +23,7 @@ import type { BacklogGate } from './backlog.js';
 import { idempotencyKeyOf, type IdempotencyKeys, type KeyClaim } from './idempotency.js';
 import { requestTimes, type MessageTimes } from './send-times.js';
 import type { CreditGate } from './credit.js';
+import type { SpendCapGate } from './spend-caps.js';
 import type { OptOutGate } from '../inbound/opt-out-gate.js';
 import { countSms, smartEncode } from '../sms/segments.js';
 import { checkRecipients, type CheckedRecipient } from './recipients.js';
@@ -47,6 +48,8 @@ export interface SendHandlerDeps {
   idempotency: IdempotencyKeys | null;
   /** The `credit` option's charges and refunds; `null`: requests cost nothing. */
   credit: CreditGate | null;
+  /** The principals' spend caps (`dailyUnits`, `monthlyUnits`); absent or `null`: none counted. */
+  spendCaps?: SpendCapGate | null;
   /** The opt-out list, for quick-send profiles that honour it; absent or `null`: not checked here. */
   optOuts?: OptOutGate | null;
   /** OpenTelemetry spans of the request and its insert; absent or `null`: none. */
@@ -226,9 +229,9 @@ export function sendHandler(deps: SendHandlerDeps): RequestHandler {
 
   /**
    * Stores the request's messages, with its credit charge and its key's record, in one
-   * atomic step. Resolves with what was stored, or `null` when another instance's request
-   * with the same key was stored first and its answer was given here; throws (402, a
-   * storage error) when nothing was stored. A traced request's messages keep its
+   * atomic step, counted against its principal's spend caps. Resolves with what was stored,
+   * or `null` when another instance's request with the same key was stored first and its
+   * answer was given here; throws (402, 429, a storage error) when nothing was stored. A traced request's messages keep its
    * `traceparent`, and the insert has a span of its own.
    */
   async function store(
@@ -247,6 +250,8 @@ export function sendHandler(deps: SendHandlerDeps): RequestHandler {
     // Premium messages are checked by the worker, right before they go out.
     const optedOut = deps.optOuts && request.endpoint === 'quick' && profile.honourOptOuts === true ? await deps.optOuts.blocked(messages) : null;
     const handed = optedOut === null ? messages : messages.filter((message) => !optedOut.has(message.ref));
+    // Before anything is taken that a throw here would have to give back.
+    const counting = deps.spendCaps?.counting(principal, messages, deps.now());
     // Without credit there is nothing to await, and no promise turn is spent on it.
     const charging = deps.credit?.charge(profile.code, messages);
     const charge = charging === undefined ? undefined : await charging;
@@ -258,15 +263,16 @@ export function sendHandler(deps: SendHandlerDeps): RequestHandler {
     const answer = acceptedBody(messages);
     const insert = traced === null ? null : tracing!.child(SPAN_NAMES.insert, traced.traceparent, { 'sms.message_count': messages.length });
     try {
-      await deps.storage.insertMessages(messages, lease ?? held ?? undefined, claim?.record(answer), charge);
+      const counted = await deps.storage.insertMessages(messages, lease ?? held ?? undefined, claim?.record(answer), charge, counting?.counters);
       insert?.end();
+      deps.spendCaps?.stored(counting, counted);
     } catch (error) {
       insert?.end(error);
       deps.handOff.notStored(handed.length, lease);
       deps.credit?.notStored(messages);
       // Another instance stored a request with this key first: answer as a retry would be.
       if (claim !== null && (await claim.answerTaken(res).catch(() => false))) return null;
-      throw deps.credit?.refused(error) ?? error;
+      throw deps.credit?.refused(error) ?? deps.spendCaps?.refused(error, counting) ?? error;
     }
     return { messages, handed, optedOut, lease, answer };
   }
