@@ -70,7 +70,9 @@ export async function applyGuard(context: SqlContext, tx: SqlSession, guard: Ins
 async function addToCounter(context: SqlContext, tx: SqlSession, counter: CounterGuard, index: number): Promise<number> {
   const { counters } = context.tables;
   const { principalId, period, units, limit } = counter;
-  await runOn(context, tx, context.dialect.insertIgnore(counters, 'principal_id, period, units', tuple(3)), [principalId, period, 0]);
+  // Created, or locked, by a write first: two inserts that both read it before writing it
+  // would each wait for the other's lock (a deadlock, on MySQL).
+  await runOn(context, tx, context.dialect.upsertAdd(counters, 'principal_id, period', 'units'), [principalId, period, 0]);
   const added = await runOn(context, tx, `UPDATE ${counters} SET units = units + ? WHERE principal_id = ? AND period = ? AND units + ? <= ?`, [
     units,
     principalId,

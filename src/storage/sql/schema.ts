@@ -52,9 +52,14 @@ export interface Migration {
 }
 
 /** The schema's steps, oldest first. Index names carry the prefix: some databases name indexes per schema, not per table. */
-function migrations(dialect: SqlDialect, prefix: string, t: SqlTables): Migration[] {
-  const steps = firstSteps(dialect, prefix, t);
-  return [...steps, unitCountersStep(dialect, t, steps.length + 1)];
+/**
+ * The shared steps added since storages have steps of their own, numbered from `from`: after
+ * the first shared steps and the storage's own (`later` of {@link createSchema}), so a
+ * database made before them (at whatever version its dialect and storage reached) gets
+ * exactly these.
+ */
+function appendedSteps(dialect: SqlDialect, t: SqlTables, from: number): Migration[] {
+  return [unitCountersStep(dialect, t, from)];
 }
 
 /**
@@ -77,8 +82,8 @@ function unitCountersStep(dialect: SqlDialect, t: SqlTables, version: number): M
   };
 }
 
-/** The steps of the messages, carrier ids, idempotency and credit tables. */
-function firstSteps(dialect: SqlDialect, prefix: string, t: SqlTables): Migration[] {
+/** The first shared steps, oldest first: the messages, carrier ids, idempotency and credit tables. */
+function migrations(dialect: SqlDialect, prefix: string, t: SqlTables): Migration[] {
   const { key, text, json, bigint, double, serial } = dialect.types;
   // Partial where the database has them: a row out of the queue (or without a report or a
   // timer) then costs those indexes nothing, and every query of them names its column.
@@ -158,8 +163,8 @@ function firstSteps(dialect: SqlDialect, prefix: string, t: SqlTables): Migratio
 /**
  * Creates the tables under `prefix`, or the steps they miss, holding a database-wide lock so
  * that instances starting at once do not race; `later` are the storage's own steps after the
- * shared ones (versions 2 and on). Idempotent. Throws when a newer version of the package
- * has changed the tables.
+ * first shared ones (versions 2 and on), before the shared ones added since. Idempotent.
+ * Throws when a newer version of the package has changed the tables.
  */
 export async function createSchema(client: SqlClient, dialect: SqlDialect, prefix: string, t: SqlTables, later: readonly Migration[] = []): Promise<void> {
   await client.exclusive(`${prefix}schema`, async (session) => {
@@ -167,8 +172,10 @@ export async function createSchema(client: SqlClient, dialect: SqlDialect, prefi
     await run(`CREATE TABLE IF NOT EXISTS ${t.schemaVersion} (version integer NOT NULL PRIMARY KEY)${dialect.tableOptions}`);
     const { rows } = await run(`SELECT MAX(version) AS version FROM ${t.schemaVersion}`);
     const current = Number(rows[0]?.version ?? 0);
-    const steps = [...migrations(dialect, prefix, t), ...later];
-    // A storage's own steps follow the shared ones, which a dialect may lengthen (partial indexes).
+    const own = [...migrations(dialect, prefix, t), ...later];
+    const steps = [...own, ...appendedSteps(dialect, t, own.length + 1)];
+    // A storage's own steps follow the first shared ones, which a dialect may lengthen
+    // (partial indexes); the shared steps added since follow those.
     steps.forEach((step, i) => {
       if (step.version !== i + 1) throw new Error(`schema step ${i + 1} under ${prefix} is numbered ${step.version}: the steps must be numbered 1, 2, 3, ... in order`);
     });

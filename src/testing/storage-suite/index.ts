@@ -10,6 +10,7 @@
  */
 import { callbackTests } from './callbacks.js';
 import { claimTests } from './claims.js';
+import { counterTests } from './counters.js';
 import { creditTests } from './credit.js';
 import { suiteContext, type StorageSuiteHarness, type StorageSuiteOptions } from './context.js';
 import { endingTests } from './endings.js';
@@ -53,6 +54,7 @@ export function runStorageContract(harness: StorageSuiteHarness, options: Storag
     retentionTests(context);
     idempotencyTests(context);
     creditTests(context);
+    counterTests(context);
     inboundTests(context);
     timedTests(context);
     keyTests(context);
