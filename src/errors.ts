@@ -104,6 +104,7 @@ export const EVENT_ERRORS = {
   REPORT_FAILED: 'a delivery report could not be sent or recorded (source `dlr`)',
   REQUEST_FAILED: 'a request failed with a 500 (source `request`)',
   VERIFY_KEY_RESULT: '`verifyKey` returned something that is not a principal; the request got a 500',
+  RETAIN_TEXT_RESULT: "a profile's or principal's `retainText` from the host's resolver or verifier cannot be read; the request got a 500",
   SPEND_CAPS_UNSUPPORTED: 'a principal has `dailyUnits` or `monthlyUnits` and the storage keeps no counters (no `countedUnits`); the request got a 500',
   RATE_LIMIT_SETUP: 'a rate-limit store or setting is unsafe or failing (e.g. `trust proxy` true)',
   LISTENER_FAILED: 'an event listener threw (source `listener`)',

@@ -4,6 +4,7 @@
 import type { ReportFormat } from '../dlr/payload.js';
 import type { NumberPolicy } from '../numbers/policy.js';
 import type { ExpiresAt } from './expiry.js';
+import type { RetainText } from '../lifecycle/retain-text.js';
 import { grants, grantsOf, permissionOf, type Scope } from './scopes.js';
 
 export type { Permission, Scope, ScopeAlias } from './scopes.js';
@@ -74,6 +75,11 @@ export interface Principal {
   dailyUnits?: number;
   /** As `dailyUnits`, per calendar month of the same zone. Default: no cap. */
   monthlyUnits?: number;
+  /**
+   * How long its messages' texts are kept, for the profiles without a `retainText` of their
+   * own: `always` (the default), `until-final` or `days:N` (docs/retain-text.md).
+   */
+  retainText?: RetainText;
   /** The most messages it may have queued at once (the router's `backlog.perKey` otherwise). */
   maxQueued?: number;
   /**

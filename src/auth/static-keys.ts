@@ -16,6 +16,7 @@ import { ExpiresAtProblem, readExpiresAt, type ExpiresAt } from './expiry.js';
 import { SCOPES, type Scope } from './scopes.js';
 import { keyGuardsOf } from './key-guards.js';
 import { readUnitCaps, UnitCapProblem } from './spend-caps.js';
+import { assertRetainText } from './retain-text-option.js';
 
 /**
  * One of a principal's `keys` in {@link staticKeys}: exactly one of `key` or `sha256`, and
@@ -47,7 +48,7 @@ const sha256Hex = (text: string): string => crypto.hash('sha256', text, 'hex');
 /** The fields an entry may have: its key (or digest) and the {@link Principal} fields. */
 const ENTRY_FIELDS = [
   'key', 'sha256', 'keys', 'id', 'scopes', 'expiresAt', 'allowedIps', 'disabled', 'profiles', 'callbackSecret', 'reportFormat',
-  'inboundUrl', 'rateLimit', 'weight', 'maxQueued', 'numbers', 'dailyUnits', 'monthlyUnits',
+  'inboundUrl', 'rateLimit', 'weight', 'maxQueued', 'numbers', 'dailyUnits', 'monthlyUnits', 'retainText',
 ] as const;
 
 /** The fields of one of an entry's `keys`. */
@@ -238,6 +239,7 @@ function checkPrincipalFields(where: string, principal: Omit<Principal, 'id'>): 
   if (weight !== undefined) assertWeight(`${where}: weight`, weight);
   if (maxQueued !== undefined) assertNumber(`${where}: maxQueued`, maxQueued, 1);
   if (principal.numbers !== undefined) assertNumberPolicy(where, principal.numbers);
+  assertRetainText(where, principal.retainText);
   try {
     readUnitCaps(principal.dailyUnits, principal.monthlyUnits);
   } catch (error) {

@@ -16,6 +16,7 @@ import type { MessageHandOff } from '../outbox/hand-off.js';
 import { principalOf } from './authenticate.js';
 import type { Principal } from '../auth/principal.js';
 import { newMessageRef } from '../outbox/message-ref.js';
+import { retentionOf } from '../auth/retain-text-option.js';
 import { sendJsonText } from './respond.js';
 import type { RequestValidator, SendRequest } from './validate-request.js';
 import type { ChargeMessages, MessageCharge } from './message-budget.js';
@@ -76,6 +77,7 @@ export function toMessages(request: SendRequest, recipients: readonly CheckedRec
   const priority = profile.priority ?? 'bulk';
   const weight = principal.weight ?? 1;
   const smart = profile.smartEncoding === true;
+  const retainText = retentionOf(profile, principal);
   return request.items.map((item, i) => {
     const ref = newMessageRef();
     const to = recipients[i]!;
@@ -114,6 +116,7 @@ export function toMessages(request: SendRequest, recipients: readonly CheckedRec
     // Kept with the message, so an instance that never saw its principal's key sends the report alike.
     if (request.callbackUrl !== null && principal.reportFormat !== undefined) message.reportFormat = principal.reportFormat;
     if (request.callbackUrl !== null && profile.reportPer === 'part') message.reportPer = 'part';
+    if (retainText !== undefined) message.retainText = retainText;
     return message;
   });
 }

@@ -259,6 +259,11 @@ export class Ledger implements Storage {
     return this.#reports.recordAttempt(uid, attempt);
   }
 
+  /** Redacts the texts of up to `limit` ended messages whose `retainText` (`days:N`) came due by `now`; how many. */
+  redactTexts(now: number, limit: number): Promise<number> {
+    return this.#sweeps.redactTexts(now, limit);
+  }
+
   /** Deletes up to `limit` ended messages without a pending report, changed before `before`, oldest first. */
   purge(before: number, limit: number): Promise<number> {
     return this.#sweeps.purge(before, limit);

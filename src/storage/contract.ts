@@ -228,6 +228,18 @@ export interface Storage extends Partial<InboundStorage>, CreditStorage, Counter
   purgeIdempotency?(now: number, limit: number): Promise<number>;
 
   /**
+   * Redacts the texts of up to `limit` ended messages whose `retainText` is `days:N` and whose
+   * time (`createdAt` + N days) has come by `now`, earliest first: each record's `text`
+   * becomes `[redacted]` and its `textSha256` the SHA-256 (hex) of the text it had; its
+   * parts, counts and state stay, and its `updatedAt` too (a redaction is no change of the
+   * message). A message whose report is still pending waits for the report. Returns how many
+   * were redacted. Optional: without it, `days:N` texts are kept until the message is purged
+   * (`until-final` is applied in the step that ends a message, by the storage's `finish`,
+   * `applyReceipt` and the sweeps; see docs/retain-text.md).
+   */
+  redactTexts?(now: number, limit: number): Promise<number>;
+
+  /**
    * Leases to `owner` until `now + leaseMs` up to `limit` messages that are `queued`, due
    * (`nextAttemptAt <= now`; a new message is first due at its `createdAt`), not under a
    * live lease and not past their `validUntil`, and returns them in fair order. Their parts

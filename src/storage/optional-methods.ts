@@ -19,6 +19,7 @@ export const OPTIONAL_STORAGE_METHODS = [
   'countQueued',
   'findIdempotency',
   'purgeIdempotency',
+  'redactTexts',
   'topUpCredit',
   'creditBalance',
   'countedUnits',

@@ -27,9 +27,11 @@ import type { UnitCounter } from './counter-record.js';
  * - `scheduled`: a scheduled message, at its `sendAt`;
  * - `validity`: a queued message with a validity period, at its `validUntil`;
  * - `receipt`: a submitted message waiting for its receipts, at its `updatedAt`;
- * - `purge`: an ended message with no pending delivery report, at its `updatedAt`.
+ * - `purge`: an ended message with no pending delivery report, at its `updatedAt`;
+ * - `redact`: an ended message with no pending delivery report whose text is to be redacted
+ *   later (its `retainText` is `days:N`), at that time; then `purge`.
  */
-export type Timer = 'scheduled' | 'validity' | 'receipt' | 'purge';
+export type Timer = 'scheduled' | 'validity' | 'receipt' | 'purge' | 'redact';
 
 /**
  * What the library keeps on a row beside the message record, for its own rules. A store
