@@ -21,6 +21,7 @@ import { keyTests } from './keys.js';
 import { messageTests } from './messages.js';
 import { queueCountTests } from './queue-count.js';
 import { receiptTests } from './receipts.js';
+import { retainTextTests } from './retain-text.js';
 import { retentionTests } from './retention.js';
 import { submissionTests } from './submissions.js';
 import { timedTests } from './timed.js';
@@ -52,6 +53,7 @@ export function runStorageContract(harness: StorageSuiteHarness, options: Storag
     receiptTests(context);
     callbackTests(context);
     retentionTests(context);
+    retainTextTests(context);
     idempotencyTests(context);
     creditTests(context);
     counterTests(context);
