@@ -5,8 +5,6 @@
  */
 import { EventError, OptionError } from '../errors.js';
 import { readRetainText, RetainTextProblem, type TextRetention } from '../lifecycle/retain-text.js';
-import type { Principal } from './principal.js';
-import type { Profile } from './profiles.js';
 
 /** Throws an `OptionError` naming `where` unless `value` is a `retainText` (or absent). */
 export function assertRetainText(where: string, value: unknown): void {
@@ -24,7 +22,7 @@ export function assertRetainText(where: string, value: unknown): void {
  * cannot be read is a 500 with a `RETAIN_TEXT_RESULT` error event: a text its sender asked not
  * to keep is never kept for want of reading the ask.
  */
-export function retentionOf(profile: Profile, principal: Principal): TextRetention | undefined {
+export function retentionOf(profile: { code: string; retainText?: unknown }, principal: { id: string; retainText?: unknown }): TextRetention | undefined {
   const [given, from] = profile.retainText !== undefined ? [profile.retainText, `profile ${profile.code}`] : [principal.retainText, `principal ${principal.id}`];
   try {
     return readRetainText(given);

@@ -11,8 +11,7 @@
  * @module
  */
 import { hash } from 'node:crypto';
-import type { MessageRecord } from '../storage/message-record.js';
-import { isTerminal } from './states.js';
+import { isTerminal, type MessageState } from './states.js';
 
 /** What `retainText` may be: `always`, `until-final` or `days:N` (N whole days, 1 to 36,500). */
 export type RetainText = 'always' | 'until-final' | `days:${number}`;
@@ -25,6 +24,15 @@ export const REDACTED_TEXT = '[redacted]';
 
 const DAY_MS = 86_400_000;
 const MAX_DAYS = 36_500;
+
+/** What the rules read of a message record (`MessageRecord`'s fields of these names). */
+export interface RetainedText {
+  text: string;
+  state: MessageState;
+  createdAt: number;
+  retainText?: TextRetention | null;
+  textSha256?: string | null;
+}
 
 /** A `retainText` that cannot be read, with the reason; the caller words the error. */
 export class RetainTextProblem extends Error {
@@ -47,14 +55,14 @@ export function readRetainText(value: unknown): TextRetention | undefined {
 }
 
 /** When the text of `record` is due to be redacted under `days:N`, epoch ms; `null` under any other policy. */
-export function redactAt(record: Pick<MessageRecord, 'retainText' | 'createdAt'>): number | null {
+export function redactAt(record: Pick<RetainedText, 'retainText' | 'createdAt'>): number | null {
   const policy = record.retainText;
   if (policy === undefined || policy === null || !policy.startsWith('days:')) return null;
   return record.createdAt + Number(policy.slice(5)) * DAY_MS;
 }
 
 /** Whether the text of `record` was redacted. */
-export function isRedacted(record: Pick<MessageRecord, 'textSha256'>): boolean {
+export function isRedacted(record: Pick<RetainedText, 'textSha256'>): boolean {
   return record.textSha256 !== undefined && record.textSha256 !== null;
 }
 
@@ -62,7 +70,7 @@ export function isRedacted(record: Pick<MessageRecord, 'textSha256'>): boolean {
  * Whether the ended `record` is to be redacted at `now`: under `until-final` always, under
  * `days:N` once its time has come; never twice.
  */
-export function redactsAt(record: MessageRecord, now: number): boolean {
+export function redactsAt(record: RetainedText, now: number): boolean {
   if (isRedacted(record) || !isTerminal(record.state)) return false;
   if (record.retainText === 'until-final') return true;
   const at = redactAt(record);
@@ -70,7 +78,7 @@ export function redactsAt(record: MessageRecord, now: number): boolean {
 }
 
 /** Replaces the text of `record` (a new object the caller owns) with the marker, keeping its SHA-256 (hex). */
-export function redactText(record: MessageRecord): void {
+export function redactText(record: RetainedText): void {
   record.textSha256 = hash('sha256', record.text, 'hex');
   record.text = REDACTED_TEXT;
 }
