@@ -20,7 +20,7 @@ import { SqlRecordStore } from '../sql/store.js';
 import { postgresClient } from './client.js';
 import { PostgresInbound } from './inbound.js';
 import { postgresDialect, quoteIdent } from './dialect.js';
-import { insertParams, postgresStatements, writeParams } from './statements.js';
+import { insertCountedParams, insertParams, postgresStatements, writeParams } from './statements.js';
 import { createInboundTables, postgresInboundTables, upgradeEarlierTables } from './upgrade.js';
 import { WriteBatches } from './write-batch.js';
 
@@ -144,8 +144,8 @@ export class PostgresRecordStore extends SqlRecordStore {
 
   /**
    * `RecordStore.insertMessages`: one statement, unless its guard both keys and charges, or
-   * counts (a transaction then: one statement cannot undo the counters it added to when a
-   * later part of it refuses). Inserts without a guard made in one turn share their statement: it
+   * counts with more than its counter alone (a transaction then: one statement cannot undo
+   * what it added when a later part of it refuses). Inserts without a guard made in one turn share their statement: it
    * stores all of them or none, and when it fails each is sent again alone, so a duplicate
    * ref fails only its own insert.
    */
@@ -154,7 +154,13 @@ export class PostgresRecordStore extends SqlRecordStore {
       if (rows.length > 0) await this.#inserts.call(rows);
       return undefined;
     }
-    if (guard.counters !== undefined && guard.counters.length > 0) return super.insertMessages(rows, guard);
+    const counters = guard.counters ?? [];
+    if (counters.length === 1 && guard.idempotency === undefined && (guard.credit === undefined || guard.credit.units <= 0)) {
+      const { rows: answer } = await this.#query('insertCounted', insertCountedParams(rows, counters[0]!));
+      const counted = answer[0]!.counted;
+      return counted === null || counted === undefined ? { refused: 'limit-reached', counter: 0 } : { counted: [num(counted)] };
+    }
+    if (counters.length > 0) return super.insertMessages(rows, guard);
     if (guard.idempotency !== undefined && guard.credit !== undefined && guard.credit.units > 0) return super.insertMessages(rows, guard);
     const { rows: answer } = await this.#query('insert', insertParams(rows, guard));
     const { key_free: keyFree, stored, balance } = answer[0] as { key_free: boolean; stored: boolean; balance: unknown };
