@@ -23,13 +23,23 @@ import {
 } from '../../src/index.js';
 import { SqliteStorage } from '../../src/storage/sqlite/adapter.js';
 import { PostgresStorage } from '../../src/storage/postgres/adapter.js';
+import { MysqlRecordStore } from '../../src/mysql.js';
+import { createLedger } from '../../src/ledger/index.js';
 import { createGateway, type TestGateway } from '../helpers/gateway.js';
 import { ScriptedDelivery } from '../helpers/scripted-delivery.js';
-import { makePool, postgresUnavailable } from '../helpers/services.js';
+import { makeMysqlPool, makePool, mysqlUnavailable, postgresUnavailable } from '../helpers/services.js';
 
 const admin = makePool(2);
 const unreachable = await postgresUnavailable(admin);
-afterAll(() => admin.end());
+const maria = makeMysqlPool(4);
+const mariaUnreachable = await mysqlUnavailable(maria);
+afterAll(async () => {
+  await admin.end();
+  await maria.end();
+});
+
+/** The tables a MySQL record store makes under a prefix. */
+const MYSQL_TABLES = ['messages', 'carrier_ids', 'idempotency', 'credit', 'unit_counters', 'schema_version', 'inbound', 'opt_outs', 'inbound_parts'];
 
 const gateways: TestGateway[] = [];
 const cleanups: (() => Promise<void> | void)[] = [];
@@ -102,6 +112,17 @@ const STORAGES: { name: string; skip: boolean; make: () => Storage }[] = [
         await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
       });
       return new PostgresStorage({ pool, schema });
+    },
+  },
+  {
+    name: 'MariaDB',
+    skip: mariaUnreachable !== null,
+    make: () => {
+      const tablePrefix = `t${randomBytes(5).toString('hex')}_`;
+      cleanups.push(async () => {
+        await maria.query(`DROP TABLE IF EXISTS ${MYSQL_TABLES.map((table) => `\`${tablePrefix}${table}\``).join(', ')}`);
+      });
+      return createLedger(new MysqlRecordStore({ pool: maria, tablePrefix }));
     },
   },
 ];
