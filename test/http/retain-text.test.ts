@@ -1,5 +1,5 @@
 /**
- * `retainText` through the real router, on memory, SQLite and PostgreSQL: `until-final`
+ * `retainText` through the real router, on memory, SQLite, PostgreSQL and MariaDB: `until-final`
  * redacts a message's text when its delivery receipt ends it (the status answer then says
  * `redacted: true` with the text's SHA-256, the delivery report still goes out, the parts and
  * `sms_count` stay); `days:N` redacts it at the retention sweep after N days; a profile's

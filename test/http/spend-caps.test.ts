@@ -1,6 +1,6 @@
 /**
  * Spend caps through the real router: a principal's `dailyUnits` and `monthlyUnits` counted
- * in SMS units by the storage with the messages, on memory, SQLite and PostgreSQL (and two
+ * in SMS units by the storage with the messages, on memory, SQLite, PostgreSQL and MariaDB (and two
  * PostgreSQL instances racing for the last units); 429 `SPEND_CAP_REACHED` with
  * `Retry-After` to the next midnight (or first of the month) of `spendCaps.timeZone`, and
  * nothing stored; `spend_cap.warning` once, when 80% is reached; the fields and the option
