@@ -1,7 +1,7 @@
 /**
  * What the key check reads from a principal besides its id: its permissions, its expiry, its
- * allowed addresses and its spend caps (which the send path reads from here), each read from the principal's own form into one that is cheap to
- * test on every request.
+ * allowed addresses and its spend caps (which the send path reads from here), each read
+ * from the principal's own form into one that is cheap to test on every request.
  *
  * A frozen principal (every one a `staticKeys` table returns; a host's own may be frozen too)
  * cannot change, so its guards are read once and kept; any other is read on each request,

@@ -1,8 +1,9 @@
 /**
  * The HTTP layer's options: the bounds on one request (`limits`), on queued messages
  * (`backlog`), the `Idempotency-Key` window (`idempotency`) and what a request costs
- * (`credit`), how spend caps count (`spendCaps`), and who answers an unexpected error (`serverErrors`); their defaults, and their resolution, checked once at construction so a
- * mistake fails there, not at the first request. The rate limits have their own
+ * (`credit`), how spend caps count (`spendCaps`), and who answers an unexpected error
+ * (`serverErrors`); their defaults, and their resolution, checked once at construction so
+ * a mistake fails there, not at the first request. The rate limits have their own
  * (rate-limit/options.ts).
  */
 import { OptionError } from '../errors.js';

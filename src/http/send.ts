@@ -234,8 +234,8 @@ export function sendHandler(deps: SendHandlerDeps): RequestHandler {
    * Stores the request's messages, with its credit charge and its key's record, in one
    * atomic step, counted against its principal's spend caps. Resolves with what was stored,
    * or `null` when another instance's request with the same key was stored first and its
-   * answer was given here; throws (402, 429, a storage error) when nothing was stored. A traced request's messages keep its
-   * `traceparent`, and the insert has a span of its own.
+   * answer was given here; throws (402, 429, a storage error) when nothing was stored. A
+   * traced request's messages keep its `traceparent`, and the insert has a span of its own.
    */
   async function store(
     res: Response,
@@ -265,10 +265,10 @@ export function sendHandler(deps: SendHandlerDeps): RequestHandler {
     const held = optedOut !== null && lease === null ? deps.optOuts!.holdLease(deps.now()) : null;
     const answer = acceptedBody(messages);
     const insert = traced === null ? null : tracing!.child(SPAN_NAMES.insert, traced.traceparent, { 'sms.message_count': messages.length });
+    let counted: void | readonly number[];
     try {
-      const counted = await deps.storage.insertMessages(messages, lease ?? held ?? undefined, claim?.record(answer), charge, counting?.counters);
+      counted = await deps.storage.insertMessages(messages, lease ?? held ?? undefined, claim?.record(answer), charge, counting?.counters);
       insert?.end();
-      deps.spendCaps?.stored(counting, counted);
     } catch (error) {
       insert?.end(error);
       deps.handOff.notStored(handed.length, lease);
@@ -277,6 +277,7 @@ export function sendHandler(deps: SendHandlerDeps): RequestHandler {
       if (claim !== null && (await claim.answerTaken(res).catch(() => false))) return null;
       throw deps.credit?.refused(error) ?? deps.spendCaps?.refused(error, counting) ?? error;
     }
+    deps.spendCaps?.stored(counting, counted);
     return { messages, handed, optedOut, lease, answer };
   }
 
