@@ -31,7 +31,7 @@ type Insert = (batch: readonly NewMessage[]) => Promise<void>;
 
 function storageInserter(): Insert {
   const storage = new SqliteStorage({ path: newPath(), synchronous: 'NORMAL' });
-  return (batch) => storage.insertMessages(batch);
+  return async (batch) => void (await storage.insertMessages(batch));
 }
 
 /** CPU microseconds per message of one round: 8 requesters storing 2,000 messages in `size`-message requests of `principals` in turn. */

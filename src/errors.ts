@@ -32,6 +32,7 @@ export const ERRORS = {
   IDEMPOTENCY_CONFLICT: { status: 422, details: 'Idempotency-Key was already used for a different request' },
   RATE_LIMITED: { status: 429, details: 'Too many requests' },
   QUEUE_FULL: { status: 429, details: 'Too many queued messages for this key' },
+  SPEND_CAP_REACHED: { status: 429, details: 'The SMS units this key may send in the period are used up' },
   BACKLOG_FULL: { status: 503, details: 'The gateway has too many queued messages' },
   SERVER_ERROR: { status: 500, details: '500 server-error' },
 } as const satisfies Record<string, { status: number; details: string }>;
@@ -104,6 +105,8 @@ export const EVENT_ERRORS = {
   REPORT_FAILED: 'a delivery report could not be sent or recorded (source `dlr`)',
   REQUEST_FAILED: 'a request failed with a 500 (source `request`)',
   VERIFY_KEY_RESULT: '`verifyKey` returned something that is not a principal; the request got a 500',
+  RETAIN_TEXT_RESULT: "a profile's or principal's `retainText` from the host's resolver or verifier cannot be read; the request got a 500",
+  SPEND_CAPS_UNSUPPORTED: 'a principal has `dailyUnits` or `monthlyUnits` and the storage keeps no counters (no `countedUnits`); the request got a 500',
   RATE_LIMIT_SETUP: 'a rate-limit store or setting is unsafe or failing (e.g. `trust proxy` true)',
   LISTENER_FAILED: 'an event listener threw (source `listener`)',
   CREDIT_REFUND_FAILED: "the `credit` hook's refund() threw or rejected; the units were not given back (source `credit`)",

@@ -37,10 +37,12 @@ export { isRecordStore } from './storage/record-store.js';
 export { createLedger } from './ledger/index.js';
 export { OPTIONAL_STORAGE_METHODS } from './storage/optional-methods.js';
 export { InsufficientCreditError, isInsufficientCredit, refundUnits, type RefundPolicy, type EndedMessage } from './lifecycle/credit.js';
+export { CounterLimitError, isCounterLimit } from './lifecycle/counter-limit.js';
+export { REDACTED_TEXT, type RetainText } from './lifecycle/retain-text.js';
 export { CANCEL_LEASE_GRACE_MS, CANCELLED, leaseBarsCancel, VALIDITY_ELAPSED, validityElapsed } from './lifecycle/timing.js';
 export { fairTags, PRIORITY_RANK } from './lifecycle/fair-tags.js';
 export type { CreditAccounts } from './http/credit.js';
-export type { CreditHook, CreditOptions, CreditRefund, CreditRequest } from './http/options.js';
+export type { CreditHook, CreditOptions, CreditRefund, CreditRequest, SpendCapsOptions } from './http/options.js';
 
 export * from './delivery/contract.js';
 export { SimulatorDelivery, type SimulatorOptions } from './delivery/simulator.js';

@@ -15,7 +15,7 @@ import {
   type ErrorEvent,
   type SmsRouterOptions,
 } from '../src/index.js';
-import { createGateway, DISABLED_KEY, EXPIRED_KEY, FENCED_KEY, KEY, QUICK_ONLY_KEY, SEND_ONLY_KEY } from './helpers/gateway.js';
+import { CAPPED_KEY, createGateway, DISABLED_KEY, EXPIRED_KEY, FENCED_KEY, KEY, QUICK_ONLY_KEY, SEND_ONLY_KEY } from './helpers/gateway.js';
 import { GatedDelivery } from './helpers/gated-delivery.js';
 import { recordAnswers } from './helpers/answers.js';
 
@@ -70,6 +70,7 @@ const TRIGGERS: Record<ErrorCode, { options?: Partial<SmsRouterOptions>; ask: (a
     options: { delivery: new GatedDelivery('all'), worker: { concurrency: 1 }, backlog: { perKey: 1, total: 10, refreshMs: 1 } },
     ask: async (app) => (await send(app, 'create', KEY, valid()).expect(200), send(app, 'create', KEY, valid())),
   },
+  SPEND_CAP_REACHED: { ask: (app) => send(app, 'create', CAPPED_KEY, valid()) },
   BACKLOG_FULL: {
     options: { delivery: new GatedDelivery('all'), worker: { concurrency: 1 }, backlog: { perKey: 10, total: 1, refreshMs: 1 } },
     ask: async (app) => (await send(app, 'create', KEY, valid()).expect(200), send(app, 'create', KEY, valid())),

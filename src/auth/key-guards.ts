@@ -1,7 +1,7 @@
 /**
- * What the key check reads from a principal besides its id: its permissions, its expiry and
- * its allowed addresses, each read from the principal's own form into one that is cheap to
- * test on every request.
+ * What the key check reads from a principal besides its id: its permissions, its expiry, its
+ * allowed addresses and its spend caps (which the send path reads from here), each read
+ * from the principal's own form into one that is cheap to test on every request.
  *
  * A frozen principal (every one a `staticKeys` table returns; a host's own may be frozen too)
  * cannot change, so its guards are read once and kept; any other is read on each request,
@@ -12,6 +12,7 @@ import { AllowedIpsProblem, allowedIpsByText, readAllowedIps, type AddressCheck 
 import { ExpiresAtProblem, readExpiresAt } from './expiry.js';
 import type { Principal } from './principal.js';
 import { grantsOf } from './scopes.js';
+import { readUnitCaps, UnitCapProblem, type UnitCaps } from './spend-caps.js';
 import { describeType } from '../util/adapter-check.js';
 
 /** A principal's guards, as the key check tests them. */
@@ -22,6 +23,8 @@ export interface KeyGuards {
   readonly expiresAt: number | null;
   /** Whether a client address may use its key; `null` for any address. */
   readonly allowsAddress: AddressCheck | null;
+  /** Its spend caps (`dailyUnits`, `monthlyUnits`). */
+  readonly caps: UnitCaps;
 }
 
 /** A principal field that cannot be read, named in the message; the caller words the error. */
@@ -35,7 +38,8 @@ const kept = new WeakMap<Principal, KeyGuards>();
  * The guards of `principal` (see the module comment for when they are read).
  *
  * @throws KeyGuardsProblem for a `scopes` that is not a list, an `expiresAt` that is not a
- *   time, or an `allowedIps` entry that is not an address or a block.
+ *   time, an `allowedIps` entry that is not an address or a block, or a `dailyUnits` or
+ *   `monthlyUnits` that is not a count of units.
  */
 export function keyGuardsOf(principal: Principal): KeyGuards {
   const known = kept.get(principal);
@@ -46,16 +50,17 @@ export function keyGuardsOf(principal: Principal): KeyGuards {
 }
 
 function readGuards(principal: Principal): KeyGuards {
-  const { scopes, expiresAt, allowedIps } = principal;
+  const { scopes, expiresAt, allowedIps, dailyUnits, monthlyUnits } = principal;
   if (scopes !== undefined && !Array.isArray(scopes)) throw new KeyGuardsProblem(`scopes must be an array, got ${describeType(scopes)}`);
   try {
     return {
       granted: grantsOf(scopes),
       expiresAt: expiresAt === undefined ? null : readExpiresAt(expiresAt),
       allowsAddress: allowedIps === undefined ? null : addressCheck(allowedIps),
+      caps: readUnitCaps(dailyUnits, monthlyUnits),
     };
   } catch (error) {
-    if (error instanceof AllowedIpsProblem || error instanceof ExpiresAtProblem) throw new KeyGuardsProblem(error.message);
+    if (error instanceof AllowedIpsProblem || error instanceof ExpiresAtProblem || error instanceof UnitCapProblem) throw new KeyGuardsProblem(error.message);
     throw error;
   }
 }

@@ -4,6 +4,7 @@
 import type { ReportFormat } from '../dlr/payload.js';
 import type { NumberPolicy } from '../numbers/policy.js';
 import type { ExpiresAt } from './expiry.js';
+import type { RetainText } from '../lifecycle/retain-text.js';
 import { grants, grantsOf, permissionOf, type Scope } from './scopes.js';
 
 export type { Permission, Scope, ScopeAlias } from './scopes.js';
@@ -64,6 +65,21 @@ export interface Principal {
    * number; default 1.
    */
   weight?: number;
+  /**
+   * The SMS units its keys may have stored in one day of the router's `spendCaps.timeZone`
+   * (counted from midnight there), across every instance sharing the storage; a request
+   * that would pass it is refused with 429 `SPEND_CAP_REACHED` and a `Retry-After` to the
+   * next midnight, and a `spend_cap.warning` event marks 80% (docs/keys.md#spend-caps). An
+   * integer from 0. Default: no cap.
+   */
+  dailyUnits?: number;
+  /** As `dailyUnits`, per calendar month of the same zone. Default: no cap. */
+  monthlyUnits?: number;
+  /**
+   * How long its messages' texts are kept, for the profiles without a `retainText` of their
+   * own: `always` (the default), `until-final` or `days:N` (docs/retain-text.md).
+   */
+  retainText?: RetainText;
   /** The most messages it may have queued at once (the router's `backlog.perKey` otherwise). */
   maxQueued?: number;
   /**

@@ -10,6 +10,8 @@ import { OptionError } from '../errors.js';
 import { assertInboundUrl, rememberProfileTable } from './owner-tables.js';
 import { assertCountry, assertNumberPolicy, type NumberPolicy } from '../numbers/policy.js';
 import { assertQuietHours, assertTimeZone, type QuietHours } from '../numbers/quiet-hours.js';
+import { assertRetainText } from './retain-text-option.js';
+import type { RetainText } from '../lifecycle/retain-text.js';
 
 /** A sender profile: an SMS product configuration. */
 export interface Profile {
@@ -81,6 +83,12 @@ export interface Profile {
    * message when it is accepted.
    */
   reportPer?: 'message' | 'part';
+  /**
+   * How long its messages' texts are kept: `always` (the default), `until-final` (redacted
+   * when the message ends) or `days:N` (N days after acceptance); over its principal's
+   * `retainText`. A redacted text is `[redacted]` with its SHA-256 kept (docs/retain-text.md).
+   */
+  retainText?: RetainText;
 }
 
 /**
@@ -106,7 +114,7 @@ export interface StaticProfile extends Profile {
   owners: readonly string[];
 }
 
-const PROFILE_FIELDS = ['code', 'senders', 'owners', 'priority', 'inboundUrl', 'honourOptOuts', 'smartEncoding', 'validityPeriod', 'numbers', 'defaultCountry', 'quietHours', 'timeZone', 'reportPer'] as const;
+const PROFILE_FIELDS = ['code', 'senders', 'owners', 'priority', 'inboundUrl', 'honourOptOuts', 'smartEncoding', 'validityPeriod', 'numbers', 'defaultCountry', 'quietHours', 'timeZone', 'reportPer', 'retainText'] as const;
 
 /**
  * A resolver over a fixed table of profiles, each listing its owners.
@@ -150,6 +158,7 @@ export function staticProfiles(profiles: readonly StaticProfile[]): ProfileResol
     if (reportPer !== undefined && reportPer !== 'message' && reportPer !== 'part') {
       throw new OptionError(`${named}: reportPer must be 'message' or 'part', got ${describeType(reportPer)}`);
     }
+    assertRetainText(named, (profile as StaticProfile).retainText);
     const { smartEncoding } = profile as StaticProfile;
     if (smartEncoding !== undefined && typeof smartEncoding !== 'boolean') {
       throw new OptionError(`${named}: smartEncoding must be true or false, got ${describeType(smartEncoding)}`);

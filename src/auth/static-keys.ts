@@ -15,6 +15,8 @@ import { AllowedIpsProblem, readAllowedIps } from './allowed-ips.js';
 import { ExpiresAtProblem, readExpiresAt, type ExpiresAt } from './expiry.js';
 import { SCOPES, type Scope } from './scopes.js';
 import { keyGuardsOf } from './key-guards.js';
+import { readUnitCaps, UnitCapProblem } from './spend-caps.js';
+import { assertRetainText } from './retain-text-option.js';
 
 /**
  * One of a principal's `keys` in {@link staticKeys}: exactly one of `key` or `sha256`, and
@@ -46,7 +48,7 @@ const sha256Hex = (text: string): string => crypto.hash('sha256', text, 'hex');
 /** The fields an entry may have: its key (or digest) and the {@link Principal} fields. */
 const ENTRY_FIELDS = [
   'key', 'sha256', 'keys', 'id', 'scopes', 'expiresAt', 'allowedIps', 'disabled', 'profiles', 'callbackSecret', 'reportFormat',
-  'inboundUrl', 'rateLimit', 'weight', 'maxQueued', 'numbers',
+  'inboundUrl', 'rateLimit', 'weight', 'maxQueued', 'numbers', 'dailyUnits', 'monthlyUnits', 'retainText',
 ] as const;
 
 /** The fields of one of an entry's `keys`. */
@@ -237,4 +239,11 @@ function checkPrincipalFields(where: string, principal: Omit<Principal, 'id'>): 
   if (weight !== undefined) assertWeight(`${where}: weight`, weight);
   if (maxQueued !== undefined) assertNumber(`${where}: maxQueued`, maxQueued, 1);
   if (principal.numbers !== undefined) assertNumberPolicy(where, principal.numbers);
+  assertRetainText(where, principal.retainText);
+  try {
+    readUnitCaps(principal.dailyUnits, principal.monthlyUnits);
+  } catch (error) {
+    if (error instanceof UnitCapProblem) throw new OptionError(`${where}: ${error.message}`);
+    throw error;
+  }
 }

@@ -133,7 +133,8 @@ function notAPrincipal(value: unknown): Error {
 }
 
 /**
- * The error for a principal whose `scopes`, `expiresAt` or `allowedIps` cannot be read: the
+ * The error for a principal whose `scopes`, `expiresAt`, `allowedIps`, `dailyUnits` or
+ * `monthlyUnits` cannot be read: the
  * host's bug, answered 500 and reported like {@link notAPrincipal}, rather than guessing
  * what the host meant and letting the key through.
  */

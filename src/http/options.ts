@@ -1,8 +1,9 @@
 /**
  * The HTTP layer's options: the bounds on one request (`limits`), on queued messages
  * (`backlog`), the `Idempotency-Key` window (`idempotency`) and what a request costs
- * (`credit`), and who answers an unexpected error (`serverErrors`); their defaults, and their resolution, checked once at construction so a
- * mistake fails there, not at the first request. The rate limits have their own
+ * (`credit`), how spend caps count (`spendCaps`), and who answers an unexpected error
+ * (`serverErrors`); their defaults, and their resolution, checked once at construction so
+ * a mistake fails there, not at the first request. The rate limits have their own
  * (rate-limit/options.ts).
  */
 import { OptionError } from '../errors.js';
@@ -11,6 +12,8 @@ import type { RefundPolicy } from '../lifecycle/credit.js';
 import type { Storage } from '../storage/contract.js';
 import { describeType } from '../util/adapter-check.js';
 import { assertKnownKeys, resolveIntegerSection } from '../util/known-keys.js';
+import { assertTimeZone } from '../numbers/quiet-hours.js';
+import type { SpendCapsConfig } from './spend-caps.js';
 
 /** Bounds on what one request may carry. */
 export interface LimitOptions {
@@ -155,6 +158,25 @@ export function resolveCreditOptions(given: CreditOptions | undefined, storage: 
     throw new OptionError(`${where}.ledger must be 'storage' or an object with charge() and refund()`, 'INVALID_ADAPTER');
   }
   return { ledger, refunds };
+}
+
+/** The `spendCaps` option: how the principals' `dailyUnits` and `monthlyUnits` count. */
+export interface SpendCapsOptions {
+  /**
+   * The IANA time zone (`Africa/Nairobi`) whose midnight ends a day's count, and whose first
+   * of the month a month's. Default `'UTC'`.
+   */
+  timeZone?: string;
+}
+
+/** Checks the `spendCaps` option and fills its default. */
+export function resolveSpendCapsOptions(given: SpendCapsOptions | undefined): SpendCapsConfig {
+  if (given === undefined) return { timeZone: 'UTC' };
+  if (typeof given !== 'object' || given === null) throw new OptionError(`createSmsRouter: \`spendCaps\` must be an object { timeZone? }, got ${describeType(given)}`);
+  assertKnownKeys('spendCaps', given, ['timeZone']);
+  const { timeZone = 'UTC' } = given;
+  assertTimeZone('createSmsRouter: `spendCaps`', timeZone);
+  return { timeZone };
 }
 
 /**

@@ -16,6 +16,7 @@ import type { MessageHandOff } from '../outbox/hand-off.js';
 import { principalOf } from './authenticate.js';
 import type { Principal } from '../auth/principal.js';
 import { newMessageRef } from '../outbox/message-ref.js';
+import { retentionOf } from '../auth/retain-text-option.js';
 import { sendJsonText } from './respond.js';
 import type { RequestValidator, SendRequest } from './validate-request.js';
 import type { ChargeMessages, MessageCharge } from './message-budget.js';
@@ -23,6 +24,7 @@ import type { BacklogGate } from './backlog.js';
 import { idempotencyKeyOf, type IdempotencyKeys, type KeyClaim } from './idempotency.js';
 import { requestTimes, timesOf, type RequestTimes } from './send-times.js';
 import type { CreditGate } from './credit.js';
+import type { SpendCapGate } from './spend-caps.js';
 import type { OptOutGate } from '../inbound/opt-out-gate.js';
 import { countSms, smartEncode } from '../sms/segments.js';
 import { checkRecipients, type CheckedRecipient } from './recipients.js';
@@ -47,6 +49,8 @@ export interface SendHandlerDeps {
   idempotency: IdempotencyKeys | null;
   /** The `credit` option's charges and refunds; `null`: requests cost nothing. */
   credit: CreditGate | null;
+  /** The principals' spend caps (`dailyUnits`, `monthlyUnits`); absent or `null`: none counted. */
+  spendCaps?: SpendCapGate | null;
   /** The opt-out list, for quick-send profiles that honour it; absent or `null`: not checked here. */
   optOuts?: OptOutGate | null;
   /** OpenTelemetry spans of the request and its insert; absent or `null`: none. */
@@ -73,6 +77,7 @@ export function toMessages(request: SendRequest, recipients: readonly CheckedRec
   const priority = profile.priority ?? 'bulk';
   const weight = principal.weight ?? 1;
   const smart = profile.smartEncoding === true;
+  const retainText = retentionOf(profile, principal);
   return request.items.map((item, i) => {
     const ref = newMessageRef();
     const to = recipients[i]!;
@@ -112,6 +117,7 @@ export function toMessages(request: SendRequest, recipients: readonly CheckedRec
     // Kept with the message, so an instance that never saw its principal's key sends the report alike.
     if (request.callbackUrl !== null && principal.reportFormat !== undefined) message.reportFormat = principal.reportFormat;
     if (request.callbackUrl !== null && profile.reportPer === 'part') message.reportPer = 'part';
+    if (retainText !== undefined) message.retainText = retainText;
     return message;
   });
 }
@@ -228,10 +234,10 @@ export function sendHandler(deps: SendHandlerDeps): RequestHandler {
 
   /**
    * Stores the request's messages, with its credit charge and its key's record, in one
-   * atomic step. Resolves with what was stored, or `null` when another instance's request
-   * with the same key was stored first and its answer was given here; throws (402, a
-   * storage error) when nothing was stored. A traced request's messages keep its
-   * `traceparent`, and the insert has a span of its own.
+   * atomic step, counted against its principal's spend caps. Resolves with what was stored,
+   * or `null` when another instance's request with the same key was stored first and its
+   * answer was given here; throws (402, 429, a storage error) when nothing was stored. A
+   * traced request's messages keep its `traceparent`, and the insert has a span of its own.
    */
   async function store(
     res: Response,
@@ -249,6 +255,8 @@ export function sendHandler(deps: SendHandlerDeps): RequestHandler {
     // Premium messages are checked by the worker, right before they go out.
     const optedOut = deps.optOuts && request.endpoint === 'quick' && profile.honourOptOuts === true ? await deps.optOuts.blocked(messages) : null;
     const handed = optedOut === null ? messages : messages.filter((message) => !optedOut.has(message.ref));
+    // Before anything is taken that a throw here would have to give back.
+    const counting = deps.spendCaps?.counting(principal, messages, deps.now());
     // Without credit there is nothing to await, and no promise turn is spent on it.
     const charging = deps.credit?.charge(profile.code, messages);
     const charge = charging === undefined ? undefined : await charging;
@@ -260,8 +268,9 @@ export function sendHandler(deps: SendHandlerDeps): RequestHandler {
     const held = optedOut !== null && lease === null ? deps.optOuts!.holdLease(deps.now()) : null;
     const answer = acceptedBody(messages);
     const insert = traced === null ? null : tracing!.child(SPAN_NAMES.insert, traced.traceparent, { 'sms.message_count': messages.length });
+    let counted: void | readonly number[];
     try {
-      await deps.storage.insertMessages(messages, lease ?? held ?? undefined, claim?.record(answer), charge);
+      counted = await deps.storage.insertMessages(messages, lease ?? held ?? undefined, claim?.record(answer), charge, counting?.counters);
       insert?.end();
     } catch (error) {
       insert?.end(error);
@@ -269,8 +278,9 @@ export function sendHandler(deps: SendHandlerDeps): RequestHandler {
       deps.credit?.notStored(messages);
       // Another instance stored a request with this key first: answer as a retry would be.
       if (claim !== null && (await claim.answerTaken(res).catch(() => false))) return null;
-      throw deps.credit?.refused(error) ?? error;
+      throw deps.credit?.refused(error) ?? deps.spendCaps?.refused(error, counting) ?? error;
     }
+    deps.spendCaps?.stored(counting, counted);
     return { messages, handed, optedOut, lease, answer };
   }
 

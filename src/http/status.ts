@@ -27,7 +27,7 @@ const iso = (ms: number | null): string | null => (ms === null ? null : new Date
 export function statusView(message: MessageRecord): Record<string, unknown> {
   const callback = message.callback;
   const number = message.country === undefined || message.numberType === undefined ? readNumber(message.recipient, null) : null;
-  return {
+  const view: Record<string, unknown> = {
     message_ref: message.ref,
     [message.referenceField]: message.externalId,
     [message.recipientField]: message.recipientAsSent ?? message.recipient,
@@ -57,6 +57,12 @@ export function statusView(message: MessageRecord): Record<string, unknown> {
           },
     parts: partsView(message),
   };
+  // Only once redacted (docs/retain-text.md): a message whose text is kept answers as before.
+  if (message.textSha256 !== undefined && message.textSha256 !== null) {
+    view.redacted = true;
+    view.text_sha256 = message.textSha256;
+  }
+  return view;
 }
 
 const notFound = new SmsError('NOT_FOUND');

@@ -81,5 +81,7 @@ export function recordFields(record: MessageRecord): MessageRecord {
   if (record.holdReason !== undefined) fields.holdReason = record.holdReason;
   if (record.reportFormat !== undefined) fields.reportFormat = record.reportFormat;
   if (record.reportPer !== undefined) fields.reportPer = record.reportPer;
+  if (record.retainText !== undefined) fields.retainText = record.retainText;
+  if (record.textSha256 !== undefined) fields.textSha256 = record.textSha256;
   return fields;
 }

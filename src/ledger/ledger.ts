@@ -8,6 +8,8 @@
  * @module
  */
 import { InsufficientCreditError } from '../lifecycle/credit.js';
+import { CounterLimitError } from '../lifecycle/counter-limit.js';
+import type { UnitCounter } from '../storage/counter-record.js';
 import { isScheduled } from '../storage/queued-record.js';
 import { INBOUND_METHODS, type InboundStorage } from '../storage/inbound-record.js';
 import type {
@@ -59,6 +61,7 @@ export class Ledger implements Storage {
     if (store.ready !== undefined) this.ready = store.ready.bind(store);
     if (store.close !== undefined) this.close = store.close.bind(store);
     if (store.countQueued !== undefined) this.countQueued = store.countQueued.bind(store);
+    if (store.countedUnits !== undefined) this.countedUnits = store.countedUnits.bind(store);
     const inbound = store as Partial<InboundStorage>;
     if (INBOUND_METHODS.every((name) => typeof inbound[name] === 'function')) {
       for (const name of INBOUND_METHODS) (this as Record<string, unknown>)[name] = (inbound[name] as (...args: unknown[]) => unknown).bind(store);
@@ -67,18 +70,28 @@ export class Ledger implements Storage {
   }
 
   /**
-   * Stores every message of one request (with its idempotency record and its charge), each
-   * placed in the fair order of its class, or none: throws when the key is taken or the
-   * balance is short ({@link InsufficientCreditError}).
+   * Stores every message of one request (with its idempotency record, its charge and its
+   * counters), each placed in the fair order of its class, or none: throws when the key is
+   * taken, the balance is short ({@link InsufficientCreditError}) or a counter would pass its
+   * limit ({@link CounterLimitError}). With counters, resolves with their new values.
    */
-  async insertMessages(messages: readonly NewMessage[], lease?: InsertLease, idempotency?: IdempotencyRecord, credit?: CreditCharge): Promise<void> {
+  async insertMessages(
+    messages: readonly NewMessage[],
+    lease?: InsertLease,
+    idempotency?: IdempotencyRecord,
+    credit?: CreditCharge,
+    counters?: readonly UnitCounter[],
+  ): Promise<void | readonly number[]> {
     const { keys: orderKeys, release } = await this.#orderKeys(messages);
     const rows = messages.map((message, i) => newRow(message, orderKeys[i]!, lease, credit));
     let guard: InsertGuard | undefined;
-    if (idempotency !== undefined || credit !== undefined) {
+    const counting = counters !== undefined && counters.length > 0;
+    if (counting && this.#store.countedUnits === undefined) throw new Error('ledger: the record store keeps no counters (it has no countedUnits)');
+    if (idempotency !== undefined || credit !== undefined || counting) {
       guard = {};
       if (idempotency !== undefined) guard.idempotency = idempotency;
       if (credit !== undefined) guard.credit = { principalId: credit.principalId, units: credit.units };
+      if (counting) guard.counters = counters;
     }
     let refusal;
     try {
@@ -86,11 +99,13 @@ export class Ledger implements Storage {
     } finally {
       release();
     }
-    if (refusal !== undefined) {
+    if (refusal?.refused !== undefined) {
       if (refusal.refused === 'insufficient-credit') throw new InsufficientCreditError(credit?.units ?? 0, refusal.balance);
+      if (refusal.refused === 'limit-reached') throw new CounterLimitError(refusal.counter);
       throw new Error(`ledger: idempotency key ${JSON.stringify(idempotency?.key)} is taken`);
     }
     if (lease !== undefined) for (const row of rows) this.#known.remember(row);
+    return refusal?.counted;
   }
 
   /** The order key of each of `messages` (0 for a scheduled one: it is placed when it comes due), held in flight until released. */
@@ -244,6 +259,11 @@ export class Ledger implements Storage {
     return this.#reports.recordAttempt(uid, attempt);
   }
 
+  /** Redacts the texts of up to `limit` ended messages whose `retainText` (`days:N`) came due by `now`; how many. */
+  redactTexts(now: number, limit: number): Promise<number> {
+    return this.#sweeps.redactTexts(now, limit);
+  }
+
   /** Deletes up to `limit` ended messages without a pending report, changed before `before`, oldest first. */
   purge(before: number, limit: number): Promise<number> {
     return this.#sweeps.purge(before, limit);
@@ -257,6 +277,7 @@ export interface Ledger extends Partial<InboundStorage> {
   ready?(): Promise<void>;
   close?(): Promise<void>;
   countQueued?(principalId?: string): Promise<QueueCount>;
+  countedUnits?(principalId: string, period: string): Promise<number>;
 }
 
 /**

@@ -10,6 +10,7 @@
 import { randomUUID } from 'node:crypto';
 import { PRIORITY_RANK } from '../lifecycle/fair-tags.js';
 import { refundUnits } from '../lifecycle/credit.js';
+import { isRedacted, redactAt, redactsAt, redactText } from '../lifecycle/retain-text.js';
 import { isTerminal, type MessageState, type Outcome } from '../lifecycle/states.js';
 import { QueuedRecord } from '../storage/queued-record.js';
 import type { CreditCharge } from '../storage/credit-record.js';
@@ -33,7 +34,8 @@ export function weightOf(weight: number): number {
  * The sweep a message waits for in its state (see {@link timerAtOf} for when): a scheduled
  * one its promotion; a queued one with a validity its expiry; a submitted one its receipts;
  * an ended one its purge, once its report is no longer pending (a pending report keeps its
- * message: no timer until it finishes).
+ * message: no timer until it finishes), or first the redaction of its text when its
+ * `retainText` (`days:N`) has not come yet (lifecycle/retain-text.ts).
  */
 export function timerOf(record: MessageRecord): Timer | null {
   switch (record.state) {
@@ -44,17 +46,20 @@ export function timerOf(record: MessageRecord): Timer | null {
     case 'submitted':
       return 'receipt';
     default:
-      return record.callback !== null && record.callback.state === 'pending' ? null : 'purge';
+      if (record.callback !== null && record.callback.state === 'pending') return null;
+      return redactAt(record) !== null && !isRedacted(record) ? 'redact' : 'purge';
   }
 }
 
-/** When the timer of `record` ({@link timerOf}) comes due: its `sendAt`, its `validUntil`, or its `updatedAt`. */
+/** When the timer of `record` ({@link timerOf}) comes due: its `sendAt`, its `validUntil`, its redaction, or its `updatedAt`. */
 export function timerAtOf(record: MessageRecord): number | null {
   switch (timerOf(record)) {
     case 'scheduled':
       return record.sendAt ?? record.createdAt;
     case 'validity':
       return record.validUntil!;
+    case 'redact':
+      return redactAt(record);
     case null:
       return null;
     default:
@@ -149,6 +154,8 @@ export function endRow(row: MessageRow, outcome: Outcome, now: number, reportLea
   ended.statusReason = outcome.reason;
   ended.statusDescription = outcome.description;
   ended.updatedAt = now;
+  // In the write that ends it: `until-final`, or `days:N` whose time has already come.
+  if (redactsAt(ended, now)) redactText(ended);
   const book = row.book;
   // Settled here, in the write that ends it, so the refund is given exactly once.
   const refund = book.charge === null ? 0 : refundUnits(previousState, ended, book.charge.refunds);

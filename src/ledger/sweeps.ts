@@ -1,8 +1,8 @@
 /**
  * The ledger's time-driven steps, each on the rows whose timer has come due
  * (`RecordStore.dueMessages`): scheduled messages joining the queue, queued ones past their
- * validity, submitted ones whose receipts never came, and ended ones past retention; and
- * the sender's cancel. Each decides again on the row it writes (compare-and-set), so two
+ * validity, submitted ones whose receipts never came, ended ones whose text is due to be
+ * redacted, and ended ones past retention; and the sender's cancel. Each decides again on the row it writes (compare-and-set), so two
  * instances sweeping at once never move one message twice.
  *
  * @module
@@ -14,6 +14,7 @@ import type { Decision, RowWriter } from './compare-and-set.js';
 import { copyRecord, recordFields } from './copy-record.js';
 import { fairPlaces, type RecentTags } from './fair-place.js';
 import { endRow, nextRow, rankOf } from './rows.js';
+import { redactsAt, redactText } from '../lifecycle/retain-text.js';
 
 /** Rows a purge reads and deletes per step (see {@link Sweeps.purge}). */
 const PURGE_PAGE = 500;
@@ -124,6 +125,22 @@ export class Sweeps {
       if (due.length < page || deleted === 0) break;
     }
     return purged;
+  }
+
+  /**
+   * Redacts the texts of up to `limit` ended messages whose `retainText` (`days:N`) came due
+   * by `now`, earliest first; each then waits for its purge. Returns how many were redacted.
+   */
+  async redactTexts(now: number, limit: number): Promise<number> {
+    const due = await this.store.dueMessages('redact', now, Math.max(0, limit));
+    if (due.length === 0) return 0;
+    const done = await this.writer.updateAll(due, (row): Decision<boolean> => {
+      if (row === null || !redactsAt(row.record, now)) return { result: false };
+      const record = recordFields(row.record);
+      redactText(record);
+      return { result: true, row: nextRow(row, { record }) };
+    });
+    return done.filter(Boolean).length;
   }
 
   /**

@@ -67,7 +67,7 @@ function formatterFor(zone: string): Intl.DateTimeFormat {
 }
 
 /** The wall clock of `zone` at `at`, as if it were UTC: its difference from `at` is the zone's offset then. */
-function wallClock(at: number, zone: string): number {
+export function wallClock(at: number, zone: string): number {
   const parts: Record<string, number> = {};
   for (const part of formatterFor(zone).formatToParts(at)) if (part.type !== 'literal') parts[part.type] = Number(part.value);
   return Date.UTC(parts.year!, parts.month! - 1, parts.day!, parts.hour!, parts.minute!, parts.second!);
@@ -102,7 +102,7 @@ export function quietHoursEnd(at: number, hours: QuietHours, zone: string): numb
  * The first minute in [`low`, `high`] whose wall clock reads `wallEnd` or later: the moment a
  * clock that never reads `wallEnd` (it sprang over it) jumps past it.
  */
-function firstPast(low: number, high: number, wallEnd: number, zone: string): number {
+export function firstPast(low: number, high: number, wallEnd: number, zone: string): number {
   let [lo, hi] = [Math.floor(low / MINUTE_MS), Math.ceil(high / MINUTE_MS)];
   while (lo < hi) {
     const mid = Math.floor((lo + hi) / 2);

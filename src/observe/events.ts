@@ -10,12 +10,14 @@ import type { ConnectionChange, InboundMessage, RouteChange } from '../delivery/
 import { eventErrorCode, type EventErrorCode } from '../errors.js';
 import type { CreditChargedEvent, CreditRefundedEvent } from './credit-events.js';
 import type { KeyExpiredEvent } from './key-events.js';
+import type { SpendCapWarningEvent } from './spend-cap-events.js';
 import { assertEventName } from './event-names.js';
 
 export { SMS_EVENT_NAMES } from './event-names.js';
 
 export type { CreditChargedEvent, CreditLine, CreditRefundCause, CreditRefundedEvent } from './credit-events.js';
 export type { KeyExpiredEvent } from './key-events.js';
+export type { SpendCapWarningEvent } from './spend-cap-events.js';
 
 /** Payload of `message.accepted`. */
 export interface MessageAcceptedEvent {
@@ -272,6 +274,8 @@ export interface SmsEvents {
   'request.rejected': (event: RequestRejectedEvent) => void;
   /** A request came with an expired key (and was refused 401 `KEY_EXPIRED`). */
   'key.expired': (event: KeyExpiredEvent) => void;
+  /** A principal's units of the day or the month reached 80% of its spend cap (`dailyUnits`, `monthlyUnits`). */
+  'spend_cap.warning': (event: SpendCapWarningEvent) => void;
   /** An unexpected error; requests answered 500 and worker failures end up here. */
   error: (event: ErrorEvent) => void;
 }

@@ -140,6 +140,10 @@ export function attachLogger(events: SmsEventEmitter, logger: SmsLogger): Attach
   on('key.expired', (e) =>
     debug?.({ event: 'key.expired', principalId: e.principalId, expiresAt: e.expiresAt, endpoint: e.endpoint, ip: e.ip, ...reqId(e.requestId) }, 'expired API key refused'),
   );
+  // Once per principal and period: the operator may want to raise the cap before it bites.
+  on('spend_cap.warning', (e) =>
+    warn({ event: 'spend_cap.warning', principalId: e.principalId, period: e.period, units: e.units, limit: e.limit, resetsAt: e.resetsAt }, `spend cap at ${e.units} of ${e.limit} units`),
+  );
   // An outage is one error line, its retries debug lines, and the way back one info line.
   on('carrier.connection', (c) => {
     const line = { event: 'carrier.connection', ...(c.route === undefined ? {} : { route: c.route }), bind: c.bind, state: c.state };

@@ -84,12 +84,14 @@ export function componentResponses(limits: Required<LimitOptions>, rateLimit: Ra
       ...rateLimitHeaders(true),
     }),
     SendTooManyRequests: error(
-      'A rate limit was hit (the `RateLimit` headers tell which, and its window), or the key has as many messages queued as it may (no `RateLimit` headers then). Nothing was stored or charged.',
-      errorExamples(['RATE_LIMITED', 'QUEUE_FULL'], {
+      'A rate limit was hit (the `RateLimit` headers tell which, and its window), the key has as many messages queued as it may, or the SMS units its principal may send in the day or the month (`dailyUnits`, `monthlyUnits`) would be passed (`SPEND_CAP_REACHED`; no `RateLimit` headers for either). Nothing was stored or charged.',
+      errorExamples(['RATE_LIMITED', 'QUEUE_FULL', 'SPEND_CAP_REACHED'], {
         QUEUE_FULL: 'Too many queued messages for this key: 100000 queued, at most 100000; retry once some are sent',
       }),
       {
-        'Retry-After': retryAfter('Seconds until a request may be made again (for a full queue: estimated from how fast it drains).'),
+        'Retry-After': retryAfter(
+          'Seconds until a request may be made again (for a full queue: estimated from how fast it drains; for a spend cap: until its day or month ends in the gateway\u2019s `spendCaps.timeZone`).',
+        ),
         ...rateLimitHeaders(false),
       },
     ),

@@ -122,6 +122,17 @@ export function componentSchemas(limits: Required<LimitOptions>): Record<string,
         status_description: { type: ['string', 'null'] },
         sms_count: { type: 'integer', minimum: 1 },
         submit_attempts: { type: 'integer', minimum: 0 },
+        redacted: {
+          type: 'boolean',
+          enum: [true],
+          description:
+            'Present, `true`, once the text was redacted under its profile\u2019s or key\u2019s `retainText`: the gateway keeps only `text_sha256`. Absent while the text is kept.',
+        },
+        text_sha256: {
+          type: 'string',
+          pattern: '^[0-9a-f]{64}$',
+          description: 'With `redacted`: the SHA-256 (hex) of the UTF-8 text that was sent, so the sender can prove what it was.',
+        },
         created_at: { type: ['string', 'null'], format: 'date-time' },
         updated_at: { type: ['string', 'null'], format: 'date-time' },
         send_at: { type: ['string', 'null'], format: 'date-time', description: 'When it is due, if the request gave a `send_at` ahead.' },

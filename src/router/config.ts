@@ -12,7 +12,14 @@ import { resolveKeyVerifier, resolveProfileResolver } from '../auth/options.js';
 import { resolveDelivery } from '../delivery/options.js';
 import { resolveDlrOptions } from '../dlr/options.js';
 import { OptionError } from '../errors.js';
-import { resolveBacklogOptions, resolveCreditOptions, resolveIdempotencyOptions, resolveLimitOptions, resolveServerErrors } from '../http/options.js';
+import {
+  resolveBacklogOptions,
+  resolveCreditOptions,
+  resolveIdempotencyOptions,
+  resolveLimitOptions,
+  resolveServerErrors,
+  resolveSpendCapsOptions,
+} from '../http/options.js';
 import { DEFAULT_RATE_LIMIT_HEADERS, resolveRateLimitOptions } from '../http/rate-limit/options.js';
 import { resolveInboundOptions } from '../inbound/options.js';
 import { resolveLogger, resolveMetrics, resolveTracing } from '../observe/options.js';
@@ -27,7 +34,7 @@ export const DEFAULT_BASE_PATH = '/api/outbox';
 
 const OPTION_KEYS = [
   'verifyKey', 'resolveProfile', 'storage', 'delivery', 'basePath', 'carrierPath', 'limits',
-  'worker', 'backlog', 'dlr', 'inbound', 'retention', 'idempotency', 'credit', 'rateLimit', 'openapi', 'serverErrors', 'logger', 'metrics', 'tracing', 'instanceId', 'now',
+  'worker', 'backlog', 'dlr', 'inbound', 'retention', 'idempotency', 'credit', 'spendCaps', 'rateLimit', 'openapi', 'serverErrors', 'logger', 'metrics', 'tracing', 'instanceId', 'now',
 ] as const;
 
 /**
@@ -76,6 +83,7 @@ export function resolveOptions(options: SmsRouterOptions): SmsRouterConfig {
     retention: resolveRetentionOptions(options.retention),
     idempotency: resolveIdempotencyOptions(options.idempotency),
     credit: resolveCreditOptions(options.credit, storage),
+    spendCaps: resolveSpendCapsOptions(options.spendCaps),
     rateLimit,
     openapi: resolveOpenApiOptions(options.openapi, limits, rateLimit === false ? DEFAULT_RATE_LIMIT_HEADERS : rateLimit.headers),
     logger: resolveLogger(options.logger),

@@ -16,6 +16,7 @@ import { sendHandler } from '../http/send.js';
 import { previewHandler } from '../http/preview.js';
 import { IdempotencyKeys } from '../http/idempotency.js';
 import { CreditGate, type CreditAccounts } from '../http/credit.js';
+import { SpendCapGate } from '../http/spend-caps.js';
 import { BacklogGate } from '../http/backlog.js';
 import { isTerminal } from '../lifecycle/states.js';
 import { statusByExternalId, statusByRef } from '../http/status.js';
@@ -232,10 +233,11 @@ export function createSmsRouter(options: SmsRouterOptions): SmsRouter {
       : new IdempotencyKeys({ find: storage.findIdempotency.bind(storage), ttlMs: config.idempotency.ttlMs, now, refund: limiters.refundRequest });
   const credit = config.credit === null ? null : new CreditGate({ config: config.credit, storage, emit, now });
   if (credit !== null) events.on('message.status', ({ message, previousState }) => credit.transition(message, previousState));
+  const spendCaps = new SpendCapGate({ config: config.spendCaps, storage, emit });
   const send = (validate: typeof validators.quick): RequestHandler =>
     sendHandler({
       validate, resolveProfile: config.resolveProfile, storage, emit, now,
-      handOff: worker, chargeMessages: limiters.chargeMessages, backlog, idempotency, credit, optOuts: quickSendOptOuts, tracing,
+      handOff: worker, chargeMessages: limiters.chargeMessages, backlog, idempotency, credit, spendCaps, optOuts: quickSendOptOuts, tracing,
     });
   // The send's own stages, with nothing that stores, charges or counts against a budget.
   const preview = (validate: typeof validators.quick): RequestHandler =>

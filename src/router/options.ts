@@ -7,7 +7,8 @@ import type { KeyVerifier } from '../auth/principal.js';
 import type { ProfileResolver } from '../auth/profiles.js';
 import type { DeliveryAdapter } from '../delivery/contract.js';
 import type { DlrConfig, DlrOptions } from '../dlr/options.js';
-import type { BacklogOptions, CreditConfig, CreditOptions, IdempotencyOptions, LimitOptions, ServerErrorsOption } from '../http/options.js';
+import type { BacklogOptions, CreditConfig, CreditOptions, IdempotencyOptions, LimitOptions, ServerErrorsOption, SpendCapsOptions } from '../http/options.js';
+import type { SpendCapsConfig } from '../http/spend-caps.js';
 import type { RateLimitConfig, RateLimitOptions } from '../http/rate-limit/options.js';
 import type { MetricsConfig, MetricsOptions, SmsLogger } from '../observe/options.js';
 import type { OpenApiConfig, OpenApiOptions } from '../openapi/options.js';
@@ -83,6 +84,12 @@ export interface SmsRouterOptions {
    */
   credit?: CreditOptions;
   /**
+   * How the principals' spend caps (`dailyUnits`, `monthlyUnits`) count: `timeZone`, the IANA
+   * zone whose midnight starts a new day's count (and whose first of the month a new month's).
+   * Default `{ timeZone: 'UTC' }` (docs/keys.md#spend-caps).
+   */
+  spendCaps?: SpendCapsOptions;
+  /**
    * Request and message limits per key, failed-auth limits per address, and their stores;
    * `false` turns them all off. Default: all on, counted in memory (see `RateLimitOptions`).
    */
@@ -138,6 +145,7 @@ export interface SmsRouterConfig {
   retention: Required<RetentionOptions> | false;
   idempotency: Required<IdempotencyOptions>;
   credit: CreditConfig | null;
+  spendCaps: SpendCapsConfig;
   rateLimit: RateLimitConfig | false;
   openapi: OpenApiConfig | false;
   logger: SmsLogger | null;

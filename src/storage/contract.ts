@@ -41,6 +41,7 @@ import type { MessageState, Outcome, StatusReason, TerminalState } from '../life
 import type { CallbackAttempt, CallbackState } from './callback-record.js';
 import type { ClaimOptions, InsertLease } from './claim-options.js';
 import type { CreditCharge, CreditStorage } from './credit-record.js';
+import type { CounterStorage, UnitCounter } from './counter-record.js';
 import type { IdempotencyRecord } from './idempotency-record.js';
 import type { InboundStorage } from './inbound-record.js';
 export type { DueInbound, InboundInsertOptions, InboundPart, InboundRecord, NewInbound, OptOutEntry, OptOutKey } from './inbound-record.js';
@@ -165,7 +166,7 @@ export interface DueCallback {
  * ({@link InboundStorage}: MO messages, their webhooks, the opt-out list) are optional, all
  * or none.
  */
-export interface Storage extends Partial<InboundStorage>, CreditStorage {
+export interface Storage extends Partial<InboundStorage>, CreditStorage, CounterStorage {
   /**
    * Creates the schema if needed; idempotent. The router calls it through one memoised
    * promise and awaits it before any other call reaches the storage (requests, the worker,
@@ -194,13 +195,22 @@ export interface Storage extends Partial<InboundStorage>, CreditStorage {
    * `findIdempotency` is never given a record. With `credit` (only given to an adapter with
    * the ledger, {@link CreditStorage}), its units are checked and taken in the same step, or
    * nothing is stored and it throws `InsufficientCreditError`; two requests never overspend a
-   * balance (a read of the balance and a later write of it is not one step).
+   * balance (a read of the balance and a later write of it is not one step). With
+   * `counters` (only given to an adapter with `countedUnits`, {@link CounterStorage}), each
+   * is added to in the same step, or, when one would pass its limit, nothing is stored and it
+   * throws `CounterLimitError`; it then resolves with the counters' new values, in order.
    *
    * Each message is stored with `updatedAt` and its first due time equal to its `createdAt`,
    * and every part still to submit; a `ref` already stored, or twice in the batch, makes the
    * whole batch throw.
    */
-  insertMessages(messages: readonly NewMessage[], lease?: InsertLease, idempotency?: IdempotencyRecord, credit?: CreditCharge): Promise<void>;
+  insertMessages(
+    messages: readonly NewMessage[],
+    lease?: InsertLease,
+    idempotency?: IdempotencyRecord,
+    credit?: CreditCharge,
+    counters?: readonly UnitCounter[],
+  ): Promise<void | readonly number[]>;
 
   /**
    * The principal's live record under `key` (`now < expiresAt`), exactly as stored, or
@@ -216,6 +226,18 @@ export interface Storage extends Partial<InboundStorage>, CreditStorage {
    * first; returns how many. An expired record is never found, so this only frees space.
    */
   purgeIdempotency?(now: number, limit: number): Promise<number>;
+
+  /**
+   * Redacts the texts of up to `limit` ended messages whose `retainText` is `days:N` and whose
+   * time (`createdAt` + N days) has come by `now`, earliest first: each record's `text`
+   * becomes `[redacted]` and its `textSha256` the SHA-256 (hex) of the text it had; its
+   * parts, counts and state stay, and its `updatedAt` too (a redaction is no change of the
+   * message). A message whose report is still pending waits for the report. Returns how many
+   * were redacted. Optional: without it, `days:N` texts are kept until the message is purged
+   * (`until-final` is applied in the step that ends a message, by the storage's `finish`,
+   * `applyReceipt` and the sweeps; see docs/retain-text.md).
+   */
+  redactTexts?(now: number, limit: number): Promise<number>;
 
   /**
    * Leases to `owner` until `now + leaseMs` up to `limit` messages that are `queued`, due
@@ -347,4 +369,4 @@ export interface Storage extends Partial<InboundStorage>, CreditStorage {
   purge(before: number, limit: number): Promise<number>;
 }
 
-export type { CallbackAttempt, CallbackState, ClaimOptions, CreditCharge, CreditStorage, InsertLease, InboundStorage, IdempotencyRecord, MessageState, Outcome, StatusReason, TerminalState, TimedFields };
+export type { CallbackAttempt, CallbackState, ClaimOptions, CounterStorage, CreditCharge, CreditStorage, UnitCounter, InsertLease, InboundStorage, IdempotencyRecord, MessageState, Outcome, StatusReason, TerminalState, TimedFields };

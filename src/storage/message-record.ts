@@ -8,6 +8,7 @@
 import type { MessageState, Outcome, StatusReason } from '../lifecycle/states.js';
 import type { CallbackState } from './callback-record.js';
 import type { TimedFields } from './timed.js';
+import type { TextRetention } from '../lifecycle/retain-text.js';
 
 /** Which endpoint accepted a message. */
 export type Endpoint = 'quick' | 'premium';
@@ -71,7 +72,12 @@ export interface NewMessage extends TimedFields {
    * Absent or `null`: one report for the message, when it ends.
    */
   reportPer?: 'part' | null;
-  /** The text. */
+  /**
+   * How long its text is kept, its profile's or principal's `retainText` when it was
+   * accepted: `until-final` or `days:N` (docs/retain-text.md). Absent or `null`: always.
+   */
+  retainText?: TextRetention | null;
+  /** The text; `[redacted]` once redacted (see {@link MessageRecord.textSha256}). */
   text: string;
   /** Passed on as given; default 1. */
   messageType: number;
@@ -166,4 +172,9 @@ export interface MessageRecord extends Omit<NewMessage, 'weight'> {
   parts: PartRecord[];
   /** The delivery report's state, once one exists (the message is terminal and has a URL). */
   callback: CallbackState | null;
+  /**
+   * The SHA-256 (hex) of its text, once the text was redacted under its `retainText` and
+   * replaced with `[redacted]`; absent or `null` while the text is kept.
+   */
+  textSha256?: string | null;
 }

@@ -54,6 +54,7 @@ const RECORD_STORE_METHODS = {
   purgeIdempotency: true,
   addCredit: true,
   creditBalance: true,
+  countedUnits: false,
 } as const satisfies MethodTable<RecordStore>;
 
 /** Throws unless `value` has all of the inbound methods or none: half of them would fail at the first MO. */

@@ -48,6 +48,7 @@ export class QueuedRecord {
     if (message.holdReason !== undefined) this.holdReason = message.holdReason;
     if (message.reportFormat !== undefined) this.reportFormat = message.reportFormat;
     if (message.reportPer !== undefined) this.reportPer = message.reportPer;
+    if (message.retainText !== undefined) this.retainText = message.retainText;
     this.state = isScheduled(message) ? 'scheduled' : 'queued';
     this.statusReason = null;
     this.statusDescription = null;

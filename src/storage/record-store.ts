@@ -19,6 +19,7 @@ import type { ClaimOptions } from './claim-options.js';
 import type { IdempotencyRecord } from './idempotency-record.js';
 import type { MessageRecord } from './message-record.js';
 import type { QueueCount } from './contract.js';
+import type { UnitCounter } from './counter-record.js';
 
 /**
  * The sweeps a row may wait for, each at its `timerAt`: the library sets at most one per
@@ -26,9 +27,11 @@ import type { QueueCount } from './contract.js';
  * - `scheduled`: a scheduled message, at its `sendAt`;
  * - `validity`: a queued message with a validity period, at its `validUntil`;
  * - `receipt`: a submitted message waiting for its receipts, at its `updatedAt`;
- * - `purge`: an ended message with no pending delivery report, at its `updatedAt`.
+ * - `purge`: an ended message with no pending delivery report, at its `updatedAt`;
+ * - `redact`: an ended message with no pending delivery report whose text is to be redacted
+ *   later (its `retainText` is `days:N`), at that time; then `purge`.
  */
-export type Timer = 'scheduled' | 'validity' | 'receipt' | 'purge';
+export type Timer = 'scheduled' | 'validity' | 'receipt' | 'purge' | 'redact';
 
 /**
  * What the library keeps on a row beside the message record, for its own rules. A store
@@ -125,19 +128,45 @@ export interface MessageWrite {
   previous?: MessageRow;
 }
 
+/**
+ * A counter an insert adds to ({@link InsertGuard.counters}): the one of `principalId` and
+ * `period` (created at 0), which must not pass `limit`. The store reads nothing in `period`:
+ * which periods there are, and when one ends, is the library's.
+ */
+export type CounterGuard = UnitCounter;
+
 /** What must be true for a batch of messages to be stored ({@link RecordStore.insertMessages}). */
 export interface InsertGuard {
   /** Stored with the messages, unless the principal's key is taken by a live record (`expiresAt > createdAt`): then nothing is stored. */
   idempotency?: IdempotencyRecord;
   /** Taken from the principal's balance in the same step, unless the balance is smaller: then nothing is stored. */
   credit?: { principalId: string; units: number };
+  /**
+   * Each added to its counter in the same step, unless one of them would then pass its
+   * limit: then nothing is stored and no counter changes. Only for a store with
+   * {@link RecordStore.countedUnits}.
+   */
+  counters?: readonly CounterGuard[];
 }
 
 /**
- * Why a guarded insert stored nothing: `key-taken` (the idempotency key is live) or
- * `insufficient-credit` (with the balance the store saw, if it knows it).
+ * Why a guarded insert stored nothing: `key-taken` (the idempotency key is live),
+ * `insufficient-credit` (with the balance the store saw, if it knows it), or `limit-reached`
+ * (`counter`, the index in the guard's `counters` of a counter the insert would have taken
+ * past its limit).
  */
-export type InsertRefusal = { refused: 'key-taken' } | { refused: 'insufficient-credit'; balance?: number };
+export type InsertRefusal =
+  | { refused: 'key-taken' }
+  | { refused: 'insufficient-credit'; balance?: number }
+  | { refused: 'limit-reached'; counter: number };
+
+/** What a stored insert whose guard had `counters` answers: each counter's value after it, in the guard's order. */
+export interface InsertCounted {
+  /** Never set: it tells this answer from an {@link InsertRefusal}. */
+  refused?: undefined;
+  /** The counters' values with the insert's units added. */
+  counted: readonly number[];
+}
 
 /**
  * A storage that only stores: the primitives the library's rules run on. Every method is one
@@ -152,10 +181,11 @@ export interface RecordStore {
   /**
    * Stores every row, or none: a `ref` already stored or repeated makes the whole batch
    * throw. With a guard, its idempotency record is put and its credit taken in the same
-   * step; when either cannot be, nothing is stored and the refusal is returned (not thrown).
+   * step, and its counters added to; when one of them cannot be, nothing is stored and the
+   * refusal is returned (not thrown). Stored with counters, it answers their new values.
    * Each row is stored at version 0 with a new, increasing `seq`.
    */
-  insertMessages(rows: readonly MessageRow[], guard?: InsertGuard): Promise<InsertRefusal | undefined>;
+  insertMessages(rows: readonly MessageRow[], guard?: InsertGuard): Promise<InsertRefusal | InsertCounted | undefined>;
 
   /** The row of `ref`, or `null`. */
   getMessage(ref: string): Promise<MessageRow | null>;
@@ -229,6 +259,12 @@ export interface RecordStore {
 
   /** The principal's balance, 0 when it has none. */
   creditBalance(principalId: string): Promise<number>;
+
+  /**
+   * The value of the principal's counter `period` ({@link InsertGuard.counters}), 0 when it
+   * has none. Optional: a store with it keeps counters, one without is never given them.
+   */
+  countedUnits?(principalId: string, period: string): Promise<number>;
 }
 
 /** Whether `storage` is a {@link RecordStore} (it has `writeMessages`) rather than a full `Storage`. */

@@ -1,6 +1,7 @@
 /**
  * Retention: purges terminal messages older than the configured age, and idempotency keys
- * whose time is up, in bounded batches, so storage does not grow without end.
+ * whose time is up, in bounded batches, so storage does not grow without end; and redacts
+ * the texts whose `retainText` (`days:N`) came due, before anything is purged.
  */
 import type { Emit } from '../observe/events.js';
 import { drainInBatches, Periodic } from './periodic.js';
@@ -12,6 +13,7 @@ import { RETENTION_DEFAULTS, type RetentionOptions } from './options.js';
  * when there is nothing to purge. With `config` false, terminal messages and inbound messages
  * are kept, and only expired idempotency keys and old MO parts are swept, on the default
  * schedule: neither is read again, so keeping them would keep nothing a client can see.
+ * Texts due to be redacted are redacted whatever `config` is: a sender asked for it.
  */
 export function retentionSweep(storage: Storage, config: Required<RetentionOptions> | false, now: () => number, emit: Emit): Periodic | null {
   const purgeKeys = storage.purgeIdempotency?.bind(storage);
@@ -19,11 +21,13 @@ export function retentionSweep(storage: Storage, config: Required<RetentionOptio
   // The parts of long MO messages are read again only within minutes of their arrival, so,
   // like expired keys, they go even with `config` false: a limit of 0 takes no message.
   const purgeParts = storage.storeInboundPart === undefined ? undefined : purgeInbound;
-  if (config === false && purgeKeys === undefined && purgeParts === undefined) return null;
+  const redactTexts = storage.redactTexts?.bind(storage);
+  if (config === false && purgeKeys === undefined && purgeParts === undefined && redactTexts === undefined) return null;
   const { intervalMs, batchSize, maxAgeMs } = config === false ? RETENTION_DEFAULTS : config;
   return new Periodic(
     intervalMs,
     async () => {
+      if (redactTexts !== undefined) await drainInBatches(batchSize, () => redactTexts(now(), batchSize));
       if (config !== false) await drainInBatches(batchSize, () => storage.purge(now() - maxAgeMs, batchSize));
       // Inbound messages age as terminal messages do: forwarded (or given up on) is done.
       if (config !== false && purgeInbound !== undefined) await drainInBatches(batchSize, () => purgeInbound(now() - maxAgeMs, batchSize));

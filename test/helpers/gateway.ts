@@ -23,6 +23,9 @@ export const SEND_ONLY_KEY = 'test-key-send-only';
 /** A key that may be used from 192.0.2.0/24 only, so not by a test client on the loopback. */
 export const FENCED_KEY = 'test-key-fenced';
 
+/** A key whose principal may send 0 SMS units a day: every send is refused 429 `SPEND_CAP_REACHED`. */
+export const CAPPED_KEY = 'test-key-capped';
+
 /** The test principals. */
 export const testKeys = staticKeys([
   { key: KEY, id: 'acme', profiles: ['12345', '22021501'], scopes: ['quick', 'premium'] },
@@ -32,6 +35,7 @@ export const testKeys = staticKeys([
   { key: EXPIRED_KEY, id: 'lapsed', expiresAt: '2000-01-01T00:00:00Z' },
   { key: SEND_ONLY_KEY, id: 'send-only', scopes: ['send:quick'] },
   { key: FENCED_KEY, id: 'fenced', allowedIps: ['192.0.2.0/24'] },
+  { key: CAPPED_KEY, id: 'capped', profiles: ['12345'], dailyUnits: 0 },
 ]);
 
 /** A gateway under test. */

@@ -21,6 +21,7 @@ import {
   type RefundPolicy,
   type Storage,
   type Transition,
+  type UnitCounter,
 } from '../../src/index.js';
 import { runStorageContract } from '../../src/testing.js';
 import { mulberry32 } from '../../src/util/mulberry32.js';
@@ -75,18 +76,19 @@ describe('the storage contract suite', () => {
       const keys = new Map<string, { principalId: string; key: string; expiresAt: number }>();
       const fold = (text: string) => text.toLowerCase();
       return wrap(inner, {
-        insertMessages: async (messages: readonly NewMessage[], lease?: InsertLease, idempotency?: IdempotencyRecord, credit?: CreditCharge) => {
+        insertMessages: async (messages: readonly NewMessage[], lease?: InsertLease, idempotency?: IdempotencyRecord, credit?: CreditCharge, counters?: readonly UnitCounter[]) => {
           for (const m of messages) if (refs.has(fold(m.ref))) throw new Error(`Duplicate entry '${m.ref}' for key 'ref'`);
           if (idempotency !== undefined) {
             const held = keys.get(fold(`${idempotency.principalId}\n${idempotency.key}`));
             if (held !== undefined && held.expiresAt > idempotency.createdAt) throw new Error(`Duplicate entry '${idempotency.key}'`);
           }
-          await inner.insertMessages(messages, lease, idempotency, credit);
+          const counted = await inner.insertMessages(messages, lease, idempotency, credit, counters);
           for (const m of messages) {
             refs.set(fold(m.ref), m.ref);
             sent.push({ principalId: m.principalId, externalId: m.externalId, ref: m.ref });
           }
           if (idempotency !== undefined) keys.set(fold(`${idempotency.principalId}\n${idempotency.key}`), idempotency);
+          return counted;
         },
         getMessage: async (principalId: string, ref: string) => {
           const record = await inner.getMessage(principalId, refs.get(fold(ref)) ?? ref);
@@ -150,9 +152,10 @@ describe('the storage contract suite', () => {
       const inner = new MemoryStorage();
       const principals = new Map<string, string>();
       return wrap(inner, {
-        insertMessages: async (messages: readonly NewMessage[], ...rest: [InsertLease?, IdempotencyRecord?, CreditCharge?]) => {
-          await inner.insertMessages(messages, ...rest);
+        insertMessages: async (messages: readonly NewMessage[], ...rest: [InsertLease?, IdempotencyRecord?, CreditCharge?, (readonly UnitCounter[])?]) => {
+          const counted = await inner.insertMessages(messages, ...rest);
           for (const m of messages) principals.set(m.ref, m.principalId);
+          return counted;
         },
         recordSubmission: async (ref: string, index: number, carrierId: string, now: number) => {
           const principalId = principals.get(ref);
@@ -189,14 +192,15 @@ describe('the storage contract suite', () => {
           return balances.get(principalId)!;
         },
         creditBalance: async (principalId: string) => balances.get(principalId) ?? 0,
-        insertMessages: async (messages: readonly NewMessage[], lease?: InsertLease, idempotency?: IdempotencyRecord, credit?: CreditCharge) => {
-          if (credit === undefined) return inner.insertMessages(messages, lease, idempotency);
+        insertMessages: async (messages: readonly NewMessage[], lease?: InsertLease, idempotency?: IdempotencyRecord, credit?: CreditCharge, counters?: readonly UnitCounter[]) => {
+          if (credit === undefined) return inner.insertMessages(messages, lease, idempotency, undefined, counters);
           const balance = balances.get(credit.principalId) ?? 0;
           if (balance < credit.units) throw new InsufficientCreditError(credit.units, balance);
-          await inner.insertMessages(messages, lease, idempotency);
+          const counted = await inner.insertMessages(messages, lease, idempotency, undefined, counters);
           // Written back from what was read before the insert's round trip.
           balances.set(credit.principalId, balance - credit.units);
           for (const m of messages) charges.set(m.ref, { units: m.smsCount, refunds: credit.refunds });
+          return counted;
         },
         finish: async (...args: Parameters<Storage['finish']>) => refund(await inner.finish(...args)),
         applyReceipt: async (receipt: PartReceipt) => {
@@ -291,9 +295,10 @@ function claimsBy(inner: MemoryStorage, order: Order): Storage {
   let seq = 0;
   const leave = (ref: string) => queued.delete(ref);
   return wrap(inner, {
-    insertMessages: async (messages: readonly NewMessage[], lease?: InsertLease, ...rest: [IdempotencyRecord?, CreditCharge?]) => {
-      await inner.insertMessages(messages, lease, ...rest);
+    insertMessages: async (messages: readonly NewMessage[], lease?: InsertLease, ...rest: [IdempotencyRecord?, CreditCharge?, (readonly UnitCounter[])?]) => {
+      const counted = await inner.insertMessages(messages, lease, ...rest);
       for (const message of messages) queued.set(message.ref, { message, seq: seq++, dueAt: message.createdAt, leaseUntil: lease?.until ?? null });
+      return counted;
     },
     claimMessages: async ({ limit, leaseMs, now }: ClaimOptions) => {
       const claimed: MessageRecord[] = [];

@@ -13,7 +13,8 @@ import type { IdempotencyRecord } from '../idempotency-record.js';
 import { delegateInbound, type InboundStorage } from '../inbound-record.js';
 import { IdempotencyRecords } from './idempotency.js';
 import { MemoryInbound } from './inbound.js';
-import type { InsertGuard, InsertRefusal, MessageRow, MessageWrite, RecordStore, Timer } from '../record-store.js';
+import type { InsertCounted, InsertGuard, InsertRefusal, MessageRow, MessageWrite, RecordStore, Timer } from '../record-store.js';
+import { UnitCounters } from './unit-counters.js';
 import { CarrierIdIndex, ExternalIdIndex } from './lookups.js';
 import { QueueMembers } from './queue-members.js';
 import { ReportQueue } from './report-queue.js';
@@ -45,6 +46,7 @@ export class MemoryRecordStore implements RecordStore {
   readonly #externalIds = new ExternalIdIndex();
   readonly #idempotency = new IdempotencyRecords();
   readonly #balances = new Map<string, number>();
+  readonly #counters = new UnitCounters();
   #seq = 0;
 
   constructor() {
@@ -58,7 +60,7 @@ export class MemoryRecordStore implements RecordStore {
   async close(): Promise<void> {}
 
   /** See {@link RecordStore.insertMessages}. */
-  async insertMessages(rows: readonly MessageRow[], guard?: InsertGuard): Promise<InsertRefusal | undefined> {
+  async insertMessages(rows: readonly MessageRow[], guard?: InsertGuard): Promise<InsertRefusal | InsertCounted | undefined> {
     // Most batches hold one row (one message per request): no set of the batch's refs then.
     const refs = rows.length > 1 ? new Set<string>() : undefined;
     for (const row of rows) {
@@ -71,14 +73,17 @@ export class MemoryRecordStore implements RecordStore {
       return { refused: 'key-taken' };
     }
     const credit = guard?.credit;
-    if (credit !== undefined) {
-      const balance = this.#balance(credit.principalId);
-      if (balance < credit.units) return { refused: 'insufficient-credit', balance };
-      this.#balances.set(credit.principalId, balance - credit.units);
+    if (credit !== undefined && this.#balance(credit.principalId) < credit.units) {
+      return { refused: 'insufficient-credit', balance: this.#balance(credit.principalId) };
     }
+    const counters = guard?.counters;
+    const over = counters === undefined ? -1 : this.#counters.firstOver(counters);
+    if (over >= 0) return { refused: 'limit-reached', counter: over };
+    // Every check passed: from here on the insert only writes, so it is stored whole.
+    if (credit !== undefined) this.#balances.set(credit.principalId, this.#balance(credit.principalId) - credit.units);
     if (idempotency !== undefined) this.#idempotency.take(idempotency);
     for (const row of rows) this.#insert(row);
-    return undefined;
+    return counters === undefined ? undefined : { counted: this.#counters.add(counters) };
   }
 
   /** See {@link RecordStore.getMessage}. */
@@ -169,6 +174,11 @@ export class MemoryRecordStore implements RecordStore {
   /** See {@link RecordStore.creditBalance}. */
   async creditBalance(principalId: string): Promise<number> {
     return this.#balance(principalId);
+  }
+
+  /** See {@link RecordStore.countedUnits}. */
+  async countedUnits(principalId: string, period: string): Promise<number> {
+    return this.#counters.value(principalId, period);
   }
 
   #balance(principalId: string): number {

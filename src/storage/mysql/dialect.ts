@@ -6,6 +6,7 @@
  * @module
  */
 import type { SqlDialect } from '../sql/dialect.js';
+import { placeholdersOf } from '../sql/dialect.js';
 
 /** The dialect of MariaDB 10.6+ and MySQL 8.0+ (the first with `SKIP LOCKED`). */
 export const mysqlDialect: SqlDialect = {
@@ -25,8 +26,8 @@ export const mysqlDialect: SqlDialect = {
   placeholders: (sql) => sql,
   indexPrefix: (column, chars) => `${column}(${chars})`,
   insertIgnore: (table, columns, values) => `INSERT IGNORE INTO ${table} (${columns}) VALUES ${values}`,
-  upsertAdd: (table, keyColumn, column) =>
-    `INSERT INTO ${table} (${keyColumn}, ${column}) VALUES (?, ?) ON DUPLICATE KEY UPDATE ${column} = ${column} + VALUES(${column})`,
+  upsertAdd: (table, keyColumns, column) =>
+    `INSERT INTO ${table} (${keyColumns}, ${column}) VALUES (${placeholdersOf(keyColumns)}, ?) ON DUPLICATE KEY UPDATE ${column} = ${column} + VALUES(${column})`,
   forceIndex: (index) => ` FORCE INDEX (${index})`,
   lockSkipLocked: 'FOR UPDATE SKIP LOCKED',
 };

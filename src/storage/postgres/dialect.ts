@@ -6,6 +6,7 @@
  * @module
  */
 import type { SqlDialect } from '../sql/dialect.js';
+import { placeholdersOf } from '../sql/dialect.js';
 
 /** `name` quoted as a PostgreSQL identifier. */
 export function quoteIdent(name: string): string {
@@ -41,8 +42,8 @@ export function postgresDialect(schema: string, qualify = true): SqlDialect {
     // B-tree entries take text up to about 2,700 bytes: external ids are indexed whole.
     indexPrefix: (column) => column,
     insertIgnore: (table, columns, values) => `INSERT INTO ${table} (${columns}) VALUES ${values} ON CONFLICT DO NOTHING`,
-    upsertAdd: (table, keyColumn, column) =>
-      `INSERT INTO ${table} AS t (${keyColumn}, ${column}) VALUES (?, ?) ON CONFLICT (${keyColumn}) DO UPDATE SET ${column} = t.${column} + EXCLUDED.${column}`,
+    upsertAdd: (table, keyColumns, column) =>
+      `INSERT INTO ${table} AS t (${keyColumns}, ${column}) VALUES (${placeholdersOf(keyColumns)}, ?) ON CONFLICT (${keyColumns}) DO UPDATE SET ${column} = t.${column} + EXCLUDED.${column}`,
     // PostgreSQL locks the rows a LIMIT returns, whatever plan reads them.
     forceIndex: () => '',
     lockSkipLocked: 'FOR UPDATE SKIP LOCKED',

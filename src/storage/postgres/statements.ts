@@ -1,13 +1,14 @@
 /**
  * The statements the PostgreSQL record store writes itself rather than take from the shared
  * SQL layer, because PostgreSQL does them in one round trip: a batch of compare-and-set
- * writes with their carrier ids and refunds, and a guarded insert. Each is one statement of
+ * writes with their carrier ids and refunds, and a guarded insert (by a key, a charge or one
+ * counter). Each is one statement of
  * fixed text over arrays (`unnest`), so it is parsed and planned once per connection (a
  * named prepared statement) however many rows it carries, and is atomic on its own.
  *
  * @module
  */
-import type { InsertGuard, MessageRow, MessageWrite } from '../record-store.js';
+import type { CounterGuard, InsertGuard, MessageRow, MessageWrite } from '../record-store.js';
 import { ROW_COLUMNS, rowValues, sideCarrierIds } from '../sql/rows.js';
 import type { SqlTables } from '../sql/schema.js';
 
@@ -175,6 +176,30 @@ export function postgresStatements(t: SqlTables) {
           ON CONFLICT DO NOTHING)
       SELECT (SELECT ok FROM key_free) AS key_free, (SELECT ok FROM go) AS stored,
         (SELECT balance FROM ${t.credit} WHERE principal_id = $${n + 11}::text) AS balance, (SELECT count(*) FROM inserted) AS inserted`,
+    /**
+     * Inserts the rows with their carrier ids and adds `$n+6` to the counter of principal
+     * `$n+4` and period `$n+5`, unless that would take it past `$n+7`: then nothing. One
+     * counter only: of two, one statement could add to one and not the other (the store runs
+     * those in a transaction). The counter's row is created, or locked and read at its latest
+     * version, by the upsert, so two such inserts at once wait for each other.
+     */
+    insertCounted: `WITH counted AS (
+        INSERT INTO ${t.counters} AS k (principal_id, period, units)
+          SELECT $${n + 4}::text, $${n + 5}::text, $${n + 6}::bigint WHERE $${n + 6}::bigint <= $${n + 7}::bigint
+          ON CONFLICT (principal_id, period) DO UPDATE SET units = k.units + EXCLUDED.units
+            WHERE k.units + EXCLUDED.units <= $${n + 7}::bigint
+          RETURNING k.units),
+      inserted AS (
+        INSERT INTO ${t.messages} (ref, version, ${COLUMNS})
+          SELECT r.ref, 0, ${ROW_ARRAYS.map(([column]) => `r.${column}`).join(', ')}
+          FROM unnest($1::text[], ${unnestRows(2)}) WITH ORDINALITY AS r(ref, ${COLUMNS}, n)
+          WHERE EXISTS (SELECT 1 FROM counted) ORDER BY r.n
+          RETURNING 1),
+      ids AS (
+        INSERT INTO ${t.carrierIds} (carrier_id, ref)
+          SELECT a.id, a.ref FROM unnest($${n + 2}::text[], $${n + 3}::text[]) AS a(ref, id) WHERE EXISTS (SELECT 1 FROM counted)
+          ON CONFLICT DO NOTHING)
+      SELECT (SELECT units FROM counted) AS counted, (SELECT count(*) FROM inserted) AS inserted`,
   };
 }
 
@@ -209,5 +234,20 @@ export function insertParams(rows: readonly MessageRow[], guard: InsertGuard | u
     key?.expiresAt ?? null,
     guard?.credit?.principalId ?? null,
     guard?.credit?.units ?? 0,
+  ];
+}
+
+/** The parameters of the counted insert statement for `rows` adding to `counter`. */
+export function insertCountedParams(rows: readonly MessageRow[], counter: CounterGuard): unknown[] {
+  const ids = rows.flatMap((row) => sideCarrierIds(row).map((id) => [row.record.ref, id] as const));
+  return [
+    rows.map((row) => row.record.ref),
+    ...rowArrays(rows),
+    ids.map(([ref]) => ref),
+    ids.map(([, id]) => id),
+    counter.principalId,
+    counter.period,
+    counter.units,
+    counter.limit,
   ];
 }

@@ -12,7 +12,7 @@ import { createHash } from 'node:crypto';
 import type { Pool } from 'pg';
 import { delegateInbound, type InboundStorage } from '../inbound-record.js';
 import type { ClaimOptions } from '../claim-options.js';
-import type { InsertGuard, InsertRefusal, MessageRow, MessageWrite, Timer } from '../record-store.js';
+import type { InsertCounted, InsertGuard, InsertRefusal, MessageRow, MessageWrite, Timer } from '../record-store.js';
 import { Batcher } from '../../util/batcher.js';
 import { fromColumns, num, numOrNull, ROW_COLUMNS } from '../sql/rows.js';
 import { createSchema } from '../sql/schema.js';
@@ -20,7 +20,7 @@ import { SqlRecordStore } from '../sql/store.js';
 import { postgresClient } from './client.js';
 import { PostgresInbound } from './inbound.js';
 import { postgresDialect, quoteIdent } from './dialect.js';
-import { insertParams, postgresStatements, writeParams } from './statements.js';
+import { insertCountedParams, insertParams, postgresStatements, writeParams } from './statements.js';
 import { createInboundTables, postgresInboundTables, upgradeEarlierTables } from './upgrade.js';
 import { WriteBatches } from './write-batch.js';
 
@@ -144,16 +144,24 @@ export class PostgresRecordStore extends SqlRecordStore {
   }
 
   /**
-   * `RecordStore.insertMessages`: one statement, unless its guard both keys and charges (a
-   * transaction then). Inserts without a guard made in one turn share their statement: it
+   * `RecordStore.insertMessages`: one statement, unless its guard both keys and charges, or
+   * counts with more than its counter alone (a transaction then: one statement cannot undo
+   * what it added when a later part of it refuses). Inserts without a guard made in one turn share their statement: it
    * stores all of them or none, and when it fails each is sent again alone, so a duplicate
    * ref fails only its own insert.
    */
-  override async insertMessages(rows: readonly MessageRow[], guard?: InsertGuard): Promise<InsertRefusal | undefined> {
+  override async insertMessages(rows: readonly MessageRow[], guard?: InsertGuard): Promise<InsertRefusal | InsertCounted | undefined> {
     if (guard === undefined) {
       if (rows.length > 0) await this.#inserts.call(rows);
       return undefined;
     }
+    const counters = guard.counters ?? [];
+    if (counters.length === 1 && guard.idempotency === undefined && (guard.credit === undefined || guard.credit.units <= 0)) {
+      const { rows: answer } = await this.#query('insertCounted', insertCountedParams(rows, counters[0]!));
+      const counted = answer[0]!.counted;
+      return counted === null || counted === undefined ? { refused: 'limit-reached', counter: 0 } : { counted: [num(counted)] };
+    }
+    if (counters.length > 0) return super.insertMessages(rows, guard);
     if (guard.idempotency !== undefined && guard.credit !== undefined && guard.credit.units > 0) return super.insertMessages(rows, guard);
     const { rows: answer } = await this.#query('insert', insertParams(rows, guard));
     const { key_free: keyFree, stored, balance } = answer[0] as { key_free: boolean; stored: boolean; balance: unknown };

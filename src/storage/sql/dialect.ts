@@ -39,10 +39,12 @@ export interface SqlDialect {
   /** An `INSERT` of `values` (parenthesised tuples) into `columns` that skips each row whose unique key is taken, instead of failing. */
   insertIgnore(table: string, columns: string, values: string): string;
   /**
-   * An `INSERT` of one row `(key, amount)` into `(keyColumn, column)` that, when the key is
-   * taken, adds `amount` to the stored `column` instead: two parameters, key then amount.
+   * An `INSERT` of one row `(key..., amount)` into `(keyColumns, column)` (`keyColumns` the
+   * unique key's columns, comma-separated) that, when the key is taken, adds `amount` to the
+   * stored `column` instead, holding the row's write lock from then on: a parameter per key
+   * column, then the amount.
    */
-  upsertAdd(table: string, keyColumn: string, column: string): string;
+  upsertAdd(table: string, keyColumns: string, column: string): string;
   /**
    * What follows the table name in a `SELECT` to make it read `index` (a quoted name), for
    * the claims: a claim that sorted its candidates instead would lock every candidate, not
@@ -103,4 +105,12 @@ export interface SqlClient extends SqlSession {
 /** `LIMIT ?` as `dialect` writes it ({@link SqlDialect.limitParam}). */
 export function limitClause(dialect: SqlDialect): string {
   return dialect.limitParam ?? 'LIMIT ?';
+}
+
+/** One `?` per column of `columns` (comma-separated): the placeholders of an `upsertAdd`'s key. */
+export function placeholdersOf(columns: string): string {
+  return columns
+    .split(',')
+    .map(() => '?')
+    .join(', ');
 }

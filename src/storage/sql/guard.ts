@@ -1,13 +1,15 @@
 /**
  * The guard of an insert and the credit of a SQL record store: the idempotency record put
- * unless a live one holds the key, and the credit taken unless the balance is smaller, each
- * inside the transaction that stores the messages. The idempotency put comes first, so two
+ * unless a live one holds the key, the credit taken unless the balance is smaller, and each
+ * counter added to unless it would pass its limit, each inside the transaction that stores
+ * the messages. The counter's row is locked by its update, so two inserts adding to one
+ * counter wait on each other and the second sees the first's units. The idempotency put comes first, so two
  * inserts under one key wait on each other's row lock and the second sees the first's
  * record: one of them is stored.
  *
  * @module
  */
-import type { InsertGuard, InsertRefusal } from '../record-store.js';
+import type { CounterGuard, InsertGuard, InsertRefusal } from '../record-store.js';
 import type { SqlSession } from './dialect.js';
 import { IDEMPOTENCY_COLUMNS, idempotencyValues, num, tuple } from './rows.js';
 import { runOn, type SqlContext } from './queue.js';
@@ -24,8 +26,11 @@ export class GuardRefusal extends Error {
   }
 }
 
-/** Applies `guard` in transaction `tx`; throws a {@link GuardRefusal} when it refuses. */
-export async function applyGuard(context: SqlContext, tx: SqlSession, guard: InsertGuard): Promise<void> {
+/**
+ * Applies `guard` in transaction `tx`; throws a {@link GuardRefusal} when it refuses.
+ * Resolves with the counters' new values when it has counters.
+ */
+export async function applyGuard(context: SqlContext, tx: SqlSession, guard: InsertGuard): Promise<number[] | undefined> {
   const { idempotency, credit } = context.tables;
   const record = guard.idempotency;
   if (record !== undefined) {
@@ -55,6 +60,34 @@ export async function applyGuard(context: SqlContext, tx: SqlSession, guard: Ins
       throw new GuardRefusal({ refused: 'insufficient-credit', balance: rows.length === 0 ? 0 : num(rows[0]!.balance) });
     }
   }
+  if (guard.counters === undefined) return undefined;
+  const counted: number[] = [];
+  for (let i = 0; i < guard.counters.length; i++) counted.push(await addToCounter(context, tx, guard.counters[i]!, i));
+  return counted;
+}
+
+/** Adds `counter`'s units unless it would pass its limit (a refusal naming index `index`); resolves with the new value. */
+async function addToCounter(context: SqlContext, tx: SqlSession, counter: CounterGuard, index: number): Promise<number> {
+  const { counters } = context.tables;
+  const { principalId, period, units, limit } = counter;
+  // Created, or locked, by a write first: two inserts that both read it before writing it
+  // would each wait for the other's lock (a deadlock, on MySQL).
+  await runOn(context, tx, context.dialect.upsertAdd(counters, 'principal_id, period', 'units'), [principalId, period, 0]);
+  const added = await runOn(context, tx, `UPDATE ${counters} SET units = units + ? WHERE principal_id = ? AND period = ? AND units + ? <= ?`, [
+    units,
+    principalId,
+    period,
+    units,
+    limit,
+  ]);
+  if (added.affected === 0) throw new GuardRefusal({ refused: 'limit-reached', counter: index });
+  return countedOf(context, tx, principalId, period);
+}
+
+/** The principal's counter `period` on `session`, 0 when it has none. */
+export async function countedOf(context: SqlContext, session: SqlSession, principalId: string, period: string): Promise<number> {
+  const { rows } = await runOn(context, session, `SELECT units FROM ${context.tables.counters} WHERE principal_id = ? AND period = ?`, [principalId, period]);
+  return rows.length === 0 ? 0 : num(rows[0]!.units);
 }
 
 /** Adds `units` to the principal's balance (created at 0) on `session`. */

@@ -86,7 +86,9 @@ type PackedData = [
 ];
 
 /** The record's fields that may be absent, kept by name in `optional` (a new one is added here only). */
-const OPTIONAL_FIELDS = ['sendAt', 'validUntil', 'traceparent', 'recipientAsSent', 'country', 'numberType', 'holdReason', 'reportFormat', 'reportPer'] as const;
+const OPTIONAL_FIELDS = [
+  'sendAt', 'validUntil', 'traceparent', 'recipientAsSent', 'country', 'numberType', 'holdReason', 'reportFormat', 'reportPer', 'retainText', 'textSha256',
+] as const;
 type OptionalField = (typeof OPTIONAL_FIELDS)[number];
 
 /** The `data` text of `row` ({@link PackedData}). */

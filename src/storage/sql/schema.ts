@@ -2,7 +2,8 @@
  * The tables of a SQL record store and their creation: one row per message with the columns
  * the store searches and orders by (its first carrier id among them), and the row's record
  * and book as one JSON text; a side table of the other carrier ids (a long message has one
- * per part, and a receipt names one); idempotency records; and credit balances. The steps
+ * per part, and a receipt names one); idempotency records; credit balances; and the counters of an insert's guard (spend
+ * caps). The steps
  * applied are kept in a table of their own, so a later version adds only what is missing.
  *
  * @module
@@ -19,6 +20,8 @@ export interface SqlTables {
   idempotency: string;
   /** Credit balances by principal. */
   credit: string;
+  /** The counters of an insert's guard by `(principal_id, period)` (`InsertGuard.counters`). */
+  counters: string;
   /** The versions of the schema applied. */
   schemaVersion: string;
   /** The index submit claims read the queue by, `(queue, order_key, seq)`. */
@@ -34,6 +37,7 @@ export function sqlTables(dialect: SqlDialect, prefix: string): SqlTables {
     carrierIds: dialect.quote(`${prefix}carrier_ids`),
     idempotency: dialect.quote(`${prefix}idempotency`),
     credit: dialect.quote(`${prefix}credit`),
+    counters: dialect.quote(`${prefix}unit_counters`),
     schemaVersion: dialect.quote(`${prefix}schema_version`),
     claimIndex: dialect.quote(`${prefix}messages_claim`),
     reportIndex: dialect.quote(`${prefix}messages_report`),
@@ -55,7 +59,7 @@ export interface Migration {
   statements: string[];
 }
 
-/** The schema's steps, oldest first. Index names carry the prefix: some databases name indexes per schema, not per table. */
+/** The shared steps, oldest first. Index names carry the prefix: some databases name indexes per schema, not per table. */
 function migrations(dialect: SqlDialect, prefix: string, t: SqlTables): Migration[] {
   const { key, text, json, bigint, double, serial } = dialect.types;
   // Partial where the database has them: a row out of the queue (or without a report or a
@@ -138,6 +142,19 @@ function migrations(dialect: SqlDialect, prefix: string, t: SqlTables): Migratio
       statements: [
         `ALTER TABLE ${t.messages} ADD COLUMN carrier_id ${key}`,
         index('messages_carrier', t.messages, 'carrier_id', 'carrier_id IS NOT NULL'),
+      ],
+    },
+    // The counters of an insert's guard (`InsertGuard.counters`): a principal's units of a
+    // day or a month, for its spend caps.
+    {
+      version: 4,
+      statements: [
+        `CREATE TABLE IF NOT EXISTS ${t.counters} (
+          principal_id ${key} NOT NULL,
+          period varchar(32) NOT NULL,
+          units ${bigint} NOT NULL,
+          PRIMARY KEY (principal_id, period)
+        )${dialect.tableOptions}`,
       ],
     },
   ];

@@ -10,9 +10,9 @@
 import type { ClaimOptions } from '../claim-options.js';
 import type { QueueCount } from '../contract.js';
 import type { IdempotencyRecord } from '../idempotency-record.js';
-import type { InsertGuard, InsertRefusal, MessageRow, MessageWrite, RecordStore, Timer } from '../record-store.js';
+import type { InsertCounted, InsertGuard, InsertRefusal, MessageRow, MessageWrite, RecordStore, Timer } from '../record-store.js';
 import { limitClause, type SqlClient, type SqlDialect, type SqlSession } from './dialect.js';
-import { addUnits, applyGuard, balanceOf, GuardRefusal } from './guard.js';
+import { addUnits, applyGuard, balanceOf, countedOf, GuardRefusal } from './guard.js';
 import { claimMessages, claimReports, countQueued, dueMessages, queueEnds, runOn, type SqlContext } from './queue.js';
 import {
   changedValues,
@@ -88,7 +88,7 @@ export class SqlRecordStore implements RecordStore {
   }
 
   /** `RecordStore.insertMessages`: one statement when it is alone, else one transaction. */
-  async insertMessages(rows: readonly MessageRow[], guard?: InsertGuard): Promise<InsertRefusal | undefined> {
+  async insertMessages(rows: readonly MessageRow[], guard?: InsertGuard): Promise<InsertRefusal | InsertCounted | undefined> {
     const insert = async (session: SqlSession) => {
       for (const slice of chunks(rows, CHUNK)) {
         const values = slice.map(() => tuple(WRITTEN_COLUMNS.length + 2)).join(', ');
@@ -103,11 +103,12 @@ export class SqlRecordStore implements RecordStore {
       return undefined;
     }
     try {
-      await this.sql.client.transaction(async (tx) => {
-        if (guard !== undefined) await applyGuard(this.sql, tx, guard);
+      const counted = await this.sql.client.transaction(async (tx) => {
+        const values = guard === undefined ? undefined : await applyGuard(this.sql, tx, guard);
         await insert(tx);
+        return values;
       });
-      return undefined;
+      return counted === undefined ? undefined : { counted };
     } catch (error) {
       if (error instanceof GuardRefusal) return error.refusal;
       throw error;
@@ -272,6 +273,11 @@ export class SqlRecordStore implements RecordStore {
   /** `RecordStore.creditBalance`. */
   creditBalance(principalId: string): Promise<number> {
     return balanceOf(this.sql, this.sql.client, principalId);
+  }
+
+  /** `RecordStore.countedUnits`. */
+  countedUnits(principalId: string, period: string): Promise<number> {
+    return countedOf(this.sql, this.sql.client, principalId, period);
   }
 }
 

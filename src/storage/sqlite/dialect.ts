@@ -9,6 +9,7 @@
  * @module
  */
 import type { SqlDialect } from '../sql/dialect.js';
+import { placeholdersOf } from '../sql/dialect.js';
 
 /** The dialect of SQLite 3.24+ (the first with upserts). */
 export const sqliteDialect: SqlDialect = {
@@ -18,8 +19,8 @@ export const sqliteDialect: SqlDialect = {
   placeholders: (sql) => sql,
   indexPrefix: (column) => column,
   insertIgnore: (table, columns, values) => `INSERT OR IGNORE INTO ${table} (${columns}) VALUES ${values}`,
-  upsertAdd: (table, keyColumn, column) =>
-    `INSERT INTO ${table} (${keyColumn}, ${column}) VALUES (?, ?) ON CONFLICT (${keyColumn}) DO UPDATE SET ${column} = ${column} + excluded.${column}`,
+  upsertAdd: (table, keyColumns, column) =>
+    `INSERT INTO ${table} (${keyColumns}, ${column}) VALUES (${placeholdersOf(keyColumns)}, ?) ON CONFLICT (${keyColumns}) DO UPDATE SET ${column} = ${column} + excluded.${column}`,
   forceIndex: () => '',
   lockSkipLocked: '',
   // SQLite plans with a bare bound LIMIT's value, so it parses and plans such a statement

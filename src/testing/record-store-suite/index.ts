@@ -15,6 +15,7 @@ import type { RecordStore } from '../../storage/record-store.js';
 import { runStorageContract } from '../storage-suite/index.js';
 import { claimTests } from './claims.js';
 import { recordSuiteContext, type RecordStoreSuiteHarness, type RecordStoreSuiteOptions } from './context.js';
+import { counterTests } from './counters.js';
 import { creditTests } from './credit.js';
 import { idempotencyTests } from './idempotency.js';
 import { insertTests } from './inserts.js';
@@ -54,6 +55,7 @@ export function runRecordStoreContract(harness: RecordStoreSuiteHarness, options
     writeTests(context);
     idempotencyTests(context);
     creditTests(context);
+    counterTests(context);
   });
   if (options.throughLedger === false) return;
   const storeOf = new WeakMap<Storage, RecordStore>();

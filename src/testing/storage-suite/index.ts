@@ -10,6 +10,7 @@
  */
 import { callbackTests } from './callbacks.js';
 import { claimTests } from './claims.js';
+import { counterTests } from './counters.js';
 import { creditTests } from './credit.js';
 import { suiteContext, type StorageSuiteHarness, type StorageSuiteOptions } from './context.js';
 import { endingTests } from './endings.js';
@@ -20,6 +21,7 @@ import { keyTests } from './keys.js';
 import { messageTests } from './messages.js';
 import { queueCountTests } from './queue-count.js';
 import { receiptTests } from './receipts.js';
+import { retainTextTests } from './retain-text.js';
 import { retentionTests } from './retention.js';
 import { submissionTests } from './submissions.js';
 import { timedTests } from './timed.js';
@@ -51,8 +53,10 @@ export function runStorageContract(harness: StorageSuiteHarness, options: Storag
     receiptTests(context);
     callbackTests(context);
     retentionTests(context);
+    retainTextTests(context);
     idempotencyTests(context);
     creditTests(context);
+    counterTests(context);
     inboundTests(context);
     timedTests(context);
     keyTests(context);
