@@ -18,6 +18,8 @@ import type {
   DueCallback,
   IdempotencyRecord,
   InsertLease,
+  MessageListPage,
+  MessageListQuery,
   MessageRecord,
   NewMessage,
   Outcome,
@@ -33,6 +35,7 @@ import { RowWriter, type Decision } from './compare-and-set.js';
 import { copyRecord, recordFields } from './copy-record.js';
 import { fairPlaces, RecentTags, type Joining, type Placed } from './fair-place.js';
 import { KnownRows } from './known-rows.js';
+import { listPage } from './list.js';
 import { receiptRule, submissionRule } from './receipts.js';
 import { Reports } from './reports.js';
 import { endRow, hasEnded, newRow, nextRow, rankOf, weightOf } from './rows.js';
@@ -59,6 +62,10 @@ export class Ledger implements Storage {
     if (store.ready !== undefined) this.ready = store.ready.bind(store);
     if (store.close !== undefined) this.close = store.close.bind(store);
     if (store.countQueued !== undefined) this.countQueued = store.countQueued.bind(store);
+    if (store.listMessages !== undefined) {
+      const listRows = store.listMessages.bind(store);
+      this.listMessages = (query) => listPage(listRows, query);
+    }
     const inbound = store as Partial<InboundStorage>;
     if (INBOUND_METHODS.every((name) => typeof inbound[name] === 'function')) {
       for (const name of INBOUND_METHODS) (this as Record<string, unknown>)[name] = (inbound[name] as (...args: unknown[]) => unknown).bind(store);
@@ -250,13 +257,14 @@ export class Ledger implements Storage {
   }
 }
 
-// The optional methods the store may lack (lifecycle, queue count, inbound) are set by the
+// The optional methods the store may lack (lifecycle, queue count, list, inbound) are set by the
 // constructor when it has them; this declares them on the class.
 // eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging
 export interface Ledger extends Partial<InboundStorage> {
   ready?(): Promise<void>;
   close?(): Promise<void>;
   countQueued?(principalId?: string): Promise<QueueCount>;
+  listMessages?(query: MessageListQuery): Promise<MessageListPage>;
 }
 
 /**

@@ -40,6 +40,7 @@ const RECORD_STORE_METHODS = {
   ready: false,
   close: false,
   countQueued: false,
+  listMessages: false,
   insertMessages: true,
   getMessage: true,
   findByExternalId: true,

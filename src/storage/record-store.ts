@@ -18,6 +18,7 @@
 import type { ClaimOptions } from './claim-options.js';
 import type { IdempotencyRecord } from './idempotency-record.js';
 import type { MessageRecord } from './message-record.js';
+import type { MessageListQuery } from './message-list.js';
 import type { QueueCount } from './contract.js';
 
 /**
@@ -206,6 +207,16 @@ export interface RecordStore {
    * principal's. Must stay cheap with a large backlog (called about once a second).
    */
   countQueued?(principalId?: string): Promise<QueueCount>;
+
+  /**
+   * The rows of `query.principalId` that match every filter of `query`, newest first
+   * (`record.createdAt` descending, then `seq` descending), strictly after `query.after`
+   * when given (smaller `createdAt`, or equal and smaller `seq`), at most `query.limit`.
+   * Must be served by an index (a page over a million rows reads about a page of them, not
+   * the table), and see every row stored or written before it was called. Optional: without
+   * it, the list endpoint is not served.
+   */
+  listMessages?(query: MessageListQuery): Promise<MessageRow[]>;
 
   /**
    * Applies each write whose row is still at `expectedVersion`, each in one atomic step

@@ -26,6 +26,9 @@ const ROW_ARRAYS = [
   ['report_due_at', 'bigint'],
   ['timer', 'text'],
   ['timer_at', 'bigint'],
+  ['recipient', 'text'],
+  ['state', 'text'],
+  ['profile_code', 'text'],
   ['data', 'text'],
 ] as const;
 

@@ -1,6 +1,7 @@
 /**
  * A `MessageRow` to and from the columns of the messages table (schema.ts): the fields the
- * store searches and orders by each in a column, and the record, book and carrier ids in the
+ * store searches and orders by each in a column (the record's recipient, state and profile
+ * too, which the message list filters by, kept up to date by every write), and the record, book and carrier ids in the
  * column `data` (packed, see `PackedData`).
  *
  * @module
@@ -25,6 +26,9 @@ export const WRITTEN_COLUMNS = [
   'report_due_at',
   'timer',
   'timer_at',
+  'recipient',
+  'state',
+  'profile_code',
   'data',
 ] as const;
 
@@ -148,6 +152,9 @@ export function rowValues(row: MessageRow): unknown[] {
     row.reportDueAt,
     row.timer,
     row.timerAt,
+    row.record.recipient,
+    row.record.state,
+    row.record.profileCode,
     packData(row),
   ];
 }
@@ -167,6 +174,9 @@ const INDEXED_VALUES: readonly [column: string, value: (row: MessageRow) => unkn
   ['report_due_at', (row) => row.reportDueAt],
   ['timer', (row) => row.timer],
   ['timer_at', (row) => row.timerAt],
+  ['recipient', (row) => row.record.recipient],
+  ['state', (row) => row.record.state],
+  ['profile_code', (row) => row.record.profileCode],
 ];
 
 /**

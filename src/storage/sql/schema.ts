@@ -127,9 +127,39 @@ function migrations(dialect: SqlDialect, prefix: string, t: SqlTables): Migratio
 }
 
 /**
+ * The shared steps added after a storage's own first steps (`later`), each a list of
+ * statements, oldest first: numbered on from the last step before them, so that a database
+ * already at a storage's last step runs them too. A new shared step goes at the end.
+ */
+function appendedSteps(dialect: SqlDialect, prefix: string, t: SqlTables): string[][] {
+  const { key } = dialect.types;
+  const index = (name: string, columns: string): string => `CREATE INDEX ${dialect.quote(`${prefix}${name}`)} ON ${t.messages} (${columns})`;
+  // Packed `data` (rows.ts) holds the recipient at 4, the state at 15, the profile at 2; the
+  // first form of it held the record as an object.
+  const fromData = (position: number, field: string): string =>
+    `COALESCE(${dialect.jsonText('data', [position])}, ${dialect.jsonText('data', ['record', field])})`;
+  return [
+    // The message list (GET {base}/messages): a principal's messages newest first, alone or
+    // of one state, recipient or profile (the external id's is messages_external), each an
+    // index walked from the page's start.
+    [
+      `ALTER TABLE ${t.messages} ADD COLUMN recipient ${key}`,
+      `ALTER TABLE ${t.messages} ADD COLUMN state varchar(32)`,
+      `ALTER TABLE ${t.messages} ADD COLUMN profile_code ${key}`,
+      `UPDATE ${t.messages} SET recipient = ${fromData(4, 'recipient')}, state = ${fromData(15, 'state')}, profile_code = ${fromData(2, 'profileCode')}`,
+      index('messages_list', 'principal_id, created_at, seq'),
+      index('messages_list_state', 'principal_id, state, created_at, seq'),
+      index('messages_list_recipient', 'principal_id, recipient, created_at, seq'),
+      index('messages_list_profile', 'principal_id, profile_code, created_at, seq'),
+    ],
+  ];
+}
+
+/**
  * Creates the tables under `prefix`, or the steps they miss, holding a database-wide lock so
  * that instances starting at once do not race; `later` are the storage's own steps after the
- * shared ones (versions 2 and on). Idempotent. Throws when a newer version of the package
+ * shared first ones (versions 2 and on), and the shared steps added since follow them.
+ * Idempotent. Throws when a newer version of the package
  * has changed the tables.
  */
 export async function createSchema(client: SqlClient, dialect: SqlDialect, prefix: string, t: SqlTables, later: readonly Migration[] = []): Promise<void> {
@@ -138,7 +168,8 @@ export async function createSchema(client: SqlClient, dialect: SqlDialect, prefi
     await run(`CREATE TABLE IF NOT EXISTS ${t.schemaVersion} (version integer NOT NULL PRIMARY KEY)${dialect.tableOptions}`);
     const { rows } = await run(`SELECT MAX(version) AS version FROM ${t.schemaVersion}`);
     const current = Number(rows[0]?.version ?? 0);
-    const steps = [...migrations(dialect, prefix, t), ...later];
+    const first = [...migrations(dialect, prefix, t), ...later];
+    const steps = [...first, ...appendedSteps(dialect, prefix, t).map((statements, i) => ({ version: first.length + i + 1, statements }))];
     // A storage's own steps follow the shared ones, which a dialect may lengthen (partial indexes).
     steps.forEach((step, i) => {
       if (step.version !== i + 1) throw new Error(`schema step ${i + 1} under ${prefix} is numbered ${step.version}: the steps must be numbered 1, 2, 3, ... in order`);

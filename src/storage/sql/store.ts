@@ -2,7 +2,7 @@
  * `SqlRecordStore`: the `RecordStore` primitives written once for every SQL database, on a
  * {@link SqlDialect} (the SQL text that differs) and a {@link SqlClient} (how statements and
  * transactions reach the database) that an adapter supplies. The queue reads and claims are
- * in queue.ts, the insert guard and credit in guard.ts, the schema in schema.ts and the row
+ * in queue.ts, the message list in list.ts, the insert guard and credit in guard.ts, the schema in schema.ts and the row
  * mapping in rows.ts.
  *
  * @module
@@ -27,6 +27,8 @@ import {
   WRITTEN_COLUMNS,
 } from './rows.js';
 import { createSchema, sqlTables, type Migration } from './schema.js';
+import { listMessages } from './list.js';
+import type { MessageListQuery } from '../message-list.js';
 
 /** Rows per `INSERT` statement, and keys per `IN (...)` list: well under every driver's parameter and packet limits. */
 const CHUNK = 200;
@@ -123,6 +125,11 @@ export class SqlRecordStore implements RecordStore {
       [principalId, externalId, limit],
     );
     return rows.map(fromColumns);
+  }
+
+  /** `RecordStore.listMessages` (list.ts). */
+  listMessages(query: MessageListQuery): Promise<MessageRow[]> {
+    return listMessages(this.sql, this.prefix, query);
   }
 
   /** `RecordStore.findByCarrierId`: of the rows an id names, the newest (a carrier may reuse an id). */

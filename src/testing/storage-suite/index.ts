@@ -17,6 +17,7 @@ import { fairnessTests } from './fairness.js';
 import { idempotencyTests } from './idempotency.js';
 import { inboundTests } from './inbound.js';
 import { keyTests } from './keys.js';
+import { listTests } from './list.js';
 import { messageTests } from './messages.js';
 import { queueCountTests } from './queue-count.js';
 import { receiptTests } from './receipts.js';
@@ -46,6 +47,7 @@ export function runStorageContract(harness: StorageSuiteHarness, options: Storag
     claimTests(context);
     fairnessTests(context);
     queueCountTests(context);
+    listTests(context);
     submissionTests(context);
     endingTests(context);
     receiptTests(context);
