@@ -211,6 +211,14 @@ export function componentSchemas(limits: Required<LimitOptions>): Record<string,
         final_at: { type: ['string', 'null'], format: 'date-time', description: 'When it reached its final state.' },
       },
     },
+    MessagePage: {
+      type: 'object',
+      required: ['messages', 'next'],
+      properties: {
+        messages: { type: 'array', items: ref('schemas', 'MessageStatus'), description: 'The page\u2019s messages, newest accepted first.' },
+        next: { type: ['string', 'null'], description: 'The cursor of the next page (send it as `cursor`), or `null` on the last page.' },
+      },
+    },
     CancelResult: {
       type: 'object',
       required: ['cancelled', 'not_cancelled'],
