@@ -64,6 +64,7 @@ describe('the document passes Spectral\u2019s spectral:oas rules', () => {
         ['cancelMessage', ['Cancel'], 'string'],
         ['findByExternalId', ['Status'], 'string'],
         ['getDeliveryStatus', ['Status'], 'string'],
+        ['listMessages', ['Status'], 'string'],
         ['premiumSend', ['Send'], 'string'],
         ['quickSend', ['Send'], 'string'],
         ['premiumPreview', ['Preview'], 'string'],
