@@ -18,6 +18,7 @@ import type {
   DueCallback,
   IdempotencyRecord,
   InsertLease,
+  LoggedReport,
   MessageListPage,
   MessageListQuery,
   MessageRecord,
@@ -54,7 +55,7 @@ export class Ledger implements Storage {
 
   constructor(store: RecordStore) {
     this.#store = store;
-    this.#writer = new RowWriter(store, this.#known);
+    this.#writer = new RowWriter(store, this.#known, store.readReports !== undefined);
     this.#reports = new Reports(store, this.#writer);
     this.#sweeps = new Sweeps(store, this.#writer, this.#recentTags);
     // Optional on a store, so offered only when it has them: the router turns a feature off
@@ -62,6 +63,7 @@ export class Ledger implements Storage {
     if (store.ready !== undefined) this.ready = store.ready.bind(store);
     if (store.close !== undefined) this.close = store.close.bind(store);
     if (store.countQueued !== undefined) this.countQueued = store.countQueued.bind(store);
+    if (store.readReports !== undefined) this.readReports = store.readReports.bind(store);
     if (store.listMessages !== undefined) {
       const listRows = store.listMessages.bind(store);
       this.listMessages = (query) => listPage(listRows, query);
@@ -265,6 +267,7 @@ export interface Ledger extends Partial<InboundStorage> {
   close?(): Promise<void>;
   countQueued?(principalId?: string): Promise<QueueCount>;
   listMessages?(query: MessageListQuery): Promise<MessageListPage>;
+  readReports?(principalId: string, after: number | null, limit: number): Promise<LoggedReport[]>;
 }
 
 /**

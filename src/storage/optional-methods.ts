@@ -25,6 +25,7 @@ export const OPTIONAL_STORAGE_METHODS = [
   'expireUnsent',
   'cancelMessages',
   'listMessages',
+  'readReports',
   ...INBOUND_METHODS,
   'storeInboundPart',
 ] as const satisfies readonly (keyof Storage)[];

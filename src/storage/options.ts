@@ -41,6 +41,7 @@ const RECORD_STORE_METHODS = {
   close: false,
   countQueued: false,
   listMessages: false,
+  readReports: false,
   insertMessages: true,
   getMessage: true,
   findByExternalId: true,

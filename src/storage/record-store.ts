@@ -19,6 +19,7 @@ import type { ClaimOptions } from './claim-options.js';
 import type { IdempotencyRecord } from './idempotency-record.js';
 import type { MessageRecord } from './message-record.js';
 import type { MessageListQuery } from './message-list.js';
+import type { LoggedReport, ReportLogEntry } from './report-log.js';
 import type { QueueCount } from './contract.js';
 
 /**
@@ -124,6 +125,12 @@ export interface MessageWrite {
    * any field may have.
    */
   previous?: MessageRow;
+  /**
+   * A delivery report to append to the report log in the same atomic step as the write, when
+   * it applies (given only to a store with {@link RecordStore.readReports}): the entry gets
+   * a key greater than that of every entry committed before it.
+   */
+  report?: ReportLogEntry;
 }
 
 /** What must be true for a batch of messages to be stored ({@link RecordStore.insertMessages}). */
@@ -217,6 +224,15 @@ export interface RecordStore {
    * it, the list endpoint is not served.
    */
   listMessages?(query: MessageListQuery): Promise<MessageRow[]>;
+
+  /**
+   * The principal's entries of the report log with a key greater than `after` (every one
+   * when `null`), in key order, at most `limit`. An entry is never read before the write that
+   * appended it is committed, nor after a later one is: a reader that saw an entry's key has
+   * seen every smaller key it will ever see. Optional, with {@link MessageWrite.report}:
+   * without it, `GET {base}/reports` is not served.
+   */
+  readReports?(principalId: string, after: number | null, limit: number): Promise<LoggedReport[]>;
 
   /**
    * Applies each write whose row is still at `expectedVersion`, each in one atomic step

@@ -19,7 +19,7 @@ dbDescribe('MysqlRecordStore', () => {
     await Promise.all(stores.map((store) => store.ready()));
     await new MysqlRecordStore({ pool, tablePrefix }).ready();
     const [versions] = await pool.query(`SELECT version FROM \`${tablePrefix}schema_version\``);
-    expect(versions).toEqual([{ version: 1 }, { version: 2 }, { version: 3 }]);
+    expect(versions).toEqual([{ version: 1 }, { version: 2 }, { version: 3 }, { version: 4 }]);
     await pool.query(`INSERT INTO \`${tablePrefix}schema_version\` (version) VALUES (99)`);
     await expect(new MysqlRecordStore({ pool, tablePrefix }).ready()).rejects.toThrow(/schema version 99, newer/);
   });
@@ -68,11 +68,12 @@ dbDescribe('MysqlRecordStore', () => {
     const tablePrefix = freshPrefix();
     await new MysqlRecordStore({ pool, tablePrefix }).ready();
     await pool.query(`DROP TABLE \`${tablePrefix}inbound\`, \`${tablePrefix}opt_outs\`, \`${tablePrefix}inbound_parts\``);
-    // Tables of that version had no message list either (the step after the inbound one).
+    // Tables of that version had no message list or report log either (the steps after the inbound one).
     for (const index of ['messages_list', 'messages_list_state', 'messages_list_recipient', 'messages_list_profile']) {
       await pool.query(`DROP INDEX \`${tablePrefix}${index}\` ON \`${tablePrefix}messages\``);
     }
     await pool.query(`ALTER TABLE \`${tablePrefix}messages\` DROP COLUMN recipient, DROP COLUMN state, DROP COLUMN profile_code`);
+    await pool.query(`DROP TABLE \`${tablePrefix}report_log\`, \`${tablePrefix}report_head\``);
     await pool.query(`DELETE FROM \`${tablePrefix}schema_version\` WHERE version >= 2`);
     const store = new MysqlRecordStore({ pool, tablePrefix });
     await store.ready();

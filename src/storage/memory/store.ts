@@ -15,6 +15,8 @@ import { IdempotencyRecords } from './idempotency.js';
 import { MemoryInbound } from './inbound.js';
 import type { InsertGuard, InsertRefusal, MessageRow, MessageWrite, RecordStore, Timer } from '../record-store.js';
 import { ListIndex } from './list-index.js';
+import { MemoryReportLog } from './report-log.js';
+import type { LoggedReport } from '../report-log.js';
 import { CarrierIdIndex, ExternalIdIndex } from './lookups.js';
 import type { MessageListQuery } from '../message-list.js';
 import { QueueMembers } from './queue-members.js';
@@ -46,6 +48,7 @@ export class MemoryRecordStore implements RecordStore {
   readonly #carrierIds = new CarrierIdIndex();
   readonly #externalIds = new ExternalIdIndex();
   readonly #list = new ListIndex();
+  readonly #reportLog = new MemoryReportLog();
   readonly #idempotency = new IdempotencyRecords();
   readonly #balances = new Map<string, number>();
   #seq = 0;
@@ -97,6 +100,11 @@ export class MemoryRecordStore implements RecordStore {
   /** See {@link RecordStore.listMessages}: the narrowest of the list index's orders, walked from the page's start. */
   async listMessages(query: MessageListQuery): Promise<MessageRow[]> {
     return this.#list.list(query);
+  }
+
+  /** See {@link RecordStore.readReports}. */
+  async readReports(principalId: string, after: number | null, limit: number): Promise<LoggedReport[]> {
+    return this.#reportLog.read(principalId, after, limit);
   }
 
   /** See {@link RecordStore.findByCarrierId}. */
@@ -226,6 +234,7 @@ export class MemoryRecordStore implements RecordStore {
     if (timers) this.#timers.place(slot);
     if (relooks) this.#externalIds.add(slot);
     if (relists) this.#list.add(slot);
+    if (write.report !== undefined) this.#reportLog.append(write.report);
     if (write.refund !== undefined && write.refund !== 0) {
       this.#balances.set(principalId, this.#balance(principalId) + write.refund);
     }

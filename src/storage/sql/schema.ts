@@ -25,6 +25,10 @@ export interface SqlTables {
   claimIndex: string;
   /** The index report claims read by, `(report_due_at, order_key, seq)`. */
   reportIndex: string;
+  /** The report log: `(seq, principal_id, uid, message)`, read by principal in `seq` order. */
+  reportLog: string;
+  /** One row, `id` 1: the last `seq` the log gave, locked by each append until it commits. */
+  reportHead: string;
 }
 
 /** The names of the tables under `prefix` (already checked to be a plain identifier). */
@@ -37,6 +41,8 @@ export function sqlTables(dialect: SqlDialect, prefix: string): SqlTables {
     schemaVersion: dialect.quote(`${prefix}schema_version`),
     claimIndex: dialect.quote(`${prefix}messages_claim`),
     reportIndex: dialect.quote(`${prefix}messages_report`),
+    reportLog: dialect.quote(`${prefix}report_log`),
+    reportHead: dialect.quote(`${prefix}report_head`),
   };
 }
 
@@ -132,7 +138,7 @@ function migrations(dialect: SqlDialect, prefix: string, t: SqlTables): Migratio
  * already at a storage's last step runs them too. A new shared step goes at the end.
  */
 function appendedSteps(dialect: SqlDialect, prefix: string, t: SqlTables): string[][] {
-  const { key } = dialect.types;
+  const { key, bigint, json } = dialect.types;
   const index = (name: string, columns: string): string => `CREATE INDEX ${dialect.quote(`${prefix}${name}`)} ON ${t.messages} (${columns})`;
   // Packed `data` (rows.ts) holds the recipient at 4, the state at 15, the profile at 2; the
   // first form of it held the record as an object.
@@ -151,6 +157,19 @@ function appendedSteps(dialect: SqlDialect, prefix: string, t: SqlTables): strin
       index('messages_list_state', 'principal_id, state, created_at, seq'),
       index('messages_list_recipient', 'principal_id, recipient, created_at, seq'),
       index('messages_list_profile', 'principal_id, profile_code, created_at, seq'),
+    ],
+    // The report log (GET {base}/reports): each report made, with a key the head row gives
+    // under its lock, so keys increase in commit order.
+    [
+      `CREATE TABLE ${t.reportLog} (
+        seq ${bigint} NOT NULL PRIMARY KEY,
+        principal_id ${key} NOT NULL,
+        uid ${key} NOT NULL,
+        message ${json} NOT NULL
+      )${dialect.tableOptions}`,
+      `CREATE INDEX ${dialect.quote(`${prefix}report_log_principal`)} ON ${t.reportLog} (principal_id, seq)`,
+      `CREATE TABLE ${t.reportHead} (id integer NOT NULL PRIMARY KEY, seq ${bigint} NOT NULL)${dialect.tableOptions}`,
+      `INSERT INTO ${t.reportHead} (id, seq) VALUES (1, 0)`,
     ],
   ];
 }
