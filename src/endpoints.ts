@@ -47,6 +47,7 @@ export const ENDPOINTS = [
   { endpoint: 'status', method: 'GET', path: '/delivery-status/:message_ref', operationId: 'getDeliveryStatus', scope: 'read', sends: false },
   { endpoint: 'status', method: 'GET', path: '/delivery-status', operationId: 'findByExternalId', scope: 'read', sends: false },
   { endpoint: 'list', method: 'GET', path: '/messages', operationId: 'listMessages', scope: 'read', sends: false },
+  { endpoint: 'reports', method: 'GET', path: '/reports', operationId: 'pullReports', scope: 'read', sends: false },
   { endpoint: 'cancel', method: 'DELETE', path: '/messages/:message_ref', operationId: 'cancelMessage', scope: 'cancel', sends: false },
   { endpoint: 'cancel', method: 'DELETE', path: '/messages', operationId: 'cancelByExternalId', scope: 'cancel', sends: false },
 ] as const satisfies readonly EndpointRoute[];

@@ -77,6 +77,14 @@ export interface Profile {
    * message when it is accepted.
    */
   reportPer?: 'message' | 'part';
+  /**
+   * How its messages' delivery reports reach the caller: `push` (the default: POSTed to the
+   * request's `dlr_callback_url`, and readable from `GET {base}/reports` too) or `pull` (never
+   * POSTed, a `dlr_callback_url` ignored: read from `GET {base}/reports` only,
+   * docs/reports-pull.md). Its principal's `reportDelivery: 'pull'` does the same for all of
+   * its profiles.
+   */
+  reportDelivery?: 'push' | 'pull';
 }
 
 /**
@@ -102,7 +110,7 @@ export interface StaticProfile extends Profile {
   owners: readonly string[];
 }
 
-const PROFILE_FIELDS = ['code', 'senders', 'owners', 'priority', 'inboundUrl', 'honourOptOuts', 'smartEncoding', 'validityPeriod', 'numbers', 'defaultCountry', 'quietHours', 'timeZone', 'reportPer'] as const;
+const PROFILE_FIELDS = ['code', 'senders', 'owners', 'priority', 'inboundUrl', 'honourOptOuts', 'smartEncoding', 'validityPeriod', 'numbers', 'defaultCountry', 'quietHours', 'timeZone', 'reportPer', 'reportDelivery'] as const;
 
 /**
  * A resolver over a fixed table of profiles, each listing its owners.
@@ -145,6 +153,10 @@ export function staticProfiles(profiles: readonly StaticProfile[]): ProfileResol
     const { reportPer } = profile as StaticProfile;
     if (reportPer !== undefined && reportPer !== 'message' && reportPer !== 'part') {
       throw new OptionError(`${named}: reportPer must be 'message' or 'part', got ${describeType(reportPer)}`);
+    }
+    const { reportDelivery } = profile as StaticProfile;
+    if (reportDelivery !== undefined && reportDelivery !== 'push' && reportDelivery !== 'pull') {
+      throw new OptionError(`${named}: reportDelivery must be 'push' or 'pull', got ${describeType(reportDelivery)}`);
     }
     const { smartEncoding } = profile as StaticProfile;
     if (smartEncoding !== undefined && typeof smartEncoding !== 'boolean') {

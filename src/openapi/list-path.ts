@@ -54,3 +54,29 @@ export function listOperation(pacing: Record<string, unknown>, errors: Record<st
     },
   };
 }
+
+/** The operation of `GET {base}/reports` (pulled delivery reports), as {@link listOperation} takes its arguments. */
+export function reportsOperation(pacing: Record<string, unknown>, errors: Record<string, unknown>): Record<string, unknown> {
+  return {
+    summary: 'The caller\u2019s delivery reports, in the order they were made, from a cursor',
+    description:
+      'Every delivery report of the caller\u2019s messages (one per message that ended, whether it has a `dlr_callback_url` ' +
+      'or not), in the order they were made, each exactly the body its callback carries (or would carry), from the one ' +
+      'after `after`. Keep `next` and send it as `after` on the next request: every report comes once, across restarts ' +
+      'and instances. With no new report, `next` is the `after` sent (`null` before the first report).',
+    parameters: [
+      parameter('after', 'The `next` of the answer before, as it came; absent: from the first report.', { type: 'string' }),
+      parameter('limit', `Most reports in the answer (default ${DEFAULT_LIST_LIMIT}).`, { type: 'integer', minimum: 1, maximum: MAX_LIST_LIMIT, default: DEFAULT_LIST_LIMIT }),
+    ],
+    responses: {
+      '200': {
+        description: 'The reports made after `after`, oldest first.',
+        ...(Object.keys(pacing).length > 0 ? { headers: pacing } : {}),
+        content: json({ schema: ref('schemas', 'ReportPage') }),
+      },
+      '400': ref('responses', 'BadListCursor'),
+      '422': ref('responses', 'BadListQuery'),
+      ...errors,
+    },
+  };
+}

@@ -79,7 +79,7 @@ export function componentResponses(limits: Required<LimitOptions>, rateLimit: Ra
         NOT_MOBILE: 'messages[0].recipient: is a fixed line number for GB, which cannot take SMS',
       }),
     ),
-    BadListCursor: error('`cursor` is not a `next` this endpoint gave.', errorExamples(['INVALID_CURSOR'])),
+    BadListCursor: error('`cursor` (or `after`) is not a `next` this endpoint gave.', errorExamples(['INVALID_CURSOR'])),
     BadListQuery: error(
       'A list parameter the endpoint does not know, one given twice, or a value it does not take; `details` names the parameter and the rule.',
       errorExamples(['INVALID_LIST_QUERY'], { INVALID_LIST_QUERY: 'limit: must be a whole number from 1 to 1000' }),

@@ -21,6 +21,7 @@ import { isTerminal } from '../lifecycle/states.js';
 import { statusByExternalId, statusByRef } from '../http/status.js';
 import { cancelByExternalId, cancelByRef, type CancelDeps } from '../http/cancel.js';
 import { listMessages, type ListingStorage } from '../http/list.js';
+import { pullReports, type ReportLogStorage } from '../http/reports.js';
 import { createValidators } from '../http/validate-request.js';
 import { callbackUrlProblem } from '../dlr/address-guard.js';
 import { CallbackDispatcher } from '../dlr/dispatcher.js';
@@ -243,7 +244,7 @@ export function createSmsRouter(options: SmsRouterOptions): SmsRouter {
 
   // Each route's handler stages after admission, by the route's operation id; `null` for a
   // route this router does not serve (cancel without the storage's `cancelMessages`, the
-  // list without its `listMessages`), which
+  // list without its `listMessages`, the reports without `readReports`), which
   // then answers neither its method nor 405 and falls through to the host.
   const cancelDeps: CancelDeps | null =
     storage.cancelMessages === undefined ? null : { storage: storage as CancelDeps['storage'], now, onTransition };
@@ -255,6 +256,7 @@ export function createSmsRouter(options: SmsRouterOptions): SmsRouter {
     getDeliveryStatus: [statusByRef(storage)],
     findByExternalId: [statusByExternalId(storage)],
     listMessages: storage.listMessages === undefined ? null : [listMessages(storage as ListingStorage)],
+    pullReports: storage.readReports === undefined ? null : [pullReports(storage as ReportLogStorage, reportFormats.of)],
     cancelMessage: cancelDeps && [cancelByRef(cancelDeps)],
     cancelByExternalId: cancelDeps && [cancelByExternalId(cancelDeps)],
   };

@@ -65,6 +65,7 @@ describe('the document passes Spectral\u2019s spectral:oas rules', () => {
         ['findByExternalId', ['Status'], 'string'],
         ['getDeliveryStatus', ['Status'], 'string'],
         ['listMessages', ['Status'], 'string'],
+        ['pullReports', ['Status'], 'string'],
         ['premiumSend', ['Send'], 'string'],
         ['quickSend', ['Send'], 'string'],
         ['premiumPreview', ['Preview'], 'string'],

@@ -39,8 +39,9 @@ describe('the endpoint table', () => {
       const served = await request(gateway.app)[row.method === 'GET' ? 'get' : row.method === 'POST' ? 'post' : 'delete'](path).set('X-API-Key', KEY);
       // Served: the handler answered in the router's JSON, not a 405 and not the host's 404.
       expect([200, 404, 415, 422], `${row.method} ${path}`).toContain(served.status);
-      // (the list answers 200 with its page; every other row, unfilled, an error)
-      expect(served.body).toHaveProperty(row.operationId === 'listMessages' ? 'messages' : 'details');
+      // (the list and the reports answer 200 with their page; every other row, unfilled, an error)
+      const page = { listMessages: 'messages', pullReports: 'reports' } as Record<string, string>;
+      expect(served.body).toHaveProperty(page[row.operationId] ?? 'details');
       const wrong = row.method === 'POST' ? 'put' : 'patch';
       const refused = await request(gateway.app)[wrong](path).set('X-API-Key', KEY);
       expect(refused.status, `${wrong} ${path}`).toBe(405);
@@ -61,6 +62,6 @@ describe('the endpoint table', () => {
     // The longest prefix wins: a preview is not counted as a send.
     expect(endpointAt('/create/preview')).toBe('preview');
     expect(endpointAt('/create/previews')).toBe('quick');
-    expect(ENDPOINT_NAMES).toEqual(['quick', 'premium', 'preview', 'status', 'list', 'cancel']);
+    expect(ENDPOINT_NAMES).toEqual(['quick', 'premium', 'preview', 'status', 'list', 'reports', 'cancel']);
   });
 });
