@@ -238,13 +238,9 @@ export class PostgresRecordStore extends SqlRecordStore {
 
   /** `RecordStore.writeMessages`: each write joins the batch of this turn's writes (each still applied or not on its own). */
   override writeMessages(writes: readonly MessageWrite[]): Promise<boolean[]> {
-    // A write that ends a message appends its report under the log's lock, in a transaction
-    // of its own (the shared SQL store's): the batch statement would hold that lock for
-    // every write of the batch.
-    const reporting = (write: MessageWrite) => write.report !== undefined;
     // Most calls are one write: its answer without Promise.all's.
-    if (writes.length === 1) return reporting(writes[0]!) ? super.writeMessages(writes) : this.#writes.write(writes[0]!).then((applied) => [applied]);
-    return Promise.all(writes.map((write) => (reporting(write) ? super.writeMessages([write]).then(([applied]) => applied!) : this.#writes.write(write))));
+    if (writes.length === 1) return this.#writes.write(writes[0]!).then((applied) => [applied]);
+    return Promise.all(writes.map((write) => this.#writes.write(write)));
   }
 
   /** One statement of `writes` (distinct refs); resolves with the refs applied. */
