@@ -53,7 +53,7 @@ describe('buildOpenApiDocument', () => {
     ]);
   });
 
-  it('describes the eight endpoints under basePath, with the X-API-Key scheme', () => {
+  it('describes the endpoints under basePath, with the X-API-Key scheme', () => {
     const doc = buildOpenApiDocument({ basePath: '/sms/api/outbox/', serverUrl: 'https://sms.example' });
     expect(Object.keys(doc.paths).sort()).toEqual([
       '/sms/api/outbox/create',
@@ -64,6 +64,7 @@ describe('buildOpenApiDocument', () => {
       '/sms/api/outbox/messages/{message_ref}',
       '/sms/api/outbox/premium',
       '/sms/api/outbox/premium/preview',
+      '/sms/api/outbox/reports',
     ]);
     expect(doc.servers.map((server) => server.url)).toEqual(['https://sms.example']);
     expect(doc.components.securitySchemes).toEqual({
