@@ -1,8 +1,8 @@
 /**
  * A `MessageRow` to and from the columns of the messages table (schema.ts): the fields the
  * store searches and orders by each in a column (the record's recipient, state and profile
- * too, which the message list filters by, kept up to date by every write), and the record, book and carrier ids in the
- * column `data` (packed, see `PackedData`).
+ * too, which the message list filters by, kept up to date by every write), and the record,
+ * book and carrier ids in the column `data` (packed, see `PackedData`).
  *
  * @module
  */
