@@ -40,7 +40,8 @@ import { machine, machineBusy } from './harness/machine.js';
 import { pinning } from './harness/pinning.js';
 import { buildServers, built, runMode } from './harness/servers.js';
 import { scratch } from './harness/scratch.js';
-import { FAIR_CASES, httpSelected, otherSelected, STORE_CASES } from './cases/catalog.js';
+import { FAIR_CASES, httpSelected, LIST_CASES, otherSelected, STORE_CASES } from './cases/catalog.js';
+import { listCase } from './cases/list.js';
 import { countSmsCase } from './cases/count-sms.js';
 import { numbersCase } from './cases/numbers.js';
 import { E2E_MESSAGES, E2E_WARMUP, endToEnd } from './cases/e2e.js';
@@ -105,6 +106,9 @@ async function main(): Promise<void> {
   if (otherSelected.has('numbers')) cases.push(await numbersCase());
   for (const c of FAIR_CASES) {
     if (otherSelected.has(c.name)) cases.push(await scriptCase(c));
+  }
+  for (const c of LIST_CASES) {
+    if (otherSelected.has(c.name)) cases.push(await listCase(c));
   }
   let rssOutcome: { accepted: number; rssMb: number | null } | null = null;
   if (otherSelected.has('rss-sqlite')) {

@@ -4,6 +4,7 @@ import { IDEMPOTENCY_TARGET, SQLITE_IDEMPOTENCY_CASE } from './idempotency.js';
 import { options } from './harness/options.js';
 import { E2E_MESSAGES } from './cases/e2e.js';
 import { FAIR_TPS, fairTargets } from './cases/fair.js';
+import { listTargets } from './cases/list.js';
 import { RSS_TARGET } from './cases/rss.js';
 
 /** Each target, met or not, from the cases of this run. */
@@ -125,6 +126,7 @@ export function verdicts(cases: CaseResult[], rssOutcome: { accepted: number; rs
     }
   }
   fairTargets(cases, list, why);
+  listTargets(cases, list, why);
   return list;
 }
 

@@ -4,5 +4,4 @@
  */
 export { createSmsDashboard } from './dashboard/create-dashboard.js';
 export type { DashboardAuth, SmsDashboardOptions } from './dashboard/options.js';
-export { listMessagesForConsole, type MessageListPage, type MessageListQuery } from './dashboard/message-list-seam.js';
 export { CSRF_COOKIE, CSRF_FIELD, DASHBOARD_REFUSALS } from './dashboard/guard.js';

@@ -46,6 +46,8 @@ export const ENDPOINTS = [
   { endpoint: 'preview', method: 'POST', path: '/premium/preview', operationId: 'premiumPreview', scope: 'preview', sends: false },
   { endpoint: 'status', method: 'GET', path: '/delivery-status/:message_ref', operationId: 'getDeliveryStatus', scope: 'read', sends: false },
   { endpoint: 'status', method: 'GET', path: '/delivery-status', operationId: 'findByExternalId', scope: 'read', sends: false },
+  { endpoint: 'list', method: 'GET', path: '/messages', operationId: 'listMessages', scope: 'read', sends: false },
+  { endpoint: 'reports', method: 'GET', path: '/reports', operationId: 'pullReports', scope: 'read', sends: false },
   { endpoint: 'cancel', method: 'DELETE', path: '/messages/:message_ref', operationId: 'cancelMessage', scope: 'cancel', sends: false },
   { endpoint: 'cancel', method: 'DELETE', path: '/messages', operationId: 'cancelByExternalId', scope: 'cancel', sends: false },
 ] as const satisfies readonly EndpointRoute[];
@@ -80,15 +82,26 @@ function staticPrefix(path: string): string {
 }
 
 // Longest first: `/create/preview` is the preview's, not the quick send's.
-const PREFIXES = ENDPOINTS.map((row) => ({ prefix: staticPrefix(row.path), endpoint: row.endpoint })).sort((a, b) => b.prefix.length - a.prefix.length);
+const PREFIXES = ENDPOINTS.map((row) => ({ prefix: staticPrefix(row.path), exact: !row.path.includes('/:'), method: row.method as string, endpoint: row.endpoint })).sort(
+  (a, b) => b.prefix.length - a.prefix.length,
+);
 
 /**
  * The endpoint a path under the base path belongs to (`/delivery-status/abc` -> `status`,
- * `/create/preview` -> `preview`), or `null` for a path of none.
+ * `/create/preview` -> `preview`), or `null` for a path of none. Where routes of two
+ * endpoints share a path (`GET /messages` lists, `DELETE /messages` cancels), the one of
+ * `method` when given and one of them answers it, else the first in the table.
  */
-export function endpointAt(path: string): EndpointName | null {
-  for (const { prefix, endpoint } of PREFIXES) {
-    if (path === prefix || path.startsWith(`${prefix}/`)) return endpoint;
+export function endpointAt(path: string, method?: string): EndpointName | null {
+  let loose: EndpointName | null = null;
+  let routed: EndpointName | null = null;
+  for (const { prefix, exact, method: routeMethod, endpoint } of PREFIXES) {
+    if (path !== prefix && !path.startsWith(`${prefix}/`)) continue;
+    loose ??= endpoint;
+    // A route of this path: its method's first, else the first route of the path.
+    if (path !== prefix && exact) continue;
+    if (method === undefined || routeMethod === method.toUpperCase()) return endpoint;
+    routed ??= endpoint;
   }
-  return null;
+  return routed ?? loose;
 }

@@ -10,6 +10,7 @@
 export const ERRORS = {
   INVALID_JSON: { status: 400, details: 'Body is not valid JSON' },
   INVALID_IDEMPOTENCY_KEY: { status: 400, details: 'Idempotency-Key must be 1 to 255 visible ASCII characters, without spaces' },
+  INVALID_CURSOR: { status: 400, details: 'cursor is not a next this endpoint gave' },
   MISSING_API_KEY: { status: 401, details: 'Missing X-API-Key header' },
   INVALID_API_KEY: { status: 401, details: 'Invalid API key' },
   KEY_EXPIRED: { status: 401, details: 'API key has expired' },
@@ -27,6 +28,7 @@ export const ERRORS = {
   UNSUPPORTED_MEDIA_TYPE: { status: 415, details: 'Content-Type must be application/json' },
   INVALID_PROFILE: { status: 422, details: 'Invalid Profile Code' },
   VALIDATION_FAILED: { status: 422, details: 'Invalid request' },
+  INVALID_LIST_QUERY: { status: 422, details: 'Invalid list query' },
   INVALID_RECIPIENT: { status: 422, details: 'Recipient is not a valid phone number' },
   NOT_MOBILE: { status: 422, details: 'Recipient is not a number that can take SMS' },
   IDEMPOTENCY_CONFLICT: { status: 422, details: 'Idempotency-Key was already used for a different request' },

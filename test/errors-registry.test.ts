@@ -31,7 +31,7 @@ describe('the error registry', () => {
       const row = rows.get(code)!;
       expect(row.status, code).toBe(entry.status);
       // Fixed texts are quoted verbatim; dynamic ones (validation, sizes, methods) are described.
-      const dynamic = ['VALIDATION_FAILED', 'INVALID_RECIPIENT', 'NOT_MOBILE', 'BODY_TOO_LARGE', 'SCOPE_DENIED', 'METHOD_NOT_ALLOWED', 'RATE_LIMITED', 'SERVER_ERROR', 'QUEUE_FULL', 'BACKLOG_FULL'];
+      const dynamic = ['VALIDATION_FAILED', 'INVALID_RECIPIENT', 'NOT_MOBILE', 'BODY_TOO_LARGE', 'SCOPE_DENIED', 'METHOD_NOT_ALLOWED', 'RATE_LIMITED', 'SERVER_ERROR', 'QUEUE_FULL', 'BACKLOG_FULL', 'INVALID_LIST_QUERY'];
       if (!dynamic.includes(code)) {
         expect(row.text, code).toContain(`\`${entry.details}\``);
       }
@@ -52,6 +52,8 @@ const TRIGGERS: Record<ErrorCode, { options?: Partial<SmsRouterOptions>; ask: (a
   CANCEL_SCOPE_DENIED: { ask: (app) => request(app).delete('/api/outbox/messages/nope').set('X-API-Key', SEND_ONLY_KEY) },
   PREVIEW_SCOPE_DENIED: { ask: (app) => send(app, 'create/preview', SEND_ONLY_KEY, valid()) },
   NOT_FOUND: { ask: (app) => request(app).get('/api/outbox/delivery-status/nope').set('X-API-Key', KEY) },
+  INVALID_CURSOR: { ask: (app) => request(app).get('/api/outbox/messages?cursor=nope').set('X-API-Key', KEY) },
+  INVALID_LIST_QUERY: { ask: (app) => request(app).get('/api/outbox/messages?limit=0').set('X-API-Key', KEY) },
   METHOD_NOT_ALLOWED: { ask: (app) => request(app).delete('/api/outbox/create').set('X-API-Key', KEY) },
   // The storage's ledger, never topped up: the balance is 0.
   INSUFFICIENT_CREDIT: { options: { credit: { ledger: 'storage' } }, ask: (app) => send(app, 'create', KEY, valid()) },

@@ -70,7 +70,13 @@ export const FAIR_CASES = [
   { name: 'claim-postgres', script: 'claim-postgres.ts', args: ['--claims-only'], kind: 'claim', storage: 'PostgreSQL' },
 ] as const;
 
-const OTHER_CASES = ['e2e-simulator', 'e2e-sqlite', 'e2e-postgres', 'smpp-raw', 'smpp-raw-pinned', 'e2e-smpp', 'smpp-binds', 'count-sms', 'numbers', 'rss-sqlite', ...STORE_CASES.map((c) => c.name), ...FAIR_CASES.map((c) => c.name)] as const;
+/** The message list: bench/list.ts for each storage, one page timed with 1,000,000 messages stored. */
+export const LIST_CASES = [
+  { name: 'list-sqlite', arg: 'sqlite', storage: 'SQLite' },
+  { name: 'list-postgres', arg: 'postgres', storage: 'PostgreSQL' },
+] as const;
+
+const OTHER_CASES = ['e2e-simulator', 'e2e-sqlite', 'e2e-postgres', 'smpp-raw', 'smpp-raw-pinned', 'e2e-smpp', 'smpp-binds', 'count-sms', 'numbers', 'rss-sqlite', ...STORE_CASES.map((c) => c.name), ...FAIR_CASES.map((c) => c.name), ...LIST_CASES.map((c) => c.name)] as const;
 
 /** Whether `--case` selected the case `name`. */
 export function selected(name: string): boolean {

@@ -53,7 +53,7 @@ const fairRuns = new Map<string, (FairnessFigures | ClaimFigures)[]>();
  * child, if any, with it) and resolves with the last JSON line it prints on stdout. Its
  * human output (stderr) is kept for the error of a failed run.
  */
-async function runScriptOnce<T>(script: string, args: readonly string[]): Promise<T> {
+export async function runScriptOnce<T>(script: string, args: readonly string[]): Promise<T> {
   const [command, ...prefix] = [...pinning.server, process.execPath];
   const child = spawn(command!, [...prefix, '--import', 'tsx', join(root, 'bench', script), ...args], { cwd: root, env: process.env, stdio: ['ignore', 'pipe', 'pipe'] });
   let last: string | null = null;

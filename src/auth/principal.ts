@@ -53,6 +53,12 @@ export interface Principal {
    */
   reportFormat?: ReportFormat;
   /**
+   * `pull`: its delivery reports are never POSTed (a `dlr_callback_url` is ignored), only read
+   * from `GET {base}/reports` (docs/reports-pull.md); a profile's `reportDelivery` may say so
+   * for its own messages. Default `push`.
+   */
+  reportDelivery?: 'push' | 'pull';
+  /**
    * Where the mobile-originated messages sent to its profiles' codes are forwarded, for the
    * profiles without an `inboundUrl` of their own (docs/inbound.md). Default: none.
    */

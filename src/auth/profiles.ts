@@ -89,6 +89,14 @@ export interface Profile {
    * `retainText`. A redacted text is `[redacted]` with its SHA-256 kept (docs/retain-text.md).
    */
   retainText?: RetainText;
+  /**
+   * How its messages' delivery reports reach the caller: `push` (the default: POSTed to the
+   * request's `dlr_callback_url`, and readable from `GET {base}/reports` too) or `pull` (never
+   * POSTed, a `dlr_callback_url` ignored: read from `GET {base}/reports` only,
+   * docs/reports-pull.md). Its principal's `reportDelivery: 'pull'` does the same for all of
+   * its profiles.
+   */
+  reportDelivery?: 'push' | 'pull';
 }
 
 /**
@@ -114,7 +122,7 @@ export interface StaticProfile extends Profile {
   owners: readonly string[];
 }
 
-const PROFILE_FIELDS = ['code', 'senders', 'owners', 'priority', 'inboundUrl', 'honourOptOuts', 'smartEncoding', 'validityPeriod', 'numbers', 'defaultCountry', 'quietHours', 'timeZone', 'reportPer', 'retainText'] as const;
+const PROFILE_FIELDS = ['code', 'senders', 'owners', 'priority', 'inboundUrl', 'honourOptOuts', 'smartEncoding', 'validityPeriod', 'numbers', 'defaultCountry', 'quietHours', 'timeZone', 'reportPer', 'retainText', 'reportDelivery'] as const;
 
 /**
  * A resolver over a fixed table of profiles, each listing its owners.
@@ -159,6 +167,10 @@ export function staticProfiles(profiles: readonly StaticProfile[]): ProfileResol
       throw new OptionError(`${named}: reportPer must be 'message' or 'part', got ${describeType(reportPer)}`);
     }
     assertRetainText(named, (profile as StaticProfile).retainText);
+    const { reportDelivery } = profile as StaticProfile;
+    if (reportDelivery !== undefined && reportDelivery !== 'push' && reportDelivery !== 'pull') {
+      throw new OptionError(`${named}: reportDelivery must be 'push' or 'pull', got ${describeType(reportDelivery)}`);
+    }
     const { smartEncoding } = profile as StaticProfile;
     if (smartEncoding !== undefined && typeof smartEncoding !== 'boolean') {
       throw new OptionError(`${named}: smartEncoding must be true or false, got ${describeType(smartEncoding)}`);

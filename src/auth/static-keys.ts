@@ -47,7 +47,7 @@ const sha256Hex = (text: string): string => crypto.hash('sha256', text, 'hex');
 
 /** The fields an entry may have: its key (or digest) and the {@link Principal} fields. */
 const ENTRY_FIELDS = [
-  'key', 'sha256', 'keys', 'id', 'scopes', 'expiresAt', 'allowedIps', 'disabled', 'profiles', 'callbackSecret', 'reportFormat',
+  'key', 'sha256', 'keys', 'id', 'scopes', 'expiresAt', 'allowedIps', 'disabled', 'profiles', 'callbackSecret', 'reportFormat', 'reportDelivery',
   'inboundUrl', 'rateLimit', 'weight', 'maxQueued', 'numbers', 'dailyUnits', 'monthlyUnits', 'retainText',
 ] as const;
 
@@ -234,6 +234,10 @@ function checkPrincipalFields(where: string, principal: Omit<Principal, 'id'>): 
     }
   }
   if (reportFormat !== undefined) assertReportFormat(where, reportFormat);
+  const { reportDelivery } = principal;
+  if (reportDelivery !== undefined && reportDelivery !== 'push' && reportDelivery !== 'pull') {
+    throw new OptionError(`${where}: reportDelivery must be 'push' or 'pull', got ${JSON.stringify(reportDelivery) ?? String(reportDelivery)}`);
+  }
   // An integer >= 0, as the request limiter reads it; anything else would fail each request.
   if (rateLimit !== undefined) assertNumber(`${where}: rateLimit`, rateLimit, 0);
   if (weight !== undefined) assertWeight(`${where}: weight`, weight);

@@ -78,7 +78,7 @@ export function createSmsDashboard(sms: SmsRouter, options: SmsDashboardOptions)
   router.get('/carrier', render('/carrier', heading('/carrier'), (context) => views.carrier(context, carrierWatch)));
   router.get('/inbound', render('/inbound', heading('/inbound'), (context) => views.inbound(context)));
   router.get('/message', render('/message', heading('/message'), (context, req) => views.message(context, field(req.query, 'principal'), field(req.query, 'ref'))));
-  router.get('/messages', render('/messages', heading('/messages'), (context, req) => views.messages(context, field(req.query, 'principal'))));
+  router.get('/messages', render('/messages', heading('/messages'), (context, req) => views.messages(context, field(req.query, 'principal'), field(req.query, 'cursor'))));
   router.get('/credit', render('/credit', heading('/credit'), (context, req) => views.credit(context, field(req.query, 'principal'))));
 
   // Each action on the console's own router, so `req.baseUrl` is the mount point its redirect goes back under.

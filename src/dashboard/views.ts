@@ -8,7 +8,7 @@ import type { SmsRouter } from '../router/create-router.js';
 import type { CarrierWatch } from './carrier.js';
 import type { MinuteHistory, RateRow } from './history.js';
 import { actionForm, age, esc, table, td, time } from './html.js';
-import { listMessagesForConsole } from './message-list-seam.js';
+import { listMessagesForConsole } from './message-list.js';
 
 /** What every view gets. */
 export interface ViewContext {
@@ -155,16 +155,17 @@ export async function message(context: ViewContext, principal: string, ref: stri
 <section id="message-report"><h2>Delivery report</h2><p id="report">${esc(reportText)}</p><p class="hint mono">${esc(found.callbackUrl ?? '')}</p></section>`;
 }
 
-/** `/messages`: the list, through the seam that `Storage.listMessages` will fill. */
-export async function messages(context: ViewContext, principal: string): Promise<string> {
-  const listed = principal === '' ? null : await listMessagesForConsole(context.sms.storage, { principalId: principal, limit: 50 });
+/** `/messages?principal=&cursor=`: a principal's messages, newest first, 50 a page. */
+export async function messages(context: ViewContext, principal: string, cursor: string): Promise<string> {
+  const listed = principal === '' ? null : await listMessagesForConsole(context.sms.storage, { principalId: principal, limit: 50, cursor });
   const rows = (listed?.rows ?? []).map((m) => [
     `<td class="mono"><a href="${esc(`${context.base}/message?principal=${encodeURIComponent(principal)}&ref=${encodeURIComponent(m.ref)}`)}">${esc(m.ref)}</a></td>`,
     td(m.state), td(m.recipient), td(time(m.createdAt)),
   ]);
   return `<section class="wide" id="messages"><h2>Messages</h2><form class="inline" method="get" action="${esc(context.base)}/messages">
 <label for="list-principal">principal</label><input id="list-principal" name="principal" value="${esc(principal)}" required maxlength="200"><button type="submit">List</button></form>
-${principal === '' ? '' : listed === null ? '<p class="hint" id="no-list">This storage cannot list messages yet: look one up by ref.</p>' : table(['ref', 'state', 'recipient', 'accepted'], rows, 'No message', 'message-list')}</section>`;
+${principal === '' ? '' : listed === null ? '<p class="hint" id="no-list">This storage cannot list messages: look one up by ref.</p>' : table(['ref', 'state', 'recipient', 'accepted'], rows, 'No message', 'message-list')}
+${listed?.nextCursor == null ? '' : `<p><a id="next-page" href="${esc(`${context.base}/messages?principal=${encodeURIComponent(principal)}&cursor=${encodeURIComponent(listed.nextCursor)}`)}">Older messages</a></p>`}</section>`;
 }
 
 /** `/credit?principal=`: a balance, and the top-up form. */

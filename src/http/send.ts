@@ -74,6 +74,9 @@ export function senderFor(profile: Profile, from: string | null): string {
 export function toMessages(request: SendRequest, recipients: readonly CheckedRecipient[], principal: Principal, profile: Profile, sender: string, now: number, requested: RequestTimes): NewMessage[] {
   const principalId = principal.id;
   const secret = principal.callbackSecret ?? null;
+  // Pull only (the profile's or the principal's choice): no callback is ever attempted; the
+  // reports are read from GET {base}/reports, as every message's are.
+  const callbackUrl = profile.reportDelivery === 'pull' || principal.reportDelivery === 'pull' ? null : request.callbackUrl;
   const priority = profile.priority ?? 'bulk';
   const weight = principal.weight ?? 1;
   const smart = profile.smartEncoding === true;
@@ -104,8 +107,8 @@ export function toMessages(request: SendRequest, recipients: readonly CheckedRec
       referenceField: request.referenceField,
       smsCount: count.smsCount,
       encoding: count.encoding,
-      callbackUrl: request.callbackUrl,
-      callbackSecret: request.callbackUrl === null ? null : secret,
+      callbackUrl,
+      callbackSecret: callbackUrl === null ? null : secret,
       createdAt: now,
       priority,
       weight,
@@ -115,8 +118,8 @@ export function toMessages(request: SendRequest, recipients: readonly CheckedRec
     // Only when set: a message without them has no such keys, so records compare as stored.
     if (times.holdReason !== null) message.holdReason = times.holdReason;
     // Kept with the message, so an instance that never saw its principal's key sends the report alike.
-    if (request.callbackUrl !== null && principal.reportFormat !== undefined) message.reportFormat = principal.reportFormat;
-    if (request.callbackUrl !== null && profile.reportPer === 'part') message.reportPer = 'part';
+    if (callbackUrl !== null && principal.reportFormat !== undefined) message.reportFormat = principal.reportFormat;
+    if (callbackUrl !== null && profile.reportPer === 'part') message.reportPer = 'part';
     if (retainText !== undefined) message.retainText = retainText;
     return message;
   });

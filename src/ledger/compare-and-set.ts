@@ -8,6 +8,8 @@
  */
 import type { MessageRow, MessageWrite, RecordStore } from '../storage/record-store.js';
 import type { KnownRows } from './known-rows.js';
+import { isTerminal } from '../lifecycle/states.js';
+import { reportOf } from './report-log.js';
 
 /** How many times a change is decided again after losing a write before it gives up. */
 export const MAX_ATTEMPTS = 20;
@@ -32,9 +34,14 @@ export class WriteContentionError extends Error {
 
 /** Applies rules to rows by compare-and-set (see the module's TSDoc). */
 export class RowWriter {
+  /**
+   * `logsReports`: whether the store keeps the report log (`readReports`); each write that
+   * ends a message then carries its report, appended in the same step.
+   */
   constructor(
     private readonly store: RecordStore,
     private readonly known: KnownRows,
+    private readonly logsReports = false,
   ) {}
 
   /**
@@ -64,7 +71,7 @@ export class RowWriter {
     const written: number[] = [];
     decisions.forEach((decision, i) => {
       if (decision.row === undefined) return;
-      writes.push(toWrite(decision.row, rows[i]!, decision.refund));
+      writes.push(toWrite(decision.row, rows[i]!, decision.refund, this.logsReports));
       written.push(i);
     });
     const results = decisions.map((decision) => decision.result);
@@ -87,7 +94,7 @@ export class RowWriter {
       if (decision.row === undefined) {
         if (fresh) return decision.result;
       } else {
-        const applied = await this.store.writeMessages([toWrite(decision.row, row!, decision.refund)]);
+        const applied = await this.store.writeMessages([toWrite(decision.row, row!, decision.refund, this.logsReports)]);
         if (applied[0] === true) {
           // Only once applied: a row kept before its write holds could share its version with
           // another writer's row, and a write decided from it would pass that row's check.
@@ -103,10 +110,14 @@ export class RowWriter {
   }
 }
 
-/** The write of `row` over `read` (the row it was decided from), with the carrier ids it adds and the row it replaces. */
-function toWrite(row: MessageRow, read: MessageRow, refund: number | undefined): MessageWrite {
+/**
+ * The write of `row` over `read` (the row it was decided from), with the carrier ids it adds
+ * and the row it replaces; with `logsReports`, the report of a message it ends.
+ */
+function toWrite(row: MessageRow, read: MessageRow, refund: number | undefined, logsReports: boolean): MessageWrite {
   const write: MessageWrite = { row, expectedVersion: read.version, addedCarrierIds: addedCarrierIds(row, read), previous: read };
   if (refund !== undefined && refund !== 0) write.refund = refund;
+  if (logsReports && !isTerminal(read.record.state) && isTerminal(row.record.state)) write.report = reportOf(row);
   return write;
 }
 

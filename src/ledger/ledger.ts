@@ -20,6 +20,9 @@ import type {
   DueCallback,
   IdempotencyRecord,
   InsertLease,
+  LoggedReport,
+  MessageListPage,
+  MessageListQuery,
   MessageRecord,
   NewMessage,
   Outcome,
@@ -35,6 +38,7 @@ import { RowWriter, type Decision } from './compare-and-set.js';
 import { copyRecord, recordFields } from './copy-record.js';
 import { fairPlaces, RecentTags, type Joining, type Placed } from './fair-place.js';
 import { KnownRows } from './known-rows.js';
+import { listPage } from './list.js';
 import { receiptRule, submissionRule } from './receipts.js';
 import { Reports } from './reports.js';
 import { endRow, hasEnded, newRow, nextRow, rankOf, weightOf } from './rows.js';
@@ -53,7 +57,7 @@ export class Ledger implements Storage {
 
   constructor(store: RecordStore) {
     this.#store = store;
-    this.#writer = new RowWriter(store, this.#known);
+    this.#writer = new RowWriter(store, this.#known, store.readReports !== undefined);
     this.#reports = new Reports(store, this.#writer);
     this.#sweeps = new Sweeps(store, this.#writer, this.#recentTags);
     // Optional on a store, so offered only when it has them: the router turns a feature off
@@ -62,6 +66,11 @@ export class Ledger implements Storage {
     if (store.close !== undefined) this.close = store.close.bind(store);
     if (store.countQueued !== undefined) this.countQueued = store.countQueued.bind(store);
     if (store.countedUnits !== undefined) this.countedUnits = store.countedUnits.bind(store);
+    if (store.readReports !== undefined) this.readReports = store.readReports.bind(store);
+    if (store.listMessages !== undefined) {
+      const listRows = store.listMessages.bind(store);
+      this.listMessages = (query) => listPage(listRows, query);
+    }
     const inbound = store as Partial<InboundStorage>;
     if (INBOUND_METHODS.every((name) => typeof inbound[name] === 'function')) {
       for (const name of INBOUND_METHODS) (this as Record<string, unknown>)[name] = (inbound[name] as (...args: unknown[]) => unknown).bind(store);
@@ -270,7 +279,7 @@ export class Ledger implements Storage {
   }
 }
 
-// The optional methods the store may lack (lifecycle, queue count, inbound) are set by the
+// The optional methods the store may lack (lifecycle, queue count, list, inbound) are set by the
 // constructor when it has them; this declares them on the class.
 // eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging
 export interface Ledger extends Partial<InboundStorage> {
@@ -278,6 +287,8 @@ export interface Ledger extends Partial<InboundStorage> {
   close?(): Promise<void>;
   countQueued?(principalId?: string): Promise<QueueCount>;
   countedUnits?(principalId: string, period: string): Promise<number>;
+  listMessages?(query: MessageListQuery): Promise<MessageListPage>;
+  readReports?(principalId: string, after: number | null, limit: number): Promise<LoggedReport[]>;
 }
 
 /**

@@ -12,6 +12,7 @@
  */
 import { ENDPOINTS, type OperationId, type RoutePermission } from '../endpoints.js';
 import type { RateLimitHeaders } from '../http/rate-limit/options.js';
+import { listOperation, reportsOperation } from './list-path.js';
 import { EXAMPLE_REF, header, json, pacingHeaders, ref, type Schema } from './refs.js';
 
 /** The header parameters of a send, besides the API key (a security scheme). */
@@ -240,6 +241,8 @@ const TAG_OF: Record<OperationId, (typeof TAGS)[number]['name']> = {
   premiumPreview: 'Preview',
   getDeliveryStatus: 'Status',
   findByExternalId: 'Status',
+  listMessages: 'Status',
+  pullReports: 'Status',
   cancelMessage: 'Cancel',
   cancelByExternalId: 'Cancel',
 };
@@ -300,6 +303,8 @@ const OPERATIONS: Record<OperationId, (pacing: Record<string, unknown>) => Recor
       },
       pacing,
     ),
+  listMessages: (pacing) => listOperation(pacing, STATUS_ERRORS),
+  pullReports: (pacing) => reportsOperation(pacing, STATUS_ERRORS),
   cancelMessage: (pacing) =>
     statusOperation(
       {

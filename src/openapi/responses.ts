@@ -79,6 +79,11 @@ export function componentResponses(limits: Required<LimitOptions>, rateLimit: Ra
         NOT_MOBILE: 'messages[0].recipient: is a fixed line number for GB, which cannot take SMS',
       }),
     ),
+    BadListCursor: error('`cursor` (or `after`) is not a `next` this endpoint gave.', errorExamples(['INVALID_CURSOR'])),
+    BadListQuery: error(
+      'A list parameter the endpoint does not know, one given twice, or a value it does not take; `details` names the parameter and the rule.',
+      errorExamples(['INVALID_LIST_QUERY'], { INVALID_LIST_QUERY: 'limit: must be a whole number from 1 to 1000' }),
+    ),
     TooManyRequests: error('A rate limit was hit; the `RateLimit` headers tell which, and its window.', errorExamples(['RATE_LIMITED']), {
       'Retry-After': retryAfter('Seconds until a request may be made again.'),
       ...rateLimitHeaders(true),

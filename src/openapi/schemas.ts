@@ -222,6 +222,26 @@ export function componentSchemas(limits: Required<LimitOptions>): Record<string,
         final_at: { type: ['string', 'null'], format: 'date-time', description: 'When it reached its final state.' },
       },
     },
+    MessagePage: {
+      type: 'object',
+      required: ['messages', 'next'],
+      properties: {
+        messages: { type: 'array', items: ref('schemas', 'MessageStatus'), description: 'The page\u2019s messages, newest accepted first.' },
+        next: { type: ['string', 'null'], description: 'The cursor of the next page (send it as `cursor`), or `null` on the last page.' },
+      },
+    },
+    ReportPage: {
+      type: 'object',
+      required: ['reports', 'next'],
+      properties: {
+        reports: {
+          type: 'array',
+          items: { oneOf: [ref('schemas', 'DeliveryReport'), ref('schemas', 'FlatDeliveryReport')] },
+          description: 'The reports, oldest first, each as its callback carries it (in the message\u2019s report format).',
+        },
+        next: { type: ['string', 'null'], description: 'Send it as `after` next time; `null` only before the first report.' },
+      },
+    },
     CancelResult: {
       type: 'object',
       required: ['cancelled', 'not_cancelled'],

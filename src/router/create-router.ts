@@ -21,6 +21,8 @@ import { BacklogGate } from '../http/backlog.js';
 import { isTerminal } from '../lifecycle/states.js';
 import { statusByExternalId, statusByRef } from '../http/status.js';
 import { cancelByExternalId, cancelByRef, type CancelDeps } from '../http/cancel.js';
+import { listMessages, type ListingStorage } from '../http/list.js';
+import { pullReports, type ReportLogStorage } from '../http/reports.js';
 import { createValidators } from '../http/validate-request.js';
 import { callbackUrlProblem } from '../dlr/address-guard.js';
 import { CallbackDispatcher } from '../dlr/dispatcher.js';
@@ -256,7 +258,8 @@ export function createSmsRouter(options: SmsRouterOptions): SmsRouter {
   };
 
   // Each route's handler stages after admission, by the route's operation id; `null` for a
-  // route this router does not serve (cancel without the storage's `cancelMessages`), which
+  // route this router does not serve (cancel without the storage's `cancelMessages`, the
+  // list without its `listMessages`, the reports without `readReports`), which
   // then answers neither its method nor 405 and falls through to the host.
   const cancelDeps: CancelDeps | null =
     storage.cancelMessages === undefined ? null : { storage: storage as CancelDeps['storage'], now, onTransition };
@@ -267,6 +270,8 @@ export function createSmsRouter(options: SmsRouterOptions): SmsRouter {
     premiumPreview: [body, preview(validators.premium)],
     getDeliveryStatus: [statusByRef(storage)],
     findByExternalId: [statusByExternalId(storage)],
+    listMessages: storage.listMessages === undefined ? null : [listMessages(storage as ListingStorage)],
+    pullReports: storage.readReports === undefined ? null : [pullReports(storage as ReportLogStorage, reportFormats.of)],
     cancelMessage: cancelDeps && [cancelByRef(cancelDeps)],
     cancelByExternalId: cancelDeps && [cancelByExternalId(cancelDeps)],
   };
@@ -298,7 +303,7 @@ export function createSmsRouter(options: SmsRouterOptions): SmsRouter {
   const carrierRoutes = delivery.routes?.();
   if (carrierRoutes !== undefined) routes.use(config.carrierPath || '/', carrierRoutes);
   // Lower case: a case-insensitive host routes `/API/OUTBOX/CREATE` here too.
-  routes.use(handleErrors(emit, (req) => endpointAt(req.path.slice(base.length).toLowerCase()), config.serverErrors));
+  routes.use(handleErrors(emit, (req) => endpointAt(req.path.slice(base.length).toLowerCase(), req.method), config.serverErrors));
 
   const router = ((req, res, next) => routes(req, res, next)) as SmsRouter;
   router.on = (event, listener) => {

@@ -47,6 +47,10 @@ import type { InboundStorage } from './inbound-record.js';
 export type { DueInbound, InboundInsertOptions, InboundPart, InboundRecord, NewInbound, OptOutEntry, OptOutKey } from './inbound-record.js';
 import type { TimedFields } from './timed.js';
 import type { MessageRecord, NewMessage, PartRecord } from './message-record.js';
+import type { MessageListPage, MessageListQuery } from './message-list.js';
+export type { ListPosition, MessageListFilter, MessageListPage, MessageListQuery } from './message-list.js';
+import type { LoggedReport } from './report-log.js';
+export type { LoggedReport, ReportLogEntry } from './report-log.js';
 export type { Encoding, Endpoint, MessageRecord, NewMessage, PartRecord, Priority, RecipientField, ReferenceField } from './message-record.js';
 
 /** The queued messages ({@link Storage.countQueued}). */
@@ -347,6 +351,26 @@ export interface Storage extends Partial<InboundStorage>, CreditStorage, Counter
 
   /** The principal's messages with this external id, newest first (`createdAt`, then insertion), at most `limit`. */
   findByExternalId(principalId: string, externalId: string, limit: number): Promise<MessageRecord[]>;
+
+  /**
+   * One page of the principal's messages that match every filter of `query`, newest first
+   * (`createdAt`, then insertion order), strictly after `query.after` (the `next` of the page
+   * before), at most `query.limit`; `next` is `null` when no matching message follows. A
+   * message stored while a client pages is on no later page (it is newer than the first),
+   * and none moves between pages. Served by an index: a page costs about its own size
+   * however many messages are stored. Optional: without it, `GET {base}/messages` is not
+   * served.
+   */
+  listMessages?(query: MessageListQuery): Promise<MessageListPage>;
+
+  /**
+   * The principal's delivery reports made after the one of key `after` (from the first when
+   * `null`), in the order they were made, at most `limit`: one per message that ended, with a
+   * callback URL or without, made in the same atomic step as the message's end. A client that
+   * keeps the last key it read and asks again gets every report once, across restarts and
+   * instances. Optional: without it, `GET {base}/reports` is not served.
+   */
+  readReports?(principalId: string, after: number | null, limit: number): Promise<LoggedReport[]>;
 
   /** Leases up to `limit` pending delivery reports that are due, oldest due first. */
   claimCallbacks(options: ClaimOptions): Promise<DueCallback[]>;

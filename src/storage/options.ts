@@ -40,6 +40,8 @@ const RECORD_STORE_METHODS = {
   ready: false,
   close: false,
   countQueued: false,
+  listMessages: false,
+  readReports: false,
   insertMessages: true,
   getMessage: true,
   findByExternalId: true,

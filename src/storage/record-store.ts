@@ -18,6 +18,8 @@
 import type { ClaimOptions } from './claim-options.js';
 import type { IdempotencyRecord } from './idempotency-record.js';
 import type { MessageRecord } from './message-record.js';
+import type { MessageListQuery } from './message-list.js';
+import type { LoggedReport, ReportLogEntry } from './report-log.js';
 import type { QueueCount } from './contract.js';
 import type { UnitCounter } from './counter-record.js';
 
@@ -126,6 +128,12 @@ export interface MessageWrite {
    * any field may have.
    */
   previous?: MessageRow;
+  /**
+   * A delivery report to append to the report log in the same atomic step as the write, when
+   * it applies (given only to a store with {@link RecordStore.readReports}): the entry gets
+   * a key greater than that of every entry committed before it.
+   */
+  report?: ReportLogEntry;
 }
 
 /**
@@ -236,6 +244,25 @@ export interface RecordStore {
    * principal's. Must stay cheap with a large backlog (called about once a second).
    */
   countQueued?(principalId?: string): Promise<QueueCount>;
+
+  /**
+   * The rows of `query.principalId` that match every filter of `query`, newest first
+   * (`record.createdAt` descending, then `seq` descending), strictly after `query.after`
+   * when given (smaller `createdAt`, or equal and smaller `seq`), at most `query.limit`.
+   * Must be served by an index (a page over a million rows reads about a page of them, not
+   * the table), and see every row stored or written before it was called. Optional: without
+   * it, the list endpoint is not served.
+   */
+  listMessages?(query: MessageListQuery): Promise<MessageRow[]>;
+
+  /**
+   * The principal's entries of the report log with a key greater than `after` (every one
+   * when `null`), in key order, at most `limit`. An entry is never read before the write that
+   * appended it is committed, nor after a later one is: a reader that saw an entry's key has
+   * seen every smaller key it will ever see. Optional, with {@link MessageWrite.report}:
+   * without it, `GET {base}/reports` is not served.
+   */
+  readReports?(principalId: string, after: number | null, limit: number): Promise<LoggedReport[]>;
 
   /**
    * Applies each write whose row is still at `expectedVersion`, each in one atomic step

@@ -120,9 +120,15 @@ describe.skipIf(chromiumMissing !== null)('the operator console in Chromium', ()
     expect((await host.sms.storage.getMessage('acme', ref!))?.state).toBe('cancelled');
   });
 
-  it('messages: says the storage cannot list yet (the listMessages seam)', async () => {
+  it('messages: lists a principal\'s messages newest first, each linked to its page', async () => {
+    const refs = (await host.sms.storage.listMessages!({ principalId: 'acme', limit: 1000 })).messages.map((m) => m.ref);
+    expect(refs.length).toBeGreaterThan(0);
     await page.goto(`${host.console}/messages?principal=acme`);
-    expect(await page.locator('#no-list').innerText()).toContain('cannot list');
+    const shown = await page.locator('#message-list tbody tr td:first-child').allInnerTexts();
+    expect(shown).toEqual(refs.slice(0, 50));
+    await page.locator('#message-list a').first().click();
+    await page.waitForURL(/ref=/);
+    expect(await page.locator('#message').getAttribute('data-state')).not.toBeNull();
   });
 
   it('credit: shows a balance, and Top up adds to it', async () => {

@@ -53,7 +53,7 @@ describe('buildOpenApiDocument', () => {
     ]);
   });
 
-  it('describes the eight endpoints under basePath, with the X-API-Key scheme', () => {
+  it('describes the endpoints under basePath, with the X-API-Key scheme', () => {
     const doc = buildOpenApiDocument({ basePath: '/sms/api/outbox/', serverUrl: 'https://sms.example' });
     expect(Object.keys(doc.paths).sort()).toEqual([
       '/sms/api/outbox/create',
@@ -64,6 +64,7 @@ describe('buildOpenApiDocument', () => {
       '/sms/api/outbox/messages/{message_ref}',
       '/sms/api/outbox/premium',
       '/sms/api/outbox/premium/preview',
+      '/sms/api/outbox/reports',
     ]);
     expect(doc.servers.map((server) => server.url)).toEqual(['https://sms.example']);
     expect(doc.components.securitySchemes).toEqual({
@@ -98,8 +99,13 @@ describe('buildOpenApiDocument', () => {
       details: '500 server-error',
       code: 'SERVER_ERROR',
     });
-    // Every code a send can answer has an example (NOT_FOUND belongs to the status endpoint).
-    expect([...seen].sort()).toEqual(Object.keys(ERRORS).filter((code) => code !== 'NOT_FOUND').sort());
+    // Every code a send can answer has an example (NOT_FOUND belongs to the status endpoint,
+    // the cursor and query codes to the list).
+    const elsewhere = ['NOT_FOUND', 'INVALID_CURSOR', 'INVALID_LIST_QUERY'];
+    expect([...seen].sort()).toEqual(Object.keys(ERRORS).filter((code) => !elsewhere.includes(code)).sort());
+    const list = doc.paths['/api/outbox/messages'].get.responses;
+    expect(list['400'].content['application/json'].examples.INVALID_CURSOR.value.code).toBe('INVALID_CURSOR');
+    expect(list['422'].content['application/json'].examples.INVALID_LIST_QUERY.value.code).toBe('INVALID_LIST_QUERY');
   });
 
   it('has request examples that the request schemas and the router\u2019s validators accept', async () => {

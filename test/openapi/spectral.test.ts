@@ -64,6 +64,8 @@ describe('the document passes Spectral\u2019s spectral:oas rules', () => {
         ['cancelMessage', ['Cancel'], 'string'],
         ['findByExternalId', ['Status'], 'string'],
         ['getDeliveryStatus', ['Status'], 'string'],
+        ['listMessages', ['Status'], 'string'],
+        ['pullReports', ['Status'], 'string'],
         ['premiumSend', ['Send'], 'string'],
         ['quickSend', ['Send'], 'string'],
         ['premiumPreview', ['Preview'], 'string'],

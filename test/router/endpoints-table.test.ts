@@ -39,22 +39,29 @@ describe('the endpoint table', () => {
       const served = await request(gateway.app)[row.method === 'GET' ? 'get' : row.method === 'POST' ? 'post' : 'delete'](path).set('X-API-Key', KEY);
       // Served: the handler answered in the router's JSON, not a 405 and not the host's 404.
       expect([200, 404, 415, 422], `${row.method} ${path}`).toContain(served.status);
-      expect(served.body).toHaveProperty('details');
+      // (the list and the reports answer 200 with their page; every other row, unfilled, an error)
+      const page = { listMessages: 'messages', pullReports: 'reports' } as Record<string, string>;
+      expect(served.body).toHaveProperty(page[row.operationId] ?? 'details');
       const wrong = row.method === 'POST' ? 'put' : 'patch';
       const refused = await request(gateway.app)[wrong](path).set('X-API-Key', KEY);
       expect(refused.status, `${wrong} ${path}`).toBe(405);
       expect(refused.headers.allow).toContain(row.method);
-      expect(rejected.at(-1)?.endpoint).toBe(row.endpoint);
+      // A path two endpoints share (`/messages`: list and cancel) names the first of them.
+      expect(rejected.at(-1)?.endpoint).toBe(ENDPOINTS.find((other) => other.path === row.path)!.endpoint);
     }
   });
 
   it('names each path\u2019s endpoint, and none for a path outside the table', () => {
-    for (const row of ENDPOINTS) expect(endpointAt(row.path.replace(':message_ref', REF))).toBe(row.endpoint);
+    for (const row of ENDPOINTS) expect(endpointAt(row.path.replace(':message_ref', REF), row.method)).toBe(row.endpoint);
+    // A path two endpoints share: the method tells them apart (GET lists, DELETE cancels).
+    expect(endpointAt('/messages', 'GET')).toBe('list');
+    expect(endpointAt('/messages', 'delete')).toBe('cancel');
+    expect(endpointAt(`/messages/${REF}`, 'GET')).toBe('cancel');
     expect(endpointAt('/elsewhere')).toBeNull();
     expect(endpointAt('/created')).toBeNull();
     // The longest prefix wins: a preview is not counted as a send.
     expect(endpointAt('/create/preview')).toBe('preview');
     expect(endpointAt('/create/previews')).toBe('quick');
-    expect(ENDPOINT_NAMES).toEqual(['quick', 'premium', 'preview', 'status', 'cancel']);
+    expect(ENDPOINT_NAMES).toEqual(['quick', 'premium', 'preview', 'status', 'list', 'reports', 'cancel']);
   });
 });

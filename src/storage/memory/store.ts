@@ -15,7 +15,11 @@ import { IdempotencyRecords } from './idempotency.js';
 import { MemoryInbound } from './inbound.js';
 import type { InsertCounted, InsertGuard, InsertRefusal, MessageRow, MessageWrite, RecordStore, Timer } from '../record-store.js';
 import { UnitCounters } from './unit-counters.js';
+import { ListIndex } from './list-index.js';
+import { MemoryReportLog } from './report-log.js';
+import type { LoggedReport } from '../report-log.js';
 import { CarrierIdIndex, ExternalIdIndex } from './lookups.js';
+import type { MessageListQuery } from '../message-list.js';
 import { QueueMembers } from './queue-members.js';
 import { ReportQueue } from './report-queue.js';
 import { Slot } from './slot.js';
@@ -27,7 +31,7 @@ import { Timers } from './timers.js';
  * method is one synchronous step behind its promise, so each is atomic. A claim of `k` rows
  * costs O(k log n) whatever the backlog (n rows) and however many principals share it;
  * `countQueued` and `queueEnds` cost O(1) amortized; lookups by ref, carrier id and external
- * id are Map reads. It also keeps inbound (MO) messages and opt-outs ({@link InboundStorage}),
+ * id are Map reads; a page of the message list walks a sorted index (list-index.ts) from its start. It also keeps inbound (MO) messages and opt-outs ({@link InboundStorage}),
  * as `MemoryStorage` does.
  *
  * Copies: the store keeps each row's fields in a slot of its own (slot.ts), one object per
@@ -44,6 +48,8 @@ export class MemoryRecordStore implements RecordStore {
   readonly #timers = new Timers();
   readonly #carrierIds = new CarrierIdIndex();
   readonly #externalIds = new ExternalIdIndex();
+  readonly #list = new ListIndex();
+  readonly #reportLog = new MemoryReportLog();
   readonly #idempotency = new IdempotencyRecords();
   readonly #balances = new Map<string, number>();
   readonly #counters = new UnitCounters();
@@ -94,6 +100,16 @@ export class MemoryRecordStore implements RecordStore {
   /** See {@link RecordStore.findByExternalId}. */
   async findByExternalId(principalId: string, externalId: string, limit: number): Promise<MessageRow[]> {
     return this.#externalIds.find(principalId, externalId, limit);
+  }
+
+  /** See {@link RecordStore.listMessages}: the narrowest of the list index's orders, walked from the page's start. */
+  async listMessages(query: MessageListQuery): Promise<MessageRow[]> {
+    return this.#list.list(query);
+  }
+
+  /** See {@link RecordStore.readReports}. */
+  async readReports(principalId: string, after: number | null, limit: number): Promise<LoggedReport[]> {
+    return this.#reportLog.read(principalId, after, limit);
   }
 
   /** See {@link RecordStore.findByCarrierId}. */
@@ -149,6 +165,7 @@ export class MemoryRecordStore implements RecordStore {
       this.#timers.remove(slot);
       this.#carrierIds.remove(slot, slot.carrierIds);
       this.#externalIds.remove(slot);
+      this.#list.remove(slot);
       deleted++;
     }
     return deleted;
@@ -197,6 +214,7 @@ export class MemoryRecordStore implements RecordStore {
     this.#timers.place(slot);
     if (row.carrierIds.length > 0) this.#carrierIds.add(slot, row.carrierIds);
     this.#externalIds.add(slot);
+    this.#list.add(slot);
   }
 
   /** Applies `write` if its row is still at the expected version; moves it in the indexes its changes touch. */
@@ -210,12 +228,14 @@ export class MemoryRecordStore implements RecordStore {
     const reports = ReportQueue.changes(slot, after);
     const timers = Timers.changes(slot, after);
     const relooks = ExternalIdIndex.changes(slot, after);
+    const relists = ListIndex.changes(slot, after);
     const principalId = slot.record.principalId;
     if (moves) this.#queue.remove(slot);
     if (recounts) this.#members.remove(slot);
     if (reports) this.#reports.remove(slot);
     if (timers) this.#timers.remove(slot);
     if (relooks) this.#externalIds.remove(slot);
+    if (relists) this.#list.remove(slot);
     this.#carrierIds.update(slot, slot.carrierIds, after.carrierIds);
     slot.store(after, write.expectedVersion + 1);
     if (moves) this.#queue.place(slot);
@@ -223,6 +243,8 @@ export class MemoryRecordStore implements RecordStore {
     if (reports) this.#reports.place(slot);
     if (timers) this.#timers.place(slot);
     if (relooks) this.#externalIds.add(slot);
+    if (relists) this.#list.add(slot);
+    if (write.report !== undefined) this.#reportLog.append(write.report);
     if (write.refund !== undefined && write.refund !== 0) {
       this.#balances.set(principalId, this.#balance(principalId) + write.refund);
     }

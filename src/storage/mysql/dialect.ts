@@ -30,4 +30,6 @@ export const mysqlDialect: SqlDialect = {
     `INSERT INTO ${table} (${keyColumns}, ${column}) VALUES (${placeholdersOf(keyColumns)}, ?) ON DUPLICATE KEY UPDATE ${column} = ${column} + VALUES(${column})`,
   forceIndex: (index) => ` FORCE INDEX (${index})`,
   lockSkipLocked: 'FOR UPDATE SKIP LOCKED',
+  jsonText: (column, path) =>
+    `JSON_UNQUOTE(JSON_EXTRACT(${column}, '$${path.map((step) => (typeof step === 'number' ? `[${step}]` : `.${step}`)).join('')}'))`,
 };

@@ -47,5 +47,6 @@ export function postgresDialect(schema: string, qualify = true): SqlDialect {
     // PostgreSQL locks the rows a LIMIT returns, whatever plan reads them.
     forceIndex: () => '',
     lockSkipLocked: 'FOR UPDATE SKIP LOCKED',
+    jsonText: (column, path) => `(${column}::jsonb #>> '{${path.join(',')}}')`,
   };
 }

@@ -28,6 +28,9 @@ const ROW_ARRAYS = [
   ['timer', 'text'],
   ['timer_at', 'bigint'],
   ['carrier_id', 'text'],
+  ['recipient', 'text'],
+  ['state', 'text'],
+  ['profile_code', 'text'],
   ['data', 'text'],
 ] as const;
 
@@ -123,7 +126,10 @@ export function postgresStatements(t: SqlTables) {
       RETURNING ${returned}, c.was_due`,
     /**
      * Applies each write whose row is still at its expected version; returns the refs
-     * applied, as one JSON array (`null` for none): one row for the driver to read, not one per write. The carrier ids and the refunds follow only the applied writes. Refs must be
+     * applied, as one JSON array (`null` for none): one row for the driver to read, not one per write. The carrier ids, the refunds and the reports follow only the applied writes.
+     * The reports take their keys from the log's head row, whose lock (taken only when some
+     * report is logged) is held until the statement commits: keys increase in commit order
+     * (sql/report-log.ts). Refs must be
      * distinct: of two writes of one row, `UPDATE ... FROM` would apply one, not say which.
      */
     write: `WITH w AS (
@@ -140,7 +146,18 @@ export function postgresStatements(t: SqlTables) {
       refunds AS (
         INSERT INTO ${t.credit} AS c (principal_id, balance)
           SELECT principal_id, sum(refund)::bigint FROM done WHERE refund > 0 GROUP BY principal_id
-          ON CONFLICT (principal_id) DO UPDATE SET balance = c.balance + EXCLUDED.balance)
+          ON CONFLICT (principal_id) DO UPDATE SET balance = c.balance + EXCLUDED.balance),
+      logged AS (
+        SELECT r.principal_id, r.uid, r.message, r.n
+          FROM unnest($${n + 6}::text[], $${n + 7}::text[], $${n + 8}::text[], string_to_array($${n + 9}::text, E'\\x1e'))
+            WITH ORDINALITY AS r(ref, principal_id, uid, message, n)
+          JOIN done ON done.ref = r.ref),
+      head AS (
+        UPDATE ${t.reportHead} h SET seq = h.seq + (SELECT count(*) FROM logged) WHERE h.id = 1 AND EXISTS (SELECT 1 FROM logged)
+          RETURNING h.seq - (SELECT count(*) FROM logged) AS base),
+      reports AS (
+        INSERT INTO ${t.reportLog} (seq, principal_id, uid, message)
+          SELECT head.base + row_number() OVER (ORDER BY logged.n), logged.principal_id, logged.uid, logged.message FROM logged, head)
       SELECT json_agg(ref) AS refs FROM done`,
     /**
      * Inserts the rows with their carrier ids, unless the idempotency key is held by a live
@@ -206,6 +223,7 @@ export function postgresStatements(t: SqlTables) {
 /** The parameters of the write statement for `writes` (distinct refs). */
 export function writeParams(writes: readonly Write[]): unknown[] {
   const added = writes.flatMap((write) => sideCarrierIds(write.row, write.addedCarrierIds).map((id) => [write.row.record.ref, id] as const));
+  const reported = writes.filter((write) => write.report !== undefined);
   return [
     writes.map((write) => write.row.record.ref),
     writes.map((write) => write.expectedVersion),
@@ -213,6 +231,10 @@ export function writeParams(writes: readonly Write[]): unknown[] {
     ...rowArrays(writes.map((write) => write.row)),
     added.map(([ref]) => ref),
     added.map(([, id]) => id),
+    reported.map((write) => write.row.record.ref),
+    reported.map((write) => write.report!.principalId),
+    reported.map((write) => write.report!.uid),
+    reported.map((write) => JSON.stringify(write.report!.message)).join(DATA_SEPARATOR),
   ];
 }
 

@@ -64,6 +64,11 @@ export interface SqlDialect {
   limitParam?: string;
   /** What ends a `SELECT` that locks the rows it returns and skips rows another transaction holds (`FOR UPDATE SKIP LOCKED`). */
   lockSkipLocked: string;
+  /**
+   * The text at `path` (array indexes and object keys) of the JSON text in `column`, or
+   * `NULL` when it has none there: for a schema step that fills a new column from `data`.
+   */
+  jsonText(column: string, path: readonly (string | number)[]): string;
 }
 
 /** What a statement gave back: the rows it selected, and how many rows it inserted, changed or deleted. */

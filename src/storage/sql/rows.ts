@@ -1,7 +1,8 @@
 /**
  * A `MessageRow` to and from the columns of the messages table (schema.ts): the fields the
- * store searches and orders by each in a column, and the record, book and carrier ids in the
- * column `data` (packed, see `PackedData`).
+ * store searches and orders by each in a column (the record's recipient, state and profile
+ * too, which the message list filters by, kept up to date by every write), and the record,
+ * book and carrier ids in the column `data` (packed, see `PackedData`).
  *
  * @module
  */
@@ -26,6 +27,9 @@ export const WRITTEN_COLUMNS = [
   'timer',
   'timer_at',
   'carrier_id',
+  'recipient',
+  'state',
+  'profile_code',
   'data',
 ] as const;
 
@@ -152,6 +156,9 @@ export function rowValues(row: MessageRow): unknown[] {
     row.timer,
     row.timerAt,
     firstCarrierId(row),
+    row.record.recipient,
+    row.record.state,
+    row.record.profileCode,
     packData(row),
   ];
 }
@@ -172,6 +179,9 @@ const INDEXED_VALUES: readonly [column: string, value: (row: MessageRow) => unkn
   ['timer', (row) => row.timer],
   ['timer_at', (row) => row.timerAt],
   ['carrier_id', firstCarrierId],
+  ['recipient', (row) => row.record.recipient],
+  ['state', (row) => row.record.state],
+  ['profile_code', (row) => row.record.profileCode],
 ];
 
 /**

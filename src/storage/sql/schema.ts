@@ -28,6 +28,10 @@ export interface SqlTables {
   claimIndex: string;
   /** The index report claims read by, `(report_due_at, order_key, seq)`. */
   reportIndex: string;
+  /** The report log: `(seq, principal_id, uid, message)`, read by principal in `seq` order. */
+  reportLog: string;
+  /** One row, `id` 1: the last `seq` the log gave, locked by each append until it commits. */
+  reportHead: string;
 }
 
 /** The names of the tables under `prefix` (already checked to be a plain identifier). */
@@ -41,6 +45,8 @@ export function sqlTables(dialect: SqlDialect, prefix: string): SqlTables {
     schemaVersion: dialect.quote(`${prefix}schema_version`),
     claimIndex: dialect.quote(`${prefix}messages_claim`),
     reportIndex: dialect.quote(`${prefix}messages_report`),
+    reportLog: dialect.quote(`${prefix}report_log`),
+    reportHead: dialect.quote(`${prefix}report_head`),
   };
 }
 
@@ -62,6 +68,10 @@ export interface Migration {
 /** The shared steps, oldest first. Index names carry the prefix: some databases name indexes per schema, not per table. */
 function migrations(dialect: SqlDialect, prefix: string, t: SqlTables): Migration[] {
   const { key, text, json, bigint, double, serial } = dialect.types;
+  // Packed `data` (rows.ts) holds the recipient at 4, the state at 15, the profile at 2; the
+  // first form of it held the record as an object.
+  const fromData = (position: number, field: string): string =>
+    `COALESCE(${dialect.jsonText('data', [position])}, ${dialect.jsonText('data', ['record', field])})`;
   // Partial where the database has them: a row out of the queue (or without a report or a
   // timer) then costs those indexes nothing, and every query of them names its column.
   const index = (name: string, table: string, columns: string, onlyWhere?: string): string =>
@@ -155,6 +165,38 @@ function migrations(dialect: SqlDialect, prefix: string, t: SqlTables): Migratio
           units ${bigint} NOT NULL,
           PRIMARY KEY (principal_id, period)
         )${dialect.tableOptions}`,
+      ],
+    },
+    // The message list (GET {base}/messages): a principal's messages newest first, alone or
+    // of one state, recipient or profile (the external id's is messages_external), each an
+    // index walked from the page's start.
+    {
+      version: 5,
+      statements: [
+        `ALTER TABLE ${t.messages} ADD COLUMN recipient ${key}`,
+        `ALTER TABLE ${t.messages} ADD COLUMN state varchar(32)`,
+        `ALTER TABLE ${t.messages} ADD COLUMN profile_code ${key}`,
+        `UPDATE ${t.messages} SET recipient = ${fromData(4, 'recipient')}, state = ${fromData(15, 'state')}, profile_code = ${fromData(2, 'profileCode')}`,
+        index('messages_list', t.messages, 'principal_id, created_at, seq'),
+        index('messages_list_state', t.messages, 'principal_id, state, created_at, seq'),
+        index('messages_list_recipient', t.messages, 'principal_id, recipient, created_at, seq'),
+        index('messages_list_profile', t.messages, 'principal_id, profile_code, created_at, seq'),
+      ],
+    },
+    // The report log (GET {base}/reports): each report made, with a key the head row gives
+    // under its lock, so keys increase in commit order.
+    {
+      version: 6,
+      statements: [
+        `CREATE TABLE ${t.reportLog} (
+          seq ${bigint} NOT NULL PRIMARY KEY,
+          principal_id ${key} NOT NULL,
+          uid ${key} NOT NULL,
+          message ${json} NOT NULL
+        )${dialect.tableOptions}`,
+        `CREATE INDEX ${dialect.quote(`${prefix}report_log_principal`)} ON ${t.reportLog} (principal_id, seq)`,
+        `CREATE TABLE ${t.reportHead} (id integer NOT NULL PRIMARY KEY, seq ${bigint} NOT NULL)${dialect.tableOptions}`,
+        `INSERT INTO ${t.reportHead} (id, seq) VALUES (1, 0)`,
       ],
     },
   ];

@@ -2,7 +2,7 @@
  * `SqlRecordStore`: the `RecordStore` primitives written once for every SQL database, on a
  * {@link SqlDialect} (the SQL text that differs) and a {@link SqlClient} (how statements and
  * transactions reach the database) that an adapter supplies. The queue reads and claims are
- * in queue.ts, the insert guard and credit in guard.ts, the schema in schema.ts and the row
+ * in queue.ts, the message list in list.ts, the insert guard and credit in guard.ts, the schema in schema.ts and the row
  * mapping in rows.ts.
  *
  * @module
@@ -29,6 +29,10 @@ import {
   WRITTEN_COLUMNS,
 } from './rows.js';
 import { createSchema, sqlTables, type Migration, type SqlTables } from './schema.js';
+import { listMessages } from './list.js';
+import { appendReport, readReports } from './report-log.js';
+import type { LoggedReport } from '../report-log.js';
+import type { MessageListQuery } from '../message-list.js';
 
 /** Rows per `INSERT` statement, and keys per `IN (...)` list: well under every driver's parameter and packet limits. */
 const CHUNK = 200;
@@ -132,6 +136,16 @@ export class SqlRecordStore implements RecordStore {
     return rows.map(fromColumns);
   }
 
+  /** `RecordStore.readReports` (report-log.ts). */
+  readReports(principalId: string, after: number | null, limit: number): Promise<LoggedReport[]> {
+    return readReports(this.sql, principalId, after, limit);
+  }
+
+  /** `RecordStore.listMessages` (list.ts). */
+  listMessages(query: MessageListQuery): Promise<MessageRow[]> {
+    return listMessages(this.sql, this.prefix, query);
+  }
+
   /**
    * `RecordStore.findByCarrierId`: of the rows an id names, in their own column or in the
    * side table, the newest (a carrier may reuse an id).
@@ -181,10 +195,11 @@ export class SqlRecordStore implements RecordStore {
   }
 
   /**
-   * One compare-and-set write: a single statement, or a transaction when it refunds or adds
-   * carrier ids (`addedCarrierIds`; all of the row's when the caller does not say).
+   * One compare-and-set write: a single statement, or a transaction when it refunds, adds
+   * carrier ids (`addedCarrierIds`; all of the row's when the caller does not say) or appends
+   * a report to the log.
    */
-  async #write({ row, expectedVersion, refund, addedCarrierIds: added = row.carrierIds, previous }: MessageWrite): Promise<boolean> {
+  async #write({ row, expectedVersion, refund, addedCarrierIds: added = row.carrierIds, previous, report }: MessageWrite): Promise<boolean> {
     const addedCarrierIds = sideCarrierIds(row, added);
     let sql: string;
     let values: unknown[];
@@ -200,11 +215,12 @@ export class SqlRecordStore implements RecordStore {
     const params = [...values, expectedVersion + 1, row.record.ref, expectedVersion];
     const update = async (session: SqlSession): Promise<boolean> => (await runOn(this.sql, session, sql, params)).affected > 0;
     const units = refund ?? 0;
-    if (units <= 0 && addedCarrierIds.length === 0) return update(this.sql.client);
+    if (units <= 0 && addedCarrierIds.length === 0 && report === undefined) return update(this.sql.client);
     return this.sql.client.transaction(async (tx) => {
       if (!(await update(tx))) return false;
       if (units > 0) await addUnits(this.sql, tx, row.record.principalId, units);
       if (addedCarrierIds.length > 0) await this.#insertCarrierIds(tx, [{ ref: row.record.ref, ids: addedCarrierIds }]);
+      if (report !== undefined) await appendReport(this.sql, tx, report);
       return true;
     });
   }

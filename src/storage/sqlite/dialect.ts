@@ -23,6 +23,7 @@ export const sqliteDialect: SqlDialect = {
     `INSERT INTO ${table} (${keyColumns}, ${column}) VALUES (${placeholdersOf(keyColumns)}, ?) ON CONFLICT (${keyColumns}) DO UPDATE SET ${column} = ${column} + excluded.${column}`,
   forceIndex: () => '',
   lockSkipLocked: '',
+  jsonText: (column, path) => `json_extract(${column}, '$${path.map((step) => (typeof step === 'number' ? `[${step}]` : `.${step}`)).join('')}')`,
   // SQLite plans with a bare bound LIMIT's value, so it parses and plans such a statement
   // again at every run (measured: 25 us against 4 us a claim); an expression it does not.
   limitParam: 'LIMIT +?',

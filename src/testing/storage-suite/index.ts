@@ -18,6 +18,8 @@ import { fairnessTests } from './fairness.js';
 import { idempotencyTests } from './idempotency.js';
 import { inboundTests } from './inbound.js';
 import { keyTests } from './keys.js';
+import { listTests } from './list.js';
+import { reportLogTests } from './report-log.js';
 import { messageTests } from './messages.js';
 import { queueCountTests } from './queue-count.js';
 import { receiptTests } from './receipts.js';
@@ -48,6 +50,8 @@ export function runStorageContract(harness: StorageSuiteHarness, options: Storag
     claimTests(context);
     fairnessTests(context);
     queueCountTests(context);
+    listTests(context);
+    reportLogTests(context);
     submissionTests(context);
     endingTests(context);
     receiptTests(context);

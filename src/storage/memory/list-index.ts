@@ -1,0 +1,126 @@
+/**
+ * The memory record store's index of the message list ({@link ListIndex}): each principal's
+ * rows in list order, and the same per state, recipient, external id and profile, so that a
+ * page walks the narrowest of them from its start and stops when it is full, whatever the
+ * number of rows stored.
+ *
+ * @module
+ */
+import { isAfter, matchesFilter, type MessageListQuery } from '../message-list.js';
+import type { MessageRow } from '../record-store.js';
+import type { Slot } from './slot.js';
+import { SortedSlots } from './sorted-slots.js';
+
+/** The fields a list filters by beside the principal, each with the record field it reads. */
+const KEYED = {
+  state: (slot: Slot | MessageRow) => slot.record.state as string,
+  recipient: (slot: Slot | MessageRow) => slot.record.recipient,
+  externalId: (slot: Slot | MessageRow) => slot.record.externalId,
+  profileCode: (slot: Slot | MessageRow) => slot.record.profileCode,
+} as const;
+
+type Key = keyof typeof KEYED;
+const KEYS = Object.keys(KEYED) as Key[];
+
+/** principalId -> value -> the rows; two maps, so no pair of texts needs a separator. */
+type ByValue = Map<string, Map<string, SortedSlots>>;
+
+/** The rows by principal, and by principal and each filtered field, in list order. */
+export class ListIndex {
+  readonly #byPrincipal = new Map<string, SortedSlots>();
+  readonly #byKey: Record<Key, ByValue> = { state: new Map(), recipient: new Map(), externalId: new Map(), profileCode: new Map() };
+
+  /** Whether a write of `after` over the row `before` holds moves the row in this index. */
+  static changes(before: Slot, after: MessageRow): boolean {
+    if (before.record.principalId !== after.record.principalId || before.record.createdAt !== after.record.createdAt) return true;
+    return KEYS.some((key) => KEYED[key](before) !== KEYED[key](after));
+  }
+
+  /** Lists `slot` under its row's principal and values. */
+  add(slot: Slot): void {
+    const principalId = slot.record.principalId;
+    let own = this.#byPrincipal.get(principalId);
+    if (own === undefined) this.#byPrincipal.set(principalId, (own = new SortedSlots()));
+    own.add(slot);
+    for (const key of KEYS) {
+      const byValue = this.#byKey[key];
+      let ofPrincipal = byValue.get(principalId);
+      if (ofPrincipal === undefined) byValue.set(principalId, (ofPrincipal = new Map()));
+      const value = KEYED[key](slot);
+      let slots = ofPrincipal.get(value);
+      if (slots === undefined) ofPrincipal.set(value, (slots = new SortedSlots()));
+      slots.add(slot);
+    }
+  }
+
+  /** Stops listing `slot` (under the principal and values it was added with). */
+  remove(slot: Slot): void {
+    const principalId = slot.record.principalId;
+    const own = this.#byPrincipal.get(principalId);
+    if (own === undefined) return;
+    own.remove(slot);
+    if (own.size === 0) this.#byPrincipal.delete(principalId);
+    for (const key of KEYS) {
+      const ofPrincipal = this.#byKey[key].get(principalId);
+      const value = KEYED[key](slot);
+      const slots = ofPrincipal?.get(value);
+      if (ofPrincipal === undefined || slots === undefined) continue;
+      slots.remove(slot);
+      if (slots.size === 0) ofPrincipal.delete(value);
+      if (ofPrincipal.size === 0) this.#byKey[key].delete(principalId);
+    }
+  }
+
+  /** The page of rows `query` asks for: the narrowest list its filters name, walked from its start. */
+  list(query: MessageListQuery): MessageRow[] {
+    const limit = Math.max(0, Math.floor(query.limit));
+    const out: MessageRow[] = [];
+    if (limit === 0) return out;
+    for (const slot of this.#candidates(query)) {
+      if (query.until !== undefined && slot.record.createdAt >= query.until) continue;
+      // Newest first: once older than `since`, every later slot is too.
+      if (query.since !== undefined && slot.record.createdAt < query.since) break;
+      if (!matchesFilter(slot.record, query)) continue;
+      out.push(slot.row());
+      if (out.length === limit) break;
+    }
+    return out;
+  }
+
+  /** The slots that may match `query`, newest first from its start: those of its most selective filter. */
+  #candidates(query: MessageListQuery): Iterable<Slot> {
+    const { principalId } = query;
+    // Start after the older of the cursor and `until` (every row before `until` is older than it).
+    const bound = query.until === undefined ? undefined : { createdAt: query.until, seq: -1 };
+    const after = query.after === undefined ? bound : bound === undefined || isAfter(query.after, bound) ? query.after : bound;
+    const single = (key: Key, value: string) => this.#byKey[key].get(principalId)?.get(value)?.newestFirst(after) ?? [];
+    if (query.externalId !== undefined) return single('externalId', query.externalId);
+    if (query.recipient !== undefined) return single('recipient', query.recipient);
+    const states = query.states ?? [];
+    if (states.length > 0) return mergeNewestFirst([...new Set(states)].map((state) => single('state', state)));
+    if (query.profileCode !== undefined) return single('profileCode', query.profileCode);
+    return this.#byPrincipal.get(principalId)?.newestFirst(after) ?? [];
+  }
+}
+
+/** The slots of several lists (each newest first, none shared), merged newest first. */
+function* mergeNewestFirst(lists: Iterable<Slot>[]): Generator<Slot, void, undefined> {
+  const heads = lists.map((list) => list[Symbol.iterator]());
+  const current = heads.map((it) => it.next());
+  for (;;) {
+    let best = -1;
+    for (let i = 0; i < current.length; i++) {
+      const item = current[i]!;
+      if (item.done === true) continue;
+      if (best === -1) best = i;
+      else {
+        const a = item.value;
+        const b = (current[best] as IteratorYieldResult<Slot>).value;
+        if (a.record.createdAt > b.record.createdAt || (a.record.createdAt === b.record.createdAt && a.seq > b.seq)) best = i;
+      }
+    }
+    if (best === -1) return;
+    yield (current[best] as IteratorYieldResult<Slot>).value;
+    current[best] = heads[best]!.next();
+  }
+}
