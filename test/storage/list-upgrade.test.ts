@@ -66,10 +66,10 @@ describe('the message list on tables made before it', () => {
     const db = new Database(path);
     for (const index of INDEXES) db.exec(`DROP INDEX "sms_outbox_${index}"`);
     for (const column of COLUMNS) db.exec(`ALTER TABLE sms_outbox_messages DROP COLUMN ${column}`);
-    // The steps after it (the report log) are undone too: a version is the count of steps run.
+    // The step after it (the report log) is undone too.
     db.exec('DROP TABLE sms_outbox_report_log');
     db.exec('DROP TABLE sms_outbox_report_head');
-    db.exec('DELETE FROM sms_outbox_schema_version WHERE version >= 3');
+    db.exec('DELETE FROM sms_outbox_schema_version WHERE version IN (5, 6)');
     db.close();
     const after = new SqliteStorage({ path });
     cleanups.push(() => after.close());
@@ -85,7 +85,7 @@ describe('the message list on tables made before it', () => {
     for (const index of INDEXES) await pgPool.query(`DROP INDEX "${schema}"."ledger_${index}"`);
     for (const column of COLUMNS) await pgPool.query(`ALTER TABLE "${schema}".ledger_messages DROP COLUMN ${column}`);
     await pgPool.query(`DROP TABLE "${schema}".ledger_report_log, "${schema}".ledger_report_head`);
-    await pgPool.query(`DELETE FROM "${schema}".ledger_schema_version WHERE version >= 2`);
+    await pgPool.query(`DELETE FROM "${schema}".ledger_schema_version WHERE version IN (5, 6)`);
     await expectListed(new PostgresStorage({ pool: pgPool, schema }), refs);
   });
 
@@ -93,7 +93,7 @@ describe('the message list on tables made before it', () => {
     const tablePrefix = `t${randomBytes(5).toString('hex')}_`;
     const table = `\`${tablePrefix}messages\``;
     cleanups.push(async () => {
-      for (const name of ['messages', 'carrier_ids', 'idempotency', 'credit', 'schema_version', 'inbound', 'opt_outs', 'inbound_parts', 'report_log', 'report_head']) {
+      for (const name of ['messages', 'carrier_ids', 'idempotency', 'credit', 'unit_counters', 'schema_version', 'inbound', 'opt_outs', 'inbound_parts', 'report_log', 'report_head']) {
         await mysqlPool.query(`DROP TABLE IF EXISTS \`${tablePrefix}${name}\``);
       }
     });
@@ -103,7 +103,7 @@ describe('the message list on tables made before it', () => {
     for (const index of INDEXES) await mysqlPool.query(`DROP INDEX \`${tablePrefix}${index}\` ON ${table}`);
     for (const column of COLUMNS) await mysqlPool.query(`ALTER TABLE ${table} DROP COLUMN ${column}`);
     await mysqlPool.query(`DROP TABLE \`${tablePrefix}report_log\`, \`${tablePrefix}report_head\``);
-    await mysqlPool.query(`DELETE FROM \`${tablePrefix}schema_version\` WHERE version >= 3`);
+    await mysqlPool.query(`DELETE FROM \`${tablePrefix}schema_version\` WHERE version IN (5, 6)`);
     const after = createLedger(new MysqlRecordStore({ pool: mysqlPool, tablePrefix }));
     await after.ready!();
     await expectListed(after, refs);

@@ -25,6 +25,9 @@ const changes: [column: string, change: (r: MessageRow) => MessageRow][] = [
   ['timer', (r) => ({ ...r, timer: 'purge' })],
   ['timer_at', (r) => ({ ...r, timerAt: 46 })],
   ['carrier_id', (r) => ({ ...r, carrierIds: ['c1'] })],
+  ['recipient', (r) => ({ ...r, record: { ...r.record, recipient: '254700000009' } })],
+  ['state', (r) => ({ ...r, record: { ...r.record, state: 'submitted' } })],
+  ['profile_code', (r) => ({ ...r, record: { ...r.record, profileCode: '99' } })],
 ];
 
 describe('changedValues', () => {
