@@ -5,21 +5,15 @@
  * `sms_count` stay); `days:N` redacts it at the retention sweep after N days; a profile's
  * policy goes over its principal's; a bad one is refused at construction.
  */
-import { hash, randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { hash } from 'node:crypto';
 import request from 'supertest';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { MemoryStorage, outcome, staticKeys, staticProfiles, type MessageRecord, type SmsRouterOptions, type Storage } from '../../src/index.js';
-import { SqliteStorage } from '../../src/storage/sqlite/adapter.js';
-import { PostgresStorage } from '../../src/storage/postgres/adapter.js';
-import { MysqlRecordStore } from '../../src/mysql.js';
-import { createLedger } from '../../src/ledger/index.js';
+import { outcome, staticKeys, staticProfiles, type MessageRecord, type SmsRouterOptions, type Storage } from '../../src/index.js';
 import { createGateway, type TestGateway } from '../helpers/gateway.js';
 import { ScriptedDelivery } from '../helpers/scripted-delivery.js';
 import { eventually } from '../helpers/poll.js';
 import { makeMysqlPool, makePool, mysqlUnavailable, postgresUnavailable } from '../helpers/services.js';
+import { freshStorages } from '../helpers/fresh-storages.js';
 
 const admin = makePool(2);
 const unreachable = await postgresUnavailable(admin);
@@ -30,8 +24,6 @@ afterAll(async () => {
   await maria.end();
 });
 
-/** The tables a MySQL record store makes under a prefix. */
-const MYSQL_TABLES = ['messages', 'carrier_ids', 'idempotency', 'credit', 'unit_counters', 'schema_version', 'inbound', 'opt_outs', 'inbound_parts'];
 
 const gateways: TestGateway[] = [];
 const cleanups: (() => Promise<void> | void)[] = [];
@@ -94,42 +86,7 @@ async function sendDelivered(gateway: TestGateway, delivery: ScriptedDelivery, k
   return ref;
 }
 
-const STORAGES: { name: string; skip: boolean; make: () => Storage }[] = [
-  { name: 'memory', skip: false, make: () => new MemoryStorage() },
-  {
-    name: 'SQLite',
-    skip: false,
-    make: () => {
-      const dir = mkdtempSync(join(tmpdir(), 'sms-retain-'));
-      cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
-      return new SqliteStorage({ path: join(dir, 'outbox.db') });
-    },
-  },
-  {
-    name: 'PostgreSQL',
-    skip: unreachable !== null,
-    make: () => {
-      const schema = `t_retain_${randomBytes(5).toString('hex')}`;
-      const pool = makePool(4);
-      cleanups.push(async () => {
-        await pool.end();
-        await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-      });
-      return new PostgresStorage({ pool, schema });
-    },
-  },
-  {
-    name: 'MariaDB',
-    skip: mariaUnreachable !== null,
-    make: () => {
-      const tablePrefix = `t${randomBytes(5).toString('hex')}_`;
-      cleanups.push(async () => {
-        await maria.query(`DROP TABLE IF EXISTS ${MYSQL_TABLES.map((table) => `\`${tablePrefix}${table}\``).join(', ')}`);
-      });
-      return createLedger(new MysqlRecordStore({ pool: maria, tablePrefix }));
-    },
-  },
-];
+const STORAGES = freshStorages('retain', { admin, pgUnreachable: unreachable, maria, mariaUnreachable, cleanups });
 
 describe.each(STORAGES)('retainText on $name', ({ skip, make }) => {
   it.skipIf(skip)('until-final: the text is redacted when the delivery receipt ends the message; the status says redacted, with the SHA-256', async () => {

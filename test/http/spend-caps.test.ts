@@ -7,9 +7,6 @@
  * checked.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import request from 'supertest';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import {
@@ -21,13 +18,11 @@ import {
   type SpendCapWarningEvent,
   type Storage,
 } from '../../src/index.js';
-import { SqliteStorage } from '../../src/storage/sqlite/adapter.js';
 import { PostgresStorage } from '../../src/storage/postgres/adapter.js';
-import { MysqlRecordStore } from '../../src/mysql.js';
-import { createLedger } from '../../src/ledger/index.js';
 import { createGateway, type TestGateway } from '../helpers/gateway.js';
 import { ScriptedDelivery } from '../helpers/scripted-delivery.js';
 import { makeMysqlPool, makePool, mysqlUnavailable, postgresUnavailable } from '../helpers/services.js';
+import { freshStorages } from '../helpers/fresh-storages.js';
 
 const admin = makePool(2);
 const unreachable = await postgresUnavailable(admin);
@@ -38,8 +33,6 @@ afterAll(async () => {
   await maria.end();
 });
 
-/** The tables a MySQL record store makes under a prefix. */
-const MYSQL_TABLES = ['messages', 'carrier_ids', 'idempotency', 'credit', 'unit_counters', 'schema_version', 'inbound', 'opt_outs', 'inbound_parts'];
 
 const gateways: TestGateway[] = [];
 const cleanups: (() => Promise<void> | void)[] = [];
@@ -90,42 +83,7 @@ async function stored(app: TestGateway['app'], key: string, externalId: string):
 }
 
 /** The storages the router is run on here, each made fresh. */
-const STORAGES: { name: string; skip: boolean; make: () => Storage }[] = [
-  { name: 'memory', skip: false, make: () => new MemoryStorage() },
-  {
-    name: 'SQLite',
-    skip: false,
-    make: () => {
-      const dir = mkdtempSync(join(tmpdir(), 'sms-caps-'));
-      cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
-      return new SqliteStorage({ path: join(dir, 'outbox.db') });
-    },
-  },
-  {
-    name: 'PostgreSQL',
-    skip: unreachable !== null,
-    make: () => {
-      const schema = `t_caps_${randomBytes(5).toString('hex')}`;
-      const pool = makePool(4);
-      cleanups.push(async () => {
-        await pool.end();
-        await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-      });
-      return new PostgresStorage({ pool, schema });
-    },
-  },
-  {
-    name: 'MariaDB',
-    skip: mariaUnreachable !== null,
-    make: () => {
-      const tablePrefix = `t${randomBytes(5).toString('hex')}_`;
-      cleanups.push(async () => {
-        await maria.query(`DROP TABLE IF EXISTS ${MYSQL_TABLES.map((table) => `\`${tablePrefix}${table}\``).join(', ')}`);
-      });
-      return createLedger(new MysqlRecordStore({ pool: maria, tablePrefix }));
-    },
-  },
-];
+const STORAGES = freshStorages('caps', { admin, pgUnreachable: unreachable, maria, mariaUnreachable, cleanups });
 
 describe.each(STORAGES)('spend caps on $name', ({ skip, make }) => {
   it.skipIf(skip)('counts units to the cap, warns once at 80%, then refuses 429 with Retry-After to midnight in the zone and stores nothing', async () => {
