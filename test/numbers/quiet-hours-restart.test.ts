@@ -8,28 +8,19 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import request from 'supertest';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { staticKeys, staticProfiles, type DeliveryAdapter, type OutgoingPart, type SmsRouter, type Storage } from '../../src/index.js';
+import { staticKeys, staticProfiles, type SmsRouter, type Storage } from '../../src/index.js';
 import { SqliteStorage } from '../../src/storage/sqlite/adapter.js';
 import { PostgresStorage } from '../../src/storage/postgres/adapter.js';
 import { createGateway } from '../helpers/gateway.js';
 import { eventually } from '../helpers/poll.js';
 import { dbDescribe, dropSchema, freshSchema, pool, usePostgres } from '../storage/postgres-setup.js';
+import { RecordingCarrier } from '../helpers/recording-carrier.js';
 
 usePostgres();
 
 /** 22:30 in Nairobi (UTC+3): inside 21:00-08:00, which ends at 05:00 UTC the next day. */
 const LATE_EVENING = Date.UTC(2026, 5, 10, 19, 30);
 const WINDOW_END = Date.UTC(2026, 5, 11, 5, 0);
-
-class RecordingCarrier implements DeliveryAdapter {
-  readonly accepted: OutgoingPart[] = [];
-  async start(): Promise<void> {}
-  async submit(part: OutgoingPart) {
-    this.accepted.push(part);
-    return { carrierId: `c-${this.accepted.length}` };
-  }
-  async close(): Promise<void> {}
-}
 
 const routers: SmsRouter[] = [];
 afterEach(async () => {

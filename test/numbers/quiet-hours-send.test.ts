@@ -5,23 +5,14 @@
  */
 import request from 'supertest';
 import { afterEach, describe, expect, it } from 'vitest';
-import { staticKeys, staticProfiles, type DeliveryAdapter, type MessageAcceptedEvent, type MessageStatusEvent, type OutgoingPart, type SmsRouter } from '../../src/index.js';
+import { staticKeys, staticProfiles, type MessageAcceptedEvent, type MessageStatusEvent, type SmsRouter } from '../../src/index.js';
 import { createGateway } from '../helpers/gateway.js';
 import { eventually } from '../helpers/poll.js';
+import { RecordingCarrier } from '../helpers/recording-carrier.js';
 
 /** 22:30 in Nairobi (UTC+3): inside 21:00-08:00. The window ends at 05:00 UTC the next day. */
 const LATE_EVENING = Date.UTC(2026, 5, 10, 19, 30);
 const WINDOW_END = Date.UTC(2026, 5, 11, 5, 0);
-
-class RecordingCarrier implements DeliveryAdapter {
-  readonly accepted: OutgoingPart[] = [];
-  async start(): Promise<void> {}
-  async submit(part: OutgoingPart) {
-    this.accepted.push(part);
-    return { carrierId: `c-${this.accepted.length}` };
-  }
-  async close(): Promise<void> {}
-}
 
 const routers: SmsRouter[] = [];
 afterEach(async () => {

@@ -6,10 +6,11 @@
  */
 import request from 'supertest';
 import { afterEach, describe, expect, it } from 'vitest';
-import { staticKeys, staticProfiles, type DeliveryAdapter, type OutgoingPart, type SmsRouter } from '../../src/index.js';
+import { staticKeys, staticProfiles, type SmsRouter } from '../../src/index.js';
 import { countryZone } from '../../src/numbers/recipient-zone.js';
 import { createGateway } from '../helpers/gateway.js';
 import { eventually } from '../helpers/poll.js';
+import { RecordingCarrier } from '../helpers/recording-carrier.js';
 
 /** 02:00 UTC on 11 June 2026: night in Europe and Africa, late evening in New York, morning in India. */
 const AT = Date.UTC(2026, 5, 11, 2, 0);
@@ -24,16 +25,6 @@ const RECIPIENTS = {
   india: ['919876543210', iso(Date.UTC(2026, 5, 11, 2, 30))], // 07:30 IST, UTC+5:30
   us: ['12025550123', iso(Date.UTC(2026, 5, 11, 12, 0))], // 22:00 EDT in the profile's New York, UTC-4
 } as const;
-
-class RecordingCarrier implements DeliveryAdapter {
-  readonly accepted: OutgoingPart[] = [];
-  async start(): Promise<void> {}
-  async submit(part: OutgoingPart) {
-    this.accepted.push(part);
-    return { carrierId: `c-${this.accepted.length}` };
-  }
-  async close(): Promise<void> {}
-}
 
 const routers: SmsRouter[] = [];
 afterEach(async () => {
