@@ -67,6 +67,7 @@ export class Ledger implements Storage {
     if (store.countQueued !== undefined) this.countQueued = store.countQueued.bind(store);
     if (store.countedUnits !== undefined) this.countedUnits = store.countedUnits.bind(store);
     if (store.readReports !== undefined) this.readReports = store.readReports.bind(store);
+    if (store.purgeReports !== undefined) this.purgeReports = store.purgeReports.bind(store);
     if (store.listMessages !== undefined) {
       const listRows = store.listMessages.bind(store);
       this.listMessages = (query) => listPage(listRows, query);
@@ -289,6 +290,7 @@ export interface Ledger extends Partial<InboundStorage> {
   countedUnits?(principalId: string, period: string): Promise<number>;
   listMessages?(query: MessageListQuery): Promise<MessageListPage>;
   readReports?(principalId: string, after: number | null, limit: number): Promise<LoggedReport[]>;
+  purgeReports?(before: number, limit: number): Promise<number>;
 }
 
 /**

@@ -265,6 +265,13 @@ export interface RecordStore {
   readReports?(principalId: string, after: number | null, limit: number): Promise<LoggedReport[]>;
 
   /**
+   * Deletes up to `limit` of the report log's oldest entries whose message ended (its
+   * `message.updatedAt`) before `before`, lowest key first, stopping at the first that did
+   * not; returns how many. With {@link RecordStore.readReports}.
+   */
+  purgeReports?(before: number, limit: number): Promise<number>;
+
+  /**
    * Applies each write whose row is still at `expectedVersion`, each in one atomic step
    * with its refund (and with the carrier ids the new row adds to its `carrierIds`, which
    * the lookup by carrier id must find from then on: `addedCarrierIds` when given, see

@@ -9,6 +9,10 @@ import type { LoggedReport, ReportLogEntry } from '../report-log.js';
 /** Every principal's logged reports, by principal, in key order. */
 export class MemoryReportLog {
   readonly #byPrincipal = new Map<string, LoggedReport[]>();
+  /** Whose each entry is, in key order: the purge takes the oldest from the front. */
+  #order: string[] = [];
+  /** How many of `#order`'s first entries were purged (a cursor, so a purge does not shift the array). */
+  #purged = 0;
   #seq = 0;
 
   /** Appends `entry` with the next key. */
@@ -16,6 +20,33 @@ export class MemoryReportLog {
     let own = this.#byPrincipal.get(entry.principalId);
     if (own === undefined) this.#byPrincipal.set(entry.principalId, (own = []));
     own.push({ ...entry, seq: ++this.#seq });
+    this.#order.push(entry.principalId);
+  }
+
+  /** See `RecordStore.purgeReports`. */
+  purge(before: number, limit: number): number {
+    const dropped = new Map<string, number>();
+    let count = 0;
+    while (count < limit && this.#purged < this.#order.length) {
+      const principalId = this.#order[this.#purged]!;
+      const own = this.#byPrincipal.get(principalId)!;
+      const skip = dropped.get(principalId) ?? 0;
+      if (own[skip]!.message.updatedAt >= before) break;
+      dropped.set(principalId, skip + 1);
+      this.#purged++;
+      count++;
+    }
+    for (const [principalId, n] of dropped) {
+      const own = this.#byPrincipal.get(principalId)!;
+      if (n === own.length) this.#byPrincipal.delete(principalId);
+      else own.splice(0, n);
+    }
+    // Compact the order once most of it is purged: the cost is spread over the purges before.
+    if (this.#purged > 1024 && this.#purged * 2 > this.#order.length) {
+      this.#order = this.#order.slice(this.#purged);
+      this.#purged = 0;
+    }
+    return count;
   }
 
   /** The principal's entries with a key above `after`, in key order, at most `limit`. */

@@ -112,6 +112,11 @@ export class MemoryRecordStore implements RecordStore {
     return this.#reportLog.read(principalId, after, limit);
   }
 
+  /** See {@link RecordStore.purgeReports}. */
+  async purgeReports(before: number, limit: number): Promise<number> {
+    return this.#reportLog.purge(before, limit);
+  }
+
   /** See {@link RecordStore.findByCarrierId}. */
   async findByCarrierId(carrierIds: readonly string[]): Promise<MessageRow | null> {
     return this.#carrierIds.find(carrierIds)?.row() ?? null;

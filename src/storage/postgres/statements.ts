@@ -156,8 +156,9 @@ export function postgresStatements(t: SqlTables) {
         UPDATE ${t.reportHead} h SET seq = h.seq + (SELECT count(*) FROM logged) WHERE h.id = 1 AND EXISTS (SELECT 1 FROM logged)
           RETURNING h.seq - (SELECT count(*) FROM logged) AS base),
       reports AS (
-        INSERT INTO ${t.reportLog} (seq, principal_id, uid, message)
-          SELECT head.base + row_number() OVER (ORDER BY logged.n), logged.principal_id, logged.uid, logged.message FROM logged, head)
+        INSERT INTO ${t.reportLog} (seq, principal_id, uid, message, ended_at)
+          SELECT head.base + row_number() OVER (ORDER BY logged.n), logged.principal_id, logged.uid, logged.message,
+            (logged.message::json ->> 'updatedAt')::bigint FROM logged, head)
       SELECT json_agg(ref) AS refs FROM done`,
     /**
      * Inserts the rows with their carrier ids, unless the idempotency key is held by a live

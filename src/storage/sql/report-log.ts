@@ -20,12 +20,35 @@ export async function appendReport(context: SqlContext, tx: SqlSession, report: 
   const { reportHead, reportLog } = context.tables;
   await runOn(context, tx, `UPDATE ${reportHead} SET seq = seq + 1 WHERE id = 1`);
   const { rows } = await runOn(context, tx, `SELECT seq FROM ${reportHead} WHERE id = 1`);
-  await runOn(context, tx, `INSERT INTO ${reportLog} (seq, principal_id, uid, message) VALUES (?, ?, ?, ?)`, [
+  await runOn(context, tx, `INSERT INTO ${reportLog} (seq, principal_id, uid, message, ended_at) VALUES (?, ?, ?, ?, ?)`, [
     num(rows[0]!.seq),
     report.principalId,
     report.uid,
     JSON.stringify(report.message),
+    report.message.updatedAt,
   ]);
+}
+
+/**
+ * `RecordStore.purgeReports`: the log's first entries by key, read then deleted up to the
+ * first whose message ended at or after `before`. Entries are appended as messages end, so
+ * the oldest are first, and no index on `ended_at` is needed (one would cost every append).
+ */
+export async function purgeReports(context: SqlContext, before: number, limit: number): Promise<number> {
+  if (limit <= 0) return 0;
+  const { reportLog } = context.tables;
+  const { rows } = await runOn(context, context.client, `SELECT seq, ended_at FROM ${reportLog} ORDER BY seq ${limitClause(context.dialect)}`, [limit]);
+  const aged: number[] = [];
+  for (const row of rows) {
+    if (num(row.ended_at) >= before) break;
+    aged.push(num(row.seq));
+  }
+  let deleted = 0;
+  for (let i = 0; i < aged.length; i += 200) {
+    const slice = aged.slice(i, i + 200);
+    deleted += (await runOn(context, context.client, `DELETE FROM ${reportLog} WHERE seq IN (${slice.map(() => '?').join(', ')})`, slice)).affected;
+  }
+  return deleted;
 }
 
 /** The principal's entries with a key above `after`, in key order, at most `limit`. */

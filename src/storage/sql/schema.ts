@@ -192,7 +192,8 @@ function migrations(dialect: SqlDialect, prefix: string, t: SqlTables): Migratio
           seq ${bigint} NOT NULL PRIMARY KEY,
           principal_id ${key} NOT NULL,
           uid ${key} NOT NULL,
-          message ${json} NOT NULL
+          message ${json} NOT NULL,
+          ended_at ${bigint} NOT NULL
         )${dialect.tableOptions}`,
         `CREATE INDEX ${dialect.quote(`${prefix}report_log_principal`)} ON ${t.reportLog} (principal_id, seq)`,
         `CREATE TABLE ${t.reportHead} (id integer NOT NULL PRIMARY KEY, seq ${bigint} NOT NULL)${dialect.tableOptions}`,

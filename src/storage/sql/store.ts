@@ -30,7 +30,7 @@ import {
 } from './rows.js';
 import { createSchema, sqlTables, type Migration, type SqlTables } from './schema.js';
 import { listMessages } from './list.js';
-import { appendReport, readReports } from './report-log.js';
+import { appendReport, purgeReports, readReports } from './report-log.js';
 import type { LoggedReport } from '../report-log.js';
 import type { MessageListQuery } from '../message-list.js';
 
@@ -139,6 +139,11 @@ export class SqlRecordStore implements RecordStore {
   /** `RecordStore.readReports` (report-log.ts). */
   readReports(principalId: string, after: number | null, limit: number): Promise<LoggedReport[]> {
     return readReports(this.sql, principalId, after, limit);
+  }
+
+  /** `RecordStore.purgeReports` (report-log.ts). */
+  purgeReports(before: number, limit: number): Promise<number> {
+    return purgeReports(this.sql, before, limit);
   }
 
   /** `RecordStore.listMessages` (list.ts). */
