@@ -372,11 +372,7 @@ export interface Storage extends Partial<InboundStorage>, CreditStorage, Counter
    */
   readReports?(principalId: string, after: number | null, limit: number): Promise<LoggedReport[]>;
 
-  /**
-   * Deletes up to `limit` of the oldest delivery reports whose message ended before `before`,
-   * oldest first; returns how many (retention ages the log as it ages messages). Optional,
-   * with {@link Storage.readReports}: without it the log is kept whole.
-   */
+  /** Deletes up to `limit` of the oldest reports whose message ended before `before`; returns how many. Optional, with {@link Storage.readReports}. */
   purgeReports?(before: number, limit: number): Promise<number>;
 
   /** Leases up to `limit` pending delivery reports that are due, oldest due first. */

@@ -30,19 +30,26 @@ export class ListIndex {
   readonly #byPrincipal = new Map<string, SortedSlots>();
   readonly #byKey: Record<Key, ByValue> = { state: new Map(), recipient: new Map(), externalId: new Map(), profileCode: new Map() };
 
-  /** Whether a write of `after` over the row `before` holds moves the row in this index. */
-  static changes(before: Slot, after: MessageRow): boolean {
-    if (before.record.principalId !== after.record.principalId || before.record.createdAt !== after.record.createdAt) return true;
-    return KEYS.some((key) => KEYED[key](before) !== KEYED[key](after));
+  /**
+   * What a write of `after` over the row `before` holds moves in this index: `'all'` when its
+   * principal or place changes, else the lists whose value changes (a state change moves the
+   * row in its state's lists only), `null` for none.
+   */
+  static changes(before: Slot, after: MessageRow): 'all' | Key[] | null {
+    if (before.record.principalId !== after.record.principalId || before.record.createdAt !== after.record.createdAt) return 'all';
+    const moved = KEYS.filter((key) => KEYED[key](before) !== KEYED[key](after));
+    return moved.length === 0 ? null : moved;
   }
 
-  /** Lists `slot` under its row's principal and values. */
-  add(slot: Slot): void {
+  /** Lists `slot` under its row's principal and values (`keys`: under those values only, already listed under the rest). */
+  add(slot: Slot, keys: 'all' | readonly Key[] = 'all'): void {
     const principalId = slot.record.principalId;
-    let own = this.#byPrincipal.get(principalId);
-    if (own === undefined) this.#byPrincipal.set(principalId, (own = new SortedSlots()));
-    own.add(slot);
-    for (const key of KEYS) {
+    if (keys === 'all') {
+      let own = this.#byPrincipal.get(principalId);
+      if (own === undefined) this.#byPrincipal.set(principalId, (own = new SortedSlots()));
+      own.add(slot);
+    }
+    for (const key of keys === 'all' ? KEYS : keys) {
       const byValue = this.#byKey[key];
       let ofPrincipal = byValue.get(principalId);
       if (ofPrincipal === undefined) byValue.set(principalId, (ofPrincipal = new Map()));
@@ -53,14 +60,16 @@ export class ListIndex {
     }
   }
 
-  /** Stops listing `slot` (under the principal and values it was added with). */
-  remove(slot: Slot): void {
+  /** Stops listing `slot` (under the principal and values it was added with; `keys`: under those values only). */
+  remove(slot: Slot, keys: 'all' | readonly Key[] = 'all'): void {
     const principalId = slot.record.principalId;
-    const own = this.#byPrincipal.get(principalId);
-    if (own === undefined) return;
-    own.remove(slot);
-    if (own.size === 0) this.#byPrincipal.delete(principalId);
-    for (const key of KEYS) {
+    if (keys === 'all') {
+      const own = this.#byPrincipal.get(principalId);
+      if (own === undefined) return;
+      own.remove(slot);
+      if (own.size === 0) this.#byPrincipal.delete(principalId);
+    }
+    for (const key of keys === 'all' ? KEYS : keys) {
       const ofPrincipal = this.#byKey[key].get(principalId);
       const value = KEYED[key](slot);
       const slots = ofPrincipal?.get(value);

@@ -240,7 +240,7 @@ export class MemoryRecordStore implements RecordStore {
     if (reports) this.#reports.remove(slot);
     if (timers) this.#timers.remove(slot);
     if (relooks) this.#externalIds.remove(slot);
-    if (relists) this.#list.remove(slot);
+    if (relists !== null) this.#list.remove(slot, relists);
     this.#carrierIds.update(slot, slot.carrierIds, after.carrierIds);
     slot.store(after, write.expectedVersion + 1);
     if (moves) this.#queue.place(slot);
@@ -248,7 +248,7 @@ export class MemoryRecordStore implements RecordStore {
     if (reports) this.#reports.place(slot);
     if (timers) this.#timers.place(slot);
     if (relooks) this.#externalIds.add(slot);
-    if (relists) this.#list.add(slot);
+    if (relists !== null) this.#list.add(slot, relists);
     if (write.report !== undefined) this.#reportLog.append(write.report);
     if (write.refund !== undefined && write.refund !== 0) {
       this.#balances.set(principalId, this.#balance(principalId) + write.refund);
