@@ -11,7 +11,7 @@
 import type { SqlSession } from './dialect.js';
 import { limitClause } from './dialect.js';
 import { runOn, type SqlContext } from './queue.js';
-import { num } from './rows.js';
+import { chunks, num, tuple } from './rows.js';
 import type { LoggedReport, ReportLogEntry } from '../report-log.js';
 import type { MessageRecord } from '../message-record.js';
 
@@ -44,9 +44,9 @@ export async function purgeReports(context: SqlContext, before: number, limit: n
     aged.push(num(row.seq));
   }
   let deleted = 0;
-  for (let i = 0; i < aged.length; i += 200) {
-    const slice = aged.slice(i, i + 200);
-    deleted += (await runOn(context, context.client, `DELETE FROM ${reportLog} WHERE seq IN (${slice.map(() => '?').join(', ')})`, slice)).affected;
+  // In slices: a statement takes a bounded number of parameters.
+  for (const slice of chunks(aged, 200)) {
+    deleted += (await runOn(context, context.client, `DELETE FROM ${reportLog} WHERE seq IN ${tuple(slice.length)}`, slice)).affected;
   }
   return deleted;
 }
