@@ -9,7 +9,6 @@
 import type { MessageRow, MessageWrite, RecordStore } from '../storage/record-store.js';
 import type { KnownRows } from './known-rows.js';
 import { isTerminal } from '../lifecycle/states.js';
-import { reportOf } from './report-log.js';
 
 /** How many times a change is decided again after losing a write before it gives up. */
 export const MAX_ATTEMPTS = 20;
@@ -36,7 +35,7 @@ export class WriteContentionError extends Error {
 export class RowWriter {
   /**
    * `logsReports`: whether the store keeps the report log (`readReports`); each write that
-   * ends a message then carries its report, appended in the same step.
+   * ends a message then says so, and the store gives it its report key in the same step.
    */
   constructor(
     private readonly store: RecordStore,
@@ -112,12 +111,12 @@ export class RowWriter {
 
 /**
  * The write of `row` over `read` (the row it was decided from), with the carrier ids it adds
- * and the row it replaces; with `logsReports`, the report of a message it ends.
+ * and the row it replaces; with `logsReports`, whether it ends the message.
  */
 function toWrite(row: MessageRow, read: MessageRow, refund: number | undefined, logsReports: boolean): MessageWrite {
   const write: MessageWrite = { row, expectedVersion: read.version, addedCarrierIds: addedCarrierIds(row, read), previous: read };
   if (refund !== undefined && refund !== 0) write.refund = refund;
-  if (logsReports && !isTerminal(read.record.state) && isTerminal(row.record.state)) write.report = reportOf(row);
+  if (logsReports && !isTerminal(read.record.state) && isTerminal(row.record.state)) write.reported = true;
   return write;
 }
 

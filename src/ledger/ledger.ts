@@ -40,6 +40,7 @@ import { fairPlaces, RecentTags, type Joining, type Placed } from './fair-place.
 import { KnownRows } from './known-rows.js';
 import { listPage } from './list.js';
 import { receiptRule, submissionRule } from './receipts.js';
+import { reportOf } from './report-log.js';
 import { Reports } from './reports.js';
 import { endRow, hasEnded, newRow, nextRow, rankOf, weightOf } from './rows.js';
 import { Sweeps } from './sweeps.js';
@@ -66,8 +67,10 @@ export class Ledger implements Storage {
     if (store.close !== undefined) this.close = store.close.bind(store);
     if (store.countQueued !== undefined) this.countQueued = store.countQueued.bind(store);
     if (store.countedUnits !== undefined) this.countedUnits = store.countedUnits.bind(store);
-    if (store.readReports !== undefined) this.readReports = store.readReports.bind(store);
-    if (store.purgeReports !== undefined) this.purgeReports = store.purgeReports.bind(store);
+    if (store.readReports !== undefined) {
+      const readRows = store.readReports.bind(store);
+      this.readReports = async (principalId, after, limit) => (await readRows(principalId, after, limit)).map(reportOf);
+    }
     if (store.listMessages !== undefined) {
       const listRows = store.listMessages.bind(store);
       this.listMessages = (query) => listPage(listRows, query);
@@ -290,7 +293,6 @@ export interface Ledger extends Partial<InboundStorage> {
   countedUnits?(principalId: string, period: string): Promise<number>;
   listMessages?(query: MessageListQuery): Promise<MessageListPage>;
   readReports?(principalId: string, after: number | null, limit: number): Promise<LoggedReport[]>;
-  purgeReports?(before: number, limit: number): Promise<number>;
 }
 
 /**

@@ -1,17 +1,16 @@
 /**
- * The report the ledger logs when a message ends: its id and the message as it ended.
+ * The report the log holds for an ended message: its id, owner and the message, read back
+ * from the row the store keeps.
  *
  * @module
  */
-import type { MessageRow } from '../storage/record-store.js';
-import type { ReportLogEntry } from '../storage/report-log.js';
-import { copyRecord } from './copy-record.js';
+import type { LoggedReport, ReportedRow } from '../storage/report-log.js';
 
 /**
- * The log entry of `row`, a message that has just ended. Its uid is the pushed report's when
+ * The report of `reported`, a message that has ended. Its uid is the pushed report's when
  * the message has one (a client that gets both tells them apart by it), else the message's
  * ref: one logged report per message, so the ref names it for good.
  */
-export function reportOf(row: MessageRow): ReportLogEntry {
-  return { uid: row.book.reportUid ?? row.record.ref, principalId: row.record.principalId, message: copyRecord(row.record) };
+export function reportOf({ seq, row }: ReportedRow): LoggedReport {
+  return { seq, uid: row.book.reportUid ?? row.record.ref, principalId: row.record.principalId, message: row.record };
 }

@@ -50,7 +50,7 @@ import type { MessageRecord, NewMessage, PartRecord } from './message-record.js'
 import type { MessageListPage, MessageListQuery } from './message-list.js';
 export type { ListPosition, MessageListFilter, MessageListPage, MessageListQuery } from './message-list.js';
 import type { LoggedReport } from './report-log.js';
-export type { LoggedReport, ReportLogEntry } from './report-log.js';
+export type { LoggedReport, ReportedRow } from './report-log.js';
 export type { Encoding, Endpoint, MessageRecord, NewMessage, PartRecord, Priority, RecipientField, ReferenceField } from './message-record.js';
 
 /** The queued messages ({@link Storage.countQueued}). */
@@ -366,14 +366,12 @@ export interface Storage extends Partial<InboundStorage>, CreditStorage, Counter
   /**
    * The principal's delivery reports made after the one of key `after` (from the first when
    * `null`), in the order they were made, at most `limit`: one per message that ended, with a
-   * callback URL or without, made in the same atomic step as the message's end. A client that
+   * callback URL or without, made in the same atomic step as the message's end, and kept as
+   * long as the message (retention deletes both). A client that
    * keeps the last key it read and asks again gets every report once, across restarts and
    * instances. Optional: without it, `GET {base}/reports` is not served.
    */
   readReports?(principalId: string, after: number | null, limit: number): Promise<LoggedReport[]>;
-
-  /** Deletes up to `limit` of the oldest reports whose message ended before `before`; returns how many. Optional, with {@link Storage.readReports}. */
-  purgeReports?(before: number, limit: number): Promise<number>;
 
   /** Leases up to `limit` pending delivery reports that are due, oldest due first. */
   claimCallbacks(options: ClaimOptions): Promise<DueCallback[]>;

@@ -28,7 +28,6 @@ export const OPTIONAL_STORAGE_METHODS = [
   'cancelMessages',
   'listMessages',
   'readReports',
-  'purgeReports',
   ...INBOUND_METHODS,
   'storeInboundPart',
 ] as const satisfies readonly (keyof Storage)[];

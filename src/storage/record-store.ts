@@ -19,7 +19,7 @@ import type { ClaimOptions } from './claim-options.js';
 import type { IdempotencyRecord } from './idempotency-record.js';
 import type { MessageRecord } from './message-record.js';
 import type { MessageListQuery } from './message-list.js';
-import type { LoggedReport, ReportLogEntry } from './report-log.js';
+import type { ReportedRow } from './report-log.js';
 import type { QueueCount } from './contract.js';
 import type { UnitCounter } from './counter-record.js';
 
@@ -129,11 +129,11 @@ export interface MessageWrite {
    */
   previous?: MessageRow;
   /**
-   * A delivery report to append to the report log in the same atomic step as the write, when
-   * it applies (given only to a store with {@link RecordStore.readReports}): the entry gets
-   * a key greater than that of every entry committed before it.
+   * The write ends the message, which makes its delivery report (given only to a store with
+   * {@link RecordStore.readReports}): when the write applies, the store gives the row its
+   * report key in the same atomic step, greater than every key committed before it.
    */
-  report?: ReportLogEntry;
+  reported?: true;
 }
 
 /**
@@ -256,20 +256,13 @@ export interface RecordStore {
   listMessages?(query: MessageListQuery): Promise<MessageRow[]>;
 
   /**
-   * The principal's entries of the report log with a key greater than `after` (every one
-   * when `null`), in key order, at most `limit`. An entry is never read before the write that
-   * appended it is committed, nor after a later one is: a reader that saw an entry's key has
-   * seen every smaller key it will ever see. Optional, with {@link MessageWrite.report}:
-   * without it, `GET {base}/reports` is not served.
+   * The principal's rows that have a report key greater than `after` (every one when
+   * `null`), in key order, at most `limit`, each with its key. A key is never read before the
+   * write that gave it is committed, nor after a later one is: a reader that saw a key has
+   * seen every smaller key it will ever see. Served by an index. Optional, with
+   * {@link MessageWrite.reported}: without it, `GET {base}/reports` is not served.
    */
-  readReports?(principalId: string, after: number | null, limit: number): Promise<LoggedReport[]>;
-
-  /**
-   * Deletes up to `limit` of the report log's oldest entries whose message ended (its
-   * `message.updatedAt`) before `before`, lowest key first, stopping at the first that did
-   * not; returns how many. With {@link RecordStore.readReports}.
-   */
-  purgeReports?(before: number, limit: number): Promise<number>;
+  readReports?(principalId: string, after: number | null, limit: number): Promise<ReportedRow[]>;
 
   /**
    * Applies each write whose row is still at `expectedVersion`, each in one atomic step

@@ -1,31 +1,37 @@
 /**
  * The report log: every delivery report made, for a client to pull (`GET {base}/reports`)
  * whether or not it has a callback URL. The library decides when a report is made (a
- * message's terminal transition) and what it holds; a record store appends it in the same
- * atomic step as that transition and hands the log back in the order the entries were
- * made, by a key it gives each one, increasing in commit order per store. Part of the
- * storage contract (exported with `Storage`).
+ * message's terminal transition) and builds it from the message; a record store gives the
+ * message a report key in the same atomic step as that transition and hands the ended
+ * messages back in key order, keys increasing in commit order per store. A report lives as
+ * long as its message (retention deletes both). Part of the storage contract (exported with
+ * `Storage`).
  *
  * @module
  */
 import type { MessageRecord } from './message-record.js';
+import type { MessageRow } from './record-store.js';
 
-/** A report as the library makes it: what a record store appends to the log. */
-export interface ReportLogEntry {
-  /** The report's id: the pushed report's `uid` when the message has one, else its own, stable. */
+/** An ended message as a record store hands it back for the report log: its row and its report key. */
+export interface ReportedRow {
+  /**
+   * The key the store gave the message in the write that ended it: greater than every key
+   * committed before it, so a reader that saw key `k` has seen every key below `k` that will
+   * ever exist (a safe integer).
+   */
+  seq: number;
+  /** The message's row as it is now. */
+  row: MessageRow;
+}
+
+/** A report of the log as the library reads it: its key, id, owner and the message it reports on. */
+export interface LoggedReport {
+  /** Its key in the log ({@link ReportedRow.seq}). */
+  seq: number;
+  /** The report's id: the pushed report's `uid` when the message has one, else the message's ref. */
   uid: string;
   /** Whose report it is: a principal reads only its own. */
   principalId: string;
-  /** The message as it ended: the report is built from it, even once the message is purged. */
+  /** The message the report is built from. */
   message: MessageRecord;
-}
-
-/** An entry of the log as read back, with its place. */
-export interface LoggedReport extends ReportLogEntry {
-  /**
-   * Its key in the log: given by the store when it appended the entry, greater than every key
-   * of an entry committed before it, so a reader that saw key `k` has seen every entry below
-   * `k` that will ever exist (a safe integer).
-   */
-  seq: number;
 }

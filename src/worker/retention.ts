@@ -1,5 +1,5 @@
 /**
- * Retention: purges terminal messages (and their logged reports) older than the configured age, and idempotency keys
+ * Retention: purges terminal messages (and so their pulled reports) older than the configured age, and idempotency keys
  * whose time is up, in bounded batches, so storage does not grow without end; and redacts
  * the texts whose `retainText` (`days:N`) came due, before anything is purged.
  */
@@ -22,7 +22,6 @@ export function retentionSweep(storage: Storage, config: Required<RetentionOptio
   // like expired keys, they go even with `config` false: a limit of 0 takes no message.
   const purgeParts = storage.storeInboundPart === undefined ? undefined : purgeInbound;
   const redactTexts = storage.redactTexts?.bind(storage);
-  const purgeReports = storage.purgeReports?.bind(storage);
   if (config === false && purgeKeys === undefined && purgeParts === undefined && redactTexts === undefined) return null;
   const { intervalMs, batchSize, maxAgeMs } = config === false ? RETENTION_DEFAULTS : config;
   return new Periodic(
@@ -30,8 +29,6 @@ export function retentionSweep(storage: Storage, config: Required<RetentionOptio
     async () => {
       if (redactTexts !== undefined) await drainInBatches(batchSize, () => redactTexts(now(), batchSize));
       if (config !== false) await drainInBatches(batchSize, () => storage.purge(now() - maxAgeMs, batchSize));
-      // A report is kept as long as its message would be: a client pulls within days, not months.
-      if (config !== false && purgeReports !== undefined) await drainInBatches(batchSize, () => purgeReports(now() - maxAgeMs, batchSize));
       // Inbound messages age as terminal messages do: forwarded (or given up on) is done.
       if (config !== false && purgeInbound !== undefined) await drainInBatches(batchSize, () => purgeInbound(now() - maxAgeMs, batchSize));
       else if (purgeParts !== undefined) await purgeParts(now() - maxAgeMs, 0);

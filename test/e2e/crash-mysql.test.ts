@@ -23,7 +23,7 @@ const threadFiles = ['crash-gen-1', 'crash-gen-2'].map((id) => hostMysqlThreadsF
 afterAll(async () => {
   for (const file of threadFiles) rmSync(file, { force: true });
   if (unavailable === null) {
-    const tables = ['messages', 'carrier_ids', 'idempotency', 'credit', 'unit_counters', 'schema_version', 'report_log', 'report_head'].map((t) => `\`${tablePrefix}${t}\``);
+    const tables = ['messages', 'carrier_ids', 'idempotency', 'credit', 'unit_counters', 'schema_version', 'report_head'].map((t) => `\`${tablePrefix}${t}\``);
     await admin.query(`DROP TABLE IF EXISTS ${tables.join(', ')}`);
   }
   await admin.end();

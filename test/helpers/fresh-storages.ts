@@ -18,7 +18,7 @@ import { createLedger } from '../../src/ledger/index.js';
 import { makePool } from './services.js';
 
 /** The tables a MySQL record store makes under its prefix. */
-export const MYSQL_TABLES = ['messages', 'carrier_ids', 'idempotency', 'credit', 'unit_counters', 'schema_version', 'inbound', 'opt_outs', 'inbound_parts', 'report_log', 'report_head'];
+export const MYSQL_TABLES = ['messages', 'carrier_ids', 'idempotency', 'credit', 'unit_counters', 'schema_version', 'inbound', 'opt_outs', 'inbound_parts', 'report_head'];
 
 /** One storage kind: its name, whether its tests skip, and how to make one on fresh data. */
 export interface FreshStorage {

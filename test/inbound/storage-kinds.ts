@@ -69,7 +69,7 @@ export function storageKinds(pool: pg.Pool, pgUnavailable: string | null, maria:
       open: () => createLedger(new MysqlRecordStore({ pool: maria, tablePrefix })),
       drop: async () => {
         if (mariaUnavailable !== null) return;
-        const tables = ['messages', 'carrier_ids', 'idempotency', 'credit', 'unit_counters', 'schema_version', 'inbound', 'opt_outs', 'inbound_parts', 'report_log', 'report_head'];
+        const tables = ['messages', 'carrier_ids', 'idempotency', 'credit', 'unit_counters', 'schema_version', 'inbound', 'opt_outs', 'inbound_parts', 'report_head'];
         await maria.query(`DROP TABLE IF EXISTS ${tables.map((table) => `\`${tablePrefix}${table}\``).join(', ')}`);
       },
     },

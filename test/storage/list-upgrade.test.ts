@@ -67,7 +67,8 @@ describe('the message list on tables made before it', () => {
     for (const index of INDEXES) db.exec(`DROP INDEX "sms_outbox_${index}"`);
     for (const column of COLUMNS) db.exec(`ALTER TABLE sms_outbox_messages DROP COLUMN ${column}`);
     // The step after it (the report log) is undone too.
-    db.exec('DROP TABLE sms_outbox_report_log');
+    db.exec('DROP INDEX sms_outbox_messages_reports');
+    db.exec('ALTER TABLE sms_outbox_messages DROP COLUMN report_seq');
     db.exec('DROP TABLE sms_outbox_report_head');
     db.exec('DELETE FROM sms_outbox_schema_version WHERE version IN (5, 6)');
     db.close();
@@ -84,7 +85,8 @@ describe('the message list on tables made before it', () => {
     await before.close();
     for (const index of INDEXES) await pgPool.query(`DROP INDEX "${schema}"."ledger_${index}"`);
     for (const column of COLUMNS) await pgPool.query(`ALTER TABLE "${schema}".ledger_messages DROP COLUMN ${column}`);
-    await pgPool.query(`DROP TABLE "${schema}".ledger_report_log, "${schema}".ledger_report_head`);
+    await pgPool.query(`ALTER TABLE "${schema}".ledger_messages DROP COLUMN report_seq`);
+    await pgPool.query(`DROP TABLE "${schema}".ledger_report_head`);
     await pgPool.query(`DELETE FROM "${schema}".ledger_schema_version WHERE version IN (5, 6)`);
     await expectListed(new PostgresStorage({ pool: pgPool, schema }), refs);
   });
@@ -93,7 +95,7 @@ describe('the message list on tables made before it', () => {
     const tablePrefix = `t${randomBytes(5).toString('hex')}_`;
     const table = `\`${tablePrefix}messages\``;
     cleanups.push(async () => {
-      for (const name of ['messages', 'carrier_ids', 'idempotency', 'credit', 'unit_counters', 'schema_version', 'inbound', 'opt_outs', 'inbound_parts', 'report_log', 'report_head']) {
+      for (const name of ['messages', 'carrier_ids', 'idempotency', 'credit', 'unit_counters', 'schema_version', 'inbound', 'opt_outs', 'inbound_parts', 'report_head']) {
         await mysqlPool.query(`DROP TABLE IF EXISTS \`${tablePrefix}${name}\``);
       }
     });
@@ -102,7 +104,9 @@ describe('the message list on tables made before it', () => {
     const refs = await fill(before);
     for (const index of INDEXES) await mysqlPool.query(`DROP INDEX \`${tablePrefix}${index}\` ON ${table}`);
     for (const column of COLUMNS) await mysqlPool.query(`ALTER TABLE ${table} DROP COLUMN ${column}`);
-    await mysqlPool.query(`DROP TABLE \`${tablePrefix}report_log\`, \`${tablePrefix}report_head\``);
+    await mysqlPool.query(`DROP INDEX \`${tablePrefix}messages_reports\` ON ${table}`);
+    await mysqlPool.query(`ALTER TABLE ${table} DROP COLUMN report_seq`);
+    await mysqlPool.query(`DROP TABLE \`${tablePrefix}report_head\``);
     await mysqlPool.query(`DELETE FROM \`${tablePrefix}schema_version\` WHERE version IN (5, 6)`);
     const after = createLedger(new MysqlRecordStore({ pool: mysqlPool, tablePrefix }));
     await after.ready!();

@@ -39,7 +39,7 @@ export async function freshStore(): Promise<MysqlRecordStore> {
 
 /** Drops the tables under `prefix`. */
 export async function dropTables(prefix: string): Promise<void> {
-  const tables = ['messages', 'carrier_ids', 'idempotency', 'credit', 'unit_counters', 'schema_version', 'inbound', 'opt_outs', 'inbound_parts', 'report_log', 'report_head'].map((t) => `\`${prefix}${t}\``);
+  const tables = ['messages', 'carrier_ids', 'idempotency', 'credit', 'unit_counters', 'schema_version', 'inbound', 'opt_outs', 'inbound_parts', 'report_head'].map((t) => `\`${prefix}${t}\``);
   await pool.query(`DROP TABLE IF EXISTS ${tables.join(', ')}`);
   made.splice(made.indexOf(prefix) >>> 0, 1);
 }

@@ -29,7 +29,7 @@ export function usePostgres(): void {
 export const ALL_VERSIONS = [{ version: 12 }];
 
 /** The tables a PostgresStorage schema holds once ready: the record store's, the inbound ones and the migrations' record. */
-export const SCHEMA_TABLES = ['inbound', 'inbound_parts', 'ledger_carrier_ids', 'ledger_credit', 'ledger_idempotency', 'ledger_messages', 'ledger_report_head', 'ledger_report_log', 'ledger_schema_version', 'ledger_unit_counters', 'migrations', 'opt_outs'];
+export const SCHEMA_TABLES = ['inbound', 'inbound_parts', 'ledger_carrier_ids', 'ledger_credit', 'ledger_idempotency', 'ledger_messages', 'ledger_report_head', 'ledger_schema_version', 'ledger_unit_counters', 'migrations', 'opt_outs'];
 
 /** A schema name no other test uses. */
 export function freshSchema(): string {

@@ -1,65 +1,72 @@
 /**
- * The memory record store's report log: each principal's entries in the order they were
- * appended, each with the store's next key; a read from a key is a binary search.
+ * The memory record store's report log: each principal's ended messages in the order they
+ * ended, each with the store's next key; a read from a key is a binary search. A message
+ * deleted from the store leaves its entry behind, skipped by reads and dropped once a
+ * principal's list is mostly such entries (retention deletes the oldest first).
  *
  * @module
  */
-import type { LoggedReport, ReportLogEntry } from '../report-log.js';
+import type { ReportedRow } from '../report-log.js';
+import type { Slot } from './slot.js';
 
-/** Every principal's logged reports, by principal, in key order. */
+/** A logged message: its key and its slot. */
+interface Entry {
+  seq: number;
+  slot: Slot;
+}
+
+/** A principal's entries in key order, and how many of them name a deleted message. */
+interface PrincipalLog {
+  entries: Entry[];
+  deleted: number;
+}
+
+/** Every principal's logged messages, by principal, in key order. */
 export class MemoryReportLog {
-  readonly #byPrincipal = new Map<string, LoggedReport[]>();
-  /** Whose each entry is, in key order: the purge takes the oldest from the front. */
-  #order: string[] = [];
-  /** How many of `#order`'s first entries were purged (a cursor, so a purge does not shift the array). */
-  #purged = 0;
+  readonly #byPrincipal = new Map<string, PrincipalLog>();
+  readonly #isStored: (slot: Slot) => boolean;
   #seq = 0;
 
-  /** Appends `entry` with the next key. */
-  append(entry: ReportLogEntry): void {
-    let own = this.#byPrincipal.get(entry.principalId);
-    if (own === undefined) this.#byPrincipal.set(entry.principalId, (own = []));
-    own.push({ ...entry, seq: ++this.#seq });
-    this.#order.push(entry.principalId);
+  /** `isStored` tells whether a slot is still the store's (not deleted). */
+  constructor(isStored: (slot: Slot) => boolean) {
+    this.#isStored = isStored;
   }
 
-  /** See `RecordStore.purgeReports`. */
-  purge(before: number, limit: number): number {
-    const dropped = new Map<string, number>();
-    let count = 0;
-    while (count < limit && this.#purged < this.#order.length) {
-      const principalId = this.#order[this.#purged]!;
-      const own = this.#byPrincipal.get(principalId)!;
-      const skip = dropped.get(principalId) ?? 0;
-      if (own[skip]!.message.updatedAt >= before) break;
-      dropped.set(principalId, skip + 1);
-      this.#purged++;
-      count++;
-    }
-    for (const [principalId, n] of dropped) {
-      const own = this.#byPrincipal.get(principalId)!;
-      if (n === own.length) this.#byPrincipal.delete(principalId);
-      else own.splice(0, n);
-    }
-    // Compact the order once most of it is purged: the cost is spread over the purges before.
-    if (this.#purged > 1024 && this.#purged * 2 > this.#order.length) {
-      this.#order = this.#order.slice(this.#purged);
-      this.#purged = 0;
-    }
-    return count;
+  /** Appends `slot`'s message, which has just ended, with the next key. */
+  append(principalId: string, slot: Slot): void {
+    let log = this.#byPrincipal.get(principalId);
+    if (log === undefined) this.#byPrincipal.set(principalId, (log = { entries: [], deleted: 0 }));
+    log.entries.push({ seq: ++this.#seq, slot });
   }
 
-  /** The principal's entries with a key above `after`, in key order, at most `limit`. */
-  read(principalId: string, after: number | null, limit: number): LoggedReport[] {
-    const own = this.#byPrincipal.get(principalId);
-    if (own === undefined || limit <= 0) return [];
+  /** Notes that a message of `principalId` was deleted: its entry, if it has one, is skipped from now on. */
+  deleted(principalId: string): void {
+    const log = this.#byPrincipal.get(principalId);
+    if (log === undefined) return;
+    // Compact once most of the list is gone: the cost is spread over the deletes before.
+    if (++log.deleted > 1024 && log.deleted * 2 > log.entries.length) {
+      log.entries = log.entries.filter((entry) => this.#isStored(entry.slot));
+      log.deleted = 0;
+      if (log.entries.length === 0) this.#byPrincipal.delete(principalId);
+    }
+  }
+
+  /** The principal's stored messages with a key above `after`, in key order, at most `limit`. */
+  read(principalId: string, after: number | null, limit: number): ReportedRow[] {
+    const entries = this.#byPrincipal.get(principalId)?.entries;
+    if (entries === undefined || limit <= 0) return [];
     let low = 0;
-    let high = own.length;
+    let high = entries.length;
     while (low < high) {
       const mid = (low + high) >>> 1;
-      if (after !== null && own[mid]!.seq <= after) low = mid + 1;
+      if (after !== null && entries[mid]!.seq <= after) low = mid + 1;
       else high = mid;
     }
-    return own.slice(low, low + limit).map((entry) => ({ ...entry }));
+    const found: ReportedRow[] = [];
+    for (let i = low; i < entries.length && found.length < limit; i++) {
+      const { seq, slot } = entries[i]!;
+      if (this.#isStored(slot)) found.push({ seq, row: slot.row() });
+    }
+    return found;
   }
 }

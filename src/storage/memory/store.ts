@@ -17,7 +17,7 @@ import type { InsertCounted, InsertGuard, InsertRefusal, MessageRow, MessageWrit
 import { UnitCounters } from './unit-counters.js';
 import { ListIndex } from './list-index.js';
 import { MemoryReportLog } from './report-log.js';
-import type { LoggedReport } from '../report-log.js';
+import type { ReportedRow } from '../report-log.js';
 import { CarrierIdIndex, ExternalIdIndex } from './lookups.js';
 import type { MessageListQuery } from '../message-list.js';
 import { QueueMembers } from './queue-members.js';
@@ -49,7 +49,7 @@ export class MemoryRecordStore implements RecordStore {
   readonly #carrierIds = new CarrierIdIndex();
   readonly #externalIds = new ExternalIdIndex();
   readonly #list = new ListIndex();
-  readonly #reportLog = new MemoryReportLog();
+  readonly #reportLog = new MemoryReportLog((slot) => this.#slots.get(slot.record.ref) === slot);
   readonly #idempotency = new IdempotencyRecords();
   readonly #balances = new Map<string, number>();
   readonly #counters = new UnitCounters();
@@ -108,14 +108,10 @@ export class MemoryRecordStore implements RecordStore {
   }
 
   /** See {@link RecordStore.readReports}. */
-  async readReports(principalId: string, after: number | null, limit: number): Promise<LoggedReport[]> {
+  async readReports(principalId: string, after: number | null, limit: number): Promise<ReportedRow[]> {
     return this.#reportLog.read(principalId, after, limit);
   }
 
-  /** See {@link RecordStore.purgeReports}. */
-  async purgeReports(before: number, limit: number): Promise<number> {
-    return this.#reportLog.purge(before, limit);
-  }
 
   /** See {@link RecordStore.findByCarrierId}. */
   async findByCarrierId(carrierIds: readonly string[]): Promise<MessageRow | null> {
@@ -171,6 +167,7 @@ export class MemoryRecordStore implements RecordStore {
       this.#carrierIds.remove(slot, slot.carrierIds);
       this.#externalIds.remove(slot);
       this.#list.remove(slot);
+      this.#reportLog.deleted(slot.record.principalId);
       deleted++;
     }
     return deleted;
@@ -249,7 +246,7 @@ export class MemoryRecordStore implements RecordStore {
     if (timers) this.#timers.place(slot);
     if (relooks) this.#externalIds.add(slot);
     if (relists !== null) this.#list.add(slot, relists);
-    if (write.report !== undefined) this.#reportLog.append(write.report);
+    if (write.reported === true) this.#reportLog.append(principalId, slot);
     if (write.refund !== undefined && write.refund !== 0) {
       this.#balances.set(principalId, this.#balance(principalId) + write.refund);
     }

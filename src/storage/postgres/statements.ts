@@ -126,17 +126,23 @@ export function postgresStatements(t: SqlTables) {
       RETURNING ${returned}, c.was_due`,
     /**
      * Applies each write whose row is still at its expected version; returns the refs
-     * applied, as one JSON array (`null` for none): one row for the driver to read, not one per write. The carrier ids, the refunds and the reports follow only the applied writes.
-     * The reports take their keys from the log's head row, whose lock (taken only when some
-     * report is logged) is held until the statement commits: keys increase in commit order
-     * (sql/report-log.ts). Refs must be
-     * distinct: of two writes of one row, `UPDATE ... FROM` would apply one, not say which.
+     * applied, as one JSON array (`null` for none): one row for the driver to read, not one
+     * per write. The carrier ids and the refunds follow only the applied writes. The writes
+     * that end their message (`$${n + 6}`: their place among those, from 1; 0 for the others;
+     * `$${n + 7}` of them) take their report keys from the head row, whose lock (taken only
+     * when some write ends a message) is held until the statement commits: keys increase in
+     * commit order (sql/report-log.ts). Refs must be distinct: of two writes of one row,
+     * `UPDATE ... FROM` would apply one, not say which.
      */
-    write: `WITH w AS (
-        SELECT * FROM unnest($1::text[], $2::bigint[], $3::bigint[], ${unnestRows(4)})
-          AS w(ref, expected, refund, ${COLUMNS})),
+    write: `WITH head AS (
+        UPDATE ${t.reportHead} h SET seq = h.seq + $${n + 7}::int WHERE h.id = 1 AND $${n + 7}::int > 0
+          RETURNING h.seq - $${n + 7}::int AS base),
+      w AS (
+        SELECT * FROM unnest($1::text[], $2::bigint[], $3::bigint[], ${unnestRows(4)}, $${n + 6}::int[])
+          AS w(ref, expected, refund, ${COLUMNS}, reported)),
       done AS (
-        UPDATE ${t.messages} m SET ${ROW_ARRAYS.map(([column]) => `${column} = w.${column}`).join(', ')}, version = w.expected + 1
+        UPDATE ${t.messages} m SET ${ROW_ARRAYS.map(([column]) => `${column} = w.${column}`).join(', ')}, version = w.expected + 1,
+            report_seq = CASE WHEN w.reported > 0 THEN (SELECT base FROM head) + w.reported ELSE m.report_seq END
           FROM w WHERE m.ref = w.ref AND m.version = w.expected
           RETURNING m.ref, w.principal_id, w.refund),
       ids AS (
@@ -146,19 +152,7 @@ export function postgresStatements(t: SqlTables) {
       refunds AS (
         INSERT INTO ${t.credit} AS c (principal_id, balance)
           SELECT principal_id, sum(refund)::bigint FROM done WHERE refund > 0 GROUP BY principal_id
-          ON CONFLICT (principal_id) DO UPDATE SET balance = c.balance + EXCLUDED.balance),
-      logged AS (
-        SELECT r.principal_id, r.uid, r.message, r.n
-          FROM unnest($${n + 6}::text[], $${n + 7}::text[], $${n + 8}::text[], string_to_array($${n + 9}::text, E'\\x1e'))
-            WITH ORDINALITY AS r(ref, principal_id, uid, message, n)
-          JOIN done ON done.ref = r.ref),
-      head AS (
-        UPDATE ${t.reportHead} h SET seq = h.seq + (SELECT count(*) FROM logged) WHERE h.id = 1 AND EXISTS (SELECT 1 FROM logged)
-          RETURNING h.seq - (SELECT count(*) FROM logged) AS base),
-      reports AS (
-        INSERT INTO ${t.reportLog} (seq, principal_id, uid, message, ended_at)
-          SELECT head.base + row_number() OVER (ORDER BY logged.n), logged.principal_id, logged.uid, logged.message,
-            (logged.message::json ->> 'updatedAt')::bigint FROM logged, head)
+          ON CONFLICT (principal_id) DO UPDATE SET balance = c.balance + EXCLUDED.balance)
       SELECT json_agg(ref) AS refs FROM done`,
     /**
      * Inserts the rows with their carrier ids, unless the idempotency key is held by a live
@@ -224,7 +218,7 @@ export function postgresStatements(t: SqlTables) {
 /** The parameters of the write statement for `writes` (distinct refs). */
 export function writeParams(writes: readonly Write[]): unknown[] {
   const added = writes.flatMap((write) => sideCarrierIds(write.row, write.addedCarrierIds).map((id) => [write.row.record.ref, id] as const));
-  const reported = writes.filter((write) => write.report !== undefined);
+  let reported = 0;
   return [
     writes.map((write) => write.row.record.ref),
     writes.map((write) => write.expectedVersion),
@@ -232,10 +226,8 @@ export function writeParams(writes: readonly Write[]): unknown[] {
     ...rowArrays(writes.map((write) => write.row)),
     added.map(([ref]) => ref),
     added.map(([, id]) => id),
-    reported.map((write) => write.row.record.ref),
-    reported.map((write) => write.report!.principalId),
-    reported.map((write) => write.report!.uid),
-    reported.map((write) => JSON.stringify(write.report!.message)).join(DATA_SEPARATOR),
+    writes.map((write) => (write.reported === true ? ++reported : 0)),
+    reported,
   ];
 }
 

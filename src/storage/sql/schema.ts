@@ -28,9 +28,7 @@ export interface SqlTables {
   claimIndex: string;
   /** The index report claims read by, `(report_due_at, order_key, seq)`. */
   reportIndex: string;
-  /** The report log: `(seq, principal_id, uid, message)`, read by principal in `seq` order. */
-  reportLog: string;
-  /** One row, `id` 1: the last `seq` the log gave, locked by each append until it commits. */
+  /** One row, `id` 1: the last report key given (a message's `report_seq`), locked by each write that gives one until it commits. */
   reportHead: string;
 }
 
@@ -45,7 +43,6 @@ export function sqlTables(dialect: SqlDialect, prefix: string): SqlTables {
     schemaVersion: dialect.quote(`${prefix}schema_version`),
     claimIndex: dialect.quote(`${prefix}messages_claim`),
     reportIndex: dialect.quote(`${prefix}messages_report`),
-    reportLog: dialect.quote(`${prefix}report_log`),
     reportHead: dialect.quote(`${prefix}report_head`),
   };
 }
@@ -183,19 +180,13 @@ function migrations(dialect: SqlDialect, prefix: string, t: SqlTables): Migratio
         index('messages_list_profile', t.messages, 'principal_id, profile_code, created_at, seq'),
       ],
     },
-    // The report log (GET {base}/reports): each report made, with a key the head row gives
-    // under its lock, so keys increase in commit order.
+    // The report log (GET {base}/reports): an ended message's report key, which the write that
+    // ends it takes from the head row under its lock, so keys increase in commit order.
     {
       version: 6,
       statements: [
-        `CREATE TABLE ${t.reportLog} (
-          seq ${bigint} NOT NULL PRIMARY KEY,
-          principal_id ${key} NOT NULL,
-          uid ${key} NOT NULL,
-          message ${json} NOT NULL,
-          ended_at ${bigint} NOT NULL
-        )${dialect.tableOptions}`,
-        `CREATE INDEX ${dialect.quote(`${prefix}report_log_principal`)} ON ${t.reportLog} (principal_id, seq)`,
+        `ALTER TABLE ${t.messages} ADD COLUMN report_seq ${bigint}`,
+        index('messages_reports', t.messages, 'principal_id, report_seq', 'report_seq IS NOT NULL'),
         `CREATE TABLE ${t.reportHead} (id integer NOT NULL PRIMARY KEY, seq ${bigint} NOT NULL)${dialect.tableOptions}`,
         `INSERT INTO ${t.reportHead} (id, seq) VALUES (1, 0)`,
       ],

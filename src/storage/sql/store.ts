@@ -30,15 +30,17 @@ import {
 } from './rows.js';
 import { createSchema, sqlTables, type Migration, type SqlTables } from './schema.js';
 import { listMessages } from './list.js';
-import { appendReport, purgeReports, readReports } from './report-log.js';
-import type { LoggedReport } from '../report-log.js';
+import { readReports, reportKeyTerm, takeReportKey } from './report-log.js';
+import type { ReportedRow } from '../report-log.js';
 import type { MessageListQuery } from '../message-list.js';
 
 /** Rows per `INSERT` statement, and keys per `IN (...)` list: well under every driver's parameter and packet limits. */
 const CHUNK = 200;
 
-/** The row columns set by a compare-and-set write, then the key and the expected version. */
-const WRITE_SET = [...WRITTEN_COLUMNS.map((column) => `${column} = ?`), 'version = ?'].join(', ');
+/** In an `UPDATE` text's key (`#updateText`): every column is set (else a mask of the changed ones). */
+const ALL_COLUMNS = 1 << 30;
+/** In an `UPDATE` text's key: the write also gives the row its report key. */
+const REPORT_KEY = 1 << 29;
 
 /**
  * The record-store primitives over SQL tables named `<prefix>messages`, `<prefix>carrier_ids`,
@@ -137,13 +139,8 @@ export class SqlRecordStore implements RecordStore {
   }
 
   /** `RecordStore.readReports` (report-log.ts). */
-  readReports(principalId: string, after: number | null, limit: number): Promise<LoggedReport[]> {
+  readReports(principalId: string, after: number | null, limit: number): Promise<ReportedRow[]> {
     return readReports(this.sql, principalId, after, limit);
-  }
-
-  /** `RecordStore.purgeReports` (report-log.ts). */
-  purgeReports(before: number, limit: number): Promise<number> {
-    return purgeReports(this.sql, before, limit);
   }
 
   /** `RecordStore.listMessages` (list.ts). */
@@ -201,38 +198,46 @@ export class SqlRecordStore implements RecordStore {
 
   /**
    * One compare-and-set write: a single statement, or a transaction when it refunds, adds
-   * carrier ids (`addedCarrierIds`; all of the row's when the caller does not say) or appends
-   * a report to the log.
+   * carrier ids (`addedCarrierIds`; all of the row's when the caller does not say) or ends
+   * the message (`reported`: its report key is taken first, report-log.ts).
    */
-  async #write({ row, expectedVersion, refund, addedCarrierIds: added = row.carrierIds, previous, report }: MessageWrite): Promise<boolean> {
+  async #write({ row, expectedVersion, refund, addedCarrierIds: added = row.carrierIds, previous, reported }: MessageWrite): Promise<boolean> {
     const addedCarrierIds = sideCarrierIds(row, added);
-    let sql: string;
+    let key: number;
     let values: unknown[];
     if (previous === undefined) {
-      sql = this.#updates.get(-1) ?? this.#updateText(-1, WRITE_SET);
+      key = ALL_COLUMNS;
       values = rowValues(row);
     } else {
       // Only what changed: each column set costs its indexes an update, changed or not.
       const changed = changedValues(row, previous);
-      sql = this.#updates.get(changed.mask) ?? this.#updateText(changed.mask, `${maskedColumns(changed.mask).map((column) => `${column} = ?, `).join('')}version = ?`);
+      key = changed.mask;
       values = changed.values;
     }
+    if (reported === true) key |= REPORT_KEY;
+    const sql = this.#updates.get(key) ?? this.#updateText(key);
     const params = [...values, expectedVersion + 1, row.record.ref, expectedVersion];
     const update = async (session: SqlSession): Promise<boolean> => (await runOn(this.sql, session, sql, params)).affected > 0;
     const units = refund ?? 0;
-    if (units <= 0 && addedCarrierIds.length === 0 && report === undefined) return update(this.sql.client);
+    if (units <= 0 && addedCarrierIds.length === 0 && reported !== true) return update(this.sql.client);
     return this.sql.client.transaction(async (tx) => {
+      if (reported === true) await takeReportKey(this.sql, tx);
       if (!(await update(tx))) return false;
       if (units > 0) await addUnits(this.sql, tx, row.record.principalId, units);
       if (addedCarrierIds.length > 0) await this.#insertCarrierIds(tx, [{ ref: row.record.ref, ids: addedCarrierIds }]);
-      if (report !== undefined) await appendReport(this.sql, tx, report);
       return true;
     });
   }
 
-  /** The compare-and-set `UPDATE` setting `set`, kept under `key` (a mask of changed columns, -1 for all): a write reuses the very text, which the client's statement cache then finds at once. */
-  #updateText(key: number, set: string): string {
-    const sql = `UPDATE ${this.sql.tables.messages} SET ${set} WHERE ref = ? AND version = ?`;
+  /**
+   * The compare-and-set `UPDATE` of `key` (`ALL_COLUMNS` or a mask of changed columns, with
+   * `REPORT_KEY`), kept: a write reuses the very text, which the client's statement cache
+   * then finds at once.
+   */
+  #updateText(key: number): string {
+    const columns = (key & ALL_COLUMNS) !== 0 ? WRITTEN_COLUMNS : maskedColumns(key);
+    const set = [...columns.map((column) => `${column} = ?`), ...((key & REPORT_KEY) !== 0 ? [reportKeyTerm(this.sql)] : []), 'version = ?'];
+    const sql = `UPDATE ${this.sql.tables.messages} SET ${set.join(', ')} WHERE ref = ? AND version = ?`;
     this.#updates.set(key, sql);
     return sql;
   }
