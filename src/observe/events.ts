@@ -34,6 +34,10 @@ export type RequestId = string | number;
 export interface MessageSubmittedEvent {
   /** The message, now `submitted`. */
   message: MessageRecord;
+  /** The connection that took its last part (an SMPP bind's name), when the adapter says (`SubmitAck.bind`). */
+  bind?: string;
+  /** The route that took its last part (a `RoutedDelivery` route), when the adapter says (`SubmitAck.route`). */
+  route?: string;
 }
 
 /** Payload of `message.status`: one transition of the lifecycle. */
