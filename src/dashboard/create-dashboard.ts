@@ -19,6 +19,7 @@ import { MinuteHistory } from './history.js';
 import { page, VIEWS } from './html.js';
 import { resolveDashboardOptions, type SmsDashboardOptions } from './options.js';
 import * as views from './views.js';
+import { carrier } from './carrier-view.js';
 
 /** What an action's redirect says on the page it lands on. */
 const NOTICES: Record<string, string> = {
@@ -75,7 +76,7 @@ export function createSmsDashboard(sms: SmsRouter, options: SmsDashboardOptions)
   router.get('/history.json', (_req, res) => {
     res.set('Cache-Control', 'no-store').json(history.snapshot());
   });
-  router.get('/carrier', render('/carrier', heading('/carrier'), (context) => views.carrier(context, carrierWatch)));
+  router.get('/carrier', render('/carrier', heading('/carrier'), (context) => carrier(context, carrierWatch)));
   router.get('/inbound', render('/inbound', heading('/inbound'), (context) => views.inbound(context)));
   router.get('/message', render('/message', heading('/message'), (context, req) => views.message(context, field(req.query, 'principal'), field(req.query, 'ref'))));
   router.get('/messages', render('/messages', heading('/messages'), (context, req) => views.messages(context, field(req.query, 'principal'), field(req.query, 'cursor'))));

@@ -5,7 +5,6 @@
  * hour's per-minute history, the carrier's binds).
  */
 import type { SmsRouter } from '../router/create-router.js';
-import type { CarrierWatch } from './carrier.js';
 import type { MinuteHistory, RateRow } from './history.js';
 import { actionForm, age, esc, table, td, time } from './html.js';
 import { listMessagesForConsole } from './message-list.js';
@@ -59,35 +58,6 @@ export async function overview(context: ViewContext, history: MinuteHistory): Pr
 <section id="rates-endpoint"><h2>Delivery rate by endpoint</h2>${rates(h.byEndpoint, 'endpoint', 'rate-endpoint')}
 <p class="hint">By route: a message's route is not recorded with it; the carrier view shows each route's state.</p></section>
 ${credit}`;
-}
-
-/** `/carrier`: each bind and route, and the TPS in use. */
-export function carrier(context: ViewContext, watch: CarrierWatch): string {
-  const panel = watch.current();
-  const binds = table(
-    ['bind', 'state', 'since', 'for', 'attempts', 'error', 'next try'],
-    panel.binds.map((b) => [
-      td(b.name, 'mono'),
-      `<td class="${b.state === 'bound' ? 'good' : 'bad'}" data-state="${b.state}">${b.state === 'bound' ? 'bound' : 'down (reconnecting)'}</td>`,
-      td(time(b.since)),
-      td(age(context.now - b.since)),
-      td(b.attempt ?? '-'),
-      td(b.error ?? '-'),
-      td(time(b.retryAt)),
-    ]),
-    'No connection event yet: the carrier is starting, or it reports no connections (the simulator binds at once).',
-    'binds',
-  );
-  const routes = table(
-    ['route', 'state', 'since', 'why', 'traffic goes to'],
-    panel.routes.map((r) => [td(r.route, 'mono'), td(r.state, r.state === 'up' ? 'good' : 'bad'), td(time(r.since)), td(r.reason ?? '-'), td(r.via ?? (r.state === 'down' ? 'nowhere' : '-'))]),
-    'No route event: a single carrier, or every route up since the start.',
-    'routes',
-  );
-  return `<section class="wide" id="carrier-binds"><h2>Binds</h2>${binds}</section>
-<section id="carrier-routes"><h2>Routes</h2>${routes}</section>
-<section id="carrier-tps"><h2>Throughput</h2><ul class="counts"><li><b id="tps">${panel.tps}</b>parts/s submitted (last 10 s)</li></ul>
-<p class="hint">The adapters do not expose their window or TPS budget; this is what this process submitted.</p></section>`;
 }
 
 /** `/inbound`: the newest inbound messages and the opt-out list, each entry removable. */
