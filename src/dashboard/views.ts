@@ -55,8 +55,9 @@ export async function overview(context: ViewContext, history: MinuteHistory): Pr
     queue === null ? '' : '<div class="chart" id="chart-queue" role="img" aria-label="Queue depth by class and oldest wait, per minute"></div>'
   }</section>
 <section id="rates-country"><h2>Delivery rate by country</h2>${rates(h.byCountry, 'country', 'rate-country')}</section>
-<section id="rates-endpoint"><h2>Delivery rate by endpoint</h2>${rates(h.byEndpoint, 'endpoint', 'rate-endpoint')}
-<p class="hint">By route: a message's route is not recorded with it; the carrier view shows each route's state.</p></section>
+<section id="rates-route"><h2>Delivery rate by route</h2>${rates(h.byRoute, 'route / bind', 'rate-route')}
+<p class="hint">Messages this process submitted, by the route and bind that took their last part.</p></section>
+<section id="rates-endpoint"><h2>Delivery rate by endpoint</h2>${rates(h.byEndpoint, 'endpoint', 'rate-endpoint')}</section>
 ${credit}`;
 }
 

@@ -168,7 +168,7 @@ export class SimulatorDelivery implements DeliveryAdapter {
         const receiptOutcome = RECEIPT_OUTCOMES[kind] ?? outcome('delivered', 'delivered_to_terminal');
         const receiptId = this.#config.decimalReceiptIds ? BigInt(`0x${carrierId}`).toString(10) : carrierId;
         this.#hold({ receipt: { carrierId: receiptId, outcome: receiptOutcome }, resends: 0, duplicate }, latencyMs);
-        return { carrierId };
+        return { carrierId, bind: 'simulator' };
       }
     }
   }

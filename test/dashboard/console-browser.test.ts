@@ -72,6 +72,7 @@ describe.skipIf(chromiumMissing !== null)('the operator console in Chromium', ()
     expect(await page.locator('#queue-transactional').innerText()).toBe('0');
     expect(await page.locator('#rate-country').innerText()).toContain('KE');
     expect(await page.locator('#rate-endpoint').innerText()).toContain('quick');
+    expect(await page.locator('#rate-route').innerText()).toContain('simulator');
     expect(await page.locator('#total-creditSpent').innerText()).toBe('1');
     expect(bytes).toBeLessThan(200 * 1024);
     await page.screenshot({ path: join(ARTIFACTS, 'console-overview-1280.png'), fullPage: true });
@@ -83,7 +84,23 @@ describe.skipIf(chromiumMissing !== null)('the operator console in Chromium', ()
     await page.goto(`${host.console}/carrier`);
     expect(await page.locator('#binds td[data-state="bound"]').count()).toBe(1);
     expect(await page.locator('#binds').innerText()).toContain('simulator');
+    // The simulator's own read-out: unpaced, no window.
+    expect(await page.locator('#binds tbody tr').innerText()).toMatch(/unpaced[\s\S]*0 \/ none/);
     expect(await page.locator('#tps').innerText()).toMatch(/^\d/);
+  });
+
+  it('principals: each with its balance, today\'s and this month\'s units against its caps, limits, scopes, expiry', async () => {
+    await page.goto(`${host.console}/principals`);
+    const acme = page.locator('#principal-table tr', { hasText: 'acme' });
+    const balance = Number(await page.locator('#balance-acme').innerText());
+    expect(balance).toBe(await host.sms.credit!.balance('acme'));
+    const today = Number(await page.locator('#today-acme').getAttribute('data-used'));
+    expect(today).toBeGreaterThanOrEqual(1);
+    expect(await page.locator('#today-acme').innerText()).toBe(`${today} / 1000`);
+    expect(await page.locator('#month-acme').innerText()).toBe(`${today} / 20000`);
+    expect(await acme.innerText()).toContain('600 / 1 min requests');
+    const globex = await page.locator('#principal-table tr', { hasText: 'globex' }).innerText();
+    expect(globex).toMatch(/expired[\s\S]*read[\s\S]*2020-01-01 00:00:00Z[\s\S]*no cap[\s\S]*5 \/ 1 min requests/);
   });
 
   it('inbound: a STOP shows as a message and an opt-out, and Remove takes the number off the list', async () => {
