@@ -34,6 +34,7 @@ function statusRows(context: ViewContext, status: BindStatus[], events: Map<stri
       td(age(context.now - b.since)),
       `<td data-tps="${b.tpsInUse}">${esc(b.submits ? `${rate(b.tpsInUse)} / ${b.tpsLimit === null ? 'unpaced' : rate(b.tpsLimit)}` : 'receives only')}</td>`,
       `<td data-in-flight="${b.inFlight}">${esc(b.submits ? `${b.inFlight} / ${b.window ?? 'none'}` : '-')}</td>`,
+      td(down?.attempt ?? '-'),
       td(down?.error ?? '-'),
       td(time(down?.retryAt ?? null)),
     ];
@@ -49,6 +50,7 @@ function eventRows(context: ViewContext, panel: CarrierPanel): string[][] {
     td(age(context.now - b.since)),
     td('-'),
     td('-'),
+    td(b.attempt ?? '-'),
     td(b.error ?? '-'),
     td(time(b.retryAt)),
   ]);
@@ -60,7 +62,7 @@ export function carrier(context: ViewContext, watch: CarrierWatch): string {
   const status = context.sms.operator.carrierStatus();
   const rows = status === null ? eventRows(context, panel) : statusRows(context, status, new Map(panel.binds.map((b) => [b.name, b])));
   const binds = table(
-    ['bind', 'state', 'since', 'for', 'TPS in use / limit', 'in flight / window', 'error', 'next try'],
+    ['bind', 'state', 'since', 'for', 'TPS in use / limit', 'in flight / window', 'attempts', 'error', 'next try'],
     rows,
     'No connection yet: the carrier is starting.',
     'binds',

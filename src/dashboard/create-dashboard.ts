@@ -81,7 +81,7 @@ export function createSmsDashboard(sms: SmsRouter, options: SmsDashboardOptions)
   router.get('/carrier', render('/carrier', heading('/carrier'), (context) => carrier(context, carrierWatch)));
   router.get('/inbound', render('/inbound', heading('/inbound'), (context) => views.inbound(context)));
   router.get('/message', render('/message', heading('/message'), (context, req) => views.message(context, field(req.query, 'principal'), field(req.query, 'ref'))));
-  router.get('/messages', render('/messages', heading('/messages'), (context, req) => views.messages(context, field(req.query, 'principal'), field(req.query, 'cursor'))));
+  router.get('/messages', render('/messages', heading('/messages'), (context, req) => views.messages(context, field(req.query, 'principal'), field(req.query, 'external_id'), field(req.query, 'cursor'))));
   router.get('/credit', render('/credit', heading('/credit'), (context, req) => views.credit(context, field(req.query, 'principal'))));
   router.get('/principals', render('/principals', heading('/principals'), (context) => principals(context, principalsSeen)));
 
