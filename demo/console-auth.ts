@@ -9,7 +9,8 @@ import type { Request } from 'express';
 /** The cookie the demo's `/` sets. */
 export const DEMO_KEY_COOKIE = 'sms_demo_key';
 
-function digest(key: string): Buffer {
+/** A digest of a key, for comparing two keys in constant time whatever their lengths. */
+export function digest(key: string): Buffer {
   return createHash('sha256').update(key).digest();
 }
 

@@ -4,9 +4,9 @@
  * `/console/`; a simulated subscriber's reply at `POST /demo/mo`; Prometheus metrics at
  * `/metrics`; and an empty `/favicon.ico`, so a browser's request for it is no 404.
  */
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { timingSafeEqual } from 'node:crypto';
 import express, { type ErrorRequestHandler, type RequestHandler, type Router } from 'express';
-import { DEMO_KEY_COOKIE } from './console-auth.js';
+import { DEMO_KEY_COOKIE, digest } from './console-auth.js';
 import { refuse } from './errors.js';
 
 /** What the routes need from the demo host. */
@@ -23,11 +23,6 @@ export interface DemoRoutesOptions {
 
 /** What `POST /demo/mo` takes, in its refusals' words. */
 export const MO_BODY = '{ "from": 8 to 15 digits, "to": a short code, "text": not empty }';
-
-/** A digest of a key, for comparing two keys in constant time whatever their lengths. */
-function digest(key: string): Buffer {
-  return createHash('sha256').update(key).digest();
-}
 
 /**
  * Refuses a request without the demo's key in `X-API-Key` (401, the package's codes): the

@@ -62,7 +62,7 @@ describe('the demo and other sites', () => {
     expect(JSON.parse(wrong.body)).toEqual({ code: 'INVALID_API_KEY', details: 'Invalid API key' });
     expect(demo.output()).not.toContain('254712300077');
 
-    // With the key, as the dashboard sends it: the reply arrives, and its STOP opts the number out.
+    // With the key, as a script sends it: the reply arrives, and its STOP opts the number out.
     const sent = await raw(port, '/demo/mo', { method: 'POST', headers: { ...json, 'X-API-Key': KEY }, body });
     expect(sent.status).toBe(204);
     await eventually(() => demo.output().includes('opted_out     254712300077 from 22021501'), { timeoutMs: 10_000, what: 'the opt-out line' });
@@ -131,5 +131,16 @@ describe('the demo\u2019s console search', () => {
     const ref = ((await res.json()) as { message_ref: string }[])[0]!.message_ref;
     const html = await consolePage(`/message?principal=demo&ref=${ref}`);
     expect(html).toMatch(/<th scope="row">recipient<\/th><td>2348031234567<\/td><\/tr><tr><th scope="row">country<\/th><td>NG<\/td>/);
+  });
+});
+
+describe('the demo\u2019s metrics', () => {
+  it('serves the gateway\u2019s Prometheus metrics at /metrics, beside the process\u2019s own', async () => {
+    const res = await fetch(`http://127.0.0.1:${port}/metrics`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^text\/plain/);
+    const text = await res.text();
+    expect(text).toMatch(/^sms_outbox_messages_accepted_total\{endpoint="quick",profile="12345"\} [1-9]\d*$/m);
+    expect(text).toContain('process_cpu_user_seconds_total');
   });
 });
