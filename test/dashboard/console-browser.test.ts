@@ -1,6 +1,7 @@
 /**
  * The operator console (`sms-outbox/dashboard`) in headless Chromium, mounted by a host at
- * `/admin/sms` behind its staff cookie: every view, one action each (cancel, remove an
+ * `/admin/sms` behind its staff cookie: every view (principals and external-id search
+ * included), one action each (cancel, remove an
  * opt-out, top up), the host's auth refusing a stranger, the CSRF and same-origin checks
  * refusing a forged action, keyboard use, and the layout at 360 px and 1,280 px
  * (screenshots in test-artifacts/).
@@ -148,6 +149,20 @@ describe.skipIf(chromiumMissing !== null)('the operator console in Chromium', ()
     expect(await page.locator('#message').getAttribute('data-state')).not.toBeNull();
   });
 
+  it('messages: finds every message with an external id, with its reason', async () => {
+    const refs = await sendQuick(host.origin, { profile_code: '12345', messages: [
+      { recipient: '254712345670', message: 'a', external_id: 'batch-9' }, { recipient: '254712345671', message: 'b', external_id: 'batch-9' },
+    ] });
+    await page.goto(`${host.console}/messages`);
+    await page.locator('#list-principal').fill('acme');
+    await page.locator('#external-id').fill('batch-9');
+    await page.getByRole('button', { name: 'List' }).click();
+    await page.waitForURL(/external_id=batch-9/);
+    const shown = await page.locator('#message-list tbody tr td:first-child').allInnerTexts();
+    expect(shown.sort()).toEqual([...refs].sort());
+    expect(await page.locator('#message-list').innerText()).toContain('batch-9');
+  });
+
   it('credit: shows a balance, and Top up adds to it', async () => {
     await page.goto(`${host.console}/credit?principal=acme`);
     const before = Number(await page.locator('#balance').innerText());
@@ -184,6 +199,11 @@ describe.skipIf(chromiumMissing !== null)('the operator console in Chromium', ()
     await page.goto(`${host.console}/`, { waitUntil: 'networkidle' });
     expect(await page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(360);
     await page.screenshot({ path: join(ARTIFACTS, 'console-overview-360.png'), fullPage: true });
+    for (const view of ['carrier', 'principals']) {
+      await page.goto(`${host.console}/${view}`);
+      expect({ view, width: await page.evaluate('document.documentElement.scrollWidth') }).toEqual({ view, width: 360 });
+    }
+    await page.goto(`${host.console}/`, { waitUntil: 'networkidle' });
     await page.keyboard.press('Tab');
     await page.keyboard.press('Tab');
     expect(await page.evaluate('document.activeElement && document.activeElement.textContent')).toBe('Carrier');
