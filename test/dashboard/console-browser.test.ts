@@ -88,6 +88,7 @@ describe.skipIf(chromiumMissing !== null)('the operator console in Chromium', ()
     // The simulator's own read-out: unpaced, no window.
     expect(await page.locator('#binds tbody tr').innerText()).toMatch(/unpaced[\s\S]*0 \/ none/);
     expect(await page.locator('#tps').innerText()).toMatch(/^\d/);
+    await page.screenshot({ path: join(ARTIFACTS, 'console-carrier-1280.png'), fullPage: true });
   });
 
   it('principals: each with its balance, today\'s and this month\'s units against its caps, limits, scopes, expiry', async () => {
@@ -101,6 +102,7 @@ describe.skipIf(chromiumMissing !== null)('the operator console in Chromium', ()
     expect(await page.locator('#month-acme').innerText()).toBe(`${today} / 20000`);
     expect(await acme.innerText()).toContain('600 / 1 min requests');
     const globex = await page.locator('#principal-table tr', { hasText: 'globex' }).innerText();
+    await page.screenshot({ path: join(ARTIFACTS, 'console-principals-1280.png'), fullPage: true });
     expect(globex).toMatch(/expired[\s\S]*read[\s\S]*2020-01-01 00:00:00Z[\s\S]*no cap[\s\S]*5 \/ 1 min requests/);
   });
 
