@@ -1,16 +1,16 @@
 /**
  * The demo's key check in front of the operator console (`/console/`): a browser proves it
- * holds the demo's key with the `sms_demo_key` cookie, which the demo page at `/` sets from
- * the key it carries (a local demo only; a real host puts its own staff login here), and a
- * script with `X-API-Key`.
+ * holds the demo's key with the `sms_demo_key` cookie, which the demo's `/` sets (a local
+ * demo only; a real host puts its own staff login here), and a script with `X-API-Key`.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Request } from 'express';
 
-/** The cookie the demo page sets. */
+/** The cookie the demo's `/` sets. */
 export const DEMO_KEY_COOKIE = 'sms_demo_key';
 
-function digest(key: string): Buffer {
+/** A digest of a key, for comparing two keys in constant time whatever their lengths. */
+export function digest(key: string): Buffer {
   return createHash('sha256').update(key).digest();
 }
 

@@ -13,8 +13,6 @@ export const DEMO_ERRORS = {
   HOST_NOT_ALLOWED: 403,
   /** `POST /demo/mo` on a demo with a real SMSC: its MO messages come from the SMSC. */
   NO_SIMULATED_CARRIER: 409,
-  /** As many dashboard streams are open as the demo serves at once. */
-  TOO_MANY_STREAMS: 503,
 } as const;
 
 /** A code the demo answers with. */

@@ -16,10 +16,10 @@
  * `12345:ACME,22021501`; default `12345,22021501`; see demo/sms-profiles.ts).
  * PORT=0 picks a free port; the real one is printed. Subscribers' replies (MO) to the demo's
  * profiles are forwarded to its own `/demo/inbound`, which logs each one; with the simulated
- * carrier, the dashboard's inbound form sends one.
+ * carrier, `POST /demo/mo` sends one.
  *
- * Besides the API it serves a live dashboard at `/`, the package's operator console at `/console/`
- * (sms-outbox/dashboard, behind the demo's key) and Prometheus metrics at `/metrics`.
+ * Besides the API it serves the package's operator console at `/console/` (sms-outbox/dashboard,
+ * behind the demo's key; `/` opens it) and Prometheus metrics at `/metrics`.
  */
 import { mkdirSync } from 'node:fs';
 import { createServer } from 'node:http';
@@ -33,13 +33,13 @@ import { demoKey, keyFileOf } from './api-key.js';
 import { lastErrors } from './errors.js';
 import { attachEventLog, consoleLine } from './event-log.js';
 import { allowedHostNames, hostGuard, hostName } from './host-guard.js';
-import { dashboardRoutes } from './dashboard/routes.js';
+import { demoRoutes } from './demo-routes.js';
 import { createSmsDashboard } from '../src/dashboard.js';
 import { demoConsoleAuth } from './console-auth.js';
 import { describeProfiles, parseSmsProfiles, type DemoProfile } from './sms-profiles.js';
 
 const port = Number(process.env.PORT ?? 3000);
-// Loopback unless told otherwise: the dashboard page hands its API key to whoever loads it,
+// Loopback unless told otherwise: `/` hands the API key to whoever loads it,
 // and the key opens the whole send API.
 const host = process.env.HOST === undefined || process.env.HOST === '' ? '127.0.0.1' : process.env.HOST;
 const dbPath = process.env.SMS_DB ?? './data/sms-outbox.db';
@@ -74,20 +74,6 @@ function simulatedOutcomes(): SimulatorOptions['outcomes'] | undefined {
   }));
 }
 
-/** The carrier in words, for the dashboard: no credentials. */
-function carrierName(): string {
-  const routes = process.env.SMPP_ROUTES;
-  if (routes !== undefined && routes !== '') return 'SMPP routes';
-  const url = process.env.SMPP_URL;
-  if (url === undefined || url === '') return 'simulated carrier';
-  try {
-    const parsed = new URL(url);
-    return `SMSC ${parsed.host}`;
-  } catch {
-    return 'SMSC';
-  }
-}
-
 async function carrier(): Promise<DeliveryAdapter> {
   const routes = process.env.SMPP_ROUTES;
   if (routes !== undefined && routes !== '') {
@@ -107,7 +93,7 @@ async function carrier(): Promise<DeliveryAdapter> {
   return new SmppDelivery({ url });
 }
 
-/** The demo key's principal: its messages are the ones the dashboard searches. */
+/** The demo key's principal. */
 const principalId = 'demo';
 
 const storage = new SqliteStorage({ path: dbPath });
@@ -150,8 +136,8 @@ app.use(sms);
 // The package's operator console (sms-outbox/dashboard), behind the demo's key.
 app.use('/console', operatorConsole);
 app.use(
-  dashboardRoutes({
-    sms, storage, principalId, apiKey, basePath: '/api/outbox', carrier: carrierName(),
+  demoRoutes({
+    apiKey, consolePath: '/console',
     metrics: async () => ({ contentType: promClient.register.contentType, text: await promClient.register.metrics() }),
     ...(delivery instanceof SimulatorDelivery ? { simulateInbound: (message) => delivery.simulateInbound(message) } : {}),
   }),
@@ -170,7 +156,7 @@ app.post('/demo/inbound', express.json(), (req, res) => {
   res.sendStatus(204);
 });
 
-// Last: a bad body to a receiver above, or a failure of the dashboard's routes, answered
+// Last: a bad body to a receiver above, or a failure of the demo's routes, answered
 // `{ details, code }` in one console line, never Express's page with a stack.
 app.use(lastErrors(consoleLine));
 
@@ -213,11 +199,11 @@ server.listen(port, host, () => {
   console.log(`listening on ${urlHost(address)}:${listening}${everywhere ? ' (every interface)' : ''}`);
   if (!loopback.check(address, family === 'IPv6' ? 'ipv6' : 'ipv4')) {
     console.log(
-      `warning: HOST=${host} lets other machines reach this demo: the whole send API, and the dashboard page, ` +
-        'which carries the API key. Use it only on a network you trust.',
+      `warning: HOST=${host} lets other machines reach this demo: the whole send API, and the page at /, ` +
+        'which hands out the API key. Use it only on a network you trust.',
     );
   }
-  console.log(`dashboard on ${origin}/, operator console on ${origin}/console/, metrics on /metrics`);
+  console.log(`operator console on ${origin}/ (it opens ${origin}/console/), metrics on /metrics`);
   if (keySource === 'environment') {
     console.log('SMS_API_KEY from the environment');
   } else {

@@ -3,6 +3,7 @@
  * This file only re-exports; each name is documented where it is defined.
  */
 export { createSmsRouter, type SmsRouter } from './router/create-router.js';
+export type { AppliedLimit, OperatorView, SpendPeriodKeys } from './router/operator-view.js';
 export type { SmsRouterOptions } from './router/options.js';
 export type { BacklogOptions, LimitOptions, IdempotencyOptions, ServerErrorsOption } from './http/options.js';
 export type { WorkerOptions, RetentionOptions } from './worker/options.js';

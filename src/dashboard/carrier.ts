@@ -2,9 +2,8 @@
  * The console's carrier panel: each bind's state (bound, or down since when, after how many
  * attempts, why, next try), each route's (`up`, or `down` and where its traffic goes), and
  * the submissions per second in use over the last ten seconds. Kept from the router's
- * `carrier.connection`, `carrier.route` and `message.submitted` events: the delivery
- * adapters expose neither their window nor their TPS budget, so the panel shows what the
- * events say.
+ * `carrier.connection`, `carrier.route` and `message.submitted` events: what the adapter's
+ * own read-out (`status()`) does not tell, and all there is for an adapter without one.
  */
 import type { SmsRouter } from '../router/create-router.js';
 

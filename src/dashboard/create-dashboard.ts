@@ -19,6 +19,8 @@ import { MinuteHistory } from './history.js';
 import { page, VIEWS } from './html.js';
 import { resolveDashboardOptions, type SmsDashboardOptions } from './options.js';
 import * as views from './views.js';
+import { carrier } from './carrier-view.js';
+import { principals, PrincipalsSeen } from './principals-view.js';
 
 /** What an action's redirect says on the page it lands on. */
 const NOTICES: Record<string, string> = {
@@ -55,6 +57,7 @@ export function createSmsDashboard(sms: SmsRouter, options: SmsDashboardOptions)
   }
   const history = new MinuteHistory(sms);
   const carrierWatch = new CarrierWatch(sms);
+  const principalsSeen = new PrincipalsSeen(sms);
   const tokens = new CsrfTokens();
   const router = express.Router();
   router.use(requireAuth(config.auth));
@@ -75,11 +78,12 @@ export function createSmsDashboard(sms: SmsRouter, options: SmsDashboardOptions)
   router.get('/history.json', (_req, res) => {
     res.set('Cache-Control', 'no-store').json(history.snapshot());
   });
-  router.get('/carrier', render('/carrier', heading('/carrier'), (context) => views.carrier(context, carrierWatch)));
+  router.get('/carrier', render('/carrier', heading('/carrier'), (context) => carrier(context, carrierWatch)));
   router.get('/inbound', render('/inbound', heading('/inbound'), (context) => views.inbound(context)));
   router.get('/message', render('/message', heading('/message'), (context, req) => views.message(context, field(req.query, 'principal'), field(req.query, 'ref'))));
-  router.get('/messages', render('/messages', heading('/messages'), (context, req) => views.messages(context, field(req.query, 'principal'), field(req.query, 'cursor'))));
+  router.get('/messages', render('/messages', heading('/messages'), (context, req) => views.messages(context, field(req.query, 'principal'), field(req.query, 'external_id'), field(req.query, 'cursor'))));
   router.get('/credit', render('/credit', heading('/credit'), (context, req) => views.credit(context, field(req.query, 'principal'))));
+  router.get('/principals', render('/principals', heading('/principals'), (context) => principals(context, principalsSeen)));
 
   // Each action on the console's own router, so `req.baseUrl` is the mount point its redirect goes back under.
   const form = [express.urlencoded({ extended: false, limit: '4kb' }), requireCsrf(tokens)];

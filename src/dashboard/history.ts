@@ -1,7 +1,7 @@
 /**
  * The console's last hour, per minute: messages accepted, submitted, delivered and failed,
- * and credit units spent (charged less refunded); and the delivery rate by country and by
- * endpoint over the same hour; and the queue's depth by class and its oldest wait, the last
+ * and credit units spent (charged less refunded); and the delivery rate by country, by
+ * endpoint and by route (the route and bind `message.submitted` names) over the same hour; and the queue's depth by class and its oldest wait, the last
  * `queue.depth` sample of each minute (listening makes the router count its queue every
  * 5 s, one `countQueued` call each). Counted from the router's events while this process runs:
  * the Storage contract has no query that counts by minute, so a restart starts it at zero
@@ -14,6 +14,8 @@ import type { SmsRouter } from '../router/create-router.js';
 /** Minutes kept. */
 export const MINUTES = 60;
 const MINUTE_MS = 60_000;
+/** Messages submitted and not yet ended whose route is remembered at most (the oldest forgotten first). */
+const ROUTES_KEPT = 10_000;
 
 /** One series per line of the chart, oldest minute first. */
 export interface HourHistory {
@@ -35,6 +37,11 @@ export interface HourHistory {
   byCountry: RateRow[];
   /** The same by endpoint (`quick`, `premium`). */
   byEndpoint: RateRow[];
+  /**
+   * The same by what carried it: `route/bind`, the route or the bind, as far as the adapter
+   * said; only messages this process submitted.
+   */
+  byRoute: RateRow[];
 }
 
 /** One line of a rate table. */
@@ -55,20 +62,32 @@ export class MinuteHistory {
   readonly #outcomes = new Map<number, Map<string, [number, number]>>();
   /** The last queue sample of each minute: `[transactional, bulk, oldest wait s]`. */
   readonly #queue = new Map<number, [number, number, number]>();
+  /** What carried each message submitted here and not ended yet, by ref. */
+  readonly #carriedBy = new Map<string, string>();
 
   constructor(
     sms: SmsRouter,
     private readonly now: () => number = Date.now,
   ) {
     sms.on('message.accepted', ({ message }) => this.#add('accepted', 1));
-    sms.on('message.submitted', () => this.#add('submitted', 1));
+    sms.on('message.submitted', ({ message, route, bind }) => {
+      this.#add('submitted', 1);
+      const by = route === undefined ? bind : bind === undefined ? route : `${route}/${bind}`;
+      if (by === undefined) return;
+      this.#carriedBy.set(message.ref, by);
+      if (this.#carriedBy.size > ROUTES_KEPT) this.#carriedBy.delete(this.#carriedBy.keys().next().value!);
+    });
     sms.on('message.status', ({ message }) => {
-      if (!isTerminal(message.state) || message.state === 'cancelled') return;
+      if (!isTerminal(message.state)) return;
+      const by = this.#carriedBy.get(message.ref);
+      this.#carriedBy.delete(message.ref);
+      if (message.state === 'cancelled') return;
       const delivered = message.state === 'delivered';
       this.#add(delivered ? 'delivered' : 'failed', 1);
       const country = message.country ?? readNumber(message.recipient, null).country ?? 'unknown';
       this.#outcome(`country:${country}`, delivered);
       this.#outcome(`endpoint:${message.endpoint}`, delivered);
+      if (by !== undefined) this.#outcome(`route:${by}`, delivered);
     });
     sms.on('queue.depth', (sample) => {
       const minute = Math.floor(sample.at / MINUTE_MS);
@@ -121,7 +140,7 @@ export class MinuteHistory {
     this.#prune(current);
     const history: HourHistory = {
       minutes: [], accepted: [], submitted: [], delivered: [], failed: [], creditSpent: [],
-      queueTransactional: [], queueBulk: [], oldestWaitS: [], byCountry: [], byEndpoint: [],
+      queueTransactional: [], queueBulk: [], oldestWaitS: [], byCountry: [], byEndpoint: [], byRoute: [],
     };
     for (let minute = current - MINUTES + 1; minute <= current; minute += 1) {
       const slot = this.#slots.get(minute);
@@ -141,7 +160,8 @@ export class MinuteHistory {
     }
     for (const [key, [delivered, ended]] of [...totals].sort(([a], [b]) => a.localeCompare(b))) {
       const [kind, name] = [key.slice(0, key.indexOf(':')), key.slice(key.indexOf(':') + 1)];
-      (kind === 'country' ? history.byCountry : history.byEndpoint).push({ key: name, delivered, ended, rate: delivered / ended });
+      const rows = kind === 'country' ? history.byCountry : kind === 'route' ? history.byRoute : history.byEndpoint;
+      rows.push({ key: name, delivered, ended, rate: delivered / ended });
     }
     return history;
   }

@@ -5,7 +5,6 @@
  * hour's per-minute history, the carrier's binds).
  */
 import type { SmsRouter } from '../router/create-router.js';
-import type { CarrierWatch } from './carrier.js';
 import type { MinuteHistory, RateRow } from './history.js';
 import { actionForm, age, esc, table, td, time } from './html.js';
 import { listMessagesForConsole } from './message-list.js';
@@ -56,38 +55,10 @@ export async function overview(context: ViewContext, history: MinuteHistory): Pr
     queue === null ? '' : '<div class="chart" id="chart-queue" role="img" aria-label="Queue depth by class and oldest wait, per minute"></div>'
   }</section>
 <section id="rates-country"><h2>Delivery rate by country</h2>${rates(h.byCountry, 'country', 'rate-country')}</section>
-<section id="rates-endpoint"><h2>Delivery rate by endpoint</h2>${rates(h.byEndpoint, 'endpoint', 'rate-endpoint')}
-<p class="hint">By route: a message's route is not recorded with it; the carrier view shows each route's state.</p></section>
+<section id="rates-route"><h2>Delivery rate by route</h2>${rates(h.byRoute, 'route / bind', 'rate-route')}
+<p class="hint">Messages this process submitted, by the route and bind that took their last part.</p></section>
+<section id="rates-endpoint"><h2>Delivery rate by endpoint</h2>${rates(h.byEndpoint, 'endpoint', 'rate-endpoint')}</section>
 ${credit}`;
-}
-
-/** `/carrier`: each bind and route, and the TPS in use. */
-export function carrier(context: ViewContext, watch: CarrierWatch): string {
-  const panel = watch.current();
-  const binds = table(
-    ['bind', 'state', 'since', 'for', 'attempts', 'error', 'next try'],
-    panel.binds.map((b) => [
-      td(b.name, 'mono'),
-      `<td class="${b.state === 'bound' ? 'good' : 'bad'}" data-state="${b.state}">${b.state === 'bound' ? 'bound' : 'down (reconnecting)'}</td>`,
-      td(time(b.since)),
-      td(age(context.now - b.since)),
-      td(b.attempt ?? '-'),
-      td(b.error ?? '-'),
-      td(time(b.retryAt)),
-    ]),
-    'No connection event yet: the carrier is starting, or it reports no connections (the simulator binds at once).',
-    'binds',
-  );
-  const routes = table(
-    ['route', 'state', 'since', 'why', 'traffic goes to'],
-    panel.routes.map((r) => [td(r.route, 'mono'), td(r.state, r.state === 'up' ? 'good' : 'bad'), td(time(r.since)), td(r.reason ?? '-'), td(r.via ?? (r.state === 'down' ? 'nowhere' : '-'))]),
-    'No route event: a single carrier, or every route up since the start.',
-    'routes',
-  );
-  return `<section class="wide" id="carrier-binds"><h2>Binds</h2>${binds}</section>
-<section id="carrier-routes"><h2>Routes</h2>${routes}</section>
-<section id="carrier-tps"><h2>Throughput</h2><ul class="counts"><li><b id="tps">${panel.tps}</b>parts/s submitted (last 10 s)</li></ul>
-<p class="hint">The adapters do not expose their window or TPS budget; this is what this process submitted.</p></section>`;
 }
 
 /** `/inbound`: the newest inbound messages and the opt-out list, each entry removable. */
@@ -124,7 +95,7 @@ export async function message(context: ViewContext, principal: string, ref: stri
   if (found === null) return `${form}<section class="wide" id="message"><p id="not-found">No message ${esc(ref)} of ${esc(principal)}.</p></section>`;
   const fields: [string, unknown][] = [
     ['ref', found.ref], ['state', found.state], ['reason', found.statusDescription ?? found.statusReason ?? '-'], ['endpoint', found.endpoint],
-    ['external id', found.externalId], ['recipient', found.recipient], ['profile', found.profileCode], ['text', found.text],
+    ['external id', found.externalId], ['recipient', found.recipient], ['country', found.country ?? '-'], ['profile', found.profileCode], ['text', found.text],
     ['sms', found.smsCount], ['accepted', time(found.createdAt)], ['updated', time(found.updatedAt)], ['carrier retries', found.attempts],
   ];
   const parts = table(
@@ -155,16 +126,32 @@ export async function message(context: ViewContext, principal: string, ref: stri
 <section id="message-report"><h2>Delivery report</h2><p id="report">${esc(reportText)}</p><p class="hint mono">${esc(found.callbackUrl ?? '')}</p></section>`;
 }
 
-/** `/messages?principal=&cursor=`: a principal's messages, newest first, 50 a page. */
-export async function messages(context: ViewContext, principal: string, cursor: string): Promise<string> {
-  const listed = principal === '' ? null : await listMessagesForConsole(context.sms.storage, { principalId: principal, limit: 50, cursor });
-  const rows = (listed?.rows ?? []).map((m) => [
+/** Messages with one external id shown at most (the newest), as the demo's search showed. */
+const FOUND_MAX = 1_000;
+
+/** `/messages?principal=&external_id=&cursor=`: a principal's messages, newest first, 50 a page; or every one with an external id (the newest 1,000). */
+export async function messages(context: ViewContext, principal: string, externalId: string, cursor: string): Promise<string> {
+  const storage = context.sms.storage;
+  const byExternalId = principal !== '' && externalId !== '';
+  const found = byExternalId ? await storage.findByExternalId(principal, externalId, FOUND_MAX + 1) : null;
+  const listed = principal === '' || byExternalId ? null : await listMessagesForConsole(storage, { principalId: principal, limit: 50, cursor });
+  const rows = (found?.slice(0, FOUND_MAX) ?? listed?.rows ?? []).map((m) => [
     `<td class="mono"><a href="${esc(`${context.base}/message?principal=${encodeURIComponent(principal)}&ref=${encodeURIComponent(m.ref)}`)}">${esc(m.ref)}</a></td>`,
-    td(m.state), td(m.recipient), td(time(m.createdAt)),
+    td(m.externalId ?? '-'), td(m.state), td(m.statusDescription ?? m.statusReason ?? '-'), td(m.recipient), td(time(m.createdAt)),
   ]);
+  const headers = ['ref', 'external id', 'state', 'reason', 'recipient', 'accepted'];
+  const result =
+    principal === ''
+      ? ''
+      : byExternalId
+        ? `${table(headers, rows, `No message with external id ${externalId}`, 'message-list')}${found!.length > FOUND_MAX ? `<p class="hint" id="more-found">The newest ${FOUND_MAX} are shown; there are more.</p>` : ''}`
+        : listed === null
+          ? '<p class="hint" id="no-list">This storage cannot list messages: look one up by ref, or by external id.</p>'
+          : table(headers, rows, 'No message', 'message-list');
   return `<section class="wide" id="messages"><h2>Messages</h2><form class="inline" method="get" action="${esc(context.base)}/messages">
-<label for="list-principal">principal</label><input id="list-principal" name="principal" value="${esc(principal)}" required maxlength="200"><button type="submit">List</button></form>
-${principal === '' ? '' : listed === null ? '<p class="hint" id="no-list">This storage cannot list messages: look one up by ref.</p>' : table(['ref', 'state', 'recipient', 'accepted'], rows, 'No message', 'message-list')}
+<label for="list-principal">principal</label><input id="list-principal" name="principal" value="${esc(principal)}" required maxlength="200">
+<label for="external-id">external id (optional)</label><input id="external-id" name="external_id" value="${esc(externalId)}" maxlength="200"><button type="submit">List</button></form>
+${result}
 ${listed?.nextCursor == null ? '' : `<p><a id="next-page" href="${esc(`${context.base}/messages?principal=${encodeURIComponent(principal)}&cursor=${encodeURIComponent(listed.nextCursor)}`)}">Older messages</a></p>`}</section>`;
 }
 

@@ -59,6 +59,35 @@ export interface OutgoingPart {
 export interface SubmitAck {
   /** The carrier's id for the part, as the carrier wrote it. */
   carrierId: string;
+  /** The connection that carried it (an SMPP bind's name, as in {@link ConnectionBound.bind}), when the adapter says. */
+  bind?: string;
+  /** The route that carried it (a `RoutedDelivery` route's name), when the adapter says. */
+  route?: string;
+}
+
+/**
+ * One carrier connection's state for an operator, as {@link DeliveryAdapter.status} reads
+ * it at the moment it is asked: nothing in it is stored or shared between instances.
+ */
+export interface BindStatus {
+  /** Its name, as in {@link ConnectionBound.bind}. */
+  bind: string;
+  /** The route it serves, when a `RoutedDelivery` reads it. */
+  route?: string;
+  /** `connecting`: never bound yet; `reconnecting`: lost, trying again; `closed`: the adapter closed. */
+  state: 'bound' | 'connecting' | 'reconnecting' | 'closed';
+  /** When it entered `state`, epoch ms. */
+  since: number;
+  /** Whether it submits (a receiver, or an SMPP receiver bind, does not). */
+  submits: boolean;
+  /** The most parts a second its adapter submits, over all its binds together; `null` when unpaced. */
+  tpsLimit: number | null;
+  /** Parts it sent a second, averaged over the last 10 s. */
+  tpsInUse: number;
+  /** How many submits may await their answer at once on it; `null` when it has no window. */
+  window: number | null;
+  /** Submits awaiting their answer on it now. */
+  inFlight: number;
 }
 
 /** A carrier receipt for one part. */
@@ -246,6 +275,11 @@ export interface DeliveryAdapter {
    * several carriers (`RoutedDelivery`): the send preview asks it, and sends nothing.
    */
   routeFor?(part: OutgoingPart): Promise<string | null>;
+  /**
+   * Each connection's state, pace and window now, for the operator console; optional, read
+   * only, cheap enough to call on every page view. Called only after `start`.
+   */
+  status?(): BindStatus[];
 }
 
 /**

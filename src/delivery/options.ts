@@ -7,7 +7,7 @@ import type { DeliveryAdapter } from './contract.js';
 import { SimulatorDelivery } from './simulator.js';
 
 /** The {@link DeliveryAdapter} contract's methods, checked at construction. */
-const DELIVERY_METHODS = { start: true, submit: true, close: true, routes: false, routeFor: false } as const satisfies MethodTable<DeliveryAdapter>;
+const DELIVERY_METHODS = { start: true, submit: true, close: true, routes: false, routeFor: false, status: false } as const satisfies MethodTable<DeliveryAdapter>;
 
 /** Checks the `delivery` option; without one, a new {@link SimulatorDelivery} (a fake carrier). */
 export function resolveDelivery(given: DeliveryAdapter | undefined): DeliveryAdapter {

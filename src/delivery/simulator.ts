@@ -18,6 +18,7 @@ import { outcome, type Outcome } from '../lifecycle/states.js';
 import {
   DeliveryError,
   ReceiptNotYetMatched,
+  type BindStatus,
   type CarrierReceipt,
   type DeliveryAdapter,
   type DeliveryHandlers,
@@ -25,6 +26,7 @@ import {
   type SubmitAck,
 } from './contract.js';
 import { mulberry32 } from '../util/mulberry32.js';
+import { RateMeter } from './rate-meter.js';
 import {
   resolveSimulatorOptions,
   SIMULATED_OUTCOMES,
@@ -100,6 +102,9 @@ export class SimulatorDelivery implements DeliveryAdapter {
   #closed = false;
   #nextSlotAt = 0;
   #nextId: number;
+  /** When `start` bound its one connection, epoch ms (until then, when it was made). */
+  #since = Date.now();
+  readonly #accepted = new RateMeter();
 
   /** Checks `options` (throwing a TypeError with a hint on a bad one) and resolves them. */
   constructor(options: SimulatorOptions = {}) {
@@ -120,6 +125,7 @@ export class SimulatorDelivery implements DeliveryAdapter {
     if (this.#closing) throw new Error('SimulatorDelivery: start() after close()');
     if (this.#handlers) throw new Error('SimulatorDelivery: start() called twice');
     this.#handlers = handlers;
+    this.#since = Date.now();
     handlers.connection?.({ bind: 'simulator', state: 'bound', reconnect: false });
   }
 
@@ -157,13 +163,26 @@ export class SimulatorDelivery implements DeliveryAdapter {
       default: {
         const carrierId = (this.#nextId++).toString(16).toUpperCase();
         this.submitted.push(part);
+        this.#accepted.add();
         if (this.submitted.length > this.#config.keepSubmitted) this.submitted.shift();
         const receiptOutcome = RECEIPT_OUTCOMES[kind] ?? outcome('delivered', 'delivered_to_terminal');
         const receiptId = this.#config.decimalReceiptIds ? BigInt(`0x${carrierId}`).toString(10) : carrierId;
         this.#hold({ receipt: { carrierId: receiptId, outcome: receiptOutcome }, resends: 0, duplicate }, latencyMs);
-        return { carrierId };
+        return { carrierId, bind: 'simulator' };
       }
     }
+  }
+
+  /**
+   * Its one connection, `simulator`: bound from `start` to `close`, paced by `tps`, with the
+   * parts it accepted a second; it has no window (every submit is taken at once).
+   */
+  status(): BindStatus[] {
+    const { intervalMs } = this.#config;
+    return [{
+      bind: 'simulator', state: this.#closing ? 'closed' : 'bound', since: this.#since, submits: true,
+      tpsLimit: intervalMs === 0 ? null : 1000 / intervalMs, tpsInUse: this.#accepted.perSecond(), window: null, inFlight: this.#waiters.size,
+    }];
   }
 
   /**

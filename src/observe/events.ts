@@ -6,7 +6,7 @@ import { EventEmitter } from 'eventemitter3';
 import type { MessageState } from '../lifecycle/states.js';
 import type { EndpointName } from '../endpoints.js';
 import type { InboundRecord, MessageRecord, NewMessage } from '../storage/contract.js';
-import type { ConnectionChange, InboundMessage, RouteChange } from '../delivery/contract.js';
+import type { ConnectionChange, InboundMessage, RouteChange, SubmitAck } from '../delivery/contract.js';
 import { eventErrorCode, type EventErrorCode } from '../errors.js';
 import type { CreditChargedEvent, CreditRefundedEvent } from './credit-events.js';
 import type { KeyExpiredEvent } from './key-events.js';
@@ -30,8 +30,8 @@ export interface MessageAcceptedEvent {
 /** A host's request id: what pino-http (or another middleware) put in `req.id`. */
 export type RequestId = string | number;
 
-/** Payload of `message.submitted`: every part was accepted by the carrier. */
-export interface MessageSubmittedEvent {
+/** Payload of `message.submitted`: every part was accepted by the carrier; `bind` and `route` took its last part, when the adapter says (`SubmitAck`). */
+export interface MessageSubmittedEvent extends Pick<SubmitAck, 'bind' | 'route'> {
   /** The message, now `submitted`. */
   message: MessageRecord;
 }

@@ -53,6 +53,7 @@ import { optOutGate, premiumOptOutCheck } from '../inbound/opt-out-gate.js';
 import { optOutList, type OptOutList } from '../inbound/opt-out-list.js';
 import { ownerTargets } from '../inbound/owners.js';
 import { afterReady, storageReadiness } from './storage-ready.js';
+import { operatorView, type OperatorView } from './operator-view.js';
 
 /**
  * What {@link createSmsRouter} returns: Express middleware with typed events and a lifecycle.
@@ -106,6 +107,8 @@ export interface SmsRouter extends RequestHandler {
    * sending its report; `null` when the storage has no `cancelMessages`.
    */
   readonly cancel: ((principalId: string, refs: readonly string[]) => Promise<CancelResult>) | null;
+  /** What the operator console reads besides storage and events: carrier connections, principals, limits (operator-view.ts). */
+  readonly operator: OperatorView;
 }
 
 /**
@@ -334,6 +337,7 @@ export function createSmsRouter(options: SmsRouterOptions): SmsRouter {
           return result;
         };
   Object.defineProperty(router, 'cancel', { value: cancel, enumerable: true });
+  Object.defineProperty(router, 'operator', { value: operatorView(config), enumerable: true });
   router.close = () => {
     closing ??= (async () => {
       await started?.catch(() => undefined);

@@ -51,6 +51,9 @@ export interface SubmitWorkerDeps {
 /** How a message to a number opted out of its sender ends. */
 const OPTED_OUT = outcome('rejected', 'opted_out');
 
+/** The bind and route the adapter said took a part (`SubmitAck`), passed on with `message.submitted`. */
+type Carried = Pick<SubmitAck, 'bind' | 'route'>;
+
 
 /**
  * Messages the worker holds per slot. Four keep the carrier busy through a claim's commit
@@ -248,13 +251,14 @@ export class SubmitWorker implements MessageHandOff {
           if (transition) this.#deps.onTransition(transition);
           return;
         }
-        const step = this.#submitAndRecord(message.ref, part.index, outgoing, message.traceparent);
+        const carried: Carried = {};
+        const step = this.#submitAndRecord(message.ref, part.index, outgoing, message.traceparent, carried);
         this.#unrecorded.add(step);
         const forget = () => void this.#unrecorded.delete(step);
         step.then(forget, forget);
         const result = await step;
         if (result.kind === 'submitted') {
-          emit('message.submitted', { message: result.transition.message });
+          emit('message.submitted', { message: result.transition.message, ...carried });
           this.#deps.onTransition(result.transition);
         }
         if (result.kind === 'stale') return;
@@ -281,8 +285,11 @@ export class SubmitWorker implements MessageHandOff {
     return optedOut;
   }
 
-  /** Submits one part (its slot taken) and records its carrier id; traced under `traceparent`, its message's. */
-  async #submitAndRecord(ref: string, index: number, outgoing: OutgoingPart, traceparent: string | null | undefined): Promise<SubmissionResult> {
+  /**
+   * Submits one part (its slot taken) and records its carrier id; traced under `traceparent`,
+   * its message's. Notes in `carried` the bind and route the adapter says took it.
+   */
+  async #submitAndRecord(ref: string, index: number, outgoing: OutgoingPart, traceparent: string | null | undefined, carried: Carried): Promise<SubmissionResult> {
     const tracing = this.#deps.tracing;
     const span = tracing == null ? null : tracing.child(SPAN_NAMES.submit, traceparent, { 'sms.message_ref': ref, 'sms.part_index': index }, 'CLIENT');
     let ack: SubmitAck;
@@ -294,6 +301,8 @@ export class SubmitWorker implements MessageHandOff {
     } finally {
       this.#giveSlot();
     }
+    if (ack.bind !== undefined) carried.bind = ack.bind;
+    if (ack.route !== undefined) carried.route = ack.route;
     if (span === null) return this.#deps.storage.recordSubmission(ref, index, normalizeCarrierId(ack.carrierId), this.#deps.now());
     const carrierId = normalizeCarrierId(ack.carrierId);
     span.set({ 'sms.carrier_id': carrierId });

@@ -1,6 +1,7 @@
 /**
  * The operator console (`sms-outbox/dashboard`) in headless Chromium, mounted by a host at
- * `/admin/sms` behind its staff cookie: every view, one action each (cancel, remove an
+ * `/admin/sms` behind its staff cookie: every view (principals and external-id search
+ * included), one action each (cancel, remove an
  * opt-out, top up), the host's auth refusing a stranger, the CSRF and same-origin checks
  * refusing a forged action, keyboard use, and the layout at 360 px and 1,280 px
  * (screenshots in test-artifacts/).
@@ -72,6 +73,7 @@ describe.skipIf(chromiumMissing !== null)('the operator console in Chromium', ()
     expect(await page.locator('#queue-transactional').innerText()).toBe('0');
     expect(await page.locator('#rate-country').innerText()).toContain('KE');
     expect(await page.locator('#rate-endpoint').innerText()).toContain('quick');
+    expect(await page.locator('#rate-route').innerText()).toContain('simulator');
     expect(await page.locator('#total-creditSpent').innerText()).toBe('1');
     expect(bytes).toBeLessThan(200 * 1024);
     await page.screenshot({ path: join(ARTIFACTS, 'console-overview-1280.png'), fullPage: true });
@@ -83,7 +85,25 @@ describe.skipIf(chromiumMissing !== null)('the operator console in Chromium', ()
     await page.goto(`${host.console}/carrier`);
     expect(await page.locator('#binds td[data-state="bound"]').count()).toBe(1);
     expect(await page.locator('#binds').innerText()).toContain('simulator');
+    // The simulator's own read-out: unpaced, no window.
+    expect(await page.locator('#binds tbody tr').innerText()).toMatch(/unpaced[\s\S]*0 \/ none/);
     expect(await page.locator('#tps').innerText()).toMatch(/^\d/);
+    await page.screenshot({ path: join(ARTIFACTS, 'console-carrier-1280.png'), fullPage: true });
+  });
+
+  it('principals: each with its balance, today\'s and this month\'s units against its caps, limits, scopes, expiry', async () => {
+    await page.goto(`${host.console}/principals`);
+    const acme = page.locator('#principal-table tr', { hasText: 'acme' });
+    const balance = Number(await page.locator('#balance-acme').innerText());
+    expect(balance).toBe(await host.sms.credit!.balance('acme'));
+    const today = Number(await page.locator('#today-acme').getAttribute('data-used'));
+    expect(today).toBeGreaterThanOrEqual(1);
+    expect(await page.locator('#today-acme').innerText()).toBe(`${today} / 1000`);
+    expect(await page.locator('#month-acme').innerText()).toBe(`${today} / 20000`);
+    expect(await acme.innerText()).toContain('600 / 1 min requests');
+    const globex = await page.locator('#principal-table tr', { hasText: 'globex' }).innerText();
+    await page.screenshot({ path: join(ARTIFACTS, 'console-principals-1280.png'), fullPage: true });
+    expect(globex).toMatch(/expired[\s\S]*read[\s\S]*2020-01-01 00:00:00Z[\s\S]*no cap[\s\S]*5 \/ 1 min requests/);
   });
 
   it('inbound: a STOP shows as a message and an opt-out, and Remove takes the number off the list', async () => {
@@ -131,6 +151,20 @@ describe.skipIf(chromiumMissing !== null)('the operator console in Chromium', ()
     expect(await page.locator('#message').getAttribute('data-state')).not.toBeNull();
   });
 
+  it('messages: finds every message with an external id, with its reason', async () => {
+    const refs = await sendQuick(host.origin, { profile_code: '12345', messages: [
+      { recipient: '254712345670', message: 'a', external_id: 'batch-9' }, { recipient: '254712345671', message: 'b', external_id: 'batch-9' },
+    ] });
+    await page.goto(`${host.console}/messages`);
+    await page.locator('#list-principal').fill('acme');
+    await page.locator('#external-id').fill('batch-9');
+    await page.getByRole('button', { name: 'List' }).click();
+    await page.waitForURL(/external_id=batch-9/);
+    const shown = await page.locator('#message-list tbody tr td:first-child').allInnerTexts();
+    expect(shown.sort()).toEqual([...refs].sort());
+    expect(await page.locator('#message-list').innerText()).toContain('batch-9');
+  });
+
   it('credit: shows a balance, and Top up adds to it', async () => {
     await page.goto(`${host.console}/credit?principal=acme`);
     const before = Number(await page.locator('#balance').innerText());
@@ -167,6 +201,11 @@ describe.skipIf(chromiumMissing !== null)('the operator console in Chromium', ()
     await page.goto(`${host.console}/`, { waitUntil: 'networkidle' });
     expect(await page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(360);
     await page.screenshot({ path: join(ARTIFACTS, 'console-overview-360.png'), fullPage: true });
+    for (const view of ['carrier', 'principals']) {
+      await page.goto(`${host.console}/${view}`);
+      expect({ view, width: await page.evaluate('document.documentElement.scrollWidth') }).toEqual({ view, width: 360 });
+    }
+    await page.goto(`${host.console}/`, { waitUntil: 'networkidle' });
     await page.keyboard.press('Tab');
     await page.keyboard.press('Tab');
     expect(await page.evaluate('document.activeElement && document.activeElement.textContent')).toBe('Carrier');

@@ -1,5 +1,6 @@
 /**
  * A host app for the console's tests: the router on memory storage with the credit ledger,
+ * two principals (`acme` with spend caps, `globex` expired),
  * the simulated carrier (every message delivered) and one premium short code whose MO
  * messages are taken, with the console mounted at `/admin/sms` behind a staff cookie.
  */
@@ -31,7 +32,11 @@ export async function startConsoleHost(): Promise<ConsoleHost> {
   const delivery = new SimulatorDelivery({ seed: 3, latencyMs: [1, 5], outcomes: { delivered: 1 } });
   const profile = { code: '22021501', senders: ['22021501'] };
   const sms = createSmsRouter({
-    verifyKey: staticKeys([{ key: KEY, id: 'acme', scopes: ['quick', 'premium'], profiles: ['12345', '22021501'] }]),
+    verifyKey: staticKeys([
+      { key: KEY, id: 'acme', scopes: ['quick', 'premium'], profiles: ['12345', '22021501'], dailyUnits: 1_000, monthlyUnits: 20_000 },
+      // A principal whose key has expired, with only the read scope and its own request limit.
+      { key: 'console-test-old-key', id: 'globex', scopes: ['read'], expiresAt: '2020-01-01T00:00:00Z', rateLimit: 5 },
+    ]),
     storage: new MemoryStorage(),
     resolveProfile: staticProfiles([{ code: '12345', owners: ['acme'] }, { ...profile, owners: ['acme'] }]),
     delivery,

@@ -2,8 +2,8 @@
  * The demo's own endpoints, as another site's page and as a careless client would use them:
  * a request that names a host other than the demo's (DNS rebinding) reads nothing and
  * changes nothing; `POST /demo/mo`, which can opt a subscriber out, takes the key; its bad
- * bodies are answered with a code and the body it wants; the search finds every message
- * with an external id, past the first 50.
+ * bodies are answered with a code and the body it wants; the console it mounts finds every
+ * message with an external id, past the first 50.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -32,8 +32,8 @@ afterAll(async () => {
 const json = { 'Content-Type': 'application/json' };
 
 describe('the demo and other sites', () => {
-  it('answers no request that names another host: not the page with its key, the messages, the search, the stream, metrics or the API', async () => {
-    const paths = ['/', '/demo/messages', '/demo/search?q=abc', '/demo/events', '/metrics', '/api/outbox/openapi.json', '/api/outbox/delivery-status?external_id=abc'];
+  it('answers no request that names another host: not the page that hands out its key, the console, metrics or the API', async () => {
+    const paths = ['/', '/console/', '/console/messages?principal=demo', '/metrics', '/api/outbox/openapi.json', '/api/outbox/delivery-status?external_id=abc'];
     for (const path of paths) {
       const answer = await raw(port, path, { host: `rebind.attacker.example:${port}`, headers: { 'X-API-Key': KEY } });
       expect({ path, status: answer.status }).toEqual({ path, status: 403 });
@@ -43,8 +43,8 @@ describe('the demo and other sites', () => {
     // Its own names, with and without the port, are answered.
     for (const host of [`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`, 'localhost', 'LOCALHOST.']) {
       const page = await raw(port, '/', { host });
-      expect({ host, status: page.status }).toEqual({ host, status: 200 });
-      expect(page.body).toContain(KEY);
+      expect({ host, status: page.status, location: page.headers.location }).toEqual({ host, status: 303, location: '/console/' });
+      expect(String(page.headers['set-cookie'])).toContain(KEY);
     }
   });
 
@@ -62,7 +62,7 @@ describe('the demo and other sites', () => {
     expect(JSON.parse(wrong.body)).toEqual({ code: 'INVALID_API_KEY', details: 'Invalid API key' });
     expect(demo.output()).not.toContain('254712300077');
 
-    // With the key, as the dashboard sends it: the reply arrives, and its STOP opts the number out.
+    // With the key, as a script sends it: the reply arrives, and its STOP opts the number out.
     const sent = await raw(port, '/demo/mo', { method: 'POST', headers: { ...json, 'X-API-Key': KEY }, body });
     expect(sent.status).toBe(204);
     await eventually(() => demo.output().includes('opted_out     254712300077 from 22021501'), { timeoutMs: 10_000, what: 'the opt-out line' });
@@ -79,11 +79,6 @@ describe('the demo and other sites', () => {
     const broken = await raw(port, '/demo/mo', { method: 'POST', headers, body: '{"from":' });
     expect(broken.status).toBe(400);
     expect(JSON.parse(broken.body)).toMatchObject({ code: 'INVALID_JSON' });
-    // The other endpoints' refusals carry codes too.
-    const page = await raw(port, '/demo/messages?page=two');
-    expect([page.status, JSON.parse(page.body)]).toEqual([422, { code: 'VALIDATION_FAILED', details: 'page: must be a whole number from 1' }]);
-    const search = await raw(port, '/demo/search?q=%20');
-    expect([search.status, JSON.parse(search.body)]).toEqual([422, { code: 'VALIDATION_FAILED', details: 'q: give one message_ref or external_id, 1 to 200 characters' }]);
   });
 
   it('answers a bad body to its own receivers (/demo/dlr, /demo/inbound) with a code, and prints no stack', async () => {
@@ -101,8 +96,15 @@ describe('the demo and other sites', () => {
   });
 });
 
-describe('the demo\u2019s search', () => {
-  it('finds every message with an external id, past the first 50, newest first', async () => {
+/** The console's page at `path` (under `/console`), with the demo's key. */
+async function consolePage(path: string): Promise<string> {
+  const answer = await raw(port, `/console${path}`, { headers: { 'X-API-Key': KEY } });
+  expect(answer.status).toBe(200);
+  return answer.body;
+}
+
+describe('the demo\u2019s console search', () => {
+  it('finds every message with an external id, past the first 50, each linked to its page', async () => {
     const res = await fetch(`http://127.0.0.1:${port}/api/outbox/create`, {
       method: 'POST',
       headers: { ...json, 'X-API-Key': KEY },
@@ -113,20 +115,32 @@ describe('the demo\u2019s search', () => {
     });
     expect(res.status).toBe(200);
     const refs = ((await res.json()) as { message_ref: string }[]).map((m) => m.message_ref);
-    const answer = JSON.parse((await raw(port, '/demo/search?q=campaign-7')).body) as { rows: { ref: string }[]; more: boolean };
-    expect(answer.rows).toHaveLength(120);
-    expect(answer.more).toBe(false);
-    expect(answer.rows.map((row) => row.ref).sort()).toEqual([...refs].sort());
+    const html = await consolePage('/messages?principal=demo&external_id=campaign-7');
+    const shown = [...html.matchAll(/message\?principal=demo&amp;ref=([0-9a-f-]+)/g)].map((match) => match[1]!);
+    expect(shown.sort()).toEqual([...refs].sort());
+    expect(html).not.toContain('id="more-found"');
   });
 
-  it('gives each row its recipient\u2019s country, for the dashboard\u2019s country column', async () => {
+  it('shows a message\u2019s recipient country on its page', async () => {
     const res = await fetch(`http://127.0.0.1:${port}/api/outbox/create`, {
       method: 'POST',
       headers: { ...json, 'X-API-Key': KEY },
       body: JSON.stringify({ profile_code: '12345', messages: [{ recipient: '2348031234567', message: 'Nigeria', external_id: 'country-1' }] }),
     });
     expect(res.status).toBe(200);
-    const answer = JSON.parse((await raw(port, '/demo/search?q=country-1')).body) as { rows: { recipient: string; country: string | null }[] };
-    expect(answer.rows.map((row) => [row.recipient, row.country])).toEqual([['2348031234567', 'NG']]);
+    const ref = ((await res.json()) as { message_ref: string }[])[0]!.message_ref;
+    const html = await consolePage(`/message?principal=demo&ref=${ref}`);
+    expect(html).toMatch(/<th scope="row">recipient<\/th><td>2348031234567<\/td><\/tr><tr><th scope="row">country<\/th><td>NG<\/td>/);
+  });
+});
+
+describe('the demo\u2019s metrics', () => {
+  it('serves the gateway\u2019s Prometheus metrics at /metrics, beside the process\u2019s own', async () => {
+    const res = await fetch(`http://127.0.0.1:${port}/metrics`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^text\/plain/);
+    const text = await res.text();
+    expect(text).toMatch(/^sms_outbox_messages_accepted_total\{endpoint="quick",profile="12345"\} [1-9]\d*$/m);
+    expect(text).toContain('process_cpu_user_seconds_total');
   });
 });

@@ -1,6 +1,7 @@
 /**
  * The demo's generated key outlives a restart, as the messages do: the key a reader
- * exported after the first `npm start` still reads the messages after the second.
+ * exported after the first `npm start` still reads the messages after the second, through
+ * the API and the console.
  */
 import { stat } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
@@ -37,6 +38,9 @@ describe('the demo\u2019s generated key', () => {
     const status = await fetch(`${second.origin}/api/outbox/delivery-status/${ref}`, { headers: { 'X-API-Key': first.key } });
     expect(status.status).toBe(200);
     expect(await status.json()).toMatchObject({ message_ref: ref, external_id: 'kept-1' });
+    // The console reads storage: the new process finds the message its events never saw.
+    const page = await fetch(`${second.origin}/console/messages?principal=demo&external_id=kept-1`, { headers: { 'X-API-Key': first.key } });
+    expect(await page.text()).toContain(`ref=${ref}`);
     // Readable by its owner only: the key opens the whole send API.
     expect((await stat(`${db}.key`)).mode & 0o077).toBe(0);
   }, 60_000);

@@ -184,7 +184,7 @@ describe('npm start with HOST', () => {
       const port = Number(new URL(await demo.origin).port);
       await waitForOutput({ child: demo.child, output: demo.output }, /^profile codes: /m);
       expect(demo.output()).toMatch(/^listening on 0\.0\.0\.0:\d+ \(every interface\)$/m);
-      expect(demo.output()).toMatch(/^warning: HOST=0\.0\.0\.0 lets other machines reach this demo: the whole send API, and the dashboard page, which carries the API key\./m);
+      expect(demo.output()).toMatch(/^warning: HOST=0\.0\.0\.0 lets other machines reach this demo: the whole send API, and the page at \/, which hands out the API key\./m);
       const others = otherLocalAddresses().filter((address) => !address.includes(':'));
       if (others.length === 0) console.warn('npm start HOST test: no non-loopback IPv4 address to connect to');
       for (const address of others) {

@@ -15,6 +15,7 @@ import {
   type ConnectionChange,
   type DeliveryAdapter,
   type DeliveryHandlers,
+  type BindStatus,
   type OutgoingPart,
   type RouteChange,
   type SubmitAck,
@@ -124,7 +125,16 @@ export class RoutedDelivery implements DeliveryAdapter {
     }
     if (this.#health.get(route.name)!.accepted()) this.#reportChanges();
     this.#pin(part, route.name);
-    return { carrierId: qualifyCarrierId(route.name, ack.carrierId) };
+    return { ...ack, carrierId: qualifyCarrierId(route.name, ack.carrierId), route: route.name };
+  }
+
+  /** Every route's connections ({@link DeliveryAdapter.status}), each with its route; a route whose adapter has no `status` adds none. */
+  status(): BindStatus[] {
+    const all: BindStatus[] = [];
+    for (const { name, delivery } of this.#table.routes.values()) {
+      for (const bind of delivery.status?.() ?? []) all.push({ ...bind, route: name });
+    }
+    return all;
   }
 
   /**

@@ -20,6 +20,7 @@ import type { PDU, Session } from 'smpp';
 import {
   DeliveryError,
   ReceiptNotYetMatched,
+  type BindStatus,
   type ConnectionChange,
   type DeliveryAdapter,
   type DeliveryHandlers,
@@ -116,8 +117,13 @@ export class SmppDelivery implements DeliveryAdapter {
     if (this.#closing) throw new DeliveryError('SMPP adapter is closed');
     if (!queue) throw new DeliveryError('SMPP adapter is not started');
     const fields = buildSubmitFields(part, this.#config);
-    const carrierId = await queue.submit(fields);
-    return { carrierId };
+    return queue.submit(fields);
+  }
+
+  /** Each bind's state, the adapter's `tps` (shared by its binds), each bind's sends a second and its window; see {@link DeliveryAdapter.status}. */
+  status(): BindStatus[] {
+    const tpsLimit = Number.isFinite(this.#config.tps) ? this.#config.tps : null;
+    return this.#binds.map((bind) => bind.status(tpsLimit));
   }
 
   /** Unbinds every bind, closes its socket and clears every timer; idempotent. */

@@ -6,7 +6,7 @@
  * through hooks, so this file knows the connection and nothing of what messages mean.
  */
 import type { PDU, Session } from 'smpp';
-import type { ConnectionChange } from '../contract.js';
+import type { BindStatus, ConnectionChange } from '../contract.js';
 import { ESME_ROK, statusName, type SmppLib } from './library.js';
 import type { SmppConfig } from './options.js';
 import { SubmitWindow, type SubmitQueue } from './window.js';
@@ -40,6 +40,9 @@ export class SmppBind {
   #session: Session | null = null;
   #sessionClosed: Promise<void> = Promise.resolve();
   #bound = false;
+  /** What {@link SmppBind.status} says it is, and since when (epoch ms). */
+  #state: BindStatus['state'] = 'connecting';
+  #since = Date.now();
   /** Bound at least once: the next bind is a reconnect. */
   #everBound = false;
   /** The first failure of the current session: what its close reports. */
@@ -63,7 +66,28 @@ export class SmppBind {
     this.#mode = mode;
     this.#name = name;
     this.#hooks = hooks;
-    this.#window = queue && new SubmitWindow(lib, config, queue, () => (this.#bound ? this.#session : null));
+    this.#window = queue && new SubmitWindow(lib, config, queue, () => (this.#bound ? this.#session : null), name);
+  }
+
+  /** Its state now, its window and its sends a second; `tpsLimit` is its adapter's pace. */
+  status(tpsLimit: number | null): BindStatus {
+    const window = this.#window;
+    return {
+      bind: this.#name,
+      state: this.#state,
+      since: this.#since,
+      submits: window !== null,
+      tpsLimit: window === null ? null : tpsLimit,
+      tpsInUse: window?.sentPerSecond ?? 0,
+      window: window === null ? null : this.#config.window,
+      inFlight: window?.inFlight ?? 0,
+    };
+  }
+
+  #enter(state: BindStatus['state']): void {
+    if (this.#state === state) return;
+    this.#state = state;
+    this.#since = Date.now();
   }
 
   /** What its connection reports call it. */
@@ -107,6 +131,7 @@ export class SmppBind {
   /** Unbinds (when bound), closes the socket and clears every timer; rejects queued submits. */
   async close(): Promise<void> {
     this.#closing = true;
+    this.#enter('closed');
     this.#clearTimer('reconnect');
     const session = this.#session;
     if (!session) return;
@@ -195,6 +220,7 @@ export class SmppBind {
       }
       const reconnect = this.#everBound;
       this.#bound = true;
+      this.#enter('bound');
       this.#everBound = true;
       this.#failures = 0;
       this.#enquirePending = false;
@@ -231,6 +257,7 @@ export class SmppBind {
     this.#clearTimer('enquire');
     const lost = this.#window?.sessionLost() ?? 0;
     if (this.#closing) return;
+    if (this.#everBound) this.#enter('reconnecting');
     const { host, port } = this.#config;
     const error =
       this.#failure ??

@@ -14,16 +14,23 @@ import { outcome } from '../../lifecycle/states.js';
 import { ESME_ROK, sendAtEndOfTurn, statusName, type SmppLib } from './library.js';
 import type { SmppConfig } from './options.js';
 import { classifySubmitStatus } from './receipt.js';
+import { RateMeter } from '../rate-meter.js';
+
+/** What a submit resolves with: the SMSC's message id and the bind it went on. */
+export interface SentSubmit {
+  carrierId: string;
+  bind: string;
+}
 
 interface QueuedSubmit {
   fields: Record<string, unknown>;
-  resolve(carrierId: string): void;
+  resolve(sent: SentSubmit): void;
   reject(error: unknown): void;
   timer: NodeJS.Timeout;
 }
 
 interface InFlight {
-  resolve(carrierId: string): void;
+  resolve(sent: SentSubmit): void;
   reject(error: unknown): void;
   timer: NodeJS.Timeout;
 }
@@ -54,12 +61,13 @@ export class SubmitQueue {
   }
 
   /**
-   * Queues one `submit_sm`; resolves with the `message_id` of its response. Rejects
-   * (retryably) when no bound session and window slot are found within `waitTimeoutMs`.
+   * Queues one `submit_sm`; resolves with the `message_id` of its response and the bind it
+   * went on. Rejects (retryably) when no bound session and window slot are found within
+   * `waitTimeoutMs`.
    */
-  submit(fields: Record<string, unknown>): Promise<string> {
+  submit(fields: Record<string, unknown>): Promise<SentSubmit> {
     if (this.#closing) return Promise.reject(new DeliveryError('SMPP adapter is closed'));
-    return new Promise<string>((resolve, reject) => {
+    return new Promise<SentSubmit>((resolve, reject) => {
       const job: QueuedSubmit = {
         fields,
         resolve,
@@ -139,14 +147,22 @@ export class SubmitWindow {
   readonly #queue: SubmitQueue;
   readonly #boundSession: () => Session | null;
   readonly #inFlight = new Map<number, InFlight>();
+  readonly #bind: string;
+  readonly #sent = new RateMeter();
 
-  /** `boundSession` returns the session to send on, or null while the bind is not bound. */
-  constructor(lib: SmppLib, config: SmppConfig, queue: SubmitQueue, boundSession: () => Session | null) {
+  /** `boundSession` returns the session to send on, or null while the bind is not bound; `bind` names the bind in what its submits resolve with. */
+  constructor(lib: SmppLib, config: SmppConfig, queue: SubmitQueue, boundSession: () => Session | null, bind: string) {
     this.#lib = lib;
     this.#config = config;
     this.#queue = queue;
     this.#boundSession = boundSession;
+    this.#bind = bind;
     queue.add(this);
+  }
+
+  /** `submit_sm` sent a second over the last 10 s. */
+  get sentPerSecond(): number {
+    return this.#sent.perSecond();
   }
 
   /** True while its bind can send. */
@@ -211,6 +227,7 @@ export class SubmitWindow {
       job.reject(new DeliveryError('SMPP connection not writable; the part was not sent'));
       return;
     }
+    this.#sent.add();
     const sequence = pdu.sequence_number;
     const timer = setTimeout(() => {
       if (this.#inFlight.delete(sequence)) {
@@ -229,7 +246,7 @@ export class SubmitWindow {
     clearTimeout(flight.timer);
     const status = response.command_status;
     if (status === ESME_ROK && typeof response.message_id === 'string' && response.message_id !== '') {
-      flight.resolve(response.message_id);
+      flight.resolve({ carrierId: response.message_id, bind: this.#bind });
     } else {
       flight.reject(this.#submitError(status));
     }
