@@ -1,13 +1,15 @@
 /**
  * The memory record store's index of the message list ({@link ListIndex}): each principal's
- * rows in list order, and the same per state, recipient, external id and profile, so that a
- * page walks the narrowest of them from its start and stops when it is full, whatever the
- * number of rows stored.
+ * rows in list order, and the same per state, recipient and profile, so that a page walks the
+ * narrowest of them from its start and stops when it is full, whatever the number of rows
+ * stored. By external id it reads the store's own lookup (lookups.ts): an external id names
+ * few messages, so a second sorted list per id would cost every insert for nothing.
  *
  * @module
  */
 import { isAfter, matchesFilter, type MessageListQuery } from '../message-list.js';
 import type { MessageRow } from '../record-store.js';
+import type { ExternalIdIndex } from './lookups.js';
 import type { Slot } from './slot.js';
 import { SortedSlots } from './sorted-slots.js';
 
@@ -15,7 +17,6 @@ import { SortedSlots } from './sorted-slots.js';
 const KEYED = {
   state: (slot: Slot | MessageRow) => slot.record.state as string,
   recipient: (slot: Slot | MessageRow) => slot.record.recipient,
-  externalId: (slot: Slot | MessageRow) => slot.record.externalId,
   profileCode: (slot: Slot | MessageRow) => slot.record.profileCode,
 } as const;
 
@@ -28,7 +29,13 @@ type ByValue = Map<string, Map<string, SortedSlots>>;
 /** The rows by principal, and by principal and each filtered field, in list order. */
 export class ListIndex {
   readonly #byPrincipal = new Map<string, SortedSlots>();
-  readonly #byKey: Record<Key, ByValue> = { state: new Map(), recipient: new Map(), externalId: new Map(), profileCode: new Map() };
+  readonly #byKey: Record<Key, ByValue> = { state: new Map(), recipient: new Map(), profileCode: new Map() };
+  readonly #externalIds: ExternalIdIndex;
+
+  /** `externalIds`: the store's lookup by external id, which the list reads for that filter. */
+  constructor(externalIds: ExternalIdIndex) {
+    this.#externalIds = externalIds;
+  }
 
   /**
    * What a write of `after` over the row `before` holds moves in this index: `'all'` when its
@@ -37,8 +44,10 @@ export class ListIndex {
    */
   static changes(before: Slot, after: MessageRow): 'all' | Key[] | null {
     if (before.record.principalId !== after.record.principalId || before.record.createdAt !== after.record.createdAt) return 'all';
-    const moved = KEYS.filter((key) => KEYED[key](before) !== KEYED[key](after));
-    return moved.length === 0 ? null : moved;
+    // Most writes move nothing here: no list is built for them.
+    let moved: Key[] | null = null;
+    for (const key of KEYS) if (KEYED[key](before) !== KEYED[key](after)) (moved ??= []).push(key);
+    return moved;
   }
 
   /** Lists `slot` under its row's principal and values (`keys`: under those values only, already listed under the rest). */
@@ -103,7 +112,10 @@ export class ListIndex {
     const bound = query.until === undefined ? undefined : { createdAt: query.until, seq: -1 };
     const after = query.after === undefined ? bound : bound === undefined || isAfter(query.after, bound) ? query.after : bound;
     const single = (key: Key, value: string) => this.#byKey[key].get(principalId)?.get(value)?.newestFirst(after) ?? [];
-    if (query.externalId !== undefined) return single('externalId', query.externalId);
+    if (query.externalId !== undefined) {
+      const slots = this.#externalIds.slots(principalId, query.externalId);
+      return after === undefined ? slots : slots.filter((slot) => isAfter({ createdAt: slot.record.createdAt, seq: slot.seq }, after));
+    }
     if (query.recipient !== undefined) return single('recipient', query.recipient);
     const states = query.states ?? [];
     if (states.length > 0) return mergeNewestFirst([...new Set(states)].map((state) => single('state', state)));

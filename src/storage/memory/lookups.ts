@@ -95,9 +95,13 @@ export class ExternalIdIndex {
 
   /** The principal's rows with `externalId`, newest first, at most `limit`. */
   find(principalId: string, externalId: string, limit: number): MessageRow[] {
+    return limit <= 0 ? [] : this.slots(principalId, externalId).slice(0, limit).map((slot) => slot.row());
+  }
+
+  /** The principal's slots with `externalId`, newest first (an external id names few messages). */
+  slots(principalId: string, externalId: string): Slot[] {
     const held = this.#byPrincipal.get(principalId)?.get(externalId);
-    if (held === undefined || limit <= 0) return [];
-    if (!(held instanceof Set)) return [held.row()];
-    return [...held].sort(newestFirst).slice(0, limit).map((slot) => slot.row());
+    if (held === undefined) return [];
+    return held instanceof Set ? [...held].sort(newestFirst) : [held];
   }
 }

@@ -48,7 +48,7 @@ export class MemoryRecordStore implements RecordStore {
   readonly #timers = new Timers();
   readonly #carrierIds = new CarrierIdIndex();
   readonly #externalIds = new ExternalIdIndex();
-  readonly #list = new ListIndex();
+  readonly #list = new ListIndex(this.#externalIds);
   readonly #reportLog = new MemoryReportLog((slot) => this.#slots.get(slot.record.ref) === slot);
   readonly #idempotency = new IdempotencyRecords();
   readonly #balances = new Map<string, number>();
