@@ -146,7 +146,7 @@ function acceptedBody(messages: readonly NewMessage[]): string {
  * (their stored `traceparent`). `null` when no tracer provider is registered.
  */
 function requestSpan(tracing: MessageTracing, req: Request, res: Response): TracedSpan | null {
-  const span = tracing.request({ 'http.request.method': req.method, 'url.path': req.originalUrl.split('?', 1)[0]! });
+  const span = tracing.request(req.method, req.originalUrl);
   if (span === null) return null;
   res.once('close', () => {
     const status = res.statusCode;

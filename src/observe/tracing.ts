@@ -53,10 +53,11 @@ export interface TracedSpan {
 /** What the router's parts call; `null` in their deps when tracing is off or the API absent. */
 export interface MessageTracing {
   /**
-   * Starts a send request's span, a child of the active context (a host's HTTP server span,
-   * when it has one), or `null` when no tracer provider is registered.
+   * Starts the span of a send request of `method` to `url` (its query, if any, left out of
+   * the span), a child of the active context (a host's HTTP server span, when it has one), or
+   * `null` when no tracer provider is registered.
    */
-  request(fields: SpanFields): TracedSpan | null;
+  request(method: string, url: string): TracedSpan | null;
   /**
    * Starts span `name` as a child of the span `traceparent` names (a message's stored one),
    * or `null` when `traceparent` is absent or unreadable, or no tracer provider is registered.
@@ -156,9 +157,11 @@ class ApiTracing implements MessageTracing {
     return this.#tracer;
   }
 
-  request(fields: SpanFields): TracedSpan | null {
+  request(method: string, url: string): TracedSpan | null {
     const tracer = this.#current();
     if (tracer === null) return null;
+    const query = url.indexOf('?');
+    const fields = { 'http.request.method': method, 'url.path': query === -1 ? url : url.slice(0, query) };
     const active = this.api.context.active();
     // Under a host's own HTTP server span it is a step of that request; else it is the server span.
     const kind = this.api.trace.getSpan(active) === undefined ? this.api.SpanKind.SERVER : this.api.SpanKind.INTERNAL;

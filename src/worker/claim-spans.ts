@@ -30,6 +30,8 @@ export function tracedClaim(tracing: MessageTracing, claim: ClaimMessages): Clai
     const messages = await claim(limit, now);
     const size = messages.length;
     for (const message of messages) {
+      // An untraced message (no tracer provider when it was sent) costs nothing here.
+      if (message.traceparent == null) continue;
       const fields = { 'sms.message_ref': message.ref, 'sms.claim.size': size, 'sms.submit.attempt': message.attempts + 1, 'sms.claim.source': 'storage' };
       tracing.child(SPAN_NAMES.claim, message.traceparent, fields, 'INTERNAL', startedAt)?.end();
     }
@@ -44,6 +46,7 @@ export function tracedClaim(tracing: MessageTracing, claim: ClaimMessages): Clai
 export function handOffSpans(tracing: MessageTracing, messages: readonly MessageRecord[]): void {
   const size = messages.length;
   for (const message of messages) {
+    if (message.traceparent == null) continue;
     const fields = { 'sms.message_ref': message.ref, 'sms.claim.size': size, 'sms.submit.attempt': 1, 'sms.claim.source': 'hand-off' };
     tracing.child(SPAN_NAMES.claim, message.traceparent, fields, 'INTERNAL')?.end();
   }

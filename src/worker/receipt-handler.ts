@@ -21,7 +21,7 @@
 import { ReceiptNotYetMatched, type CarrierReceipt } from '../delivery/contract.js';
 import { carrierIdSpellings, normalizeCarrierId } from '../delivery/carrier-ids.js';
 import type { Emit } from '../observe/events.js';
-import { SPAN_NAMES, type MessageTracing } from '../observe/tracing.js';
+import { SPAN_NAMES, type MessageTracing, type SpanFields } from '../observe/tracing.js';
 import type { StoredWebhook, WebhookHandOff } from '../outbox/hand-off.js';
 import type { LeasedReport, MessageRecord, ReceiptResult, Storage, Transition } from '../storage/contract.js';
 import { EventError } from '../errors.js';
@@ -286,12 +286,13 @@ function storedReport(leased: LeasedReport, message: MessageRecord): StoredWebho
  */
 function traceReceipt(tracing: MessageTracing, receipt: CarrierReceipt, result: ReceiptResult, arrivedAt: number): void {
   if (result.kind === 'unknown' || result.kind === 'duplicate') return;
-  const fields = { 'sms.message_ref': result.ref, 'sms.carrier_id': receipt.carrierId, 'sms.receipt.result': result.kind, 'sms.receipt.state': receipt.outcome.state };
+  // An untraced message (no tracer provider when it was sent) was never noted in the parts.
+  const traceparent = result.kind === 'terminal' ? result.transition.message.traceparent : tracing.parts.of(result.ref);
+  if (traceparent == null) return;
+  const fields: SpanFields = { 'sms.message_ref': result.ref, 'sms.carrier_id': receipt.carrierId, 'sms.receipt.result': result.kind, 'sms.receipt.state': receipt.outcome.state };
   if (result.kind === 'terminal') {
-    const { message } = result.transition;
-    tracing.parts.forget(message.ref);
-    tracing.child(SPAN_NAMES.receipt, message.traceparent, { ...fields, 'sms.state': message.state }, 'CONSUMER', arrivedAt)?.end();
-    return;
+    tracing.parts.forget(result.ref);
+    fields['sms.state'] = result.transition.message.state;
   }
-  tracing.child(SPAN_NAMES.receipt, tracing.parts.of(result.ref), fields, 'CONSUMER', arrivedAt)?.end();
+  tracing.child(SPAN_NAMES.receipt, traceparent, fields, 'CONSUMER', arrivedAt)?.end();
 }

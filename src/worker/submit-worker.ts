@@ -291,7 +291,7 @@ export class SubmitWorker implements MessageHandOff {
    */
   async #submitAndRecord(ref: string, index: number, outgoing: OutgoingPart, traceparent: string | null | undefined, carried: Carried): Promise<SubmissionResult> {
     const tracing = this.#deps.tracing;
-    const span = tracing == null ? null : tracing.child(SPAN_NAMES.submit, traceparent, { 'sms.message_ref': ref, 'sms.part_index': index }, 'CLIENT');
+    const span = tracing == null || traceparent == null ? null : tracing.child(SPAN_NAMES.submit, traceparent, { 'sms.message_ref': ref, 'sms.part_index': index }, 'CLIENT');
     let ack: SubmitAck;
     try {
       ack = await this.#deps.delivery.submit(outgoing);
