@@ -105,6 +105,7 @@ export class Reports {
         lastError: attempt.error,
         nextAttemptAt,
       };
+      if (row.record.callback.replayedAfter !== undefined) callback.replayedAfter = row.record.callback.replayedAfter;
       const record = recordFields(row.record);
       record.callback = callback;
       // A finished part report makes way for the next part's (part-reports.ts).

@@ -18,6 +18,11 @@ export interface CallbackState {
   lastError: string | null;
   /** When the next attempt is due (epoch ms), while pending. */
   nextAttemptAt: number | null;
+  /**
+   * The attempts made before the report was last replayed (`Storage.replayCallbacks`): the
+   * retry schedule starts again after them. Absent: never replayed.
+   */
+  replayedAfter?: number;
 }
 
 /** The result of one callback attempt, as the DLR sender records it. */

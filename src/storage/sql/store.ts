@@ -29,10 +29,11 @@ import {
   WRITTEN_COLUMNS,
 } from './rows.js';
 import { createSchema, sqlTables, type Migration, type SqlTables } from './schema.js';
-import { listMessages } from './list.js';
+import { listCallbacks, listMessages } from './list.js';
 import { appendReport, purgeReports, readReports } from './report-log.js';
 import type { LoggedReport } from '../report-log.js';
 import type { MessageListQuery } from '../message-list.js';
+import type { CallbackListQuery } from '../callback-list.js';
 
 /** Rows per `INSERT` statement, and keys per `IN (...)` list: well under every driver's parameter and packet limits. */
 const CHUNK = 200;
@@ -144,6 +145,11 @@ export class SqlRecordStore implements RecordStore {
   /** `RecordStore.purgeReports` (report-log.ts). */
   purgeReports(before: number, limit: number): Promise<number> {
     return purgeReports(this.sql, before, limit);
+  }
+
+  /** `RecordStore.listCallbacks` (list.ts). */
+  listCallbacks(query: CallbackListQuery): Promise<MessageRow[]> {
+    return listCallbacks(this.sql, this.prefix, query);
   }
 
   /** `RecordStore.listMessages` (list.ts). */
