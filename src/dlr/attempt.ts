@@ -98,7 +98,7 @@ export function reportAttempt(deps: ReportAttemptDeps): (due: Webhook) => Promis
       const at = now();
       const verdict = verdictOf(result.statusCode);
       const delay =
-        verdict === 'retry' && !hopeless ? nextAttemptDelay(attempt, config.schedule, result.retryAfterMs, random) : null;
+        verdict === 'retry' && !hopeless ? nextAttemptDelay(attempt - scheduledAfter(due), config.schedule, result.retryAfterMs, random) : null;
       const error = result.error ?? (verdict === 'delivered' ? null : `HTTP ${result.statusCode}`);
       const record: CallbackAttempt =
         verdict === 'delivered'
@@ -126,6 +126,11 @@ export function reportAttempt(deps: ReportAttemptDeps): (due: Webhook) => Promis
       emit('error', { error, source: 'dlr', ref: webhookRef(due) });
     }
   };
+}
+
+/** The attempts the retry schedule of `due` starts after: those made before its last replay (`CallbackState.replayedAfter`). */
+function scheduledAfter(due: Webhook): number {
+  return isInbound(due) ? 0 : (due.message.callback?.replayedAfter ?? 0);
 }
 
 /** The `traceparent` stored with the message `due` is about, if it was traced. */

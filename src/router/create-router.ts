@@ -22,6 +22,7 @@ import { isTerminal } from '../lifecycle/states.js';
 import { statusByExternalId, statusByRef } from '../http/status.js';
 import { cancelByExternalId, cancelByRef, type CancelDeps } from '../http/cancel.js';
 import { listMessages, type ListingStorage } from '../http/list.js';
+import { listCallbacks, replayCallbacks, type RecoveryStorage } from '../http/callbacks.js';
 import { pullReports, type ReportLogStorage } from '../http/reports.js';
 import { createValidators } from '../http/validate-request.js';
 import { callbackUrlProblem } from '../dlr/address-guard.js';
@@ -259,10 +260,11 @@ export function createSmsRouter(options: SmsRouterOptions): SmsRouter {
 
   // Each route's handler stages after admission, by the route's operation id; `null` for a
   // route this router does not serve (cancel without the storage's `cancelMessages`, the
-  // list without its `listMessages`, the reports without `readReports`), which
+  // list without its `listMessages`, the reports without `readReports`, report recovery without its methods), which
   // then answers neither its method nor 405 and falls through to the host.
   const cancelDeps: CancelDeps | null =
     storage.cancelMessages === undefined ? null : { storage: storage as CancelDeps['storage'], now, onTransition };
+  const recovery = storage.listCallbacks !== undefined && storage.replayCallbacks !== undefined ? (storage as RecoveryStorage) : null;
   const handlers: Record<OperationId, RequestHandler[] | null> = {
     quickSend: [body, send(validators.quick)],
     premiumSend: [body, send(validators.premium)],
@@ -272,6 +274,8 @@ export function createSmsRouter(options: SmsRouterOptions): SmsRouter {
     findByExternalId: [statusByExternalId(storage)],
     listMessages: storage.listMessages === undefined ? null : [listMessages(storage as ListingStorage)],
     pullReports: storage.readReports === undefined ? null : [pullReports(storage as ReportLogStorage, reportFormats.of)],
+    listCallbacks: recovery && [listCallbacks(recovery)],
+    replayCallbacks: recovery && [body, replayCallbacks({ storage: recovery, now, onReplay: () => dispatcher.wake() })],
     cancelMessage: cancelDeps && [cancelByRef(cancelDeps)],
     cancelByExternalId: cancelDeps && [cancelByExternalId(cancelDeps)],
   };
