@@ -1,0 +1,98 @@
+/**
+ * Report recovery through the real dispatcher and a real HTTP receiver: a receiver outage
+ * leaves reports failed, a replay sends each again as a new attempt, signed at that
+ * attempt's time, with its retry schedule started anew.
+ */
+import { describe, expect, it } from 'vitest';
+import { Webhook } from 'standardwebhooks';
+import { CallbackDispatcher } from '../../src/dlr/dispatcher.js';
+import { resolveDlrOptions, type DlrOptions } from '../../src/dlr/options.js';
+import type { Emit, SmsEventName } from '../../src/observe/events.js';
+import { MemoryStorage } from '../../src/storage/memory/adapter.js';
+import { cleanupAfterEach, newMessage, storeTerminal } from './helpers.js';
+
+const PRINCIPAL = 'principal-1';
+const SECRET = `whsec_${Buffer.from('replay secret, twenty-four bytes').toString('base64')}`;
+const { cleanups, receiver } = cleanupAfterEach();
+
+/** A started dispatcher on MemoryStorage whose clock runs `clock.offset` ms ahead of the real one; `reached(name, n)` resolves at the n-th event `name`. */
+function harness(options: DlrOptions) {
+  const storage = new MemoryStorage();
+  const counts = new Map<SmsEventName, number>();
+  const waiters: { name: SmsEventName; count: number; resolve: () => void }[] = [];
+  const emit: Emit = (name) => {
+    const count = (counts.get(name) ?? 0) + 1;
+    counts.set(name, count);
+    for (const waiter of waiters) if (waiter.name === name && waiter.count === count) waiter.resolve();
+  };
+  const clock = { offset: 0 };
+  const now = () => Date.now() + clock.offset;
+  const config = resolveDlrOptions({ allowPrivateAddresses: ['127.0.0.0/8'], pollIntervalMs: 10, secret: SECRET, ...options });
+  const dispatcher = new CallbackDispatcher({ storage, emit, config, owner: 'replay-test', now, random: () => 0.5 });
+  cleanups.push(() => dispatcher.close());
+  const reached = (name: SmsEventName, count: number) =>
+    (counts.get(name) ?? 0) >= count ? Promise.resolve() : new Promise<void>((resolve) => waiters.push({ name, count, resolve }));
+  return { storage, dispatcher, clock, now, reached, count: (name: SmsEventName) => counts.get(name) ?? 0 };
+}
+
+describe('report replay', () => {
+  it('after a receiver outage leaves 10,000 reports failed, a replay delivers every one exactly once more, each signed anew', { timeout: 180_000 }, async () => {
+    const REPORTS = 10_000;
+    let fixed = false;
+    const r = await receiver(() => ({ status: fixed ? 200 : 500 }));
+    const h = harness({ schedule: [0, 5], concurrency: 64, perHostConcurrency: 32 });
+    // The outage was an hour ago; the replay is now (a receiver checks the timestamp is recent).
+    h.clock.offset = -3_600_000;
+    const start = h.now();
+    const messages = Array.from({ length: REPORTS }, (_, i) => newMessage(`${r.origin}/dlr`, start + i));
+    await storeTerminal(h.storage, messages, start + REPORTS);
+    h.dispatcher.start();
+    await h.reached('dlr.failed', REPORTS);
+    expect(r.requests).toHaveLength(2 * REPORTS);
+    const failedPage = await h.storage.listCallbacks({ principalId: PRINCIPAL, states: ['failed'], limit: 1000 });
+    expect(failedPage.messages).toHaveLength(1000);
+    expect(failedPage.messages[0]!.callback).toMatchObject({ state: 'failed', attempts: 2, lastStatusCode: 500, lastError: 'HTTP 500' });
+
+    // The receiver is back an hour later; the replay is signed at its own time.
+    fixed = true;
+    h.clock.offset = 0;
+    const replayedAt = h.now();
+    const failedRequests = r.requests.length;
+    expect(await h.storage.replayCallbacks({ principalId: PRINCIPAL, since: start }, replayedAt)).toBe(REPORTS);
+    h.dispatcher.wake();
+    await h.reached('dlr.sent', REPORTS);
+
+    const replayed = r.requests.slice(failedRequests);
+    expect(replayed).toHaveLength(REPORTS);
+    const refs = new Map<string, number>();
+    const verifier = new Webhook(SECRET);
+    for (const request of replayed) {
+      const body = verifier.verify(request.body, request.headers as Record<string, string>) as { uid: string; data: { message_ref: string } };
+      expect(request.headers['webhook-id']).toBe(body.uid);
+      refs.set(body.data.message_ref, (refs.get(body.data.message_ref) ?? 0) + 1);
+      expect(Number(request.headers['webhook-timestamp'])).toBeGreaterThanOrEqual(Math.floor(replayedAt / 1000));
+    }
+    expect(refs.size).toBe(REPORTS);
+    expect([...refs.values()].every((count) => count === 1)).toBe(true);
+    expect((await h.storage.listCallbacks({ principalId: PRINCIPAL, limit: 10 })).messages).toEqual([]);
+    const stored = await h.storage.getMessage(PRINCIPAL, messages[0]!.ref);
+    expect(stored!.callback).toMatchObject({ state: 'delivered', attempts: 3, lastStatusCode: 200, replayedAfter: 2 });
+  });
+
+  it('a replayed report is retried on the schedule again, not given up at once', async () => {
+    let answers = 0;
+    // Two failures use up the schedule; after the replay, one more failure, then success.
+    const r = await receiver(() => ({ status: ++answers <= 3 ? 500 : 200 }));
+    const h = harness({ schedule: [0, 5] });
+    const message = newMessage(`${r.origin}/dlr`, h.now());
+    await storeTerminal(h.storage, [message], h.now());
+    h.dispatcher.start();
+    await h.reached('dlr.failed', 1);
+    expect(await h.storage.replayCallbacks({ principalId: PRINCIPAL, refs: [message.ref] }, h.now())).toBe(1);
+    h.dispatcher.wake();
+    await h.reached('dlr.sent', 1);
+    expect(h.count('dlr.retrying')).toBe(2);
+    expect(h.count('dlr.failed')).toBe(1);
+    expect((await h.storage.getMessage(PRINCIPAL, message.ref))!.callback).toMatchObject({ state: 'delivered', attempts: 4 });
+  });
+});
