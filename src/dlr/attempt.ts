@@ -28,6 +28,8 @@ export interface ReportAttemptDeps {
   reportFormat: ReportFormatOf;
   /** OpenTelemetry: a span per webhook attempt (report or inbound), in its message's trace; absent or `null`: none. */
   tracing?: MessageTracing | null;
+  /** The failover URL of a principal's reports (`Principal.callbackFailoverUrl`), or `null`; absent: none has one. */
+  failoverOf?: (principalId: string) => string | null;
 }
 
 /** The result of an attempt that was refused before anything was sent. */
@@ -50,6 +52,7 @@ function afterAttempt(attempt: number, record: CallbackAttempt): CallbackState {
 export function reportAttempt(deps: ReportAttemptDeps): (due: Webhook) => Promise<void> {
   const { storage, emit, config, sender, now, random, reportFormat } = deps;
   const tracing = deps.tracing ?? null;
+  const failoverOf = deps.failoverOf ?? (() => null);
 
   /**
    * Signs and posts one report. `hopeless` marks a failure no retry can mend: a URL wrong
@@ -83,7 +86,9 @@ export function reportAttempt(deps: ReportAttemptDeps): (due: Webhook) => Promis
 
   return async (due) => {
     const { uid } = due;
-    const url = webhookUrl(due) ?? '';
+    const failoverUrl = isInbound(due) ? null : failoverOf(due.message.principalId);
+    const onFailover = failoverUrl !== null && !isInbound(due) && due.message.callback?.failover === true;
+    const url = onFailover ? failoverUrl : (webhookUrl(due) ?? '');
     const attempt = due.attempts + 1;
     const span = tracing === null ? null : attemptSpan(tracing, due, attempt);
     try {
@@ -100,12 +105,16 @@ export function reportAttempt(deps: ReportAttemptDeps): (due: Webhook) => Promis
       const delay =
         verdict === 'retry' && !hopeless ? nextAttemptDelay(attempt - scheduledAfter(due), config.schedule, result.retryAfterMs, random) : null;
       const error = result.error ?? (verdict === 'delivered' ? null : `HTTP ${result.statusCode}`);
-      const record: CallbackAttempt =
+      let record: CallbackAttempt =
         verdict === 'delivered'
           ? { result: 'delivered', statusCode: result.statusCode, error: null, nextAttemptAt: null, now: at }
           : delay === null
             ? { result: 'failed', statusCode: result.statusCode, error, nextAttemptAt: null, now: at }
             : { result: 'retry', statusCode: result.statusCode, error, nextAttemptAt: at + delay, now: at };
+      // The main URL gave up: the failover URL takes the report, on the whole schedule.
+      if (record.result === 'failed' && failoverUrl !== null && !onFailover && failoverUrl !== url) {
+        record = { result: 'retry', statusCode: result.statusCode, error, nextAttemptAt: at, now: at, failover: true };
+      }
       const common = { uid, url, attempt, statusCode: result.statusCode, durationMs: result.durationMs };
       // The record was read when the webhook was claimed: the event shows it as this attempt left it.
       if (isInbound(due)) {
@@ -128,9 +137,9 @@ export function reportAttempt(deps: ReportAttemptDeps): (due: Webhook) => Promis
   };
 }
 
-/** The attempts the retry schedule of `due` starts after: those made before its last replay (`CallbackState.replayedAfter`). */
+/** The attempts the retry schedule of `due` starts after: those made before its last replay (`CallbackState.restartedAfter`). */
 function scheduledAfter(due: Webhook): number {
-  return isInbound(due) ? 0 : (due.message.callback?.replayedAfter ?? 0);
+  return isInbound(due) ? 0 : (due.message.callback?.restartedAfter ?? 0);
 }
 
 /** The `traceparent` stored with the message `due` is about, if it was traced. */

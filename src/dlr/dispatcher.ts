@@ -67,6 +67,8 @@ export interface CallbackDispatcherOptions {
   reportFormat?: ReportFormatOf;
   /** OpenTelemetry: a span per webhook attempt (report or inbound), in its message's trace; default none. */
   tracing?: MessageTracing | null;
+  /** The failover URL of a principal's reports (`Principal.callbackFailoverUrl`), or `null`; default: none has one. */
+  failoverOf?: (principalId: string) => string | null;
 }
 
 /**
@@ -108,6 +110,7 @@ export class CallbackDispatcher implements WebhookHandOff {
     const attempt = reportAttempt({
       storage, emit: this.#emit, config, sender: this.#sender, now: this.#now, random: options.random ?? Math.random,
       reportFormat: options.reportFormat ?? envelopeForAll, tracing: options.tracing ?? null,
+      ...(options.failoverOf === undefined ? {} : { failoverOf: options.failoverOf }),
     });
     this.#lanes = new HostLanes({ ...config, capacity }, attempt, this.#now);
     this.#loop = new ClaimLoop<Webhook>({

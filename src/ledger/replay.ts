@@ -2,7 +2,7 @@
  * Report recovery over a record store: a principal's reports listed by state, and a replay
  * that makes failed reports pending again. A replayed report is due at once, in its own
  * place among the due reports (`orderKey` its new due time), its attempts counted on from
- * where they were and its retry schedule started anew (`CallbackState.replayedAfter`), so
+ * where they were and its retry schedule started anew (`CallbackState.restartedAfter`), so
  * the dispatcher sends it as a new attempt, signed at that attempt's time.
  *
  * With one report per part, a replay sends again the report the row names now (the last
@@ -66,7 +66,9 @@ function replayRule(principalId: string, now: number): (row: MessageRow | null) 
     const callback = row?.record.callback;
     if (row === null || row.record.principalId !== principalId || row.book.reportUid === null || callback?.state !== 'failed') return { result: false };
     const record = recordFields(row.record);
-    record.callback = { ...callback, state: 'pending', nextAttemptAt: now, replayedAfter: callback.attempts };
+    // From the main URL again, on the whole schedule.
+    const { failover: _, ...kept } = callback;
+    record.callback = { ...kept, state: 'pending', nextAttemptAt: now, restartedAfter: callback.attempts };
     return { result: true, row: nextRow(row, { record, reportDueAt: now, orderKey: now }) };
   };
 }

@@ -135,7 +135,7 @@ export function createSmsRouter(options: SmsRouterOptions): SmsRouter {
 
   const reportFormats = new ReportFormats(config.verifyKey);
   const dispatcher = new CallbackDispatcher({
-    storage, emit, config: config.dlr, owner: config.instanceId, now, reportFormat: reportFormats.of, tracing,
+    storage, emit, config: config.dlr, owner: config.instanceId, now, reportFormat: reportFormats.of, tracing, failoverOf: reportFormats.failoverOf,
   });
   const onTransition = routeTransitions(emit, dispatcher);
   const worker = new SubmitWorker({

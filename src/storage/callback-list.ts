@@ -68,7 +68,7 @@ export interface CallbackRecoveryStorage {
   /**
    * Makes each of the principal's `failed` reports that `selection` names pending again and
    * due at `now`, its attempts kept and its retry schedule started anew
-   * (`CallbackState.replayedAfter`): the dispatcher then sends it as a new attempt. Reports
+   * (`CallbackState.restartedAfter`): the dispatcher then sends it as a new attempt. Reports
    * that are pending or delivered, or on another principal's messages, are left as they are.
    * Returns how many were made pending.
    */

@@ -19,10 +19,12 @@ export interface CallbackState {
   /** When the next attempt is due (epoch ms), while pending. */
   nextAttemptAt: number | null;
   /**
-   * The attempts made before the report was last replayed (`Storage.replayCallbacks`): the
-   * retry schedule starts again after them. Absent: never replayed.
+   * The attempts made before the retry schedule last started again, after them: a replay
+   * (`Storage.replayCallbacks`) or the switch to the failover URL. Absent: never.
    */
-  replayedAfter?: number;
+  restartedAfter?: number;
+  /** `true` once the main URL's retries were spent and the report went on to its principal's failover URL; a replay ends it. */
+  failover?: boolean;
 }
 
 /** The result of one callback attempt, as the DLR sender records it. */
@@ -37,4 +39,9 @@ export interface CallbackAttempt {
   nextAttemptAt: number | null;
   /** Now, epoch ms. */
   now: number;
+  /**
+   * With `retry`: the main URL's retries are spent, and the next attempts go to the
+   * principal's failover URL, on the retry schedule started anew (`CallbackState.failover`).
+   */
+  failover?: boolean;
 }

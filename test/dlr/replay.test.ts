@@ -1,7 +1,8 @@
 /**
  * Report recovery through the real dispatcher and a real HTTP receiver: a receiver outage
  * leaves reports failed, a replay sends each again as a new attempt, signed at that
- * attempt's time, with its retry schedule started anew.
+ * attempt's time, with its retry schedule started anew; and a principal's failover URL,
+ * which takes a report once the main URL's retries are spent.
  */
 import { describe, expect, it } from 'vitest';
 import { Webhook } from 'standardwebhooks';
@@ -16,7 +17,7 @@ const SECRET = `whsec_${Buffer.from('replay secret, twenty-four bytes').toString
 const { cleanups, receiver } = cleanupAfterEach();
 
 /** A started dispatcher on MemoryStorage whose clock runs `clock.offset` ms ahead of the real one; `reached(name, n)` resolves at the n-th event `name`. */
-function harness(options: DlrOptions) {
+function harness(options: DlrOptions, failoverOf?: (principalId: string) => string | null) {
   const storage = new MemoryStorage();
   const counts = new Map<SmsEventName, number>();
   const waiters: { name: SmsEventName; count: number; resolve: () => void }[] = [];
@@ -28,7 +29,7 @@ function harness(options: DlrOptions) {
   const clock = { offset: 0 };
   const now = () => Date.now() + clock.offset;
   const config = resolveDlrOptions({ allowPrivateAddresses: ['127.0.0.0/8'], pollIntervalMs: 10, secret: SECRET, ...options });
-  const dispatcher = new CallbackDispatcher({ storage, emit, config, owner: 'replay-test', now, random: () => 0.5 });
+  const dispatcher = new CallbackDispatcher({ storage, emit, config, owner: 'replay-test', now, random: () => 0.5, ...(failoverOf === undefined ? {} : { failoverOf }) });
   cleanups.push(() => dispatcher.close());
   const reached = (name: SmsEventName, count: number) =>
     (counts.get(name) ?? 0) >= count ? Promise.resolve() : new Promise<void>((resolve) => waiters.push({ name, count, resolve }));
@@ -76,7 +77,7 @@ describe('report replay', () => {
     expect([...refs.values()].every((count) => count === 1)).toBe(true);
     expect((await h.storage.listCallbacks({ principalId: PRINCIPAL, limit: 10 })).messages).toEqual([]);
     const stored = await h.storage.getMessage(PRINCIPAL, messages[0]!.ref);
-    expect(stored!.callback).toMatchObject({ state: 'delivered', attempts: 3, lastStatusCode: 200, replayedAfter: 2 });
+    expect(stored!.callback).toMatchObject({ state: 'delivered', attempts: 3, lastStatusCode: 200, restartedAfter: 2 });
   });
 
   it('a replayed report is retried on the schedule again, not given up at once', async () => {
@@ -94,5 +95,25 @@ describe('report replay', () => {
     expect(h.count('dlr.retrying')).toBe(2);
     expect(h.count('dlr.failed')).toBe(1);
     expect((await h.storage.getMessage(PRINCIPAL, message.ref))!.callback).toMatchObject({ state: 'delivered', attempts: 4 });
+  });
+
+  it('a principal\u2019s failover URL takes a report once the main URL\u2019s retries are spent, on the whole schedule, signed alike', async () => {
+    const main = await receiver(() => ({ status: 500 }));
+    let failoverAnswers = 0;
+    const failover = await receiver(() => ({ status: ++failoverAnswers === 1 ? 503 : 200 }));
+    const h = harness({ schedule: [0, 5] }, (principalId) => (principalId === PRINCIPAL ? `${failover.origin}/backup` : null));
+    const message = newMessage(`${main.origin}/dlr`, h.now());
+    const elsewhere = newMessage(`${main.origin}/dlr`, h.now(), { principalId: 'no-failover' });
+    await storeTerminal(h.storage, [message, elsewhere], h.now());
+    h.dispatcher.start();
+    await h.reached('dlr.sent', 1);
+    await h.reached('dlr.failed', 1);
+    // Two attempts at the main URL each, then the schedule again at the failover URL: a 503, a 200.
+    expect(main.requests).toHaveLength(4);
+    expect(failover.requests).toHaveLength(2);
+    const verified = new Webhook(SECRET).verify(failover.requests[1]!.body, failover.requests[1]!.headers as Record<string, string>) as { data: { message_ref: string } };
+    expect(verified.data.message_ref).toBe(message.ref);
+    expect((await h.storage.getMessage(PRINCIPAL, message.ref))!.callback).toMatchObject({ state: 'delivered', attempts: 4, failover: true, restartedAfter: 2 });
+    expect((await h.storage.getMessage('no-failover', elsewhere.ref))!.callback).toMatchObject({ state: 'failed', attempts: 2 });
   });
 });

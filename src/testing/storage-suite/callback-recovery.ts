@@ -98,7 +98,7 @@ export function callbackRecoveryTests({ describe, test }: SuiteContext): void {
       assert.deepEqual(due.map((report) => report.message.ref).sort(), [mine[0]!.ref, mine[2]!.ref, mine[3]!.ref].sort(), 'rule: a replayed report is due at the replay');
       for (const report of due) {
         assert.equal(report.attempts, 1, 'rule: a replay keeps the attempts made');
-        assert.equal(report.message.callback?.replayedAfter, 1, 'rule: the retry schedule starts again after them');
+        assert.equal(report.message.callback?.restartedAfter, 1, 'rule: the retry schedule starts again after them');
         await storage.recordCallbackAttempt(report.uid, { result: 'delivered', statusCode: 200, error: null, nextAttemptAt: null, now: T0 + 101 });
       }
       assert.deepEqual(await refs(recovery), [mine[1]!.ref], 'rule: a delivered replay leaves the lists');
