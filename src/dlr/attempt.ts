@@ -12,6 +12,7 @@ import type { ReportFormatOf } from './payload.js';
 import type { CallbackSender, PostResult } from './post.js';
 import { nextAttemptDelay, verdictOf } from './schedule.js';
 import { signWebhook } from './sign.js';
+import type { EndpointHealth } from './endpoint-health.js';
 import { isInbound, webhookBody, webhookRef, webhookSecret, webhookUrl, type Webhook } from './webhook.js';
 
 /** What an attempt needs. */
@@ -30,6 +31,8 @@ export interface ReportAttemptDeps {
   tracing?: MessageTracing | null;
   /** The failover URL of a principal's reports (`Principal.callbackFailoverUrl`), or `null`; absent: none has one. */
   failoverOf?: (principalId: string) => string | null;
+  /** Which URLs are paused (endpoint-health.ts); absent: none ever is. */
+  health?: EndpointHealth;
 }
 
 /** The result of an attempt that was refused before anything was sent. */
@@ -53,12 +56,14 @@ export function reportAttempt(deps: ReportAttemptDeps): (due: Webhook) => Promis
   const { storage, emit, config, sender, now, random, reportFormat } = deps;
   const tracing = deps.tracing ?? null;
   const failoverOf = deps.failoverOf ?? (() => null);
+  const health = deps.health;
 
   /**
    * Signs and posts one report. `hopeless` marks a failure no retry can mend: a URL wrong
    * in itself (scheme, credentials, internal literal IP) or a secret that cannot sign.
    */
-  const post = async (due: Webhook, url: string, span: TracedSpan | null): Promise<{ result: PostResult; hopeless: boolean }> => {
+  const post = async (due: Webhook, url: string, span: TracedSpan | null): Promise<{ result: PostResult; hopeless: boolean; paused?: true }> => {
+    if (health?.isPaused(url) === true) return { result: unsent('paused: the callback URL failed for too long (docs/callbacks.md)'), hopeless: true, paused: true };
     const urlProblem = callbackUrlProblem(url, config.allowance);
     if (urlProblem !== null) return { result: unsent(`blocked: callback URL ${urlProblem}`), hopeless: true };
     const body = webhookBody(due, reportFormat);
@@ -92,7 +97,7 @@ export function reportAttempt(deps: ReportAttemptDeps): (due: Webhook) => Promis
     const attempt = due.attempts + 1;
     const span = tracing === null ? null : attemptSpan(tracing, due, attempt);
     try {
-      const { result, hopeless } = await post(due, url, span).catch((error: unknown) => {
+      const { result, hopeless, paused } = await post(due, url, span).catch((error: unknown) => {
         span?.end(error);
         throw error;
       });
@@ -102,6 +107,7 @@ export function reportAttempt(deps: ReportAttemptDeps): (due: Webhook) => Promis
       }
       const at = now();
       const verdict = verdictOf(result.statusCode);
+      if (paused !== true) health?.attempted(url, (isInbound(due) ? due.inbound.principalId : due.message.principalId) ?? '', verdict === 'delivered', at);
       const delay =
         verdict === 'retry' && !hopeless ? nextAttemptDelay(attempt - scheduledAfter(due), config.schedule, result.retryAfterMs, random) : null;
       const error = result.error ?? (verdict === 'delivered' ? null : `HTTP ${result.statusCode}`);

@@ -88,8 +88,8 @@ export function readReplay(body: unknown, principalId: string): ReplaySelection 
 export interface ReplayDeps {
   storage: RecoveryStorage;
   now: () => number;
-  /** Told after a replay made reports pending: the dispatcher polls at once, and resumes paused endpoints. */
-  onReplay: (principalId: string, replayed: number) => void;
+  /** Told after a replay of `principalId`'s reports: the dispatcher resumes their paused URLs and polls at once. */
+  onReplay: (principalId: string) => void;
 }
 
 /** The handler of `POST {base}/callbacks/replay`: 200 with how many reports were queued again. */
@@ -99,6 +99,6 @@ export function replayCallbacks(deps: ReplayDeps): RequestHandler {
     const selection = readReplay(req.body, principalId);
     const replayed = await deps.storage.replayCallbacks(selection, deps.now());
     sendJsonText(res, 200, JSON.stringify({ queued: replayed }));
-    deps.onReplay(principalId, replayed);
+    deps.onReplay(principalId);
   };
 }

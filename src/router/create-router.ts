@@ -27,6 +27,7 @@ import { pullReports, type ReportLogStorage } from '../http/reports.js';
 import { createValidators } from '../http/validate-request.js';
 import { callbackUrlProblem } from '../dlr/address-guard.js';
 import { CallbackDispatcher } from '../dlr/dispatcher.js';
+import { callbackControls, replayed, type CallbackControls } from '../dlr/controls.js';
 import { ReportFormats } from '../auth/report-formats.js';
 import { SmsEventEmitter, emitterOf, type SmsEvents } from '../observe/events.js';
 import { attachLogger, unheardErrorWriter } from '../observe/logging.js';
@@ -83,6 +84,8 @@ export interface SmsRouter extends RequestHandler {
    * its methods reject when the storage keeps no list (no inbound methods).
    */
   readonly optOuts: OptOutList;
+  /** Report recovery (`replay`, and the paused callback URLs: `paused`, `resume`; docs/callbacks.md). */
+  readonly callbacks: CallbackControls;
   /**
    * Stops claiming work, waits for submissions and callback attempts in flight, and closes
    * the carrier connection and the storage adapter (each closes only what it opened). The
@@ -275,7 +278,7 @@ export function createSmsRouter(options: SmsRouterOptions): SmsRouter {
     listMessages: storage.listMessages === undefined ? null : [listMessages(storage as ListingStorage)],
     pullReports: storage.readReports === undefined ? null : [pullReports(storage as ReportLogStorage, reportFormats.of)],
     listCallbacks: recovery && [listCallbacks(recovery)],
-    replayCallbacks: recovery && [body, replayCallbacks({ storage: recovery, now, onReplay: () => dispatcher.wake() })],
+    replayCallbacks: recovery && [body, replayCallbacks({ storage: recovery, now, onReplay: (principalId) => replayed(dispatcher, principalId, now()) })],
     cancelMessage: cancelDeps && [cancelByRef(cancelDeps)],
     cancelByExternalId: cancelDeps && [cancelByExternalId(cancelDeps)],
   };
@@ -328,6 +331,7 @@ export function createSmsRouter(options: SmsRouterOptions): SmsRouter {
   const accounts = credit?.accounts ?? null;
   Object.defineProperty(router, 'credit', { value: accounts === null ? null : afterReady(storageReady, accounts), enumerable: true });
   Object.defineProperty(router, 'storage', { value: storage, enumerable: true });
+  Object.defineProperty(router, 'callbacks', { value: callbackControls({ storage, dispatcher, now, storageReady }), enumerable: true });
   const cancel =
     cancelDeps === null
       ? null
