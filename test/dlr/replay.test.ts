@@ -8,7 +8,8 @@ import { describe, expect, it } from 'vitest';
 import { Webhook } from 'standardwebhooks';
 import { CallbackDispatcher } from '../../src/dlr/dispatcher.js';
 import { resolveDlrOptions, type DlrOptions } from '../../src/dlr/options.js';
-import type { Emit, SmsEventName } from '../../src/observe/events.js';
+import { replayed } from '../../src/dlr/controls.js';
+import type { Emit, SmsEventName, SmsEvents } from '../../src/observe/events.js';
 import { MemoryStorage } from '../../src/storage/memory/adapter.js';
 import { cleanupAfterEach, newMessage, storeTerminal } from './helpers.js';
 
@@ -21,7 +22,8 @@ function harness(options: DlrOptions, failoverOf?: (principalId: string) => stri
   const storage = new MemoryStorage();
   const counts = new Map<SmsEventName, number>();
   const waiters: { name: SmsEventName; count: number; resolve: () => void }[] = [];
-  const emit: Emit = (name) => {
+  const emit: Emit = (name, payload) => {
+    for (const listener of listeners.get(name) ?? []) listener(payload as never);
     const count = (counts.get(name) ?? 0) + 1;
     counts.set(name, count);
     for (const waiter of waiters) if (waiter.name === name && waiter.count === count) waiter.resolve();
@@ -31,9 +33,13 @@ function harness(options: DlrOptions, failoverOf?: (principalId: string) => stri
   const config = resolveDlrOptions({ allowPrivateAddresses: ['127.0.0.0/8'], pollIntervalMs: 10, secret: SECRET, ...options });
   const dispatcher = new CallbackDispatcher({ storage, emit, config, owner: 'replay-test', now, random: () => 0.5, ...(failoverOf === undefined ? {} : { failoverOf }) });
   cleanups.push(() => dispatcher.close());
+  const listeners = new Map<SmsEventName, ((payload: never) => void)[]>();
+  const on = <K extends SmsEventName>(name: K, listener: (payload: Parameters<SmsEvents[K]>[0]) => void) => {
+    listeners.set(name, [...(listeners.get(name) ?? []), listener as (payload: never) => void]);
+  };
   const reached = (name: SmsEventName, count: number) =>
     (counts.get(name) ?? 0) >= count ? Promise.resolve() : new Promise<void>((resolve) => waiters.push({ name, count, resolve }));
-  return { storage, dispatcher, clock, now, reached, count: (name: SmsEventName) => counts.get(name) ?? 0 };
+  return { storage, dispatcher, clock, now, reached, on, count: (name: SmsEventName) => counts.get(name) ?? 0 };
 }
 
 describe('report replay', () => {
@@ -115,5 +121,45 @@ describe('report replay', () => {
     expect(verified.data.message_ref).toBe(message.ref);
     expect((await h.storage.getMessage(PRINCIPAL, message.ref))!.callback).toMatchObject({ state: 'delivered', attempts: 4, failover: true, restartedAfter: 2 });
     expect((await h.storage.getMessage('no-failover', elsewhere.ref))!.callback).toMatchObject({ state: 'failed', attempts: 2 });
+  });
+
+  it('a URL failing for pauseAfterMs is paused: no more requests, its reports fail at once; a replay resumes it and sends them', async () => {
+    let fixed = false;
+    const r = await receiver(() => ({ status: fixed ? 200 : 500 }));
+    const h = harness({ schedule: [0, 5, 5], pauseAfterMs: 60_000 });
+    const paused: { url: string; failingSince: number }[] = [];
+    const resumed: string[] = [];
+    h.on('callback.endpoint_paused', (event) => paused.push(event));
+    h.on('callback.endpoint_resumed', (event) => resumed.push(`${event.by} ${event.url}`));
+    const url = `${r.origin}/dlr`;
+    const first = newMessage(url, h.now());
+    await storeTerminal(h.storage, [first], h.now());
+    h.dispatcher.start();
+    await h.reached('dlr.failed', 1);
+    expect(r.requests).toHaveLength(3);
+    expect(paused).toEqual([]);
+    // Two minutes on, it still fails: paused at its first failure past a minute.
+    h.clock.offset = 120_000;
+    const second = newMessage(url, h.now());
+    await storeTerminal(h.storage, [second], h.now());
+    h.dispatcher.wake();
+    await h.reached('dlr.failed', 2);
+    expect(paused).toEqual([{ url, failingSince: expect.any(Number), at: expect.any(Number) }]);
+    expect(r.requests).toHaveLength(4);
+    const third = newMessage(url, h.now());
+    await storeTerminal(h.storage, [third], h.now());
+    h.dispatcher.wake();
+    await h.reached('dlr.failed', 3);
+    expect(r.requests, 'no request to a paused URL').toHaveLength(4);
+    expect((await h.storage.getMessage(PRINCIPAL, third.ref))!.callback).toMatchObject({ state: 'failed', lastStatusCode: null, lastError: expect.stringMatching(/^paused: /) });
+    expect(h.dispatcher.endpoints.paused()).toEqual([{ url, failingSince: paused[0]!.failingSince }]);
+
+    fixed = true;
+    expect(await h.storage.replayCallbacks({ principalId: PRINCIPAL, since: 0 }, h.now())).toBe(3);
+    replayed(h.dispatcher, PRINCIPAL, h.now());
+    await h.reached('dlr.sent', 3);
+    expect(resumed).toEqual([`replay ${url}`]);
+    expect(h.dispatcher.endpoints.paused()).toEqual([]);
+    expect(h.dispatcher.endpoints.resume(url, 'api', h.now()), 'not paused any more').toBe(false);
   });
 });
