@@ -12,6 +12,7 @@ export const VIEWS = [
   ['/message', 'Message lookup'],
   ['/messages', 'Messages'],
   ['/credit', 'Credit'],
+  ['/callbacks', 'Callbacks'],
 ] as const;
 
 /** Escapes text for HTML content and attribute values. */
