@@ -5,7 +5,7 @@
  * replay action behind those buttons (`router.callbacks.replay`), which also resumes the
  * principal's paused callback URLs.
  */
-import type { Request, Response } from 'express';
+import type { Response } from 'express';
 import type { SmsRouter } from '../router/create-router.js';
 import { refuse } from './guard.js';
 import { actionForm, esc, table, td, time } from './html.js';
@@ -41,20 +41,13 @@ export async function callbacks(context: ViewContext, principal: string, cursor:
   return `${form}${pausedText}${table(['message', 'url', 'attempts', 'last status', 'last error', 'ended', ''], rows, 'No failed delivery report', 'callback-list')}${all}${next}</section>`;
 }
 
-/** A form field as trimmed text ('' when absent). */
-function formField(req: Request, name: string): string {
-  const value = (req.body as Record<string, unknown> | undefined)?.[name];
-  return typeof value === 'string' ? value.trim().slice(0, 200) : '';
-}
-
-/** `POST /actions/replay` (`principal`, and `ref` for one report; without it every failed report of the principal): back to the view. */
-export function replayAction(sms: SmsRouter): (req: Request, res: Response) => Promise<void> {
-  return async (req, res) => {
-    const principal = formField(req, 'principal');
-    const ref = formField(req, 'ref');
-    if (sms.storage.replayCallbacks === undefined) return refuse(res, 'NOT_SUPPORTED', 'This storage cannot replay delivery reports (no replayCallbacks)');
-    if (principal === '') return refuse(res, 'VALIDATION_FAILED', 'principal: required');
-    await sms.callbacks.replay(ref === '' ? { principalId: principal } : { principalId: principal, refs: [ref] });
-    res.redirect(303, `${req.baseUrl}/callbacks?principal=${encodeURIComponent(principal)}&done=replayed`);
-  };
+/**
+ * `POST /actions/replay` of the form fields `principal` and `ref` (one report; '' for every
+ * failed report of the principal), then back to the view under `base`.
+ */
+export async function replayAction(sms: SmsRouter, res: Response, base: string, principal: string, ref: string): Promise<void> {
+  if (sms.storage.replayCallbacks === undefined) return refuse(res, 'NOT_SUPPORTED', 'This storage cannot replay delivery reports (no replayCallbacks)');
+  if (principal === '') return refuse(res, 'VALIDATION_FAILED', 'principal: required');
+  await sms.callbacks.replay(ref === '' ? { principalId: principal } : { principalId: principal, refs: [ref] });
+  res.redirect(303, `${base}/callbacks?principal=${encodeURIComponent(principal)}&done=replayed`);
 }

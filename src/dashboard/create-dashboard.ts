@@ -104,7 +104,7 @@ export function createSmsDashboard(sms: SmsRouter, options: SmsDashboardOptions)
     await sms.optOuts.remove(shortCode, number);
     res.redirect(303, `${req.baseUrl}/inbound?done=opted-in`);
   }));
-  router.post('/actions/replay', ...form, handle(replayAction(sms)));
+  router.post('/actions/replay', ...form, handle((req, res) => replayAction(sms, res, req.baseUrl, field(req.body, 'principal'), field(req.body, 'ref'))));
   router.post('/actions/top-up', ...form, handle(async (req, res) => {
     const principal = field(req.body, 'principal');
     const units = field(req.body, 'units');

@@ -8,10 +8,8 @@
 import { MAX_REPLAY_IDS } from '../http/callbacks.js';
 import { DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT } from '../http/list-query.js';
 import { OPEN_CALLBACK_STATES } from '../storage/callback-list.js';
+import { parameter } from './list-path.js';
 import { json, ref, type Schema } from './refs.js';
-
-/** A query parameter of the list. */
-const parameter = (name: string, description: string, schema: Schema): Schema => ({ name, in: 'query', required: false, description, schema });
 
 /** The schemas of report recovery, for `components.schemas`. */
 export const CALLBACK_SCHEMAS: Record<string, Schema> = {
