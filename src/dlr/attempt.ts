@@ -63,7 +63,7 @@ export function reportAttempt(deps: ReportAttemptDeps): (due: Webhook) => Promis
    * in itself (scheme, credentials, internal literal IP) or a secret that cannot sign.
    */
   const post = async (due: Webhook, url: string, span: TracedSpan | null): Promise<{ result: PostResult; hopeless: boolean; paused?: true }> => {
-    if (health?.isPaused(url) === true) return { result: unsent('paused: the callback URL failed for too long (docs/callbacks.md)'), hopeless: true, paused: true };
+    if (health?.isPaused(url) === true) return { result: unsent('paused: the callback URL has failed for dlr.pauseAfterMs'), hopeless: true, paused: true };
     const urlProblem = callbackUrlProblem(url, config.allowance);
     if (urlProblem !== null) return { result: unsent(`blocked: callback URL ${urlProblem}`), hopeless: true };
     const body = webhookBody(due, reportFormat);
@@ -143,7 +143,7 @@ export function reportAttempt(deps: ReportAttemptDeps): (due: Webhook) => Promis
   };
 }
 
-/** The attempts the retry schedule of `due` starts after: those made before its last replay (`CallbackState.restartedAfter`). */
+/** The attempts the retry schedule of `due` starts after: those made before it last started again, at a replay or the failover (`CallbackState.restartedAfter`). */
 function scheduledAfter(due: Webhook): number {
   return isInbound(due) ? 0 : (due.message.callback?.restartedAfter ?? 0);
 }

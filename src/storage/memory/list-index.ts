@@ -1,8 +1,8 @@
 /**
  * The memory record store's index of the message list ({@link ListIndex}): each principal's
- * rows in list order, and the same per state, recipient, external id and profile, so that a
- * page walks the narrowest of them from its start and stops when it is full, whatever the
- * number of rows stored.
+ * rows in list order, and the same per state, recipient, external id, profile and report
+ * state (pending or failed, for report recovery's list), so that a page walks the narrowest
+ * of them from its start and stops when it is full, whatever the number of rows stored.
  *
  * @module
  */
