@@ -122,6 +122,28 @@ for (const storage of STORAGES) {
       expect(o.receiver.requests.filter((r) => r.body.includes(refs[0]!))).toHaveLength(2);
     });
 
+    it('router.callbacks: a URL failing past dlr.pauseAfterMs is listed as paused and resumed by the host', async () => {
+      const receiver = await startReceiver(() => ({ status: 500 }));
+      receivers.push(receiver);
+      const gateway = createGateway({
+        storage: storage.open(),
+        delivery: new ScriptedDelivery(),
+        dlr: { schedule: [0, 20], pauseAfterMs: 10, allowPrivateAddresses: ['127.0.0.0/8'], pollIntervalMs: 10 },
+      });
+      gateways.push(gateway);
+      const paused: string[] = [];
+      const resumed: string[] = [];
+      gateway.sms.on('callback.endpoint_paused', (event) => void paused.push(event.url));
+      gateway.sms.on('callback.endpoint_resumed', (event) => void resumed.push(event.by));
+      const url = `${receiver.origin}/dlr`;
+      await endWithReport(gateway.app, url);
+      await eventually(() => paused.length === 1, { what: 'the pause' });
+      expect(gateway.sms.callbacks.paused()).toEqual([{ url, failingSince: expect.any(Number) }]);
+      expect(gateway.sms.callbacks.resume(url)).toBe(true);
+      expect(resumed).toEqual(['api']);
+      expect(gateway.sms.callbacks.paused()).toEqual([]);
+    });
+
     it('refuses bad input with a coded 4xx and replays nothing', async () => {
       const o = await outage();
       const ref = await endWithReport(o.app, o.url);
