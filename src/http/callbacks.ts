@@ -12,7 +12,7 @@ import { SmsError } from '../errors.js';
 import { OPEN_CALLBACK_STATES, type OpenCallbackState } from '../storage/callback-list.js';
 import type { CallbackListQuery, MessageRecord, ReplaySelection, Storage } from '../storage/contract.js';
 import { principalOf } from './authenticate.js';
-import { encodeCursor, readPageQuery, readTimeRange } from './list-query.js';
+import { encodeCursor, invalid, readPageQuery, readTimeRange } from './list-query.js';
 import { sendJsonText } from './respond.js';
 import { callbackView } from './status.js';
 
@@ -48,7 +48,7 @@ export function listCallbacks(storage: RecoveryStorage): RequestHandler {
     if (given.state !== undefined) {
       const states = given.state.split(',').map((state) => state.trim());
       if (states.some((state) => !(OPEN_CALLBACK_STATES as readonly string[]).includes(state))) {
-        throw new SmsError('INVALID_LIST_QUERY', `state: must be one or more of ${OPEN_CALLBACK_STATES.join(', ')}, separated by commas`);
+        throw invalid(`state: must be one or more of ${OPEN_CALLBACK_STATES.join(', ')}, separated by commas`);
       }
       query.states = [...new Set(states as OpenCallbackState[])];
     }
