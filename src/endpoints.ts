@@ -12,9 +12,9 @@
 
 /**
  * What a key must be granted to use a route (a principal's `scopes`, docs/keys.md): send
- * through one endpoint, read messages, cancel them, or preview a send.
+ * through one endpoint, read messages, cancel them, preview a send, or replay delivery reports.
  */
-export type Permission = 'send:quick' | 'send:premium' | 'read' | 'cancel' | 'preview';
+export type Permission = 'send:quick' | 'send:premium' | 'read' | 'cancel' | 'preview' | 'callbacks';
 
 /** One route of the send API. */
 export interface EndpointRoute {
@@ -48,6 +48,8 @@ export const ENDPOINTS = [
   { endpoint: 'status', method: 'GET', path: '/delivery-status', operationId: 'findByExternalId', scope: 'read', sends: false },
   { endpoint: 'list', method: 'GET', path: '/messages', operationId: 'listMessages', scope: 'read', sends: false },
   { endpoint: 'reports', method: 'GET', path: '/reports', operationId: 'pullReports', scope: 'read', sends: false },
+  { endpoint: 'callbacks', method: 'GET', path: '/callbacks', operationId: 'listCallbacks', scope: 'read', sends: false },
+  { endpoint: 'callbacks', method: 'POST', path: '/callbacks/replay', operationId: 'replayCallbacks', scope: 'callbacks', sends: false },
   { endpoint: 'cancel', method: 'DELETE', path: '/messages/:message_ref', operationId: 'cancelMessage', scope: 'cancel', sends: false },
   { endpoint: 'cancel', method: 'DELETE', path: '/messages', operationId: 'cancelByExternalId', scope: 'cancel', sends: false },
 ] as const satisfies readonly EndpointRoute[];

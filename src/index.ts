@@ -10,6 +10,7 @@ export type { WorkerOptions, RetentionOptions } from './worker/options.js';
 export type { DlrOptions } from './dlr/options.js';
 export type { DlrPayload, DlrData, DlrPart, FlatDlrPayload, ReportFormat } from './dlr/payload.js';
 export type { InboundPayload, InboundData } from './dlr/webhook.js';
+export type { CallbackControls } from './dlr/controls.js';
 export type { InboundOptions, OptOutConfirmation } from './inbound/options.js';
 export type { OptOutList } from './inbound/opt-out-list.js';
 export type { InboundOwner, InboundOwnerResolver } from './inbound/owners.js';

@@ -15,7 +15,7 @@ import {
   type ErrorEvent,
   type SmsRouterOptions,
 } from '../src/index.js';
-import { CAPPED_KEY, createGateway, DISABLED_KEY, EXPIRED_KEY, FENCED_KEY, KEY, QUICK_ONLY_KEY, SEND_ONLY_KEY } from './helpers/gateway.js';
+import { CAPPED_KEY, createGateway, DISABLED_KEY, EXPIRED_KEY, FENCED_KEY, KEY, OTHER_KEY, QUICK_ONLY_KEY, SEND_ONLY_KEY } from './helpers/gateway.js';
 import { GatedDelivery } from './helpers/gated-delivery.js';
 import { recordAnswers } from './helpers/answers.js';
 
@@ -31,7 +31,7 @@ describe('the error registry', () => {
       const row = rows.get(code)!;
       expect(row.status, code).toBe(entry.status);
       // Fixed texts are quoted verbatim; dynamic ones (validation, sizes, methods) are described.
-      const dynamic = ['VALIDATION_FAILED', 'INVALID_RECIPIENT', 'NOT_MOBILE', 'BODY_TOO_LARGE', 'SCOPE_DENIED', 'METHOD_NOT_ALLOWED', 'RATE_LIMITED', 'SERVER_ERROR', 'QUEUE_FULL', 'BACKLOG_FULL', 'INVALID_LIST_QUERY'];
+      const dynamic = ['VALIDATION_FAILED', 'INVALID_RECIPIENT', 'NOT_MOBILE', 'BODY_TOO_LARGE', 'SCOPE_DENIED', 'METHOD_NOT_ALLOWED', 'RATE_LIMITED', 'SERVER_ERROR', 'QUEUE_FULL', 'BACKLOG_FULL', 'INVALID_LIST_QUERY', 'INVALID_REPLAY'];
       if (!dynamic.includes(code)) {
         expect(row.text, code).toContain(`\`${entry.details}\``);
       }
@@ -51,6 +51,9 @@ const TRIGGERS: Record<ErrorCode, { options?: Partial<SmsRouterOptions>; ask: (a
   READ_SCOPE_DENIED: { ask: (app) => request(app).get('/api/outbox/delivery-status/nope').set('X-API-Key', SEND_ONLY_KEY) },
   CANCEL_SCOPE_DENIED: { ask: (app) => request(app).delete('/api/outbox/messages/nope').set('X-API-Key', SEND_ONLY_KEY) },
   PREVIEW_SCOPE_DENIED: { ask: (app) => send(app, 'create/preview', SEND_ONLY_KEY, valid()) },
+  // The 0.1.0 aliases do not grant replays.
+  CALLBACKS_SCOPE_DENIED: { ask: (app) => request(app).post('/api/outbox/callbacks/replay').set('X-API-Key', KEY).send({ ids: ['nope'] }) },
+  INVALID_REPLAY: { ask: (app) => request(app).post('/api/outbox/callbacks/replay').set('X-API-Key', OTHER_KEY).send({ ids: [] }) },
   NOT_FOUND: { ask: (app) => request(app).get('/api/outbox/delivery-status/nope').set('X-API-Key', KEY) },
   INVALID_CURSOR: { ask: (app) => request(app).get('/api/outbox/messages?cursor=nope').set('X-API-Key', KEY) },
   INVALID_LIST_QUERY: { ask: (app) => request(app).get('/api/outbox/messages?limit=0').set('X-API-Key', KEY) },

@@ -332,6 +332,21 @@ describe('metrics option', () => {
     }
   });
 
+  it('counts paused callback URLs, and how many are paused now', async () => {
+    const events = new SmsEventEmitter();
+    const direct = new client.Registry();
+    const detach = attachMetrics(events, { client: typedClient, registry: direct, profileLabel: false });
+    try {
+      expect(await value(direct, 'sms_outbox_callback_endpoints_paused')).toBe(0);
+      for (const url of ['https://a.example/dlr', 'https://b.example/dlr']) events.emit('callback.endpoint_paused', { url, failingSince: 0, at: 1 });
+      events.emit('callback.endpoint_resumed', { url: 'https://a.example/dlr', by: 'api', at: 2 });
+      expect(await value(direct, 'sms_outbox_callback_endpoints_paused')).toBe(1);
+      expect(await value(direct, 'sms_outbox_callback_endpoint_pauses_total')).toBe(2);
+    } finally {
+      detach();
+    }
+  });
+
   it('remembers at most 100,000 submit times, dropping the oldest: a dropped message is not observed', async () => {
     const registry = new client.Registry();
     const events = new SmsEventEmitter();

@@ -45,19 +45,20 @@ export function profileTableOf(resolver: object): readonly OwnedProfile[] | unde
 }
 
 /**
- * Checks an `inboundUrl` of a table entry: an absolute `http` or `https` URL without
- * credentials (whether its address is allowed is decided at send time, as for reports).
+ * Checks an `inboundUrl` (or another webhook URL, `field`) of a table entry: an absolute
+ * `http` or `https` URL without credentials (whether its address is allowed is decided at
+ * send time, as for reports).
  */
-export function assertInboundUrl(where: string, url: unknown): void {
-  if (typeof url !== 'string') throw new OptionError(`${where}: inboundUrl must be a URL string, got ${describeType(url)}`);
+export function assertInboundUrl(where: string, url: unknown, field = 'inboundUrl'): void {
+  if (typeof url !== 'string') throw new OptionError(`${where}: ${field} must be a URL string, got ${describeType(url)}`);
   let parsed: URL;
   try {
     parsed = new URL(url);
   } catch {
-    throw new OptionError(`${where}: inboundUrl must be an absolute http or https URL, got ${JSON.stringify(url)}`);
+    throw new OptionError(`${where}: ${field} must be an absolute http or https URL, got ${JSON.stringify(url)}`);
   }
   if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
-    throw new OptionError(`${where}: inboundUrl must be an http or https URL, got ${JSON.stringify(url)}`);
+    throw new OptionError(`${where}: ${field} must be an http or https URL, got ${JSON.stringify(url)}`);
   }
-  if (parsed.username !== '' || parsed.password !== '') throw new OptionError(`${where}: inboundUrl must not carry credentials`);
+  if (parsed.username !== '' || parsed.password !== '') throw new OptionError(`${where}: ${field} must not carry credentials`);
 }

@@ -59,6 +59,12 @@ export interface Principal {
    */
   reportDelivery?: 'push' | 'pull';
   /**
+   * Where its delivery reports go once their `dlr_callback_url` has failed every attempt of
+   * the retry schedule: the schedule is tried again there, signed alike (docs/callbacks.md).
+   * Read when the main URL gives up. Default: none (the report fails).
+   */
+  callbackFailoverUrl?: string;
+  /**
    * Where the mobile-originated messages sent to its profiles' codes are forwarded, for the
    * profiles without an `inboundUrl` of their own (docs/inbound.md). Default: none.
    */

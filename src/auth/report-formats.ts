@@ -1,6 +1,6 @@
 /**
- * Which format each principal's delivery reports go out in (`Principal.reportFormat`),
- * found when a report is built, by the principal id its message keeps: a report is sent
+ * Which format each principal's delivery reports go out in (`Principal.reportFormat`), and
+ * where they fail over to (`Principal.callbackFailoverUrl`), found when a report is built, by the principal id its message keeps: a report is sent
  * long after its request, by whichever instance claims it.
  *
  * With a `staticKeys` table the router reads the format from that table, which every
@@ -18,6 +18,8 @@ export class ReportFormats {
   readonly #table: ReadonlyMap<string, Principal> | undefined;
   /** The principals seen with a format other than the default (the host's verifier only). */
   readonly #seen = new Map<string, ReportFormat>();
+  /** The principals seen with a failover URL (the host's verifier only). */
+  readonly #failover = new Map<string, string>();
 
   /** Reads the formats from `verifyKey`'s table when it is a `staticKeys` verifier. */
   constructor(verifyKey: KeyVerifier) {
@@ -27,6 +29,10 @@ export class ReportFormats {
   /** The format of the principal of id `principalId`; `envelope` when not known. */
   readonly of: ReportFormatOf = (principalId) =>
     this.#table?.get(principalId)?.reportFormat ?? this.#seen.get(principalId) ?? 'envelope';
+
+  /** The failover URL of the principal of id `principalId`, or `null`. */
+  readonly failoverOf = (principalId: string): string | null =>
+    this.#table?.get(principalId)?.callbackFailoverUrl ?? this.#failover.get(principalId) ?? null;
 
   /**
    * `verifyKey`, noting the format of each principal it returns; `verifyKey` itself for a
@@ -52,5 +58,7 @@ export class ReportFormats {
     if (typeof principal !== 'object' || principal === null || typeof principal.id !== 'string') return;
     if (principal.reportFormat === 'flat') this.#seen.set(principal.id, 'flat');
     else this.#seen.delete(principal.id);
+    if (typeof principal.callbackFailoverUrl === 'string') this.#failover.set(principal.id, principal.callbackFailoverUrl);
+    else this.#failover.delete(principal.id);
   }
 }

@@ -18,13 +18,13 @@ export type ScopeAlias = 'quick' | 'premium';
 export type Scope = Permission | ScopeAlias;
 
 /** Every permission, in the order the docs list them. */
-export const PERMISSIONS: readonly Permission[] = ['send:quick', 'send:premium', 'read', 'cancel', 'preview'];
+export const PERMISSIONS: readonly Permission[] = ['send:quick', 'send:premium', 'read', 'cancel', 'preview', 'callbacks'];
 
 /** Every name `scopes` may list. */
 export const SCOPES: readonly Scope[] = [...PERMISSIONS, 'quick', 'premium'];
 
 /** One bit per permission: a key's grants are one number, checked with a mask per request. */
-const BIT: Readonly<Record<Permission, number>> = { 'send:quick': 1, 'send:premium': 2, read: 4, cancel: 8, preview: 16 };
+const BIT: Readonly<Record<Permission, number>> = { 'send:quick': 1, 'send:premium': 2, read: 4, cancel: 8, preview: 16, callbacks: 32 };
 
 /** What a key that may only read and cancel had in 0.1.0 (`scopes: []`), and what the aliases add to their send. */
 const READ_AND_CANCEL = BIT.read | BIT.cancel;

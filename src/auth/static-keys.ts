@@ -48,7 +48,7 @@ const sha256Hex = (text: string): string => crypto.hash('sha256', text, 'hex');
 /** The fields an entry may have: its key (or digest) and the {@link Principal} fields. */
 const ENTRY_FIELDS = [
   'key', 'sha256', 'keys', 'id', 'scopes', 'expiresAt', 'allowedIps', 'disabled', 'profiles', 'callbackSecret', 'reportFormat', 'reportDelivery',
-  'inboundUrl', 'rateLimit', 'weight', 'maxQueued', 'numbers', 'dailyUnits', 'monthlyUnits', 'retainText',
+  'inboundUrl', 'rateLimit', 'weight', 'maxQueued', 'numbers', 'dailyUnits', 'monthlyUnits', 'retainText', 'callbackFailoverUrl',
 ] as const;
 
 /** The fields of one of an entry's `keys`. */
@@ -199,6 +199,7 @@ function assertReportFormat(where: string, format: unknown): void {
 function checkPrincipalFields(where: string, principal: Omit<Principal, 'id'>): void {
   const { scopes, disabled, profiles, callbackSecret, reportFormat, inboundUrl, rateLimit, weight, maxQueued, expiresAt, allowedIps } = principal;
   if (inboundUrl !== undefined) assertInboundUrl(where, inboundUrl);
+  if (principal.callbackFailoverUrl !== undefined) assertInboundUrl(where, principal.callbackFailoverUrl, 'callbackFailoverUrl');
   if (scopes !== undefined) {
     if (!Array.isArray(scopes)) {
       throw new OptionError(`${where}: scopes must be an array of ${SCOPE_LIST}, got ${describeType(scopes)}`);

@@ -21,6 +21,7 @@ import { resolveDashboardOptions, type SmsDashboardOptions } from './options.js'
 import * as views from './views.js';
 import { carrier } from './carrier-view.js';
 import { principals, PrincipalsSeen } from './principals-view.js';
+import { callbacks, replayAction } from './callbacks-view.js';
 
 /** What an action's redirect says on the page it lands on. */
 const NOTICES: Record<string, string> = {
@@ -28,6 +29,7 @@ const NOTICES: Record<string, string> = {
   'not-cancelled': 'Not cancelled: the message had already gone to the carrier or ended.',
   'opted-in': 'Removed from the opt-out list.',
   'topped-up': 'Credit topped up.',
+  replayed: 'Delivery reports queued to be sent again.',
 };
 
 /** A query or body field as trimmed text ('' when absent or not one string). */
@@ -82,6 +84,7 @@ export function createSmsDashboard(sms: SmsRouter, options: SmsDashboardOptions)
   router.get('/inbound', render('/inbound', heading('/inbound'), (context) => views.inbound(context)));
   router.get('/message', render('/message', heading('/message'), (context, req) => views.message(context, field(req.query, 'principal'), field(req.query, 'ref'))));
   router.get('/messages', render('/messages', heading('/messages'), (context, req) => views.messages(context, field(req.query, 'principal'), field(req.query, 'external_id'), field(req.query, 'cursor'))));
+  router.get('/callbacks', render('/callbacks', heading('/callbacks'), (context, req) => callbacks(context, field(req.query, 'principal'), field(req.query, 'cursor'))));
   router.get('/credit', render('/credit', heading('/credit'), (context, req) => views.credit(context, field(req.query, 'principal'))));
   router.get('/principals', render('/principals', heading('/principals'), (context) => principals(context, principalsSeen)));
 
@@ -105,6 +108,7 @@ export function createSmsDashboard(sms: SmsRouter, options: SmsDashboardOptions)
     await sms.optOuts.remove(shortCode, number);
     res.redirect(303, `${req.baseUrl}/inbound?done=opted-in`);
   }));
+  router.post('/actions/replay', ...form, handle((req, res) => replayAction(sms, res, req.baseUrl, field(req.body, 'principal'), field(req.body, 'ref'))));
   router.post('/actions/top-up', ...form, handle(async (req, res) => {
     const principal = field(req.body, 'principal');
     const units = field(req.body, 'units');

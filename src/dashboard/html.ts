@@ -13,6 +13,7 @@ export const VIEWS = [
   ['/messages', 'Messages'],
   ['/credit', 'Credit'],
   ['/principals', 'Principals'],
+  ['/callbacks', 'Callbacks'],
 ] as const;
 
 /** Escapes text for HTML content and attribute values. */

@@ -25,7 +25,7 @@ export interface ConsoleListPage {
 }
 
 /** The position a console cursor names, or `undefined` for none or a text it did not write. */
-function positionOf(cursor: string | undefined): ListPosition | undefined {
+export function positionOf(cursor: string | undefined): ListPosition | undefined {
   const match = cursor === undefined ? null : /^(\d{1,16})\.(\d{1,16})$/.exec(cursor);
   return match === null ? undefined : { createdAt: Number(match[1]), seq: Number(match[2]) };
 }

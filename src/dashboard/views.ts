@@ -116,8 +116,7 @@ export async function message(context: ViewContext, principal: string, ref: stri
   const cancellable = context.sms.cancel !== null && (found.state === 'queued' || found.state === 'scheduled');
   const actions = [
     cancellable ? actionForm(context.base, '/actions/cancel', context.csrf, { principal, ref: found.ref }, 'Cancel this message') : '',
-    // No storage offers a replay of a finished report yet; the action appears once one does.
-    '<p class="hint">Replaying a delivery report: this storage offers no replay.</p>',
+    report?.state === 'failed' && context.sms.storage.replayCallbacks !== undefined ? actionForm(context.base, '/actions/replay', context.csrf, { principal, ref: found.ref }, 'Replay the delivery report') : '',
   ].join('');
   return `${form}<section class="wide" id="message" data-state="${esc(found.state)}"><h2>Message</h2><div class="table-wrap"><table><tbody>${fields
     .map(([name, value]) => `<tr><th scope="row">${esc(name)}</th>${td(value, name === 'ref' ? 'mono' : undefined)}</tr>`)

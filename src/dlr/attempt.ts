@@ -12,6 +12,7 @@ import type { ReportFormatOf } from './payload.js';
 import type { CallbackSender, PostResult } from './post.js';
 import { nextAttemptDelay, verdictOf } from './schedule.js';
 import { signWebhook } from './sign.js';
+import type { EndpointHealth } from './endpoint-health.js';
 import { isInbound, webhookBody, webhookRef, webhookSecret, webhookUrl, type Webhook } from './webhook.js';
 
 /** What an attempt needs. */
@@ -28,6 +29,10 @@ export interface ReportAttemptDeps {
   reportFormat: ReportFormatOf;
   /** OpenTelemetry: a span per webhook attempt (report or inbound), in its message's trace; absent or `null`: none. */
   tracing?: MessageTracing | null;
+  /** The failover URL of a principal's reports (`Principal.callbackFailoverUrl`), or `null`; absent: none has one. */
+  failoverOf?: (principalId: string) => string | null;
+  /** Which URLs are paused (endpoint-health.ts); absent: none ever is. */
+  health?: EndpointHealth;
 }
 
 /** The result of an attempt that was refused before anything was sent. */
@@ -50,12 +55,15 @@ function afterAttempt(attempt: number, record: CallbackAttempt): CallbackState {
 export function reportAttempt(deps: ReportAttemptDeps): (due: Webhook) => Promise<void> {
   const { storage, emit, config, sender, now, random, reportFormat } = deps;
   const tracing = deps.tracing ?? null;
+  const failoverOf = deps.failoverOf ?? (() => null);
+  const health = deps.health;
 
   /**
    * Signs and posts one report. `hopeless` marks a failure no retry can mend: a URL wrong
    * in itself (scheme, credentials, internal literal IP) or a secret that cannot sign.
    */
-  const post = async (due: Webhook, url: string, span: TracedSpan | null): Promise<{ result: PostResult; hopeless: boolean }> => {
+  const post = async (due: Webhook, url: string, span: TracedSpan | null): Promise<{ result: PostResult; hopeless: boolean; paused?: true }> => {
+    if (health?.isPaused(url) === true) return { result: unsent('paused: the callback URL has failed for dlr.pauseAfterMs'), hopeless: true, paused: true };
     const urlProblem = callbackUrlProblem(url, config.allowance);
     if (urlProblem !== null) return { result: unsent(`blocked: callback URL ${urlProblem}`), hopeless: true };
     const body = webhookBody(due, reportFormat);
@@ -83,11 +91,13 @@ export function reportAttempt(deps: ReportAttemptDeps): (due: Webhook) => Promis
 
   return async (due) => {
     const { uid } = due;
-    const url = webhookUrl(due) ?? '';
+    const failoverUrl = isInbound(due) ? null : failoverOf(due.message.principalId);
+    const onFailover = failoverUrl !== null && !isInbound(due) && due.message.callback?.failover === true;
+    const url = onFailover ? failoverUrl : (webhookUrl(due) ?? '');
     const attempt = due.attempts + 1;
     const span = tracing === null ? null : attemptSpan(tracing, due, attempt);
     try {
-      const { result, hopeless } = await post(due, url, span).catch((error: unknown) => {
+      const { result, hopeless, paused } = await post(due, url, span).catch((error: unknown) => {
         span?.end(error);
         throw error;
       });
@@ -97,15 +107,20 @@ export function reportAttempt(deps: ReportAttemptDeps): (due: Webhook) => Promis
       }
       const at = now();
       const verdict = verdictOf(result.statusCode);
+      if (paused !== true) health?.attempted(url, (isInbound(due) ? due.inbound.principalId : due.message.principalId) ?? '', verdict === 'delivered', at);
       const delay =
-        verdict === 'retry' && !hopeless ? nextAttemptDelay(attempt, config.schedule, result.retryAfterMs, random) : null;
+        verdict === 'retry' && !hopeless ? nextAttemptDelay(attempt - scheduledAfter(due), config.schedule, result.retryAfterMs, random) : null;
       const error = result.error ?? (verdict === 'delivered' ? null : `HTTP ${result.statusCode}`);
-      const record: CallbackAttempt =
+      let record: CallbackAttempt =
         verdict === 'delivered'
           ? { result: 'delivered', statusCode: result.statusCode, error: null, nextAttemptAt: null, now: at }
           : delay === null
             ? { result: 'failed', statusCode: result.statusCode, error, nextAttemptAt: null, now: at }
             : { result: 'retry', statusCode: result.statusCode, error, nextAttemptAt: at + delay, now: at };
+      // The main URL gave up: the failover URL takes the report, on the whole schedule.
+      if (record.result === 'failed' && failoverUrl !== null && !onFailover && failoverUrl !== url) {
+        record = { result: 'retry', statusCode: result.statusCode, error, nextAttemptAt: at, now: at, failover: true };
+      }
       const common = { uid, url, attempt, statusCode: result.statusCode, durationMs: result.durationMs };
       // The record was read when the webhook was claimed: the event shows it as this attempt left it.
       if (isInbound(due)) {
@@ -126,6 +141,11 @@ export function reportAttempt(deps: ReportAttemptDeps): (due: Webhook) => Promis
       emit('error', { error, source: 'dlr', ref: webhookRef(due) });
     }
   };
+}
+
+/** The attempts the retry schedule of `due` starts after: those made before it last started again, at a replay or the failover (`CallbackState.restartedAfter`). */
+function scheduledAfter(due: Webhook): number {
+  return isInbound(due) ? 0 : (due.message.callback?.restartedAfter ?? 0);
 }
 
 /** The `traceparent` stored with the message `due` is about, if it was traced. */

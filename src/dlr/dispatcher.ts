@@ -33,6 +33,7 @@ import type { DlrConfig } from './options.js';
 import type { ReportFormatOf } from './payload.js';
 import { CallbackSender } from './post.js';
 import { isInbound, type Webhook } from './webhook.js';
+import { EndpointHealth } from './endpoint-health.js';
 
 /** Claims per poll at most, so a backlog of one slow host cannot keep a poll busy for long. */
 const MAX_CLAIMS_PER_POLL = 16;
@@ -67,6 +68,8 @@ export interface CallbackDispatcherOptions {
   reportFormat?: ReportFormatOf;
   /** OpenTelemetry: a span per webhook attempt (report or inbound), in its message's trace; default none. */
   tracing?: MessageTracing | null;
+  /** The failover URL of a principal's reports (`Principal.callbackFailoverUrl`), or `null`; default: none has one. */
+  failoverOf?: (principalId: string) => string | null;
 }
 
 /**
@@ -82,6 +85,7 @@ export class CallbackDispatcher implements WebhookHandOff {
   readonly #owner: string;
   readonly #sender: CallbackSender;
   readonly #lanes: HostLanes;
+  readonly #health: EndpointHealth;
   readonly #loop: ClaimLoop<Webhook>;
   /** Reports to hand back at the end of this turn (see #handBack). */
   readonly #handingBack: Webhook[] = [];
@@ -104,10 +108,13 @@ export class CallbackDispatcher implements WebhookHandOff {
       resolve: config.resolve,
       connectionsPerHost: config.perHostConcurrency,
     });
+    this.#health = new EndpointHealth(config.pauseAfterMs, this.#emit);
     const capacity = HELD_PER_SLOT * config.concurrency;
     const attempt = reportAttempt({
       storage, emit: this.#emit, config, sender: this.#sender, now: this.#now, random: options.random ?? Math.random,
       reportFormat: options.reportFormat ?? envelopeForAll, tracing: options.tracing ?? null,
+      ...(options.failoverOf === undefined ? {} : { failoverOf: options.failoverOf }),
+      health: this.#health,
     });
     this.#lanes = new HostLanes({ ...config, capacity }, attempt, this.#now);
     this.#loop = new ClaimLoop<Webhook>({
@@ -133,6 +140,11 @@ export class CallbackDispatcher implements WebhookHandOff {
   /** Polls soon: a report has just become due. Harmless when nothing is. */
   wake(): void {
     this.#loop.wake();
+  }
+
+  /** Which callback URLs are paused, and resuming them (endpoint-health.ts). */
+  get endpoints(): EndpointHealth {
+    return this.#health;
   }
 
   /**

@@ -86,6 +86,13 @@ export interface DlrOptions {
   leaseMs?: number;
   /** At most this many reports are claimed per storage call. Default `concurrency`. */
   batchSize?: number;
+  /**
+   * A callback URL whose every attempt failed for this long (since its last success, as this
+   * instance saw it) is paused: its reports fail without a request, `callback.endpoint_paused`
+   * is emitted, until a replay of its principal's reports or `router.callbacks.resume(url)`
+   * (docs/callbacks.md). `Infinity`: never paused. Default 5 days.
+   */
+  pauseAfterMs?: number;
 }
 
 /** {@link DlrOptions} resolved: every field present and checked. Internal. */
@@ -108,6 +115,8 @@ export interface DlrConfig {
   leaseMs: number;
   /** Claim batch size. */
   batchSize: number;
+  /** How long a callback URL fails before it is paused, ms (`Infinity`: never). */
+  pauseAfterMs: number;
   /** The `user-agent` sent. */
   userAgent: string;
   /** How host names are resolved; `undefined` means `dns.lookup`. Not a public option. */
@@ -124,6 +133,7 @@ const KEYS = [
   'pollIntervalMs',
   'leaseMs',
   'batchSize',
+  'pauseAfterMs',
 ] as const satisfies readonly (keyof DlrOptions)[];
 
 function integer(name: string, value: unknown, fallback: number, min: number): number {
@@ -161,6 +171,18 @@ function allowance(value: unknown): AddressAllowance {
   return { allowPrivate: list };
 }
 
+/** The default of `pauseAfterMs`: 5 days. */
+export const DEFAULT_PAUSE_AFTER_MS = 5 * 86_400_000;
+
+/** `pauseAfterMs`: a positive number of ms, or `Infinity`. */
+function pauseAfter(value: unknown): number {
+  if (value === undefined) return DEFAULT_PAUSE_AFTER_MS;
+  if (typeof value !== 'number' || Number.isNaN(value) || value < 1) {
+    throw new OptionError(`dlr.pauseAfterMs must be a number of ms of at least 1 (Infinity: never pause), got ${String(value)}`);
+  }
+  return value;
+}
+
 /**
  * Resolves {@link DlrOptions} into a {@link DlrConfig}, filling defaults. Throws a
  * `TypeError` that names the option for an unknown key (with a "did you mean" hint), a
@@ -196,6 +218,7 @@ export function resolveDlrOptions(options: DlrOptions = {}): DlrConfig {
     pollIntervalMs: integer('pollIntervalMs', options.pollIntervalMs, DEFAULT_POLL_INTERVAL_MS, 1),
     leaseMs,
     batchSize: integer('batchSize', options.batchSize, concurrency, 1),
+    pauseAfterMs: pauseAfter(options.pauseAfterMs),
     userAgent: USER_AGENT,
   };
 }

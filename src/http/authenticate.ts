@@ -36,6 +36,7 @@ const REFUSALS: Readonly<Record<RoutePermission, SmsError>> = {
   read: new SmsError('READ_SCOPE_DENIED'),
   cancel: new SmsError('CANCEL_SCOPE_DENIED'),
   preview: new SmsError('PREVIEW_SCOPE_DENIED'),
+  callbacks: new SmsError('CALLBACKS_SCOPE_DENIED'),
 };
 
 /** The route a key check guards. */

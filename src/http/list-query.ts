@@ -1,6 +1,8 @@
 /**
  * The query of `GET {base}/messages` read and checked (filters, page size, cursor), and the
- * opaque cursor written into each page: bad input is a coded 4xx, never a storage call.
+ * opaque cursor written into each page: bad input is a coded 4xx, never a storage call. The
+ * page's bounds are read the same way by every list of the caller's messages
+ * ({@link readPageQuery}: `GET {base}/callbacks` too).
  *
  * @module
  */
@@ -20,7 +22,7 @@ export const MAX_LIST_LIMIT = 1000;
 /** Every state, in lifecycle order. */
 const STATES: readonly MessageState[] = [...PENDING_STATES, ...TERMINAL_STATES];
 
-/** The query parameters the endpoint reads; any other is refused, so a typo is not a silent "no filter". */
+/** The query parameters the endpoint reads. */
 const PARAMETERS = ['state', 'since', 'until', 'recipient', 'external_id', 'profile_code', 'limit', 'cursor'] as const;
 
 /** What a cursor's text starts with: its format, so a later one can be told apart. */
@@ -41,7 +43,7 @@ function decodeCursor(text: string): ListPosition {
 }
 
 /** A 422 naming the parameter at fault. */
-const invalid = (details: string) => new SmsError('INVALID_LIST_QUERY', details);
+export const invalid = (details: string) => new SmsError('INVALID_LIST_QUERY', details);
 
 /** The query string of `req`, read as `node:querystring` does (as the status lookup reads its own: status.ts). */
 function rawQuery(req: Request): Record<string, string | string[] | undefined> {
@@ -59,35 +61,70 @@ function timeOf(name: string, text: string): number {
   return ms;
 }
 
+/** The page bounds every list reads: its size, its acceptance times and its cursor. */
+export interface PageBounds {
+  /** Most items on the page. */
+  limit: number;
+  /** Accepted at or after, epoch ms. */
+  since?: number;
+  /** Accepted before, epoch ms. */
+  until?: number;
+  /** The position the page starts after. */
+  after?: ListPosition;
+}
+
+/**
+ * The parameters of a list's query string, each given once and each one of `parameters`
+ * (any other is refused, so a typo is not a silent "no filter"), with the page bounds read
+ * from `limit`, `since`, `until` and `cursor`: a coded 4xx for a bad one.
+ */
+export function readPageQuery<Name extends string>(req: Request, parameters: readonly Name[]): { given: Partial<Record<Name, string>>; bounds: PageBounds } {
+  const given: Partial<Record<Name, string>> = {};
+  for (const [name, value] of Object.entries(rawQuery(req))) {
+    if (!(parameters as readonly string[]).includes(name)) throw invalid(`${name}: is not a parameter of this endpoint (${parameters.join(', ')})`);
+    if (typeof value !== 'string') throw invalid(`${name}: give it once`);
+    given[name as Name] = value;
+  }
+  const text = given as Partial<Record<string, string>>;
+  const bounds: PageBounds = { limit: DEFAULT_LIST_LIMIT };
+  if (text.limit !== undefined) {
+    if (!/^\d{1,4}$/.test(text.limit) || Number(text.limit) < 1 || Number(text.limit) > MAX_LIST_LIMIT) {
+      throw invalid(`limit: must be a whole number from 1 to ${MAX_LIST_LIMIT}`);
+    }
+    bounds.limit = Number(text.limit);
+  }
+  Object.assign(bounds, readTimeRange(text));
+  if (text.cursor !== undefined) bounds.after = decodeCursor(text.cursor);
+  return { given, bounds };
+}
+
+/** `since` and `until` of a query or a body, as epoch ms; a coded 422 for a bad one, or a `since` not before `until`. */
+export function readTimeRange(given: { since?: unknown; until?: unknown }): { since?: number; until?: number } {
+  const range: { since?: number; until?: number } = {};
+  for (const name of ['since', 'until'] as const) {
+    const value = given[name];
+    if (value === undefined) continue;
+    if (typeof value !== 'string') throw invalid(`${name}: must be an RFC 3339 date-time (2026-01-31T14:00:00Z)`);
+    range[name] = timeOf(name, value);
+  }
+  if (range.since !== undefined && range.until !== undefined && range.since >= range.until) throw invalid('since: must be before until');
+  return range;
+}
+
 /**
  * The page a `GET {base}/messages` asks for, for `principalId`, or `null` when a filter
  * holds a U+0000 (no stored text has one, and PostgreSQL would refuse the lookup): the
  * answer is then an empty page.
  */
 export function readListQuery(req: Request, principalId: string): MessageListQuery | null {
-  const raw = rawQuery(req);
-  const given: Partial<Record<(typeof PARAMETERS)[number], string>> = {};
-  for (const [name, value] of Object.entries(raw)) {
-    if (!(PARAMETERS as readonly string[]).includes(name)) throw invalid(`${name}: is not a parameter of this endpoint (${PARAMETERS.join(', ')})`);
-    if (typeof value !== 'string') throw invalid(`${name}: give it once`);
-    given[name as (typeof PARAMETERS)[number]] = value;
-  }
-  const query: MessageListQuery = { principalId, limit: DEFAULT_LIST_LIMIT };
-  if (given.limit !== undefined) {
-    if (!/^\d{1,4}$/.test(given.limit) || Number(given.limit) < 1 || Number(given.limit) > MAX_LIST_LIMIT) {
-      throw invalid(`limit: must be a whole number from 1 to ${MAX_LIST_LIMIT}`);
-    }
-    query.limit = Number(given.limit);
-  }
+  const { given, bounds } = readPageQuery(req, PARAMETERS);
+  const query: MessageListQuery = { principalId, ...bounds };
   if (given.state !== undefined) {
     const states = given.state.split(',').map((state) => state.trim());
     const unknown = states.find((state) => !(STATES as readonly string[]).includes(state));
     if (unknown !== undefined) throw invalid(`state: must be one or more of ${STATES.join(', ')}, separated by commas`);
     query.states = [...new Set(states as MessageState[])];
   }
-  if (given.since !== undefined) query.since = timeOf('since', given.since);
-  if (given.until !== undefined) query.until = timeOf('until', given.until);
-  if (query.since !== undefined && query.until !== undefined && query.since >= query.until) throw invalid('since: must be before until');
   if (given.recipient !== undefined) {
     // As stored: international digits, without `+` or the separators people write.
     const digits = given.recipient.replace(/[\s().-]/g, '').replace(/^\+/, '');
@@ -100,7 +137,6 @@ export function readListQuery(req: Request, principalId: string): MessageListQue
     if (value === '') throw invalid(`${name}: must not be empty`);
     query[field] = value;
   }
-  if (given.cursor !== undefined) query.after = decodeCursor(given.cursor);
   if (query.externalId?.includes('\u0000') === true || query.profileCode?.includes('\u0000') === true) return null;
   return query;
 }

@@ -25,7 +25,6 @@ const iso = (ms: number | null): string | null => (ms === null ? null : new Date
  * stored number is international digits, which read the same without a default country.
  */
 export function statusView(message: MessageRecord): Record<string, unknown> {
-  const callback = message.callback;
   const number = message.country === undefined || message.numberType === undefined ? readNumber(message.recipient, null) : null;
   const view: Record<string, unknown> = {
     message_ref: message.ref,
@@ -44,17 +43,7 @@ export function statusView(message: MessageRecord): Record<string, unknown> {
     updated_at: iso(message.updatedAt),
     send_at: iso(message.sendAt ?? null),
     valid_until: iso(message.validUntil ?? null),
-    callback:
-      message.callbackUrl === null
-        ? null
-        : {
-            url: message.callbackUrl,
-            state: callback?.state ?? 'waiting',
-            attempts: callback?.attempts ?? 0,
-            last_status_code: callback?.lastStatusCode ?? null,
-            last_error: callback?.lastError ?? null,
-            next_attempt_at: iso(callback?.nextAttemptAt ?? null),
-          },
+    callback: callbackView(message),
     parts: partsView(message),
   };
   // Only once redacted (docs/retain-text.md): a message whose text is kept answers as before.
@@ -63,6 +52,20 @@ export function statusView(message: MessageRecord): Record<string, unknown> {
     view.text_sha256 = message.textSha256;
   }
   return view;
+}
+
+/** The public view of a message's delivery report (`callback` of {@link statusView}), `null` without a callback URL. */
+export function callbackView(message: MessageRecord): Record<string, unknown> | null {
+  const callback = message.callback;
+  if (message.callbackUrl === null) return null;
+  return {
+    url: message.callbackUrl,
+    state: callback?.state ?? 'waiting',
+    attempts: callback?.attempts ?? 0,
+    last_status_code: callback?.lastStatusCode ?? null,
+    last_error: callback?.lastError ?? null,
+    next_attempt_at: iso(callback?.nextAttemptAt ?? null),
+  };
 }
 
 const notFound = new SmsError('NOT_FOUND');

@@ -34,11 +34,13 @@ import type {
   Transition,
 } from '../storage/contract.js';
 import type { InsertGuard, MessageRow, RecordStore } from '../storage/record-store.js';
+import type { CallbackListQuery, ReplaySelection } from '../storage/callback-list.js';
 import { RowWriter, type Decision } from './compare-and-set.js';
 import { copyRecord, recordFields } from './copy-record.js';
 import { fairPlaces, RecentTags, type Joining, type Placed } from './fair-place.js';
 import { KnownRows } from './known-rows.js';
 import { listPage } from './list.js';
+import { CallbackRecovery } from './replay.js';
 import { receiptRule, submissionRule } from './receipts.js';
 import { reportOf } from './report-log.js';
 import { Reports } from './reports.js';
@@ -74,6 +76,11 @@ export class Ledger implements Storage {
     if (store.listMessages !== undefined) {
       const listRows = store.listMessages.bind(store);
       this.listMessages = (query) => listPage(listRows, query);
+    }
+    if (store.listCallbacks !== undefined) {
+      const recovery = new CallbackRecovery(store as RecordStore & Required<Pick<RecordStore, 'listCallbacks'>>, this.#writer);
+      this.listCallbacks = (query) => recovery.list(query);
+      this.replayCallbacks = (selection, now) => recovery.replay(selection, now);
     }
     const inbound = store as Partial<InboundStorage>;
     if (INBOUND_METHODS.every((name) => typeof inbound[name] === 'function')) {
@@ -293,6 +300,8 @@ export interface Ledger extends Partial<InboundStorage> {
   countedUnits?(principalId: string, period: string): Promise<number>;
   listMessages?(query: MessageListQuery): Promise<MessageListPage>;
   readReports?(principalId: string, after: number | null, limit: number): Promise<LoggedReport[]>;
+  listCallbacks?(query: CallbackListQuery): Promise<MessageListPage>;
+  replayCallbacks?(selection: ReplaySelection, now: number): Promise<number>;
 }
 
 /**

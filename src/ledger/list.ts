@@ -9,11 +9,8 @@ import type { MessageListPage, MessageListQuery } from '../storage/message-list.
 import type { MessageRow } from '../storage/record-store.js';
 import { copyRecord } from './copy-record.js';
 
-/** A store's list primitive (`RecordStore.listMessages`). */
-type ListRows = (query: MessageListQuery) => Promise<MessageRow[]>;
-
-/** The page `query` asks for, from `listRows`: the records copied, `next` the last one's place when more match. */
-export async function listPage(listRows: ListRows, query: MessageListQuery): Promise<MessageListPage> {
+/** The page `query` asks for, from `listRows` (`RecordStore.listMessages` or `listCallbacks`): the records copied, `next` the last one's place when more match. */
+export async function listPage<Query extends Pick<MessageListQuery, 'limit'>>(listRows: (query: Query) => Promise<MessageRow[]>, query: Query): Promise<MessageListPage> {
   const limit = Math.max(1, Math.floor(query.limit));
   const rows = await listRows({ ...query, limit: limit + 1 });
   const more = rows.length > limit;

@@ -105,6 +105,14 @@ export class Reports {
         lastError: attempt.error,
         nextAttemptAt,
       };
+      const before = row.record.callback;
+      if (attempt.failover === true && result === 'retry') {
+        callback.failover = true;
+        callback.restartedAfter = callback.attempts;
+      } else {
+        if (before.restartedAfter !== undefined) callback.restartedAfter = before.restartedAfter;
+        if (before.failover === true) callback.failover = true;
+      }
       const record = recordFields(row.record);
       record.callback = callback;
       // A finished part report makes way for the next part's (part-reports.ts).

@@ -8,7 +8,7 @@ import { nearest } from '../util/known-keys.js';
 export const SMS_EVENT_NAMES = [
   'message.accepted', 'message.submitted', 'message.status', 'message.retrying',
   'credit.charged', 'credit.refunded', 'message.inbound', 'queue.depth',
-  'dlr.sent', 'dlr.retrying', 'dlr.failed', 'inbound.sent', 'inbound.retrying', 'inbound.failed',
+  'dlr.sent', 'dlr.retrying', 'dlr.failed', 'callback.endpoint_paused', 'callback.endpoint_resumed', 'inbound.sent', 'inbound.retrying', 'inbound.failed',
   'subscriber.opted_out', 'subscriber.opted_in', 'carrier.connection', 'carrier.route',
   'request.rejected', 'key.expired', 'spend_cap.warning', 'error',
 ] as const;

@@ -9,6 +9,7 @@ import type { InboundRecord, MessageRecord, NewMessage } from '../storage/contra
 import type { ConnectionChange, InboundMessage, RouteChange, SubmitAck } from '../delivery/contract.js';
 import { eventErrorCode, type EventErrorCode } from '../errors.js';
 import type { CreditChargedEvent, CreditRefundedEvent } from './credit-events.js';
+import type { CallbackEndpointPausedEvent, CallbackEndpointResumedEvent } from './callback-events.js';
 import type { KeyExpiredEvent } from './key-events.js';
 import type { SpendCapWarningEvent } from './spend-cap-events.js';
 import { assertEventName } from './event-names.js';
@@ -16,6 +17,7 @@ import { assertEventName } from './event-names.js';
 export { SMS_EVENT_NAMES } from './event-names.js';
 
 export type { CreditChargedEvent, CreditLine, CreditRefundCause, CreditRefundedEvent } from './credit-events.js';
+export type { CallbackEndpointPausedEvent, CallbackEndpointResumedEvent } from './callback-events.js';
 export type { KeyExpiredEvent } from './key-events.js';
 export type { SpendCapWarningEvent } from './spend-cap-events.js';
 
@@ -242,10 +244,7 @@ export interface SmsEvents {
   'credit.refunded': (event: CreditRefundedEvent) => void;
   /** A subscriber sent a message to one of our numbers (premium MO flow). */
   'message.inbound': (event: InboundMessage) => void;
-  /**
-   * The queue, sampled every 5 s while someone listens (the `metrics` option does), from a
-   * storage with `countQueued`.
-   */
+  /** The queue, sampled every 5 s while someone listens (the `metrics` option does), from a storage with `countQueued`. */
   'queue.depth': (event: QueueDepthEvent) => void;
   /** A delivery report was answered with a 2xx. */
   'dlr.sent': (event: DlrEvent) => void;
@@ -253,6 +252,10 @@ export interface SmsEvents {
   'dlr.retrying': (event: DlrRetryingEvent) => void;
   /** A delivery report was given up on (schedule exhausted, or 410 Gone). */
   'dlr.failed': (event: DlrFailedEvent) => void;
+  /** A callback URL failed for `dlr.pauseAfterMs` on this instance: its reports are no longer posted (docs/callbacks.md). */
+  'callback.endpoint_paused': (event: CallbackEndpointPausedEvent) => void;
+  /** A paused callback URL is tried again: after a replay of its principal's reports, or `router.callbacks.resume`. */
+  'callback.endpoint_resumed': (event: CallbackEndpointResumedEvent) => void;
   /** An inbound message's webhook was answered with a 2xx. */
   'inbound.sent': (event: InboundWebhookEvent) => void;
   /** An inbound message's webhook attempt failed and will be retried. */

@@ -116,6 +116,10 @@ export function attachLogger(events: SmsEventEmitter, logger: SmsLogger): Attach
       'delivery report given up',
     ),
   );
+  on('callback.endpoint_paused', (e) =>
+    warn({ event: 'callback.endpoint_paused', url: safeUrl(e.url), failingSince: e.failingSince }, 'callback URL paused: it failed for dlr.pauseAfterMs'),
+  );
+  on('callback.endpoint_resumed', (e) => info({ event: 'callback.endpoint_resumed', url: safeUrl(e.url), by: e.by }, 'callback URL resumed'));
   on('inbound.retrying', (e) =>
     warn(
       { event: 'inbound.retrying', uid: e.uid, ref: e.inbound.ref, url: safeUrl(e.url), attempt: e.attempt, statusCode: e.statusCode, reason: e.error, nextAttemptAt: e.nextAttemptAt },

@@ -137,6 +137,8 @@ export function attachMetrics(events: SmsEventEmitter, config: MetricsConfig): (
   const optChanges = counter('opt_out_changes_total', 'Changes of the opt-out list, by change (opted_out, opted_in) and source (keyword, api).', ['change', 'source']);
   const gauge = (name: string, help: string, labelNames: readonly string[] = []) =>
     metric(registry, { name: `sms_outbox_${name}`, help, labelNames, registers: [] }, client.Gauge);
+  const endpointsPaused = gauge('callback_endpoints_paused', 'Callback URLs paused on this instance for failing for dlr.pauseAfterMs (docs/callbacks.md).');
+  const endpointPauses = counter('callback_endpoint_pauses_total', 'Times a callback URL was paused for failing for dlr.pauseAfterMs.');
   const queueDepth = gauge('queue_depth', 'Messages queued (accepted, not yet submitted), by class; sampled every 5 s.', ['class']);
   const oldestAge = gauge('queue_oldest_age_seconds', 'Age of the oldest queued message (0 when none); sampled every 5 s.');
   const acceptToSubmit = histogram(
@@ -179,6 +181,8 @@ export function attachMetrics(events: SmsEventEmitter, config: MetricsConfig): (
   }
   for (const change of ['opted_out', 'opted_in']) for (const source of ['keyword', 'api']) optChanges.inc({ change, source }, 0);
   for (const source of ERROR_SOURCES) errors.inc({ source }, 0);
+  endpointPauses.inc({}, 0);
+  endpointsPaused.set({}, 0);
 
   const detach: (() => void)[] = [];
   const on = <K extends SmsEventName>(name: K, listener: SmsEvents[K]): void => {
@@ -231,6 +235,13 @@ export function attachMetrics(events: SmsEventEmitter, config: MetricsConfig): (
   on('dlr.sent', dlr('sent'));
   on('dlr.retrying', dlr('retrying'));
   on('dlr.failed', dlr('failed'));
+  // The paused URLs of this router: a URL is paused once until resumed (endpoint-health.ts).
+  let paused = 0;
+  on('callback.endpoint_paused', () => {
+    endpointPauses.inc({});
+    endpointsPaused.set({}, ++paused);
+  });
+  on('callback.endpoint_resumed', () => endpointsPaused.set({}, (paused = Math.max(0, paused - 1))));
   const inboundHook = (result: string) => (event: { durationMs: number }) => {
     inboundAttempts.inc({ result });
     inboundDuration.observe({ result }, event.durationMs / 1000);

@@ -12,6 +12,7 @@ import type { RateLimitHeaders } from '../http/rate-limit/options.js';
 import { apiPaths, TAGS } from './paths.js';
 import { componentResponses } from './responses.js';
 import { componentSchemas } from './schemas.js';
+import { CALLBACK_SCHEMAS } from './callbacks-path.js';
 import { WEBHOOKS } from './webhooks.js';
 
 /** Options of {@link buildOpenApiDocument}. All optional. */
@@ -116,7 +117,7 @@ export function buildOpenApiDocument(options: OpenApiDocumentOptions = {}): Open
     paths: apiPaths(basePath, rateLimit),
     webhooks: WEBHOOKS,
     components: {
-      schemas: componentSchemas(limits),
+      schemas: { ...componentSchemas(limits), ...CALLBACK_SCHEMAS },
       responses: componentResponses(limits, rateLimit),
       securitySchemes: {
         ApiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'The key the operator issued you.' },

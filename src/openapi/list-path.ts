@@ -8,8 +8,8 @@ import { DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT } from '../http/list-query.js';
 import { PENDING_STATES, TERMINAL_STATES } from '../lifecycle/states.js';
 import { json, ref, type Schema } from './refs.js';
 
-/** A query parameter of the list. */
-const parameter = (name: string, description: string, schema: Schema): Schema => ({ name, in: 'query', required: false, description, schema });
+/** A query parameter of a list. */
+export const parameter = (name: string, description: string, schema: Schema): Schema => ({ name, in: 'query', required: false, description, schema });
 
 /** The list's query parameters. */
 const LIST_PARAMETERS: Schema[] = [

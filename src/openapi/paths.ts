@@ -12,6 +12,7 @@
  */
 import { ENDPOINTS, type OperationId, type RoutePermission } from '../endpoints.js';
 import type { RateLimitHeaders } from '../http/rate-limit/options.js';
+import { callbacksOperation, replayOperation } from './callbacks-path.js';
 import { listOperation, reportsOperation } from './list-path.js';
 import { EXAMPLE_REF, header, json, pacingHeaders, ref, type Schema } from './refs.js';
 
@@ -231,6 +232,7 @@ export const TAGS = [
   { name: 'Preview', description: 'What a send would do, message by message, without storing, sending or charging anything.' },
   { name: 'Status', description: 'Read the state of the caller’s own messages.' },
   { name: 'Cancel', description: 'Stop the caller’s own messages that have not gone to the carrier yet.' },
+  { name: 'Callbacks', description: 'Find the caller’s delivery reports that failed or are still tried, and send failed ones again.' },
 ] as const;
 
 /** The tag of each operation, by its operation id. */
@@ -245,6 +247,8 @@ const TAG_OF: Record<OperationId, (typeof TAGS)[number]['name']> = {
   pullReports: 'Status',
   cancelMessage: 'Cancel',
   cancelByExternalId: 'Cancel',
+  listCallbacks: 'Callbacks',
+  replayCallbacks: 'Callbacks',
 };
 
 /** The quick send endpoint, for its operation and its preview's. */
@@ -305,6 +309,8 @@ const OPERATIONS: Record<OperationId, (pacing: Record<string, unknown>) => Recor
     ),
   listMessages: (pacing) => listOperation(pacing, STATUS_ERRORS),
   pullReports: (pacing) => reportsOperation(pacing, STATUS_ERRORS),
+  listCallbacks: (pacing) => callbacksOperation(pacing, STATUS_ERRORS),
+  replayCallbacks: (pacing) => replayOperation(pacing, STATUS_ERRORS),
   cancelMessage: (pacing) =>
     statusOperation(
       {
@@ -358,4 +364,5 @@ const SCOPE_NOTES: Record<RoutePermission, string> = {
   read: 'The key needs the `read` scope (`quick` and `premium` grant it too); 403 `READ_SCOPE_DENIED` without it.',
   cancel: 'The key needs the `cancel` scope (`quick` and `premium` grant it too); 403 `CANCEL_SCOPE_DENIED` without it.',
   preview: 'The key needs the `preview` scope (`quick` and `premium` grant it too); 403 `PREVIEW_SCOPE_DENIED` without it.',
+  callbacks: 'The key needs the `callbacks` scope (a key without `scopes` has it; `quick` and `premium` do not grant it); 403 `CALLBACKS_SCOPE_DENIED` without it.',
 };

@@ -44,8 +44,8 @@ export function componentResponses(limits: Required<LimitOptions>, rateLimit: Ra
       { 'WWW-Authenticate': header('`ApiKey header="X-API-Key"`', 'string', true) },
     ),
     Forbidden: error(
-      'The key is valid but may not do this: it is disabled, may not be used from the client\u2019s address (`IP_NOT_ALLOWED`), or lacks the scope of the endpoint (`SCOPE_DENIED` for a send, `READ_SCOPE_DENIED`, `CANCEL_SCOPE_DENIED`, `PREVIEW_SCOPE_DENIED`).',
-      errorExamples(['KEY_DISABLED', 'IP_NOT_ALLOWED', 'SCOPE_DENIED', 'READ_SCOPE_DENIED', 'CANCEL_SCOPE_DENIED', 'PREVIEW_SCOPE_DENIED'], { SCOPE_DENIED: 'API key may not use the premium endpoint' }),
+      'The key is valid but may not do this: it is disabled, may not be used from the client\u2019s address (`IP_NOT_ALLOWED`), or lacks the scope of the endpoint (`SCOPE_DENIED` for a send, `READ_SCOPE_DENIED`, `CANCEL_SCOPE_DENIED`, `PREVIEW_SCOPE_DENIED`, `CALLBACKS_SCOPE_DENIED`).',
+      errorExamples(['KEY_DISABLED', 'IP_NOT_ALLOWED', 'SCOPE_DENIED', 'READ_SCOPE_DENIED', 'CANCEL_SCOPE_DENIED', 'PREVIEW_SCOPE_DENIED', 'CALLBACKS_SCOPE_DENIED'], { SCOPE_DENIED: 'API key may not use the premium endpoint' }),
       {},
     ),
     PaymentRequired: error(

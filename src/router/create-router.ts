@@ -22,10 +22,12 @@ import { isTerminal } from '../lifecycle/states.js';
 import { statusByExternalId, statusByRef } from '../http/status.js';
 import { cancelByExternalId, cancelByRef, type CancelDeps } from '../http/cancel.js';
 import { listMessages, type ListingStorage } from '../http/list.js';
+import { listCallbacks, replayCallbacks, type RecoveryStorage } from '../http/callbacks.js';
 import { pullReports, type ReportLogStorage } from '../http/reports.js';
 import { createValidators } from '../http/validate-request.js';
 import { callbackUrlProblem } from '../dlr/address-guard.js';
 import { CallbackDispatcher } from '../dlr/dispatcher.js';
+import { callbackControls, replayed, type CallbackControls } from '../dlr/controls.js';
 import { ReportFormats } from '../auth/report-formats.js';
 import { SmsEventEmitter, emitterOf, type SmsEvents } from '../observe/events.js';
 import { attachLogger, unheardErrorWriter } from '../observe/logging.js';
@@ -83,6 +85,8 @@ export interface SmsRouter extends RequestHandler {
    * its methods reject when the storage keeps no list (no inbound methods).
    */
   readonly optOuts: OptOutList;
+  /** Report recovery (`replay`, and the paused callback URLs: `paused`, `resume`; docs/callbacks.md). */
+  readonly callbacks: CallbackControls;
   /**
    * Stops claiming work, waits for submissions and callback attempts in flight, and closes
    * the carrier connection and the storage adapter (each closes only what it opened). The
@@ -137,7 +141,7 @@ export function createSmsRouter(options: SmsRouterOptions): SmsRouter {
 
   const reportFormats = new ReportFormats(config.verifyKey);
   const dispatcher = new CallbackDispatcher({
-    storage, emit, config: config.dlr, owner: config.instanceId, now, reportFormat: reportFormats.of, tracing,
+    storage, emit, config: config.dlr, owner: config.instanceId, now, reportFormat: reportFormats.of, tracing, failoverOf: reportFormats.failoverOf,
   });
   const onTransition = routeTransitions(emit, dispatcher);
   const worker = new SubmitWorker({
@@ -262,10 +266,11 @@ export function createSmsRouter(options: SmsRouterOptions): SmsRouter {
 
   // Each route's handler stages after admission, by the route's operation id; `null` for a
   // route this router does not serve (cancel without the storage's `cancelMessages`, the
-  // list without its `listMessages`, the reports without `readReports`), which
+  // list without its `listMessages`, the reports without `readReports`, report recovery without its methods), which
   // then answers neither its method nor 405 and falls through to the host.
   const cancelDeps: CancelDeps | null =
     storage.cancelMessages === undefined ? null : { storage: storage as CancelDeps['storage'], now, onTransition };
+  const recovery = storage.listCallbacks !== undefined && storage.replayCallbacks !== undefined ? (storage as RecoveryStorage) : null;
   const handlers: Record<OperationId, RequestHandler[] | null> = {
     quickSend: [body, send(validators.quick)],
     premiumSend: [body, send(validators.premium)],
@@ -275,6 +280,8 @@ export function createSmsRouter(options: SmsRouterOptions): SmsRouter {
     findByExternalId: [statusByExternalId(storage)],
     listMessages: storage.listMessages === undefined ? null : [listMessages(storage as ListingStorage)],
     pullReports: storage.readReports === undefined ? null : [pullReports(storage as ReportLogStorage, reportFormats.of)],
+    listCallbacks: recovery && [listCallbacks(recovery)],
+    replayCallbacks: recovery && [body, replayCallbacks({ storage: recovery, now, onReplay: (principalId) => replayed(dispatcher, principalId, now()) })],
     cancelMessage: cancelDeps && [cancelByRef(cancelDeps)],
     cancelByExternalId: cancelDeps && [cancelByExternalId(cancelDeps)],
   };
@@ -327,6 +334,7 @@ export function createSmsRouter(options: SmsRouterOptions): SmsRouter {
   const accounts = credit?.accounts ?? null;
   Object.defineProperty(router, 'credit', { value: accounts === null ? null : afterReady(storageReady, accounts), enumerable: true });
   Object.defineProperty(router, 'storage', { value: storage, enumerable: true });
+  Object.defineProperty(router, 'callbacks', { value: callbackControls({ storage, dispatcher, now, storageReady }), enumerable: true });
   const cancel =
     cancelDeps === null
       ? null

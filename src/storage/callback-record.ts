@@ -18,6 +18,13 @@ export interface CallbackState {
   lastError: string | null;
   /** When the next attempt is due (epoch ms), while pending. */
   nextAttemptAt: number | null;
+  /**
+   * The attempts made before the retry schedule last started again, after them: a replay
+   * (`Storage.replayCallbacks`) or the switch to the failover URL. Absent: never.
+   */
+  restartedAfter?: number;
+  /** `true` once the main URL's retries were spent and the report went on to its principal's failover URL; a replay ends it. */
+  failover?: boolean;
 }
 
 /** The result of one callback attempt, as the DLR sender records it. */
@@ -32,4 +39,9 @@ export interface CallbackAttempt {
   nextAttemptAt: number | null;
   /** Now, epoch ms. */
   now: number;
+  /**
+   * With `retry`: the main URL's retries are spent, and the next attempts go to the
+   * principal's failover URL, on the retry schedule started anew (`CallbackState.failover`).
+   */
+  failover?: boolean;
 }

@@ -39,13 +39,14 @@
  */
 import type { MessageState, Outcome, StatusReason, TerminalState } from '../lifecycle/states.js';
 import type { CallbackAttempt, CallbackState } from './callback-record.js';
+import type { CallbackRecoveryStorage } from './callback-list.js';
+export type { CallbackListFilter, CallbackListQuery, CallbackRecoveryStorage, OpenCallbackState, ReplaySelection } from './callback-list.js';
 import type { ClaimOptions, InsertLease } from './claim-options.js';
 import type { CreditCharge, CreditStorage } from './credit-record.js';
 import type { CounterStorage, UnitCounter } from './counter-record.js';
 import type { IdempotencyRecord } from './idempotency-record.js';
 import type { InboundStorage } from './inbound-record.js';
 export type { DueInbound, InboundInsertOptions, InboundPart, InboundRecord, NewInbound, OptOutEntry, OptOutKey } from './inbound-record.js';
-import type { TimedFields } from './timed.js';
 import type { MessageRecord, NewMessage, PartRecord } from './message-record.js';
 import type { MessageListPage, MessageListQuery } from './message-list.js';
 export type { ListPosition, MessageListFilter, MessageListPage, MessageListQuery } from './message-list.js';
@@ -165,12 +166,11 @@ export interface DueCallback {
 }
 
 /**
- * Where messages and their delivery reports live. Every method may be called
- * concurrently; an adapter serialises what it must. The inbound methods
- * ({@link InboundStorage}: MO messages, their webhooks, the opt-out list) are optional, all
- * or none.
+ * Where messages and their delivery reports live. Every method may be called concurrently;
+ * an adapter serialises what it must. The inbound methods ({@link InboundStorage}: MO
+ * messages, their webhooks, the opt-out list) and report recovery's are optional, all or none.
  */
-export interface Storage extends Partial<InboundStorage>, CreditStorage, CounterStorage {
+export interface Storage extends Partial<InboundStorage>, Partial<CallbackRecoveryStorage>, CreditStorage, CounterStorage {
   /**
    * Creates the schema if needed; idempotent. The router calls it through one memoised
    * promise and awaits it before any other call reaches the storage (requests, the worker,
@@ -394,4 +394,5 @@ export interface Storage extends Partial<InboundStorage>, CreditStorage, Counter
   purge(before: number, limit: number): Promise<number>;
 }
 
-export type { CallbackAttempt, CallbackState, ClaimOptions, CounterStorage, CreditCharge, CreditStorage, UnitCounter, InsertLease, InboundStorage, IdempotencyRecord, MessageState, Outcome, StatusReason, TerminalState, TimedFields };
+export type { TimedFields } from './timed.js';
+export type { CallbackAttempt, CallbackState, ClaimOptions, CounterStorage, CreditCharge, CreditStorage, UnitCounter, InsertLease, InboundStorage, IdempotencyRecord, MessageState, Outcome, StatusReason, TerminalState };

@@ -57,6 +57,7 @@ const RECORD_STORE_METHODS = {
   addCredit: true,
   creditBalance: true,
   countedUnits: false,
+  listCallbacks: false,
 } as const satisfies MethodTable<RecordStore>;
 
 /** Throws unless `value` has all of the inbound methods or none: half of them would fail at the first MO. */

@@ -19,6 +19,7 @@ import type { ClaimOptions } from './claim-options.js';
 import type { IdempotencyRecord } from './idempotency-record.js';
 import type { MessageRecord } from './message-record.js';
 import type { MessageListQuery } from './message-list.js';
+import type { CallbackListQuery } from './callback-list.js';
 import type { ReportedRow } from './report-log.js';
 import type { QueueCount } from './contract.js';
 import type { UnitCounter } from './counter-record.js';
@@ -254,6 +255,15 @@ export interface RecordStore {
    * it, the list endpoint is not served.
    */
   listMessages?(query: MessageListQuery): Promise<MessageRow[]>;
+
+  /**
+   * The rows of `query.principalId` whose report (`record.callback`) is in one of the states
+   * `query` asks for (pending and failed when it names none) and that match its times, in
+   * the order and from the start {@link RecordStore.listMessages} keeps, at most
+   * `query.limit`. Served by an index on the report's state. Optional: without it, report
+   * recovery (`GET {base}/callbacks` and the replay) is not served.
+   */
+  listCallbacks?(query: CallbackListQuery): Promise<MessageRow[]>;
 
   /**
    * The principal's rows that have a report key greater than `after` (every one when

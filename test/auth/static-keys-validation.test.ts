@@ -36,13 +36,20 @@ describe('staticKeys refuses at construction', () => {
     expect(keys([{ key: 'secret-1', id: 'a' }, { key: 'secret-1', id: 'b' }])).not.toThrow(/secret-1/);
   });
 
+  it('a callbackFailoverUrl that is not an http or https URL', () => {
+    expect(keys([{ key: 'a', id: 'x', callbackFailoverUrl: 'ftp://backup.example/dlr' }])).toThrow(
+      'staticKeys: entry 0 ("x"): callbackFailoverUrl must be an http or https URL, got "ftp://backup.example/dlr"',
+    );
+    expect(keys([{ key: 'a', id: 'x', callbackFailoverUrl: 'https://backup.example/dlr' }])).not.toThrow();
+  });
+
   it('both `key` and `sha256` in one entry', () => {
     expect(keys([{ key: 'a', sha256: digest('b'), id: 'x' }])).toThrow('staticKeys: entry 0 ("x"): give `key` or `sha256`, not both');
   });
 
   it('an unknown scope, with a hint', () => {
     expect(keys([{ key: 'a', id: 'x', scopes: ['quik'] }])).toThrow(
-      `staticKeys: entry 0 ("x"): unknown scope "quik"; the scopes are 'send:quick', 'send:premium', 'read', 'cancel', 'preview', 'quick', 'premium'. Did you mean 'quick'?`,
+      `staticKeys: entry 0 ("x"): unknown scope "quik"; the scopes are 'send:quick', 'send:premium', 'read', 'cancel', 'preview', 'callbacks', 'quick', 'premium'. Did you mean 'quick'?`,
     );
     expect(keys([{ key: 'a', id: 'x', scopes: ['quick', 'Premium'] }])).toThrow(/unknown scope "Premium".*Did you mean 'premium'\?/);
     expect(keys([{ key: 'a', id: 'x', scopes: 'quick' }])).toThrow(/scopes must be an array of 'send:quick', .*'premium', got a string/);

@@ -56,6 +56,8 @@ describe('buildOpenApiDocument', () => {
   it('describes the endpoints under basePath, with the X-API-Key scheme', () => {
     const doc = buildOpenApiDocument({ basePath: '/sms/api/outbox/', serverUrl: 'https://sms.example' });
     expect(Object.keys(doc.paths).sort()).toEqual([
+      '/sms/api/outbox/callbacks',
+      '/sms/api/outbox/callbacks/replay',
       '/sms/api/outbox/create',
       '/sms/api/outbox/create/preview',
       '/sms/api/outbox/delivery-status',
@@ -100,12 +102,15 @@ describe('buildOpenApiDocument', () => {
       code: 'SERVER_ERROR',
     });
     // Every code a send can answer has an example (NOT_FOUND belongs to the status endpoint,
-    // the cursor and query codes to the list).
-    const elsewhere = ['NOT_FOUND', 'INVALID_CURSOR', 'INVALID_LIST_QUERY'];
+    // the cursor and query codes to the list, the replay's to the replay).
+    const elsewhere = ['NOT_FOUND', 'INVALID_CURSOR', 'INVALID_LIST_QUERY', 'INVALID_REPLAY'];
     expect([...seen].sort()).toEqual(Object.keys(ERRORS).filter((code) => !elsewhere.includes(code)).sort());
     const list = doc.paths['/api/outbox/messages'].get.responses;
     expect(list['400'].content['application/json'].examples.INVALID_CURSOR.value.code).toBe('INVALID_CURSOR');
     expect(list['422'].content['application/json'].examples.INVALID_LIST_QUERY.value.code).toBe('INVALID_LIST_QUERY');
+    const replay = doc.paths['/api/outbox/callbacks/replay'].post.responses;
+    expect(replay['422'].content['application/json'].examples.INVALID_REPLAY.value.code).toBe('INVALID_REPLAY');
+    expect(replay['403'].content['application/json'].examples.CALLBACKS_SCOPE_DENIED.value.code).toBe('CALLBACKS_SCOPE_DENIED');
   });
 
   it('has request examples that the request schemas and the router\u2019s validators accept', async () => {

@@ -54,7 +54,7 @@ describe('the document passes Spectral\u2019s spectral:oas rules', () => {
   it('tags each operation with one of its declared tags, and describes each', () => {
     const doc = buildOpenApiDocument() as Json;
     const declared = (doc.tags as { name: string; description: string }[]).map((tag) => tag.name);
-    expect(declared).toEqual(['Send', 'Preview', 'Status', 'Cancel']);
+    expect(declared).toEqual(['Send', 'Preview', 'Status', 'Cancel', 'Callbacks']);
     const tagged = Object.values<Json>(doc.paths).flatMap((item) =>
       Object.values<Json>(item).map((operation) => [operation.operationId, operation.tags, typeof operation.description]),
     );
@@ -63,11 +63,13 @@ describe('the document passes Spectral\u2019s spectral:oas rules', () => {
         ['cancelByExternalId', ['Cancel'], 'string'],
         ['cancelMessage', ['Cancel'], 'string'],
         ['findByExternalId', ['Status'], 'string'],
+        ['listCallbacks', ['Callbacks'], 'string'],
         ['getDeliveryStatus', ['Status'], 'string'],
         ['listMessages', ['Status'], 'string'],
         ['pullReports', ['Status'], 'string'],
         ['premiumSend', ['Send'], 'string'],
         ['quickSend', ['Send'], 'string'],
+        ['replayCallbacks', ['Callbacks'], 'string'],
         ['premiumPreview', ['Preview'], 'string'],
         ['quickPreview', ['Preview'], 'string'],
       ].sort(),

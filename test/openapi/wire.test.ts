@@ -147,7 +147,7 @@ describe('405 on the router\u2019s paths', () => {
   it('is declared on every operation, with a required Allow header', async () => {
     const doc = await resolved();
     const all = operations(doc);
-    expect(all).toHaveLength(10);
+    expect(all).toHaveLength(12);
     for (const [name, operation] of all) {
       const response = operation.responses['405'];
       expect(response, name).toBeDefined();

@@ -7,7 +7,7 @@ import request from 'supertest';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ENDPOINTS, ENDPOINT_NAMES, endpointAt } from '../../src/endpoints.js';
 import { buildOpenApiDocument, type RequestRejectedEvent } from '../../src/index.js';
-import { createGateway, KEY, type TestGateway } from '../helpers/gateway.js';
+import { createGateway, KEY, OTHER_KEY, type TestGateway } from '../helpers/gateway.js';
 
 let gateway: TestGateway | undefined;
 afterEach(async () => {
@@ -36,11 +36,11 @@ describe('the endpoint table', () => {
     gateway.sms.on('request.rejected', (event) => rejected.push(event));
     for (const row of ENDPOINTS) {
       const path = concrete(row.path);
-      const served = await request(gateway.app)[row.method === 'GET' ? 'get' : row.method === 'POST' ? 'post' : 'delete'](path).set('X-API-Key', KEY);
+      const served = await request(gateway.app)[row.method === 'GET' ? 'get' : row.method === 'POST' ? 'post' : 'delete'](path).set('X-API-Key', row.scope === 'callbacks' ? OTHER_KEY : KEY);
       // Served: the handler answered in the router's JSON, not a 405 and not the host's 404.
       expect([200, 404, 415, 422], `${row.method} ${path}`).toContain(served.status);
       // (the list and the reports answer 200 with their page; every other row, unfilled, an error)
-      const page = { listMessages: 'messages', pullReports: 'reports' } as Record<string, string>;
+      const page = { listMessages: 'messages', pullReports: 'reports', listCallbacks: 'callbacks' } as Record<string, string>;
       expect(served.body).toHaveProperty(page[row.operationId] ?? 'details');
       const wrong = row.method === 'POST' ? 'put' : 'patch';
       const refused = await request(gateway.app)[wrong](path).set('X-API-Key', KEY);
@@ -62,6 +62,6 @@ describe('the endpoint table', () => {
     // The longest prefix wins: a preview is not counted as a send.
     expect(endpointAt('/create/preview')).toBe('preview');
     expect(endpointAt('/create/previews')).toBe('quick');
-    expect(ENDPOINT_NAMES).toEqual(['quick', 'premium', 'preview', 'status', 'list', 'reports', 'cancel']);
+    expect(ENDPOINT_NAMES).toEqual(['quick', 'premium', 'preview', 'status', 'list', 'reports', 'callbacks', 'cancel']);
   });
 });

@@ -19,7 +19,7 @@ dbDescribe('MysqlRecordStore', () => {
     await Promise.all(stores.map((store) => store.ready()));
     await new MysqlRecordStore({ pool, tablePrefix }).ready();
     const [versions] = await pool.query(`SELECT version FROM \`${tablePrefix}schema_version\``);
-    expect(versions).toEqual([1, 2, 3, 4, 5, 6, 101].map((version) => ({ version })));
+    expect(versions).toEqual([1, 2, 3, 4, 5, 6, 7, 101].map((version) => ({ version })));
     await pool.query(`INSERT INTO \`${tablePrefix}schema_version\` (version) VALUES (99)`);
     await expect(new MysqlRecordStore({ pool, tablePrefix }).ready()).rejects.toThrow(/schema version 99, newer/);
   });

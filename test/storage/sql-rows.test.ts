@@ -28,6 +28,7 @@ const changes: [column: string, change: (r: MessageRow) => MessageRow][] = [
   ['recipient', (r) => ({ ...r, record: { ...r.record, recipient: '254700000009' } })],
   ['state', (r) => ({ ...r, record: { ...r.record, state: 'submitted' } })],
   ['profile_code', (r) => ({ ...r, record: { ...r.record, profileCode: '99' } })],
+  ['callback_state', (r) => ({ ...r, record: { ...r.record, callback: { state: 'failed', attempts: 1, lastStatusCode: 500, lastError: 'HTTP 500', nextAttemptAt: null } } })],
 ];
 
 describe('changedValues', () => {

@@ -1,24 +1,30 @@
 /**
  * The memory record store's index of the message list ({@link ListIndex}): each principal's
- * rows in list order, and the same per state, recipient and profile, so that a page walks the
- * narrowest of them from its start and stops when it is full, whatever the number of rows
- * stored. By external id it reads the store's own lookup (lookups.ts): an external id names
- * few messages, so a second sorted list per id would cost every insert for nothing.
+ * rows in list order, and the same per state, recipient, profile and report state (pending
+ * or failed, for report recovery's list), so that a page walks the narrowest of them from its
+ * start and stops when it is full, whatever the number of rows stored. By external id it
+ * reads the store's own lookup (lookups.ts): an external id names few messages, so a second
+ * sorted list per id would cost every insert for nothing.
  *
  * @module
  */
-import { isAfter, matchesFilter, type MessageListQuery } from '../message-list.js';
+import { openCallbackState, statesOf, type CallbackListQuery } from '../callback-list.js';
+import { isAfter, matchesFilter, type ListPosition, type MessageListQuery } from '../message-list.js';
 import type { MessageRow } from '../record-store.js';
 import type { ExternalIdIndex } from './lookups.js';
 import type { Slot } from './slot.js';
 import { SortedSlots } from './sorted-slots.js';
 
-/** The fields a list filters by beside the principal, each with the record field it reads. */
-const KEYED = {
-  state: (slot: Slot | MessageRow) => slot.record.state as string,
-  recipient: (slot: Slot | MessageRow) => slot.record.recipient,
-  profileCode: (slot: Slot | MessageRow) => slot.record.profileCode,
-} as const;
+/**
+ * The fields a list filters by beside the principal, each with the record field it reads;
+ * `null`: the row is on none of that field's lists (a report not pending nor failed).
+ */
+const KEYED: Record<'state' | 'recipient' | 'profileCode' | 'callback', (slot: Slot | MessageRow) => string | null> = {
+  state: (slot) => slot.record.state,
+  recipient: (slot) => slot.record.recipient,
+  profileCode: (slot) => slot.record.profileCode,
+  callback: (slot) => openCallbackState(slot.record),
+};
 
 type Key = keyof typeof KEYED;
 const KEYS = Object.keys(KEYED) as Key[];
@@ -29,7 +35,7 @@ type ByValue = Map<string, Map<string, SortedSlots>>;
 /** The rows by principal, and by principal and each filtered field, in list order. */
 export class ListIndex {
   readonly #byPrincipal = new Map<string, SortedSlots>();
-  readonly #byKey: Record<Key, ByValue> = { state: new Map(), recipient: new Map(), profileCode: new Map() };
+  readonly #byKey: Record<Key, ByValue> = { state: new Map(), recipient: new Map(), profileCode: new Map(), callback: new Map() };
   readonly #externalIds: ExternalIdIndex;
 
   /** `externalIds`: the store's lookup by external id, which the list reads for that filter. */
@@ -59,10 +65,11 @@ export class ListIndex {
       own.add(slot);
     }
     for (const key of keys === 'all' ? KEYS : keys) {
+      const value = KEYED[key](slot);
+      if (value === null) continue;
       const byValue = this.#byKey[key];
       let ofPrincipal = byValue.get(principalId);
       if (ofPrincipal === undefined) byValue.set(principalId, (ofPrincipal = new Map()));
-      const value = KEYED[key](slot);
       let slots = ofPrincipal.get(value);
       if (slots === undefined) ofPrincipal.set(value, (slots = new SortedSlots()));
       slots.add(slot);
@@ -81,8 +88,8 @@ export class ListIndex {
     for (const key of keys === 'all' ? KEYS : keys) {
       const ofPrincipal = this.#byKey[key].get(principalId);
       const value = KEYED[key](slot);
-      const slots = ofPrincipal?.get(value);
-      if (ofPrincipal === undefined || slots === undefined) continue;
+      const slots = value === null ? undefined : ofPrincipal?.get(value);
+      if (ofPrincipal === undefined || slots === undefined || value === null) continue;
       slots.remove(slot);
       if (slots.size === 0) ofPrincipal.delete(value);
       if (ofPrincipal.size === 0) this.#byKey[key].delete(principalId);
@@ -105,12 +112,25 @@ export class ListIndex {
     return out;
   }
 
+  /** The page of rows a callback list asks for: its states' lists merged, walked from the page's start. */
+  listCallbacks(query: CallbackListQuery): MessageRow[] {
+    const limit = Math.max(0, Math.floor(query.limit));
+    const out: MessageRow[] = [];
+    if (limit === 0) return out;
+    const after = startOf(query);
+    const lists = statesOf(query).map((state) => this.#byKey.callback.get(query.principalId)?.get(state)?.newestFirst(after) ?? []);
+    for (const slot of mergeNewestFirst(lists)) {
+      if (query.since !== undefined && slot.record.createdAt < query.since) break;
+      out.push(slot.row());
+      if (out.length === limit) break;
+    }
+    return out;
+  }
+
   /** The slots that may match `query`, newest first from its start: those of its most selective filter. */
   #candidates(query: MessageListQuery): Iterable<Slot> {
     const { principalId } = query;
-    // Start after the older of the cursor and `until` (every row before `until` is older than it).
-    const bound = query.until === undefined ? undefined : { createdAt: query.until, seq: -1 };
-    const after = query.after === undefined ? bound : bound === undefined || isAfter(query.after, bound) ? query.after : bound;
+    const after = startOf(query);
     const single = (key: Key, value: string) => this.#byKey[key].get(principalId)?.get(value)?.newestFirst(after) ?? [];
     if (query.externalId !== undefined) {
       const slots = this.#externalIds.slots(principalId, query.externalId);
@@ -122,6 +142,12 @@ export class ListIndex {
     if (query.profileCode !== undefined) return single('profileCode', query.profileCode);
     return this.#byPrincipal.get(principalId)?.newestFirst(after) ?? [];
   }
+}
+
+/** Where a page starts: after the older of its cursor and its `until` (every row before `until` is older than it). */
+function startOf(query: { after?: ListPosition; until?: number }): ListPosition | undefined {
+  const bound = query.until === undefined ? undefined : { createdAt: query.until, seq: -1 };
+  return query.after === undefined ? bound : bound === undefined || isAfter(query.after, bound) ? query.after : bound;
 }
 
 /** The slots of several lists (each newest first, none shared), merged newest first. */

@@ -20,6 +20,7 @@ import { MemoryReportLog } from './report-log.js';
 import type { ReportedRow } from '../report-log.js';
 import { CarrierIdIndex, ExternalIdIndex } from './lookups.js';
 import type { MessageListQuery } from '../message-list.js';
+import type { CallbackListQuery } from '../callback-list.js';
 import { QueueMembers } from './queue-members.js';
 import { ReportQueue } from './report-queue.js';
 import { Slot } from './slot.js';
@@ -105,6 +106,11 @@ export class MemoryRecordStore implements RecordStore {
   /** See {@link RecordStore.listMessages}: the narrowest of the list index's orders, walked from the page's start. */
   async listMessages(query: MessageListQuery): Promise<MessageRow[]> {
     return this.#list.list(query);
+  }
+
+  /** See {@link RecordStore.listCallbacks}: the list index's lists of each report state, merged. */
+  async listCallbacks(query: CallbackListQuery): Promise<MessageRow[]> {
+    return this.#list.listCallbacks(query);
   }
 
   /** See {@link RecordStore.readReports}. */

@@ -31,6 +31,7 @@ const ROW_ARRAYS = [
   ['recipient', 'text'],
   ['state', 'text'],
   ['profile_code', 'text'],
+  ['callback_state', 'text'],
   ['data', 'text'],
 ] as const;
 

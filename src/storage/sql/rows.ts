@@ -1,11 +1,13 @@
 /**
  * A `MessageRow` to and from the columns of the messages table (schema.ts): the fields the
  * store searches and orders by each in a column (the record's recipient, state and profile
- * too, which the message list filters by, kept up to date by every write), and the record,
+ * too, which the message list filters by, and its report's state if pending or failed, which
+ * report recovery lists by, kept up to date by every write), and the record,
  * book and carrier ids in the column `data` (packed, see `PackedData`).
  *
  * @module
  */
+import { openCallbackState } from '../callback-list.js';
 import type { IdempotencyRecord } from '../idempotency-record.js';
 import type { MessageRecord } from '../message-record.js';
 import type { MessageRow, RowBook, Timer } from '../record-store.js';
@@ -30,6 +32,7 @@ export const WRITTEN_COLUMNS = [
   'recipient',
   'state',
   'profile_code',
+  'callback_state',
   'data',
 ] as const;
 
@@ -159,6 +162,7 @@ export function rowValues(row: MessageRow): unknown[] {
     row.record.recipient,
     row.record.state,
     row.record.profileCode,
+    openCallbackState(row.record),
     packData(row),
   ];
 }
@@ -182,6 +186,7 @@ const INDEXED_VALUES: readonly [column: string, value: (row: MessageRow) => unkn
   ['recipient', (row) => row.record.recipient],
   ['state', (row) => row.record.state],
   ['profile_code', (row) => row.record.profileCode],
+  ['callback_state', (row) => openCallbackState(row.record)],
 ];
 
 /**

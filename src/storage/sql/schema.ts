@@ -69,6 +69,8 @@ function migrations(dialect: SqlDialect, prefix: string, t: SqlTables): Migratio
   // first form of it held the record as an object.
   const fromData = (position: number, field: string): string =>
     `COALESCE(${dialect.jsonText('data', [position])}, ${dialect.jsonText('data', ['record', field])})`;
+  // Packed `data` holds the report's state at 22 (`callback.state`).
+  const callbackState = `COALESCE(${dialect.jsonText('data', [22, 'state'])}, ${dialect.jsonText('data', ['record', 'callback', 'state'])})`;
   // Partial where the database has them: a row out of the queue (or without a report or a
   // timer) then costs those indexes nothing, and every query of them names its column.
   const index = (name: string, table: string, columns: string, onlyWhere?: string): string =>
@@ -189,6 +191,17 @@ function migrations(dialect: SqlDialect, prefix: string, t: SqlTables): Migratio
         index('messages_reports', t.messages, 'principal_id, report_seq', 'report_seq IS NOT NULL'),
         `CREATE TABLE ${t.reportHead} (id integer NOT NULL PRIMARY KEY, seq ${bigint} NOT NULL)${dialect.tableOptions}`,
         `INSERT INTO ${t.reportHead} (id, seq) VALUES (1, 0)`,
+      ],
+    },
+    // Report recovery (GET {base}/callbacks, the replay): a principal's pending or failed
+    // reports newest first, each state an index walked from the page's start. Delivered
+    // reports, and messages without one, are left out of it (the column is null).
+    {
+      version: 7,
+      statements: [
+        `ALTER TABLE ${t.messages} ADD COLUMN callback_state varchar(16)`,
+        `UPDATE ${t.messages} SET callback_state = CASE WHEN ${callbackState} IN ('pending', 'failed') THEN ${callbackState} END`,
+        index('messages_callbacks', t.messages, 'principal_id, callback_state, created_at, seq', 'callback_state IS NOT NULL'),
       ],
     },
   ];

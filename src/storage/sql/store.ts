@@ -29,10 +29,11 @@ import {
   WRITTEN_COLUMNS,
 } from './rows.js';
 import { createSchema, sqlTables, type Migration, type SqlTables } from './schema.js';
-import { listMessages } from './list.js';
+import { listCallbacks, listMessages } from './list.js';
 import { readReports, reportKeyTerm, takeReportKey } from './report-log.js';
 import type { ReportedRow } from '../report-log.js';
 import type { MessageListQuery } from '../message-list.js';
+import type { CallbackListQuery } from '../callback-list.js';
 
 /** Rows per `INSERT` statement, and keys per `IN (...)` list: well under every driver's parameter and packet limits. */
 const CHUNK = 200;
@@ -141,6 +142,11 @@ export class SqlRecordStore implements RecordStore {
   /** `RecordStore.readReports` (report-log.ts). */
   readReports(principalId: string, after: number | null, limit: number): Promise<ReportedRow[]> {
     return readReports(this.sql, principalId, after, limit);
+  }
+
+  /** `RecordStore.listCallbacks` (list.ts). */
+  listCallbacks(query: CallbackListQuery): Promise<MessageRow[]> {
+    return listCallbacks(this.sql, this.prefix, query);
   }
 
   /** `RecordStore.listMessages` (list.ts). */

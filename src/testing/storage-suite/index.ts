@@ -9,6 +9,7 @@
  * @module
  */
 import { callbackTests } from './callbacks.js';
+import { callbackRecoveryTests } from './callback-recovery.js';
 import { claimTests } from './claims.js';
 import { counterTests } from './counters.js';
 import { creditTests } from './credit.js';
@@ -56,6 +57,7 @@ export function runStorageContract(harness: StorageSuiteHarness, options: Storag
     endingTests(context);
     receiptTests(context);
     callbackTests(context);
+    callbackRecoveryTests(context);
     retentionTests(context);
     retainTextTests(context);
     idempotencyTests(context);
