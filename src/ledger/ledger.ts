@@ -43,6 +43,8 @@ import { receiptRule, submissionRule } from './receipts.js';
 import { Reports } from './reports.js';
 import { endRow, hasEnded, newRow, nextRow, rankOf, weightOf } from './rows.js';
 import { Sweeps } from './sweeps.js';
+import { eraseSteps } from './erase.js';
+import type { EraseStorage } from '../storage/erase-storage.js';
 
 /** The full storage contract over `store`: see {@link createLedger}. */
 // eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging
@@ -76,7 +78,10 @@ export class Ledger implements Storage {
     if (INBOUND_METHODS.every((name) => typeof inbound[name] === 'function')) {
       for (const name of INBOUND_METHODS) (this as Record<string, unknown>)[name] = (inbound[name] as (...args: unknown[]) => unknown).bind(store);
       if (inbound.storeInboundPart !== undefined) this.storeInboundPart = inbound.storeInboundPart.bind(store);
+      const erasing = store as EraseStorage;
+      if (erasing.eraseInbound !== undefined) this.eraseInbound = erasing.eraseInbound.bind(store);
     }
+    Object.assign(this, eraseSteps(store, this.#writer));
   }
 
   /**
@@ -280,10 +285,10 @@ export class Ledger implements Storage {
   }
 }
 
-// The optional methods the store may lack (lifecycle, queue count, list, inbound) are set by the
+// The optional methods the store may lack (lifecycle, queue count, list, inbound, erase) are set by the
 // constructor when it has them; this declares them on the class.
 // eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging
-export interface Ledger extends Partial<InboundStorage> {
+export interface Ledger extends Partial<InboundStorage>, EraseStorage {
   ready?(): Promise<void>;
   close?(): Promise<void>;
   countQueued?(principalId?: string): Promise<QueueCount>;

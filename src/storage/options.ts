@@ -58,6 +58,11 @@ const RECORD_STORE_METHODS = {
   creditBalance: true,
   countedUnits: false,
   purgeReports: false,
+  findByRecipient: false,
+  scanReports: false,
+  rewriteReports: false,
+  scanIdempotency: false,
+  rewriteIdempotency: false,
 } as const satisfies MethodTable<RecordStore>;
 
 /** Throws unless `value` has all of the inbound methods or none: half of them would fail at the first MO. */

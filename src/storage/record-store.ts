@@ -22,6 +22,7 @@ import type { MessageListQuery } from './message-list.js';
 import type { LoggedReport, ReportLogEntry } from './report-log.js';
 import type { QueueCount } from './contract.js';
 import type { UnitCounter } from './counter-record.js';
+import type { IdempotencyCursor } from './erase-storage.js';
 
 /**
  * The sweeps a row may wait for, each at its `timerAt`: the library sets at most one per
@@ -270,6 +271,27 @@ export interface RecordStore {
    * not; returns how many. With {@link RecordStore.readReports}.
    */
   purgeReports?(before: number, limit: number): Promise<number>;
+
+  /**
+   * Up to `limit` rows whose `record.recipient` is `recipient`, of every principal, ordered by
+   * principal id (in the store's own order of them) from `fromPrincipal` on (that one
+   * included; `null`: the first). Served by an index (the list's by principal and
+   * recipient will do, walked principal by principal). Optional, with the two pairs below:
+   * the erase steps of `sms.erase` (docs/erase.md).
+   */
+  findByRecipient?(recipient: string, fromPrincipal: string | null, limit: number): Promise<MessageRow[]>;
+
+  /** Up to `limit` entries of the report log of every principal with a key above `after` (`null`: all), in key order. */
+  scanReports?(after: number | null, limit: number): Promise<LoggedReport[]>;
+
+  /** Replaces the `message` of each entry of `entries` (by `seq`) still in the log; returns how many. */
+  rewriteReports?(entries: readonly LoggedReport[]): Promise<number>;
+
+  /** Up to `limit` idempotency records, live or not, ordered by principal then key (the store's order) after `after` (`null`: the first). */
+  scanIdempotency?(after: IdempotencyCursor | null, limit: number): Promise<IdempotencyRecord[]>;
+
+  /** Replaces the `body` of each of `records` still held under its principal and key with the same `createdAt`; returns how many. */
+  rewriteIdempotency?(records: readonly IdempotencyRecord[]): Promise<number>;
 
   /**
    * Applies each write whose row is still at `expectedVersion`, each in one atomic step
