@@ -53,6 +53,7 @@ import { optOutGate, premiumOptOutCheck } from '../inbound/opt-out-gate.js';
 import { optOutList, type OptOutList } from '../inbound/opt-out-list.js';
 import { ownerTargets } from '../inbound/owners.js';
 import { afterReady, storageReadiness } from './storage-ready.js';
+import { subscriberEraser, type EraseRequest, type EraseSummary } from './erase.js';
 
 /**
  * What {@link createSmsRouter} returns: Express middleware with typed events and a lifecycle.
@@ -106,6 +107,11 @@ export interface SmsRouter extends RequestHandler {
    * sending its report; `null` when the storage has no `cancelMessages`.
    */
   readonly cancel: ((principalId: string, refs: readonly string[]) => Promise<CancelResult>) | null;
+  /**
+   * Erases every stored number and text of one subscriber (a data-subject request,
+   * docs/erase.md), in short steps, and announces it (`subscriber.erased`); resolves with the counts.
+   */
+  readonly erase: (request: EraseRequest) => Promise<EraseSummary>;
 }
 
 /**
@@ -334,6 +340,7 @@ export function createSmsRouter(options: SmsRouterOptions): SmsRouter {
           return result;
         };
   Object.defineProperty(router, 'cancel', { value: cancel, enumerable: true });
+  Object.defineProperty(router, 'erase', { value: subscriberEraser({ storage, ready: storageReady, emit, now, onTransition }), enumerable: true });
   router.close = () => {
     closing ??= (async () => {
       await started?.catch(() => undefined);

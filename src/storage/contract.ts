@@ -41,7 +41,7 @@ import type { ClaimOptions, InsertLease } from './claim-options.js';
 import type { CreditCharge, CreditStorage } from './credit-record.js';
 import type { CounterStorage, UnitCounter } from './counter-record.js';
 import type { EraseStorage } from './erase-storage.js';
-export type { ErasedMessages, ErasedPage, EraseStorage, IdempotencyCursor } from './erase-storage.js';
+export type { ErasedMessages, ErasedPage, ErasedTransition, EraseStorage, IdempotencyCursor } from './erase-storage.js';
 import type { IdempotencyRecord } from './idempotency-record.js';
 import type { InboundStorage } from './inbound-record.js';
 export type { DueInbound, InboundInsertOptions, InboundPart, InboundRecord, NewInbound, OptOutEntry, OptOutKey } from './inbound-record.js';

@@ -9,7 +9,16 @@
  *
  * @module
  */
-import type { Transition } from './contract.js';
+import type { MessageState } from '../lifecycle/states.js';
+import type { MessageRecord } from './message-record.js';
+
+/** A message an erase step ended (the contract's `Transition`, never with a leased report). */
+export interface ErasedTransition {
+  /** The message, ended `cancelled` and erased. */
+  message: MessageRecord;
+  /** Its state before (`scheduled` or `queued`). */
+  previousState: MessageState;
+}
 
 /** What one step of {@link EraseStorage.eraseMessages} did. */
 export interface ErasedMessages {
@@ -18,7 +27,7 @@ export interface ErasedMessages {
   /** Their refs: the idempotency answers that list them are erased next ({@link EraseStorage.eraseIdempotency}). */
   refs: string[];
   /** The messages it ended (those not yet sent: `cancelled`), as transitions, their reports stored with them. */
-  transitions: Transition[];
+  transitions: ErasedTransition[];
   /** Where the next step starts; `null` when no message to the number is left. */
   next: string | null;
 }
@@ -67,9 +76,9 @@ export interface EraseStorage {
 
   /**
    * Erases up to `limit` inbound (MO) messages from `from` not erased yet (`eraseInbound`: the
-   * sender `[erased]` with `fromSha256`, the text `[redacted]` with `textSha256`), and deletes
-   * every part of a long MO still waiting for the rest that came from it; returns how many
-   * messages it erased (fewer than `limit`: none is left). With the inbound methods.
+   * sender `[erased]` with `fromSha256`, the text `[redacted]` with `textSha256`); returns how
+   * many it erased (fewer than `limit`: none is left). With the inbound methods. The parts
+   * of a long MO still waiting for the rest are keyed by a hash and go with retention.
    */
   eraseInbound?(from: string, limit: number): Promise<number>;
 }

@@ -49,17 +49,45 @@ export class MemoryReportLog {
     return count;
   }
 
+  /** Up to `limit` entries of every principal with a key above `after`, in key order (see `RecordStore.scanReports`). */
+  scan(after: number | null, limit: number): LoggedReport[] {
+    if (limit <= 0) return [];
+    const heads: LoggedReport[] = [];
+    for (const own of this.#byPrincipal.values()) heads.push(...own.slice(firstAbove(own, after), firstAbove(own, after) + limit));
+    return heads.sort((a, b) => a.seq - b.seq).slice(0, limit).map((entry) => ({ ...entry }));
+  }
+
+  /** Replaces the message of each of `entries` still in the log (see `RecordStore.rewriteReports`); how many. */
+  rewrite(entries: readonly LoggedReport[]): number {
+    let rewritten = 0;
+    for (const entry of entries) {
+      const own = this.#byPrincipal.get(entry.principalId);
+      if (own === undefined) continue;
+      const at = firstAbove(own, entry.seq - 1);
+      if (own[at]?.seq !== entry.seq) continue;
+      own[at] = { ...own[at], message: entry.message };
+      rewritten++;
+    }
+    return rewritten;
+  }
+
   /** The principal's entries with a key above `after`, in key order, at most `limit`. */
   read(principalId: string, after: number | null, limit: number): LoggedReport[] {
     const own = this.#byPrincipal.get(principalId);
     if (own === undefined || limit <= 0) return [];
-    let low = 0;
-    let high = own.length;
-    while (low < high) {
-      const mid = (low + high) >>> 1;
-      if (after !== null && own[mid]!.seq <= after) low = mid + 1;
-      else high = mid;
-    }
+    const low = firstAbove(own, after);
     return own.slice(low, low + limit).map((entry) => ({ ...entry }));
   }
+}
+
+/** The index in `own` (in key order) of its first entry with a key above `after` (`null`: 0), by binary search. */
+function firstAbove(own: readonly LoggedReport[], after: number | null): number {
+  let low = 0;
+  let high = own.length;
+  while (low < high) {
+    const mid = (low + high) >>> 1;
+    if (after !== null && own[mid]!.seq <= after) low = mid + 1;
+    else high = mid;
+  }
+  return low;
 }

@@ -10,6 +10,7 @@
 import type { ClaimOptions } from '../claim-options.js';
 import type { QueueCount } from '../contract.js';
 import type { IdempotencyRecord } from '../idempotency-record.js';
+import type { IdempotencyCursor } from '../erase-storage.js';
 import { delegateInbound, type InboundStorage } from '../inbound-record.js';
 import { IdempotencyRecords } from './idempotency.js';
 import { MemoryInbound } from './inbound.js';
@@ -115,6 +116,31 @@ export class MemoryRecordStore implements RecordStore {
   /** See {@link RecordStore.purgeReports}. */
   async purgeReports(before: number, limit: number): Promise<number> {
     return this.#reportLog.purge(before, limit);
+  }
+
+  /** See {@link RecordStore.findByRecipient}. */
+  async findByRecipient(recipient: string, fromPrincipal: string | null, limit: number): Promise<MessageRow[]> {
+    return this.#list.byRecipient(recipient, fromPrincipal, Math.max(0, limit));
+  }
+
+  /** See {@link RecordStore.scanReports}. */
+  async scanReports(after: number | null, limit: number): Promise<LoggedReport[]> {
+    return this.#reportLog.scan(after, limit);
+  }
+
+  /** See {@link RecordStore.rewriteReports}. */
+  async rewriteReports(entries: readonly LoggedReport[]): Promise<number> {
+    return this.#reportLog.rewrite(entries);
+  }
+
+  /** See {@link RecordStore.scanIdempotency}. */
+  async scanIdempotency(after: IdempotencyCursor | null, limit: number): Promise<IdempotencyRecord[]> {
+    return this.#idempotency.scan(after, Math.max(0, limit));
+  }
+
+  /** See {@link RecordStore.rewriteIdempotency}. */
+  async rewriteIdempotency(records: readonly IdempotencyRecord[]): Promise<number> {
+    return this.#idempotency.rewrite(records);
   }
 
   /** See {@link RecordStore.findByCarrierId}. */

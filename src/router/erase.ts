@@ -1,0 +1,115 @@
+/**
+ * `sms.erase({ recipient })`: erases every stored number and text of one subscriber (a
+ * data-subject request; docs/erase.md) through the storage's erase steps (`EraseStorage`),
+ * messages first (their refs then find the idempotency answers and the report log's copies
+ * that list them), then the report log, the idempotency answers and the inbound messages.
+ * Each step is bounded, and the process's other work runs between two steps: an erase of a
+ * long history never holds the event loop, and the router keeps answering meanwhile.
+ *
+ * @module
+ */
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import { sha256 } from '../lifecycle/erase-record.js';
+import { readNumber } from '../numbers/read-number.js';
+import type { ErasedKind, SubscriberErasedEvent } from '../observe/erase-events.js';
+import type { Emit } from '../observe/events.js';
+import type { IdempotencyCursor, Storage, Transition } from '../storage/contract.js';
+
+/** What `sms.erase` is asked: the subscriber's number, written as a send may write it. */
+export interface EraseRequest {
+  /** The number, as the send accepts it: international digits, with `+`, spaces or dashes; or national with `defaultCountry`. */
+  recipient: string;
+  /** The country a national number is read in (ISO 3166 alpha-2), as a profile's `defaultCountry` is. */
+  defaultCountry?: string;
+}
+
+/** What `sms.erase` resolves with: the counts per kind, as the `subscriber.erased` event has them. */
+export type EraseSummary = SubscriberErasedEvent;
+
+/** What the erase runs on: the router's storage and its hooks. */
+export interface EraseDeps {
+  storage: Storage;
+  /** Resolves once the storage is ready. */
+  ready: () => Promise<void>;
+  emit: Emit;
+  now: () => number;
+  /** The router's handling of a transition (the `cancelled` ones: their events and reports). */
+  onTransition: (transition: Transition) => void;
+  /** Records per step: small enough that one step of the memory storage is a short synchronous run. */
+  batchSize?: number;
+}
+
+/** Records per erase step by default (one memory step of 100 rows takes a few ms). */
+export const ERASE_BATCH = 100;
+
+/** The international digits `request.recipient` is stored under, as the send reads it; throws a TypeError for no number. */
+export function storedNumber(request: EraseRequest): string {
+  const raw = (request as Partial<EraseRequest> | undefined)?.recipient;
+  if (typeof raw !== 'string' || raw.trim() === '') throw new TypeError('sms.erase: `recipient` must be the subscriber\'s number, a non-empty string');
+  const country = request.defaultCountry;
+  if (country !== undefined && (typeof country !== 'string' || !/^[A-Z]{2}$/.test(country))) {
+    throw new TypeError(`sms.erase: \`defaultCountry\` must be an ISO 3166 alpha-2 code such as "KE", got ${JSON.stringify(country)}`);
+  }
+  // As the send stores it: the digits read, or (a number the metadata cannot read, let through by the `digits` policy) as written.
+  return readNumber(raw, country ?? null).digits ?? raw;
+}
+
+/** Runs `step` from a `null` cursor until it answers `next: null`, a turn of the event loop between two calls. */
+async function drain<C>(step: (after: C | null) => Promise<{ erased: number; next: C | null }>): Promise<number> {
+  let erased = 0;
+  let after: C | null = null;
+  for (;;) {
+    const page = await step(after);
+    erased += page.erased;
+    if (page.next === null) return erased;
+    after = page.next;
+    await nextTurn();
+  }
+}
+
+/** The `erase` of a router over `deps` (see the module's TSDoc). */
+export function subscriberEraser(deps: EraseDeps): (request: EraseRequest) => Promise<EraseSummary> {
+  const { storage, emit, now, onTransition } = deps;
+  const batch = deps.batchSize ?? ERASE_BATCH;
+  return async (request) => {
+    const recipient = storedNumber(request);
+    await deps.ready();
+    const startedAt = now();
+    const notErased: ErasedKind[] = [];
+    const refs = new Set<string>();
+    let cancelled = 0;
+    let messages = 0;
+    if (storage.eraseMessages === undefined) notErased.push('messages');
+    else {
+      messages = await drain<string>(async (after) => {
+        const step = await storage.eraseMessages!(recipient, after, batch, now());
+        for (const ref of step.refs) refs.add(ref);
+        cancelled += step.transitions.length;
+        for (const transition of step.transitions) onTransition(transition);
+        return step;
+      });
+    }
+    let reports = 0;
+    if (storage.eraseReports === undefined) {
+      if (storage.readReports !== undefined) notErased.push('reports');
+    } else reports = await drain<number>((after) => storage.eraseReports!(recipient, refs, after, batch));
+    let idempotency = 0;
+    if (storage.eraseIdempotency === undefined) {
+      if (storage.findIdempotency !== undefined) notErased.push('idempotency');
+    } else idempotency = await drain<IdempotencyCursor>((after) => storage.eraseIdempotency!(refs, after, batch));
+    let inbound = 0;
+    if (storage.eraseInbound === undefined) {
+      if (storage.insertInbound !== undefined) notErased.push('inbound');
+    } else {
+      inbound = await drain<true>(async () => {
+        const erased = await storage.eraseInbound!(recipient, batch);
+        return { erased, next: erased < batch ? null : true };
+      });
+    }
+    const summary: EraseSummary = {
+      recipientSha256: sha256(recipient), messages, cancelled, reports, idempotency, inbound, notErased, startedAt, endedAt: now(),
+    };
+    emit('subscriber.erased', summary);
+    return summary;
+  };
+}
