@@ -8,7 +8,7 @@
  * @module
  */
 import { hash } from 'node:crypto';
-import { isRedacted, redactText } from './retain-text.js';
+import { isRedacted, redactText, REDACTED_TEXT } from './retain-text.js';
 
 /** The number an erased record has instead of the subscriber's. */
 export const ERASED_NUMBER = '[erased]';
@@ -49,18 +49,17 @@ export function eraseMessage(record: ErasableMessage): void {
 /** What the rules change of an inbound (MO) record (`InboundRecord`'s fields of these names). */
 export interface ErasableInbound {
   from: string;
-  fromSha256?: string | null;
   text: string;
-  textSha256?: string | null;
 }
 
-/** Erases an inbound record from the subscriber (a new object the caller owns): its sender and text, each with its SHA-256 kept. */
+/**
+ * Erases an inbound record from the subscriber (a new object the caller owns): its sender
+ * becomes the marker and its text `[redacted]`, with no hash kept: the text is the
+ * subscriber's own, which no customer needs to prove.
+ */
 export function eraseInbound(record: ErasableInbound): void {
-  if (record.fromSha256 === undefined || record.fromSha256 === null) {
-    record.fromSha256 = sha256(record.from);
-    record.from = ERASED_NUMBER;
-  }
-  if (!isRedacted(record)) redactText(record);
+  record.from = ERASED_NUMBER;
+  record.text = REDACTED_TEXT;
 }
 
 /**

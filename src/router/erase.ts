@@ -50,8 +50,11 @@ export function storedNumber(request: EraseRequest): string {
   if (country !== undefined && (typeof country !== 'string' || !/^[A-Z]{2}$/.test(country))) {
     throw new TypeError(`sms.erase: \`defaultCountry\` must be an ISO 3166 alpha-2 code such as "KE", got ${JSON.stringify(country)}`);
   }
-  // As the send stores it: the digits read, or (a number the metadata cannot read, let through by the `digits` policy) as written.
-  return readNumber(raw, country ?? null).digits ?? raw;
+  // As the send stores it: the digits read (an international writing with `+` too, which a
+  // profile's `defaultCountry` lets a send use), or as written (a number the metadata cannot
+  // read, let through by the `digits` policy).
+  const digits = readNumber(raw, country ?? null).digits ?? (raw.trim().startsWith('+') ? readNumber(raw.replace(/\D/g, ''), null).digits : null);
+  return digits ?? raw;
 }
 
 /** Runs `step` from a `null` cursor until it answers `next: null`, a turn of the event loop between two calls. */

@@ -75,8 +75,8 @@ export interface EraseStorage {
   eraseIdempotency?(refs: ReadonlySet<string>, after: IdempotencyCursor | null, limit: number): Promise<ErasedPage<IdempotencyCursor>>;
 
   /**
-   * Erases up to `limit` inbound (MO) messages from `from` not erased yet (`eraseInbound`: the
-   * sender `[erased]` with `fromSha256`, the text `[redacted]` with `textSha256`); returns how
+   * Erases up to `limit` inbound (MO) messages from `from` (`eraseInbound`: the sender
+   * `[erased]`, the text `[redacted]`, the redelivery key it was stored with gone); returns how
    * many it erased (fewer than `limit`: none is left). With the inbound methods. The parts
    * of a long MO still waiting for the rest are keyed by a hash and go with retention.
    */

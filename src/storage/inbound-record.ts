@@ -44,10 +44,6 @@ export interface NewInbound {
 export interface InboundRecord extends NewInbound {
   /** The webhook's state, when it has a URL; the same shape as a delivery report's. */
   callback: CallbackState | null;
-  /** Once its sender was erased (`sms.erase`, docs/erase.md): the SHA-256 (hex) of `from`, which is then `[erased]`. */
-  fromSha256?: string | null;
-  /** Once its sender was erased: the SHA-256 (hex) of its text, which is then `[redacted]`. */
-  textSha256?: string | null;
 }
 
 /** An inbound webhook due to be sent ({@link InboundStorage.claimInbound}). */

@@ -60,10 +60,15 @@ export async function readReports(context: SqlContext, principalId: string, afte
     `SELECT seq, principal_id, uid, message FROM ${context.tables.reportLog} WHERE principal_id = ? AND seq > ? ORDER BY seq ${limitClause(context.dialect)}`,
     [principalId, after ?? 0, limit],
   );
-  return rows.map((row) => ({
+  return rows.map(toLogged);
+}
+
+/** An entry of the log from its columns (`seq, principal_id, uid, message`). */
+export function toLogged(row: Record<string, unknown>): LoggedReport {
+  return {
     seq: num(row.seq),
     principalId: String(row.principal_id),
     uid: String(row.uid),
-    message: JSON.parse(typeof row.message === 'string' ? row.message : Buffer.from(row.message as Uint8Array).toString('utf8')) as MessageRecord,
-  }));
+    message: (typeof row.message === 'string' ? JSON.parse(row.message) : typeof row.message === 'object' && !(row.message instanceof Uint8Array) ? row.message : JSON.parse(Buffer.from(row.message as Uint8Array).toString('utf8'))) as MessageRecord,
+  };
 }

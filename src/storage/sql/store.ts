@@ -31,6 +31,8 @@ import {
 import { createSchema, sqlTables, type Migration, type SqlTables } from './schema.js';
 import { listMessages } from './list.js';
 import { appendReport, purgeReports, readReports } from './report-log.js';
+import { findByRecipient, rewriteIdempotency, rewriteReports, scanIdempotency, scanReports } from './erase.js';
+import type { IdempotencyCursor } from '../erase-storage.js';
 import type { LoggedReport } from '../report-log.js';
 import type { MessageListQuery } from '../message-list.js';
 
@@ -149,6 +151,31 @@ export class SqlRecordStore implements RecordStore {
   /** `RecordStore.listMessages` (list.ts). */
   listMessages(query: MessageListQuery): Promise<MessageRow[]> {
     return listMessages(this.sql, this.prefix, query);
+  }
+
+  /** `RecordStore.findByRecipient` (erase.ts). */
+  findByRecipient(recipient: string, fromPrincipal: string | null, limit: number): Promise<MessageRow[]> {
+    return findByRecipient(this.sql, this.prefix, recipient, fromPrincipal, limit);
+  }
+
+  /** `RecordStore.scanReports` (erase.ts). */
+  scanReports(after: number | null, limit: number): Promise<LoggedReport[]> {
+    return scanReports(this.sql, after, limit);
+  }
+
+  /** `RecordStore.rewriteReports` (erase.ts). */
+  rewriteReports(entries: readonly LoggedReport[]): Promise<number> {
+    return rewriteReports(this.sql, entries);
+  }
+
+  /** `RecordStore.scanIdempotency` (erase.ts). */
+  scanIdempotency(after: IdempotencyCursor | null, limit: number): Promise<IdempotencyRecord[]> {
+    return scanIdempotency(this.sql, after, limit);
+  }
+
+  /** `RecordStore.rewriteIdempotency` (erase.ts). */
+  rewriteIdempotency(records: readonly IdempotencyRecord[]): Promise<number> {
+    return rewriteIdempotency(this.sql, records);
   }
 
   /**
