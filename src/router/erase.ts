@@ -39,8 +39,8 @@ export interface EraseDeps {
   batchSize?: number;
 }
 
-/** Records per erase step by default (one memory step of 100 rows takes a few ms). */
-export const ERASE_BATCH = 100;
+/** Records per erase step by default (a step of 25 rows takes about 5 ms of CPU on SQLite, under 1 ms in memory). */
+export const ERASE_BATCH = 25;
 
 /** The international digits `request.recipient` is stored under, as the send reads it; throws a TypeError for no number. */
 export function storedNumber(request: EraseRequest): string {
