@@ -68,6 +68,7 @@ export class Ledger implements Storage {
     if (store.close !== undefined) this.close = store.close.bind(store);
     if (store.countQueued !== undefined) this.countQueued = store.countQueued.bind(store);
     if (store.countedUnits !== undefined) this.countedUnits = store.countedUnits.bind(store);
+    if (store.purgeCounters !== undefined) this.purgeCounters = store.purgeCounters.bind(store);
     if (store.readReports !== undefined) this.readReports = store.readReports.bind(store);
     if (store.purgeReports !== undefined) this.purgeReports = store.purgeReports.bind(store);
     if (store.listMessages !== undefined) {
@@ -293,6 +294,7 @@ export interface Ledger extends Partial<InboundStorage>, EraseStorage {
   close?(): Promise<void>;
   countQueued?(principalId?: string): Promise<QueueCount>;
   countedUnits?(principalId: string, period: string): Promise<number>;
+  purgeCounters?(live: readonly string[], limit: number): Promise<number>;
   listMessages?(query: MessageListQuery): Promise<MessageListPage>;
   readReports?(principalId: string, after: number | null, limit: number): Promise<LoggedReport[]>;
   purgeReports?(before: number, limit: number): Promise<number>;

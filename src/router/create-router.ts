@@ -19,6 +19,7 @@ import { CreditGate, type CreditAccounts } from '../http/credit.js';
 import { SpendCapGate } from '../http/spend-caps.js';
 import { BacklogGate } from '../http/backlog.js';
 import { isTerminal } from '../lifecycle/states.js';
+import { livePeriodKeys } from '../lifecycle/spend-periods.js';
 import { statusByExternalId, statusByRef } from '../http/status.js';
 import { cancelByExternalId, cancelByRef, type CancelDeps } from '../http/cancel.js';
 import { listMessages, type ListingStorage } from '../http/list.js';
@@ -160,7 +161,7 @@ export function createSmsRouter(options: SmsRouterOptions): SmsRouter {
     tracing,
   });
   const quickSendOptOuts = optOutGate({ storage, owner: config.instanceId, now, onTransition });
-  const retention = retentionSweep(storage, config.retention, now, emit);
+  const retention = retentionSweep(storage, config.retention, now, emit, (at) => livePeriodKeys(at, config.spendCaps.timeZone));
   const receiptTimeout = receiptTimeoutSweep(storage, receiptTimeoutFor(config.worker.receiptTimeoutMs, delivery), now, emit, onTransition);
   const timed = timeSweep({
     storage, intervalMs: config.worker.pollIntervalMs, now, emit, onTransition, wake: () => worker.wake(),

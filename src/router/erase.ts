@@ -11,6 +11,7 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { sha256 } from '../lifecycle/erase-record.js';
 import { readNumber } from '../numbers/read-number.js';
+import { drainInBatches } from '../worker/periodic.js';
 import type { ErasedKind, SubscriberErasedEvent } from '../observe/erase-events.js';
 import type { Emit } from '../observe/events.js';
 import type { IdempotencyCursor, Storage, Transition } from '../storage/contract.js';
@@ -104,10 +105,7 @@ export function subscriberEraser(deps: EraseDeps): (request: EraseRequest) => Pr
     if (storage.eraseInbound === undefined) {
       if (storage.insertInbound !== undefined) notErased.push('inbound');
     } else {
-      inbound = await drain<true>(async () => {
-        const erased = await storage.eraseInbound!(recipient, batch);
-        return { erased, next: erased < batch ? null : true };
-      });
+      inbound = await drainInBatches(batch, () => storage.eraseInbound!(recipient, batch));
     }
     const summary: EraseSummary = {
       recipientSha256: sha256(recipient), messages, cancelled, reports, idempotency, inbound, notErased, startedAt, endedAt: now(),

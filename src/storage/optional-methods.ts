@@ -23,6 +23,7 @@ export const OPTIONAL_STORAGE_METHODS = [
   'topUpCredit',
   'creditBalance',
   'countedUnits',
+  'purgeCounters',
   'promoteScheduled',
   'expireUnsent',
   'cancelMessages',

@@ -321,6 +321,9 @@ export interface RecordStore {
    * has none. Optional: a store with it keeps counters, one without is never given them.
    */
   countedUnits?(principalId: string, period: string): Promise<number>;
+
+  /** Deletes up to `limit` counters whose period is none of `live`; returns how many. Optional, with `countedUnits`. */
+  purgeCounters?(live: readonly string[], limit: number): Promise<number>;
 }
 
 /** Whether `storage` is a {@link RecordStore} (it has `writeMessages`) rather than a full `Storage`. */

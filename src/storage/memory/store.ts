@@ -229,6 +229,11 @@ export class MemoryRecordStore implements RecordStore {
     return this.#counters.value(principalId, period);
   }
 
+  /** See {@link RecordStore.purgeCounters}. */
+  async purgeCounters(live: readonly string[], limit: number): Promise<number> {
+    return this.#counters.purge(new Set(live), Math.max(0, limit));
+  }
+
   #balance(principalId: string): number {
     return this.#balances.get(principalId) ?? 0;
   }

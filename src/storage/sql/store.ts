@@ -12,7 +12,7 @@ import type { QueueCount } from '../contract.js';
 import type { IdempotencyRecord } from '../idempotency-record.js';
 import type { InsertCounted, InsertGuard, InsertRefusal, MessageRow, MessageWrite, RecordStore, Timer } from '../record-store.js';
 import { limitClause, type SqlClient, type SqlDialect, type SqlSession } from './dialect.js';
-import { addUnits, applyGuard, balanceOf, countedOf, GuardRefusal } from './guard.js';
+import { addUnits, applyGuard, balanceOf, countedOf, GuardRefusal, purgeCounters } from './guard.js';
 import { claimMessages, claimReports, countQueued, dueMessages, queueEnds, runOn, type SqlContext } from './queue.js';
 import {
   changedValues,
@@ -326,6 +326,11 @@ export class SqlRecordStore implements RecordStore {
   /** `RecordStore.countedUnits`. */
   countedUnits(principalId: string, period: string): Promise<number> {
     return countedOf(this.sql, this.sql.client, principalId, period);
+  }
+
+  /** `RecordStore.purgeCounters` (guard.ts). */
+  purgeCounters(live: readonly string[], limit: number): Promise<number> {
+    return purgeCounters(this.sql, live, limit);
   }
 }
 
