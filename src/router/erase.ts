@@ -36,12 +36,17 @@ export interface EraseDeps {
   now: () => number;
   /** The router's handling of a transition (the `cancelled` ones: their events and reports). */
   onTransition: (transition: Transition) => void;
-  /** Records per step: small enough that one step of the memory storage is a short synchronous run. */
+  /** Messages per step: small enough that one step of the memory storage is a short synchronous run. */
   batchSize?: number;
+  /** Entries per step of a scan ({@link SCAN_PAGE}). */
+  scanPage?: number;
 }
 
-/** Records per erase step by default (a step of 25 rows takes about 5 ms of CPU on SQLite, under 1 ms in memory). */
+/** Messages per erase step by default (a step of 25 rows takes about 5 ms of CPU on SQLite, under 1 ms in memory). */
 export const ERASE_BATCH = 25;
+
+/** Entries a scan of the report log or of the idempotency records reads per step: most are left as they are, at a read each. */
+export const SCAN_PAGE = 200;
 
 /** The international digits `request.recipient` is stored under, as the send reads it; throws a TypeError for no number. */
 export function storedNumber(request: EraseRequest): string {
@@ -75,6 +80,7 @@ async function drain<C>(step: (after: C | null) => Promise<{ erased: number; nex
 export function subscriberEraser(deps: EraseDeps): (request: EraseRequest) => Promise<EraseSummary> {
   const { storage, emit, now, onTransition } = deps;
   const batch = deps.batchSize ?? ERASE_BATCH;
+  const page = deps.scanPage ?? SCAN_PAGE;
   return async (request) => {
     const recipient = storedNumber(request);
     await deps.ready();
@@ -96,11 +102,11 @@ export function subscriberEraser(deps: EraseDeps): (request: EraseRequest) => Pr
     let reports = 0;
     if (storage.eraseReports === undefined) {
       if (storage.readReports !== undefined) notErased.push('reports');
-    } else reports = await drain<number>((after) => storage.eraseReports!(recipient, refs, after, batch));
+    } else reports = await drain<number>((after) => storage.eraseReports!(recipient, refs, after, page));
     let idempotency = 0;
     if (storage.eraseIdempotency === undefined) {
       if (storage.findIdempotency !== undefined) notErased.push('idempotency');
-    } else idempotency = await drain<IdempotencyCursor>((after) => storage.eraseIdempotency!(refs, after, batch));
+    } else idempotency = await drain<IdempotencyCursor>((after) => storage.eraseIdempotency!(refs, after, page));
     let inbound = 0;
     if (storage.eraseInbound === undefined) {
       if (storage.insertInbound !== undefined) notErased.push('inbound');

@@ -149,6 +149,15 @@ describe('sms.erase is checked', () => {
     await expect(gateway.sms.erase({ recipient: '0712345678', defaultCountry: 'kenya' })).rejects.toThrow(/defaultCountry/);
   });
 
+  it('names the kinds a storage without the erase methods keeps, and erases nothing', async () => {
+    const storage = new (await import('../../src/index.js')).MemoryStorage() as Storage;
+    for (const name of ['eraseMessages', 'eraseReports', 'eraseIdempotency', 'eraseInbound'] as const) delete storage[name];
+    const gateway = start(storage, new ScriptedDelivery());
+    const ref = await send(gateway.app, 'acme-key', '12345', NUMBER, 'Hello', { send_at: LATER });
+    expect(await gateway.sms.erase({ recipient: NUMBER })).toMatchObject({ messages: 0, notErased: ['messages', 'reports', 'idempotency', 'inbound'] });
+    expect((await storage.getMessage('acme', ref))!.recipient).toBe(NUMBER);
+  });
+
   it('reads a national number in the given country, as a profile\'s defaultCountry does', async () => {
     const gateway = start(new (await import('../../src/index.js')).MemoryStorage(), new ScriptedDelivery());
     const ref = await send(gateway.app, 'acme-key', '12345', NUMBER, 'Hello', { send_at: LATER });

@@ -49,11 +49,17 @@ export class IdempotencyRecords {
     const out: IdempotencyRecord[] = [];
     const principals = [...this.#byPrincipal.keys()].filter((id) => after === null || id >= after.principalId).sort();
     for (const principalId of principals) {
-      const records = [...this.#byPrincipal.get(principalId)!.values()];
-      let from = 0;
-      if (after !== null && principalId === after.principalId) from = records.findIndex((record) => record.key === after.key) + 1;
-      for (let i = from; i < records.length && out.length < limit; i++) out.push({ ...records[i]! });
-      if (out.length === limit) break;
+      const records = this.#byPrincipal.get(principalId)!;
+      // Past the cursor's key, when it is still held; from the first key when it is not.
+      let skipping = after !== null && principalId === after.principalId && records.has(after.key);
+      for (const record of records.values()) {
+        if (out.length === limit) return out;
+        if (skipping) {
+          skipping = record.key !== after!.key;
+          continue;
+        }
+        out.push({ ...record });
+      }
     }
     return out;
   }
