@@ -69,6 +69,6 @@ export function toLogged(row: Record<string, unknown>): LoggedReport {
     seq: num(row.seq),
     principalId: String(row.principal_id),
     uid: String(row.uid),
-    message: (typeof row.message === 'string' ? JSON.parse(row.message) : typeof row.message === 'object' && !(row.message instanceof Uint8Array) ? row.message : JSON.parse(Buffer.from(row.message as Uint8Array).toString('utf8'))) as MessageRecord,
+    message: JSON.parse(typeof row.message === 'string' ? row.message : Buffer.from(row.message as Uint8Array).toString('utf8')) as MessageRecord,
   };
 }
