@@ -7,7 +7,7 @@
  *
  * @module
  */
-import { eraseAnswerBody, eraseMessage } from '../lifecycle/erase-record.js';
+import { eraseAnswerBody, eraseMessage, isErased } from '../lifecycle/erase-record.js';
 import { isTerminal } from '../lifecycle/states.js';
 import { CANCELLED } from '../lifecycle/timing.js';
 import type { ErasedMessages, ErasedPage, EraseStorage, IdempotencyCursor } from '../storage/erase-storage.js';
@@ -62,7 +62,8 @@ export function eraseSteps(store: RecordStore, writer: RowWriter): EraseStorage 
       const changed: LoggedReport[] = [];
       for (const entry of page) {
         const message = entry.message;
-        if (message.recipient !== recipient && !refs.has(message.ref)) continue;
+        // An entry made after its message was erased holds the erased record already.
+        if (message.recipient !== recipient && (!refs.has(message.ref) || isErased(message))) continue;
         const record = copyRecord(message);
         eraseMessage(record);
         changed.push({ ...entry, message: record });
