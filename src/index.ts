@@ -41,6 +41,8 @@ export { OPTIONAL_STORAGE_METHODS } from './storage/optional-methods.js';
 export { InsufficientCreditError, isInsufficientCredit, refundUnits, type RefundPolicy, type EndedMessage } from './lifecycle/credit.js';
 export { CounterLimitError, isCounterLimit } from './lifecycle/counter-limit.js';
 export { REDACTED_TEXT, type RetainText } from './lifecycle/retain-text.js';
+export { ERASED_NUMBER, eraseAnswerBody, eraseInbound, eraseMessage } from './lifecycle/erase-record.js';
+export type { EraseRequest, EraseSummary } from './router/erase.js';
 export { CANCEL_LEASE_GRACE_MS, CANCELLED, leaseBarsCancel, VALIDITY_ELAPSED, validityElapsed } from './lifecycle/timing.js';
 export { fairTags, PRIORITY_RANK } from './lifecycle/fair-tags.js';
 export type { CreditAccounts } from './http/credit.js';

@@ -83,5 +83,6 @@ export function recordFields(record: MessageRecord): MessageRecord {
   if (record.reportPer !== undefined) fields.reportPer = record.reportPer;
   if (record.retainText !== undefined) fields.retainText = record.retainText;
   if (record.textSha256 !== undefined) fields.textSha256 = record.textSha256;
+  if (record.recipientSha256 !== undefined) fields.recipientSha256 = record.recipientSha256;
   return fields;
 }

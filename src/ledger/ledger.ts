@@ -46,6 +46,8 @@ import { reportOf } from './report-log.js';
 import { Reports } from './reports.js';
 import { endRow, hasEnded, newRow, nextRow, rankOf, weightOf } from './rows.js';
 import { Sweeps } from './sweeps.js';
+import { eraseSteps } from './erase.js';
+import type { EraseStorage } from '../storage/erase-storage.js';
 
 /** The full storage contract over `store`: see {@link createLedger}. */
 // eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging
@@ -69,6 +71,7 @@ export class Ledger implements Storage {
     if (store.close !== undefined) this.close = store.close.bind(store);
     if (store.countQueued !== undefined) this.countQueued = store.countQueued.bind(store);
     if (store.countedUnits !== undefined) this.countedUnits = store.countedUnits.bind(store);
+    if (store.purgeCounters !== undefined) this.purgeCounters = store.purgeCounters.bind(store);
     if (store.readReports !== undefined) {
       const readRows = store.readReports.bind(store);
       this.readReports = async (principalId, after, limit) => (await readRows(principalId, after, limit)).map(reportOf);
@@ -86,7 +89,10 @@ export class Ledger implements Storage {
     if (INBOUND_METHODS.every((name) => typeof inbound[name] === 'function')) {
       for (const name of INBOUND_METHODS) (this as Record<string, unknown>)[name] = (inbound[name] as (...args: unknown[]) => unknown).bind(store);
       if (inbound.storeInboundPart !== undefined) this.storeInboundPart = inbound.storeInboundPart.bind(store);
+      const erasing = store as EraseStorage;
+      if (erasing.eraseInbound !== undefined) this.eraseInbound = erasing.eraseInbound.bind(store);
     }
+    Object.assign(this, eraseSteps(store, this.#writer));
   }
 
   /**
@@ -290,14 +296,15 @@ export class Ledger implements Storage {
   }
 }
 
-// The optional methods the store may lack (lifecycle, queue count, list, inbound) are set by the
+// The optional methods the store may lack (lifecycle, queue count, list, inbound, erase) are set by the
 // constructor when it has them; this declares them on the class.
 // eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging
-export interface Ledger extends Partial<InboundStorage> {
+export interface Ledger extends Partial<InboundStorage>, EraseStorage {
   ready?(): Promise<void>;
   close?(): Promise<void>;
   countQueued?(principalId?: string): Promise<QueueCount>;
   countedUnits?(principalId: string, period: string): Promise<number>;
+  purgeCounters?(live: readonly string[], limit: number): Promise<number>;
   listMessages?(query: MessageListQuery): Promise<MessageListPage>;
   readReports?(principalId: string, after: number | null, limit: number): Promise<LoggedReport[]>;
   listCallbacks?(query: CallbackListQuery): Promise<MessageListPage>;

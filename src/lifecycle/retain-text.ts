@@ -78,7 +78,7 @@ export function redactsAt(record: RetainedText, now: number): boolean {
 }
 
 /** Replaces the text of `record` (a new object the caller owns) with the marker, keeping its SHA-256 (hex). */
-export function redactText(record: RetainedText): void {
+export function redactText(record: Pick<RetainedText, 'text' | 'textSha256'>): void {
   record.textSha256 = hash('sha256', record.text, 'hex');
   record.text = REDACTED_TEXT;
 }

@@ -76,3 +76,21 @@ export class SpendCalendar {
     return this.#periods;
   }
 }
+
+/** How far the live periods reach either side of now: an instance whose clock runs ahead may already count in the next day. */
+const CLOCK_SLACK_MS = 3_600_000;
+
+/**
+ * The keys of the periods still counting at `now` in `zone` (the day and the month, and those
+ * of an hour before and after, for clocks that differ between instances): every other
+ * counter's period has ended, and the retention sweep deletes it.
+ */
+export function livePeriodKeys(now: number, zone: string): string[] {
+  const keys = new Set<string>();
+  for (const at of [now - CLOCK_SLACK_MS, now, now + CLOCK_SLACK_MS]) {
+    const periods = spendPeriodsAt(at, zone);
+    keys.add(periods.day.key);
+    keys.add(periods.month.key);
+  }
+  return [...keys];
+}

@@ -10,7 +10,7 @@ export const SMS_EVENT_NAMES = [
   'credit.charged', 'credit.refunded', 'message.inbound', 'queue.depth',
   'dlr.sent', 'dlr.retrying', 'dlr.failed', 'callback.endpoint_paused', 'callback.endpoint_resumed', 'inbound.sent', 'inbound.retrying', 'inbound.failed',
   'subscriber.opted_out', 'subscriber.opted_in', 'carrier.connection', 'carrier.route',
-  'request.rejected', 'key.expired', 'spend_cap.warning', 'error',
+  'request.rejected', 'key.expired', 'spend_cap.warning', 'subscriber.erased', 'error',
 ] as const;
 
 const KNOWN: ReadonlySet<unknown> = new Set(SMS_EVENT_NAMES);

@@ -12,6 +12,7 @@ import type { CreditChargedEvent, CreditRefundedEvent } from './credit-events.js
 import type { CallbackEndpointPausedEvent, CallbackEndpointResumedEvent } from './callback-events.js';
 import type { KeyExpiredEvent } from './key-events.js';
 import type { SpendCapWarningEvent } from './spend-cap-events.js';
+import type { SubscriberErasedEvent } from './erase-events.js';
 import { assertEventName } from './event-names.js';
 
 export { SMS_EVENT_NAMES } from './event-names.js';
@@ -20,6 +21,7 @@ export type { CreditChargedEvent, CreditLine, CreditRefundCause, CreditRefundedE
 export type { CallbackEndpointPausedEvent, CallbackEndpointResumedEvent } from './callback-events.js';
 export type { KeyExpiredEvent } from './key-events.js';
 export type { SpendCapWarningEvent } from './spend-cap-events.js';
+export type { ErasedKind, SubscriberErasedEvent } from './erase-events.js';
 
 /** Payload of `message.accepted`. */
 export interface MessageAcceptedEvent {
@@ -118,10 +120,7 @@ export interface InboundFailedEvent extends InboundWebhookEvent {
   error: string | null;
 }
 
-/**
- * Payload of `subscriber.opted_out` and `subscriber.opted_in`: a number's opt-out of a short
- * code changed, by a keyword the subscriber sent or by `router.optOuts`.
- */
+/** Payload of `subscriber.opted_out` and `subscriber.opted_in`: a number's opt-out of a short code changed, by a keyword or `router.optOuts`. */
 export interface SubscriberOptEvent {
   /** The short code. */
   shortCode: string;
@@ -279,6 +278,8 @@ export interface SmsEvents {
   'key.expired': (event: KeyExpiredEvent) => void;
   /** A principal's units of the day or the month reached 80% of its spend cap (`dailyUnits`, `monthlyUnits`). */
   'spend_cap.warning': (event: SpendCapWarningEvent) => void;
+  /** One subscriber's stored numbers and texts were erased (`sms.erase`): the summary, the number only as its hash. */
+  'subscriber.erased': (event: SubscriberErasedEvent) => void;
   /** An unexpected error; requests answered 500 and worker failures end up here. */
   error: (event: ErrorEvent) => void;
 }

@@ -148,6 +148,8 @@ export function attachLogger(events: SmsEventEmitter, logger: SmsLogger): Attach
   on('spend_cap.warning', (e) =>
     warn({ event: 'spend_cap.warning', principalId: e.principalId, period: e.period, units: e.units, limit: e.limit, resetsAt: e.resetsAt }, `spend cap at ${e.units} of ${e.limit} units`),
   );
+  // A data-subject request: the record that it was done, naming the number only by its hash.
+  on('subscriber.erased', ({ startedAt, endedAt, ...summary }) => info({ event: 'subscriber.erased', ...summary, durationMs: endedAt - startedAt }, 'subscriber erased'));
   // An outage is one error line, its retries debug lines, and the way back one info line.
   on('carrier.connection', (c) => {
     const line = { event: 'carrier.connection', ...(c.route === undefined ? {} : { route: c.route }), bind: c.bind, state: c.state };

@@ -19,6 +19,7 @@ import { CreditGate, type CreditAccounts } from '../http/credit.js';
 import { SpendCapGate } from '../http/spend-caps.js';
 import { BacklogGate } from '../http/backlog.js';
 import { isTerminal } from '../lifecycle/states.js';
+import { livePeriodKeys } from '../lifecycle/spend-periods.js';
 import { statusByExternalId, statusByRef } from '../http/status.js';
 import { cancelByExternalId, cancelByRef, type CancelDeps } from '../http/cancel.js';
 import { listMessages, type ListingStorage } from '../http/list.js';
@@ -56,6 +57,7 @@ import { optOutList, type OptOutList } from '../inbound/opt-out-list.js';
 import { ownerTargets } from '../inbound/owners.js';
 import { afterReady, storageReadiness } from './storage-ready.js';
 import { operatorView, type OperatorView } from './operator-view.js';
+import { subscriberEraser, type EraseRequest, type EraseSummary } from './erase.js';
 
 /**
  * What {@link createSmsRouter} returns: Express middleware with typed events and a lifecycle.
@@ -113,6 +115,11 @@ export interface SmsRouter extends RequestHandler {
   readonly cancel: ((principalId: string, refs: readonly string[]) => Promise<CancelResult>) | null;
   /** What the operator console reads besides storage and events: carrier connections, principals, limits (operator-view.ts). */
   readonly operator: OperatorView;
+  /**
+   * Erases every stored number and text of one subscriber (a data-subject request,
+   * docs/erase.md), in short steps, and announces it (`subscriber.erased`); resolves with the counts.
+   */
+  readonly erase: (request: EraseRequest) => Promise<EraseSummary>;
 }
 
 /**
@@ -161,7 +168,7 @@ export function createSmsRouter(options: SmsRouterOptions): SmsRouter {
     tracing,
   });
   const quickSendOptOuts = optOutGate({ storage, owner: config.instanceId, now, onTransition });
-  const retention = retentionSweep(storage, config.retention, now, emit);
+  const retention = retentionSweep(storage, config.retention, now, emit, (at) => livePeriodKeys(at, config.spendCaps.timeZone));
   const receiptTimeout = receiptTimeoutSweep(storage, receiptTimeoutFor(config.worker.receiptTimeoutMs, delivery), now, emit, onTransition);
   const timed = timeSweep({
     storage, intervalMs: config.worker.pollIntervalMs, now, emit, onTransition, wake: () => worker.wake(),
@@ -346,6 +353,7 @@ export function createSmsRouter(options: SmsRouterOptions): SmsRouter {
         };
   Object.defineProperty(router, 'cancel', { value: cancel, enumerable: true });
   Object.defineProperty(router, 'operator', { value: operatorView(config), enumerable: true });
+  Object.defineProperty(router, 'erase', { value: subscriberEraser({ storage, ready: storageReady, emit, now, onTransition }), enumerable: true });
   router.close = () => {
     closing ??= (async () => {
       await started?.catch(() => undefined);

@@ -24,7 +24,6 @@
  * - When a message becomes terminal and has a callback URL, its pending delivery report
  *   is stored in the same atomic step, so a crash cannot lose it; leased at once when a
  *   receipt carries a report lease (the instance that applied it sends it without a claim).
- *
  * - Claims are fair (see {@link Storage.claimMessages}): transactional before bulk, principals
  *   with queued messages in turn by weight, each principal's messages in acceptance order.
  * - A request's idempotency record ({@link IdempotencyRecord}) is stored in the same atomic
@@ -34,8 +33,7 @@
  * What it does NOT promise: a strict order between messages (the turns are exact for one
  * writer and approximate when two instances accept for one principal at once), exactly-once
  * submission (a lease that ends while its owner still works lets another owner submit
- * again: delivery is at-least-once), or that lookups see a write made by another instance
- * in the same millisecond.
+ * again: delivery is at-least-once), or that lookups see another instance's write of the same ms.
  */
 import type { MessageState, Outcome, StatusReason, TerminalState } from '../lifecycle/states.js';
 import type { CallbackAttempt, CallbackState } from './callback-record.js';
@@ -44,6 +42,8 @@ export type { CallbackListFilter, CallbackListQuery, CallbackRecoveryStorage, Op
 import type { ClaimOptions, InsertLease } from './claim-options.js';
 import type { CreditCharge, CreditStorage } from './credit-record.js';
 import type { CounterStorage, UnitCounter } from './counter-record.js';
+import type { EraseStorage } from './erase-storage.js';
+export type { ErasedMessages, ErasedPage, ErasedTransition, EraseStorage, IdempotencyCursor } from './erase-storage.js';
 import type { IdempotencyRecord } from './idempotency-record.js';
 import type { InboundStorage } from './inbound-record.js';
 export type { DueInbound, InboundInsertOptions, InboundPart, InboundRecord, NewInbound, OptOutEntry, OptOutKey } from './inbound-record.js';
@@ -170,7 +170,7 @@ export interface DueCallback {
  * an adapter serialises what it must. The inbound methods ({@link InboundStorage}: MO
  * messages, their webhooks, the opt-out list) and report recovery's are optional, all or none.
  */
-export interface Storage extends Partial<InboundStorage>, Partial<CallbackRecoveryStorage>, CreditStorage, CounterStorage {
+export interface Storage extends Partial<InboundStorage>, Partial<CallbackRecoveryStorage>, CreditStorage, CounterStorage, EraseStorage {
   /**
    * Creates the schema if needed; idempotent. The router calls it through one memoised
    * promise and awaits it before any other call reaches the storage (requests, the worker,

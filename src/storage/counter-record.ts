@@ -33,4 +33,10 @@ export interface UnitCounter {
 export interface CounterStorage {
   /** The value of `principalId`'s counter `period`, 0 when it has none. */
   countedUnits?(principalId: string, period: string): Promise<number>;
+  /**
+   * Deletes up to `limit` counters, of every principal, whose period is none of `live` (the
+   * library's keys of the periods still counting: the others have ended); returns how many.
+   * Optional, with `countedUnits`: without it, ended counters are kept.
+   */
+  purgeCounters?(live: readonly string[], limit: number): Promise<number>;
 }

@@ -7,6 +7,7 @@
  */
 import type { CallbackAttempt, CallbackState } from './callback-record.js';
 import type { ClaimOptions, InsertLease } from './claim-options.js';
+import type { EraseStorage } from './erase-storage.js';
 
 /** A mobile-originated message as the router stores it, before it is stored. */
 export interface NewInbound {
@@ -200,4 +201,6 @@ export function delegateInbound(target: object, inbound: InboundStorage): void {
     (target as Record<string, unknown>)[name] = (inbound[name] as (...args: unknown[]) => unknown).bind(inbound);
   }
   if (inbound.storeInboundPart !== undefined) (target as InboundStorage).storeInboundPart = inbound.storeInboundPart.bind(inbound);
+  const erasing = inbound as Pick<EraseStorage, 'eraseInbound'>;
+  if (erasing.eraseInbound !== undefined) (target as EraseStorage).eraseInbound = erasing.eraseInbound.bind(inbound);
 }

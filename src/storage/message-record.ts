@@ -177,4 +177,9 @@ export interface MessageRecord extends Omit<NewMessage, 'weight'> {
    * replaced with `[redacted]`; absent or `null` while the text is kept.
    */
   textSha256?: string | null;
+  /**
+   * The SHA-256 (hex) of its recipient's digits, once the subscriber was erased (`sms.erase`,
+   * docs/erase.md): {@link recipient} is then `[erased]`. Absent or `null` until then.
+   */
+  recipientSha256?: string | null;
 }

@@ -10,8 +10,8 @@ import { INBOUND_METHODS } from './inbound-record.js';
 
 /**
  * Every optional method of {@link Storage} that a feature rests on: the queue count,
- * idempotency keys, the credit ledger, scheduled sends and cancel, the message list, the report log, report recovery, inbound messages and
- * opt-outs. The router turns a feature off for a storage without its methods, so a wrapper
+ * idempotency keys, the credit ledger, scheduled sends and cancel, the message list, the report log, report recovery, the
+ * erase steps, inbound messages and opt-outs. The router turns a feature off for a storage without its methods, so a wrapper
  * should offer each only when the storage it wraps has it. `ready` and `close`, optional
  * too, are lifecycle hooks that a wrapper can always pass on, and are not listed.
  */
@@ -23,6 +23,7 @@ export const OPTIONAL_STORAGE_METHODS = [
   'topUpCredit',
   'creditBalance',
   'countedUnits',
+  'purgeCounters',
   'promoteScheduled',
   'expireUnsent',
   'cancelMessages',
@@ -30,6 +31,9 @@ export const OPTIONAL_STORAGE_METHODS = [
   'readReports',
   'listCallbacks',
   'replayCallbacks',
+  'eraseMessages',
+  'eraseIdempotency',
+  'eraseInbound',
   ...INBOUND_METHODS,
   'storeInboundPart',
 ] as const satisfies readonly (keyof Storage)[];

@@ -58,6 +58,10 @@ const RECORD_STORE_METHODS = {
   creditBalance: true,
   countedUnits: false,
   listCallbacks: false,
+  findByRecipient: false,
+  scanIdempotency: false,
+  rewriteIdempotency: false,
+  purgeCounters: false,
 } as const satisfies MethodTable<RecordStore>;
 
 /** Throws unless `value` has all of the inbound methods or none: half of them would fail at the first MO. */

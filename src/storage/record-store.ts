@@ -23,6 +23,7 @@ import type { CallbackListQuery } from './callback-list.js';
 import type { ReportedRow } from './report-log.js';
 import type { QueueCount } from './contract.js';
 import type { UnitCounter } from './counter-record.js';
+import type { IdempotencyCursor } from './erase-storage.js';
 
 /**
  * The sweeps a row may wait for, each at its `timerAt`: the library sets at most one per
@@ -275,6 +276,21 @@ export interface RecordStore {
   readReports?(principalId: string, after: number | null, limit: number): Promise<ReportedRow[]>;
 
   /**
+   * Up to `limit` rows whose `record.recipient` is `recipient`, of every principal, ordered by
+   * principal id (in the store's own order of them) from `fromPrincipal` on (that one
+   * included; `null`: the first). Served by an index (the list's by principal and
+   * recipient will do, walked principal by principal). Optional, with the pair below:
+   * the erase steps of `sms.erase` (docs/erase.md).
+   */
+  findByRecipient?(recipient: string, fromPrincipal: string | null, limit: number): Promise<MessageRow[]>;
+
+  /** Up to `limit` idempotency records, live or not, ordered by principal then key (the store's order) after `after` (`null`: the first). */
+  scanIdempotency?(after: IdempotencyCursor | null, limit: number): Promise<IdempotencyRecord[]>;
+
+  /** Replaces the `body` of each of `records` still held under its principal and key with the same `createdAt`; returns how many. */
+  rewriteIdempotency?(records: readonly IdempotencyRecord[]): Promise<number>;
+
+  /**
    * Applies each write whose row is still at `expectedVersion`, each in one atomic step
    * with its refund (and with the carrier ids the new row adds to its `carrierIds`, which
    * the lookup by carrier id must find from then on: `addedCarrierIds` when given, see
@@ -302,6 +318,9 @@ export interface RecordStore {
    * has none. Optional: a store with it keeps counters, one without is never given them.
    */
   countedUnits?(principalId: string, period: string): Promise<number>;
+
+  /** Deletes up to `limit` counters whose period is none of `live`; returns how many. Optional, with `countedUnits`. */
+  purgeCounters?(live: readonly string[], limit: number): Promise<number>;
 }
 
 /** Whether `storage` is a {@link RecordStore} (it has `writeMessages`) rather than a full `Storage`. */

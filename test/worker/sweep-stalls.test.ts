@@ -19,9 +19,6 @@
  * is not tried again. Before the sweeps yielded between batches, every run held the loop for
  * seconds, and a SQLite purge of 20,000 rows in one transaction for about 200 ms.
  */
-import { PerformanceObserver } from 'node:perf_hooks';
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
 import { describe, expect, it } from 'vitest';
 import { outcome } from '../../src/lifecycle/states.js';
 import { MemoryStorage } from '../../src/storage/memory/adapter.js';
@@ -33,6 +30,7 @@ import { receiptTimeoutSweep } from '../../src/worker/receipt-timeout.js';
 import { RETENTION_DEFAULTS } from '../../src/worker/options.js';
 import { retentionSweep } from '../../src/worker/retention.js';
 import { timeSweep } from '../../src/worker/time-sweep.js';
+import { bestStall as bestOfThree, longestStall } from '../helpers/loop-stall.js';
 
 const BOUND_MS = 40;
 /** A stall this long is the sweep's, not noise: no second try. */
@@ -46,52 +44,8 @@ const DELIVERED = outcome('delivered', 'delivered_to_terminal');
 const LATER = T0 + 40 * DAY;
 const ignore = (): void => undefined;
 
-setFlagsFromString('--expose-gc');
-/** A full collection now (the flag makes `gc` in a new context). */
-const collectGarbage = runInNewContext('gc') as () => void;
-
-/** A real timer's wait, for the probe (vitest's fake timers are not used in this file). */
-const tick = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
-
-/**
- * The longest the event loop was held while `work` ran, ms: over the gaps between two ticks
- * of a 1 ms timer, the smaller of the gap less the collector's pauses in it and the CPU time
- * used in it (see the module's TSDoc).
- */
-async function longestStall(work: () => Promise<unknown>): Promise<number> {
-  collectGarbage();
-  const pauses: { start: number; end: number }[] = [];
-  const observer = new PerformanceObserver((list) => {
-    for (const entry of list.getEntries()) pauses.push({ start: entry.startTime, end: entry.startTime + entry.duration });
-  });
-  observer.observe({ entryTypes: ['gc'] });
-  const ticks: { at: number; cpu: number }[] = [];
-  const timer = setInterval(() => {
-    const { user, system } = process.cpuUsage();
-    ticks.push({ at: performance.now(), cpu: (user + system) / 1000 });
-  }, 1);
-  await tick(10);
-  await work();
-  await tick(10);
-  clearInterval(timer);
-  // The observer is told of a collection after it ended: give it a turn.
-  await tick(10);
-  observer.disconnect();
-  let longest = 0;
-  for (let i = 1; i < ticks.length; i++) {
-    const [from, to] = [ticks[i - 1]!, ticks[i]!];
-    const collecting = pauses.reduce((sum, pause) => sum + Math.max(0, Math.min(to.at, pause.end) - Math.max(from.at, pause.start)), 0);
-    longest = Math.max(longest, Math.min(to.at - from.at - collecting, to.cpu - from.cpu));
-  }
-  return longest;
-}
-
-/** The best of up to three runs of `run` (each on a storage of its own), tried again only when the stall could be noise. */
-async function bestStall(run: () => Promise<number>): Promise<number> {
-  let best = Infinity;
-  for (let attempt = 0; attempt < 3 && best >= BOUND_MS && (attempt === 0 || best < NO_NOISE_MS); attempt++) best = Math.min(best, await run());
-  return best;
-}
+/** The best of up to three runs of `run`, each on a storage of its own (see the module's TSDoc). */
+const bestStall = (run: () => Promise<number>): Promise<number> => bestOfThree(run, BOUND_MS, NO_NOISE_MS);
 
 /**
  * Stores `count` idempotency keys, one a ms from `T0`, each expired a minute after; each with

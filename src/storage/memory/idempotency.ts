@@ -6,7 +6,7 @@
  * @module
  */
 import { MinHeap } from '../../util/min-heap.js';
-import type { IdempotencyRecord } from '../contract.js';
+import type { IdempotencyCursor, IdempotencyRecord } from '../contract.js';
 
 const expiresFirst = (a: IdempotencyRecord, b: IdempotencyRecord): boolean => a.expiresAt < b.expiresAt;
 
@@ -38,6 +38,42 @@ export class IdempotencyRecords {
   find(principalId: string, key: string, now: number): IdempotencyRecord | null {
     const kept = this.#byPrincipal.get(principalId)?.get(key);
     return kept === undefined || kept.expiresAt <= now ? null : { ...kept };
+  }
+
+  /**
+   * Copies of up to `limit` records after `after`, by principal id, then each principal's
+   * keys in the order they were taken (see `RecordStore.scanIdempotency`); from the
+   * principal's first key again when `after.key` is no longer held.
+   */
+  scan(after: IdempotencyCursor | null, limit: number): IdempotencyRecord[] {
+    const out: IdempotencyRecord[] = [];
+    const principals = [...this.#byPrincipal.keys()].filter((id) => after === null || id >= after.principalId).sort();
+    for (const principalId of principals) {
+      const records = this.#byPrincipal.get(principalId)!;
+      // Past the cursor's key, when it is still held; from the first key when it is not.
+      let skipping = after !== null && principalId === after.principalId && records.has(after.key);
+      for (const record of records.values()) {
+        if (out.length === limit) return out;
+        if (skipping) {
+          skipping = record.key !== after!.key;
+          continue;
+        }
+        out.push({ ...record });
+      }
+    }
+    return out;
+  }
+
+  /** Replaces the body of each of `records` still held under its key with its `createdAt` (see `RecordStore.rewriteIdempotency`); how many. */
+  rewrite(records: readonly IdempotencyRecord[]): number {
+    let rewritten = 0;
+    for (const record of records) {
+      const kept = this.#byPrincipal.get(record.principalId)?.get(record.key);
+      if (kept === undefined || kept.createdAt !== record.createdAt) continue;
+      kept.body = record.body;
+      rewritten++;
+    }
+    return rewritten;
   }
 
   /** Deletes up to `limit` records expired at `now`, oldest expiry first; returns how many. */

@@ -7,6 +7,7 @@
  * @module
  */
 import { MinHeap } from '../../util/min-heap.js';
+import { eraseInbound } from '../../lifecycle/erase-record.js';
 import type { CallbackAttempt, CallbackState, ClaimOptions } from '../contract.js';
 import type {
   DueInbound,
@@ -161,6 +162,22 @@ export class MemoryInbound implements InboundStorage {
       if (parts.size === 0) this.#parts.delete(key);
     }
     return deleted;
+  }
+
+  /** See `EraseStorage.eraseInbound`: the messages from `from` not yet erased, and the redelivery keys of its conversations. */
+  async eraseInbound(from: string, limit: number): Promise<number> {
+    let erased = 0;
+    for (const stored of this.#byRef.values()) {
+      if (erased >= limit) break;
+      if (stored.record.from !== from) continue;
+      const conversation = optOutKey({ shortCode: stored.record.to, number: from });
+      this.#newest.delete(conversation);
+      const record = { ...stored.record };
+      eraseInbound(record);
+      stored.record = record;
+      erased++;
+    }
+    return erased;
   }
 
   /** Opts a number out of a short code, or back in; whether the list changed. */

@@ -127,6 +127,22 @@ export class ListIndex {
     return out;
   }
 
+  /**
+   * Up to `limit` rows to `recipient` of every principal, by principal id from `fromPrincipal`
+   * on (included; `null`: the first), each principal's newest first.
+   */
+  byRecipient(recipient: string, fromPrincipal: string | null, limit: number): MessageRow[] {
+    const out: MessageRow[] = [];
+    const principals = [...this.#byKey.recipient.keys()].filter((id) => fromPrincipal === null || id >= fromPrincipal).sort();
+    for (const principalId of principals) {
+      for (const slot of this.#byKey.recipient.get(principalId)?.get(recipient)?.newestFirst() ?? []) {
+        if (out.length === limit) return out;
+        out.push(slot.row());
+      }
+    }
+    return out;
+  }
+
   /** The slots that may match `query`, newest first from its start: those of its most selective filter. */
   #candidates(query: MessageListQuery): Iterable<Slot> {
     const { principalId } = query;

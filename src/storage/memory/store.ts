@@ -10,6 +10,7 @@
 import type { ClaimOptions } from '../claim-options.js';
 import type { QueueCount } from '../contract.js';
 import type { IdempotencyRecord } from '../idempotency-record.js';
+import type { IdempotencyCursor } from '../erase-storage.js';
 import { delegateInbound, type InboundStorage } from '../inbound-record.js';
 import { IdempotencyRecords } from './idempotency.js';
 import { MemoryInbound } from './inbound.js';
@@ -119,6 +120,21 @@ export class MemoryRecordStore implements RecordStore {
   }
 
 
+  /** See {@link RecordStore.findByRecipient}. */
+  async findByRecipient(recipient: string, fromPrincipal: string | null, limit: number): Promise<MessageRow[]> {
+    return this.#list.byRecipient(recipient, fromPrincipal, Math.max(0, limit));
+  }
+
+  /** See {@link RecordStore.scanIdempotency}. */
+  async scanIdempotency(after: IdempotencyCursor | null, limit: number): Promise<IdempotencyRecord[]> {
+    return this.#idempotency.scan(after, Math.max(0, limit));
+  }
+
+  /** See {@link RecordStore.rewriteIdempotency}. */
+  async rewriteIdempotency(records: readonly IdempotencyRecord[]): Promise<number> {
+    return this.#idempotency.rewrite(records);
+  }
+
   /** See {@link RecordStore.findByCarrierId}. */
   async findByCarrierId(carrierIds: readonly string[]): Promise<MessageRow | null> {
     return this.#carrierIds.find(carrierIds)?.row() ?? null;
@@ -204,6 +220,11 @@ export class MemoryRecordStore implements RecordStore {
   /** See {@link RecordStore.countedUnits}. */
   async countedUnits(principalId: string, period: string): Promise<number> {
     return this.#counters.value(principalId, period);
+  }
+
+  /** See {@link RecordStore.purgeCounters}. */
+  async purgeCounters(live: readonly string[], limit: number): Promise<number> {
+    return this.#counters.purge(new Set(live), Math.max(0, limit));
   }
 
   #balance(principalId: string): number {

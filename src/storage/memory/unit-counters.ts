@@ -21,6 +21,18 @@ export class UnitCounters {
     return counters.findIndex((counter) => this.value(counter.principalId, counter.period) + counter.units > counter.limit);
   }
 
+  /** Deletes up to `limit` counters whose period is not in `live`; how many. */
+  purge(live: ReadonlySet<string>, limit: number): number {
+    let purged = 0;
+    for (const key of this.#values.keys()) {
+      if (purged >= limit) break;
+      if (live.has(key.slice(key.lastIndexOf('\u0000') + 1))) continue;
+      this.#values.delete(key);
+      purged++;
+    }
+    return purged;
+  }
+
   /** Adds each of `counters`' units; returns the new values, in order. */
   add(counters: readonly CounterGuard[]): number[] {
     return counters.map((counter) => {

@@ -10,8 +10,8 @@
  * @module
  */
 import type { CounterGuard, InsertGuard, InsertRefusal } from '../record-store.js';
-import type { SqlSession } from './dialect.js';
-import { IDEMPOTENCY_COLUMNS, idempotencyValues, num, tuple } from './rows.js';
+import { limitClause, type SqlSession } from './dialect.js';
+import { chunks, IDEMPOTENCY_COLUMNS, idempotencyValues, num, tuple } from './rows.js';
 import { runOn, type SqlContext } from './queue.js';
 
 /** Thrown inside a transaction to roll it back when a guard refuses; caught by the insert. */
@@ -88,6 +88,28 @@ async function addToCounter(context: SqlContext, tx: SqlSession, counter: Counte
 export async function countedOf(context: SqlContext, session: SqlSession, principalId: string, period: string): Promise<number> {
   const { rows } = await runOn(context, session, `SELECT units FROM ${context.tables.counters} WHERE principal_id = ? AND period = ?`, [principalId, period]);
   return rows.length === 0 ? 0 : num(rows[0]!.units);
+}
+
+/**
+ * `RecordStore.purgeCounters`: up to `limit` counters of ended periods (none of `live`), read
+ * then deleted by key. The table holds a few rows per principal: no index on the period.
+ */
+export async function purgeCounters(context: SqlContext, live: readonly string[], limit: number): Promise<number> {
+  if (limit <= 0) return 0;
+  const { counters } = context.tables;
+  const notLive = live.length === 0 ? '' : `WHERE period NOT IN ${tuple(live.length)}`;
+  const { rows } = await runOn(context, context.client, `SELECT principal_id, period FROM ${counters} ${notLive} ${limitClause(context.dialect)}`, [...live, limit]);
+  let deleted = 0;
+  for (const slice of chunks(rows, 200)) {
+    const { affected } = await runOn(
+      context,
+      context.client,
+      `DELETE FROM ${counters} WHERE ${slice.map(() => '(principal_id = ? AND period = ?)').join(' OR ')}`,
+      slice.flatMap((row) => [row.principal_id, row.period]),
+    );
+    deleted += affected;
+  }
+  return deleted;
 }
 
 /** Adds `units` to the principal's balance (created at 0) on `session`. */

@@ -20,6 +20,7 @@ import type {
   OptOutKey,
 } from '../inbound-record.js';
 import { inboundFromRow, optOutFromRow, type InboundColumns, type OptOutColumns } from '../inbound-rows.js';
+import { eraseInbound, type ErasableInbound } from '../../lifecycle/erase-record.js';
 import { limitClause, type SqlClient, type SqlDialect, type SqlSession } from './dialect.js';
 import { chunks, tuple } from './rows.js';
 
@@ -237,6 +238,25 @@ export class SqlInbound implements InboundStorage {
       if (rows.length < n) break;
     }
     return deleted;
+  }
+
+  /**
+   * `EraseStorage.eraseInbound`: up to `limit` messages from `from`, read by key (a scan of
+   * the table, which retention bounds: no index serves the sender alone) then written with the
+   * marker, the sender repeated in case a row changed between.
+   */
+  async eraseInbound(from: string, limit: number): Promise<number> {
+    await this.#ready();
+    const { inbound, id } = this.#t;
+    const { rows } = await this.#run(`SELECT ${id} AS row_id FROM ${inbound} WHERE from_number = ? ORDER BY ${id} ${this.#limit}`, [from, Math.min(CHUNK, limit)]);
+    if (rows.length === 0) return 0;
+    const erased: ErasableInbound = { from, text: '' };
+    eraseInbound(erased);
+    const { affected } = await this.#run(
+      `UPDATE ${inbound} SET from_number = ?, text = ?, once_key = NULL WHERE ${id} IN ${tuple(rows.length)} AND from_number = ?`,
+      [erased.from, erased.text, ...rows.map((row) => row.row_id), from],
+    );
+    return affected;
   }
 
   /** Adds (`optedOut`) or removes the entry of `key` on `session`; whether the list changed. */

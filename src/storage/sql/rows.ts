@@ -94,7 +94,7 @@ type PackedData = [
 
 /** The record's fields that may be absent, kept by name in `optional` (a new one is added here only). */
 const OPTIONAL_FIELDS = [
-  'sendAt', 'validUntil', 'traceparent', 'recipientAsSent', 'country', 'numberType', 'holdReason', 'reportFormat', 'reportPer', 'retainText', 'textSha256',
+  'sendAt', 'validUntil', 'traceparent', 'recipientAsSent', 'country', 'numberType', 'holdReason', 'reportFormat', 'reportPer', 'retainText', 'textSha256', 'recipientSha256',
 ] as const;
 type OptionalField = (typeof OPTIONAL_FIELDS)[number];
 

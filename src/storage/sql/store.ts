@@ -12,7 +12,7 @@ import type { QueueCount } from '../contract.js';
 import type { IdempotencyRecord } from '../idempotency-record.js';
 import type { InsertCounted, InsertGuard, InsertRefusal, MessageRow, MessageWrite, RecordStore, Timer } from '../record-store.js';
 import { limitClause, type SqlClient, type SqlDialect, type SqlSession } from './dialect.js';
-import { addUnits, applyGuard, balanceOf, countedOf, GuardRefusal } from './guard.js';
+import { addUnits, applyGuard, balanceOf, countedOf, GuardRefusal, purgeCounters } from './guard.js';
 import { claimMessages, claimReports, countQueued, dueMessages, queueEnds, runOn, type SqlContext } from './queue.js';
 import {
   changedValues,
@@ -32,6 +32,8 @@ import { createSchema, sqlTables, type Migration, type SqlTables } from './schem
 import { listCallbacks, listMessages } from './list.js';
 import { readReports, reportKeyTerm, takeReportKey } from './report-log.js';
 import type { ReportedRow } from '../report-log.js';
+import { findByRecipient, rewriteIdempotency, scanIdempotency } from './erase.js';
+import type { IdempotencyCursor } from '../erase-storage.js';
 import type { MessageListQuery } from '../message-list.js';
 import type { CallbackListQuery } from '../callback-list.js';
 
@@ -152,6 +154,21 @@ export class SqlRecordStore implements RecordStore {
   /** `RecordStore.listMessages` (list.ts). */
   listMessages(query: MessageListQuery): Promise<MessageRow[]> {
     return listMessages(this.sql, this.prefix, query);
+  }
+
+  /** `RecordStore.findByRecipient` (erase.ts). */
+  findByRecipient(recipient: string, fromPrincipal: string | null, limit: number): Promise<MessageRow[]> {
+    return findByRecipient(this.sql, this.prefix, recipient, fromPrincipal, limit);
+  }
+
+  /** `RecordStore.scanIdempotency` (erase.ts). */
+  scanIdempotency(after: IdempotencyCursor | null, limit: number): Promise<IdempotencyRecord[]> {
+    return scanIdempotency(this.sql, after, limit);
+  }
+
+  /** `RecordStore.rewriteIdempotency` (erase.ts). */
+  rewriteIdempotency(records: readonly IdempotencyRecord[]): Promise<number> {
+    return rewriteIdempotency(this.sql, records);
   }
 
   /**
@@ -310,6 +327,11 @@ export class SqlRecordStore implements RecordStore {
   /** `RecordStore.countedUnits`. */
   countedUnits(principalId: string, period: string): Promise<number> {
     return countedOf(this.sql, this.sql.client, principalId, period);
+  }
+
+  /** `RecordStore.purgeCounters` (guard.ts). */
+  purgeCounters(live: readonly string[], limit: number): Promise<number> {
+    return purgeCounters(this.sql, live, limit);
   }
 }
 

@@ -16,6 +16,7 @@ import { runStorageContract } from '../storage-suite/index.js';
 import { claimTests } from './claims.js';
 import { recordSuiteContext, type RecordStoreSuiteHarness, type RecordStoreSuiteOptions } from './context.js';
 import { counterTests } from './counters.js';
+import { eraseTests } from './erase.js';
 import { creditTests } from './credit.js';
 import { idempotencyTests } from './idempotency.js';
 import { insertTests } from './inserts.js';
@@ -56,6 +57,7 @@ export function runRecordStoreContract(harness: RecordStoreSuiteHarness, options
     idempotencyTests(context);
     creditTests(context);
     counterTests(context);
+    eraseTests(context);
   });
   if (options.throughLedger === false) return;
   const storeOf = new WeakMap<Storage, RecordStore>();

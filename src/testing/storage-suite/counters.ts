@@ -3,7 +3,8 @@
  * (`insertMessages`' `counters`, what spend caps are counted with): added in the step that
  * stores the messages, or, when one would pass its limit, nothing stored and no counter
  * changed (also when requests race for the last units, and when the key or the credit
- * refuses the request instead). Skipped for an adapter without the optional `countedUnits`.
+ * refuses the request instead); `purgeCounters` deletes those of ended periods. Skipped for
+ * an adapter without the optional `countedUnits`.
  */
 import assert from 'node:assert/strict';
 import { isCounterLimit } from '../../lifecycle/counter-limit.js';
@@ -85,6 +86,24 @@ export function counterTests({ describe, test, get }: SuiteContext): void {
         await assert.rejects(storage.insertMessages(broke, undefined, undefined, charge, [counterOf(broke, 'day:1', 10)]));
         assert.equal(await storage.countedUnits('principal-b', 'day:1'), 0);
       }
+    });
+
+    test('purgeCounters deletes the counters of every principal whose period is not live, up to its limit', async (storage, skip) => {
+      if (storage.countedUnits === undefined || storage.purgeCounters === undefined) {
+        skip('the storage keeps no counters, or does not purge them');
+        return;
+      }
+      for (const [principalId, period] of [['principal-a', 'day:1'], ['principal-b', 'day:1'], ['principal-a', 'day:2'], ['principal-a', 'month:1']] as const) {
+        const messages = buildNewMessages(1, { principalId });
+        await insertCounted(storage, messages, [counterOf(messages, period, 10)]);
+      }
+      assert.equal(await storage.purgeCounters(['day:2', 'month:1'], 1), 1, 'at most limit counters go');
+      assert.equal(await storage.purgeCounters(['day:2', 'month:1'], 10), 1);
+      assert.equal(await storage.purgeCounters(['day:2', 'month:1'], 10), 0);
+      assert.equal(await storage.countedUnits('principal-a', 'day:1'), 0, 'an ended period\'s counter is gone (rule: purgeCounters keeps only the live periods)');
+      assert.equal(await storage.countedUnits('principal-b', 'day:1'), 0);
+      assert.equal(await storage.countedUnits('principal-a', 'day:2'), 1, 'a live period\'s counter stays');
+      assert.equal(await storage.countedUnits('principal-a', 'month:1'), 1);
     });
 
     counting(`never passes a limit when requests race for it (${RACE_ROUNDS} rounds)`, async (storage) => {

@@ -15,6 +15,7 @@ import { counterTests } from './counters.js';
 import { creditTests } from './credit.js';
 import { suiteContext, type StorageSuiteHarness, type StorageSuiteOptions } from './context.js';
 import { endingTests } from './endings.js';
+import { eraseTests } from './erase.js';
 import { fairnessTests } from './fairness.js';
 import { idempotencyTests } from './idempotency.js';
 import { inboundTests } from './inbound.js';
@@ -60,6 +61,7 @@ export function runStorageContract(harness: StorageSuiteHarness, options: Storag
     callbackRecoveryTests(context);
     retentionTests(context);
     retainTextTests(context);
+    eraseTests(context);
     idempotencyTests(context);
     creditTests(context);
     counterTests(context);
