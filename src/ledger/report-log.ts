@@ -4,7 +4,8 @@
  *
  * @module
  */
-import type { LoggedReport, ReportedRow } from '../storage/report-log.js';
+import type { ReportedRow } from '../storage/record-store.js';
+import type { LoggedReport } from '../storage/report-log.js';
 
 /**
  * The report of `reported`, a message that has ended. Its uid is the pushed report's when

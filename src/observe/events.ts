@@ -16,7 +16,6 @@ import type { SubscriberErasedEvent } from './erase-events.js';
 import { assertEventName } from './event-names.js';
 
 export { SMS_EVENT_NAMES } from './event-names.js';
-
 export type { CreditChargedEvent, CreditLine, CreditRefundCause, CreditRefundedEvent } from './credit-events.js';
 export type { CallbackEndpointPausedEvent, CallbackEndpointResumedEvent } from './callback-events.js';
 export type { KeyExpiredEvent } from './key-events.js';

@@ -51,7 +51,7 @@ import type { MessageRecord, NewMessage, PartRecord } from './message-record.js'
 import type { MessageListPage, MessageListQuery } from './message-list.js';
 export type { ListPosition, MessageListFilter, MessageListPage, MessageListQuery } from './message-list.js';
 import type { LoggedReport } from './report-log.js';
-export type { LoggedReport, ReportedRow } from './report-log.js';
+export type { LoggedReport } from './report-log.js';
 export type { Encoding, Endpoint, MessageRecord, NewMessage, PartRecord, Priority, RecipientField, ReferenceField } from './message-record.js';
 
 /** The queued messages ({@link Storage.countQueued}). */

@@ -20,7 +20,6 @@ import type { IdempotencyRecord } from './idempotency-record.js';
 import type { MessageRecord } from './message-record.js';
 import type { MessageListQuery } from './message-list.js';
 import type { CallbackListQuery } from './callback-list.js';
-import type { ReportedRow } from './report-log.js';
 import type { QueueCount } from './contract.js';
 import type { UnitCounter } from './counter-record.js';
 import type { IdempotencyCursor } from './erase-storage.js';
@@ -136,6 +135,18 @@ export interface MessageWrite {
    * report key in the same atomic step, greater than every key committed before it.
    */
   reported?: true;
+}
+
+/** An ended message as a record store hands it back for the report log: its row and its report key. */
+export interface ReportedRow {
+  /**
+   * The key the store gave the message in the write that ended it: greater than every key
+   * committed before it, so a reader that saw key `k` has seen every key below `k` that will
+   * ever exist (a safe integer).
+   */
+  seq: number;
+  /** The message's row as it is now. */
+  row: MessageRow;
 }
 
 /**

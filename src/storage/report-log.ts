@@ -10,23 +10,10 @@
  * @module
  */
 import type { MessageRecord } from './message-record.js';
-import type { MessageRow } from './record-store.js';
-
-/** An ended message as a record store hands it back for the report log: its row and its report key. */
-export interface ReportedRow {
-  /**
-   * The key the store gave the message in the write that ended it: greater than every key
-   * committed before it, so a reader that saw key `k` has seen every key below `k` that will
-   * ever exist (a safe integer).
-   */
-  seq: number;
-  /** The message's row as it is now. */
-  row: MessageRow;
-}
 
 /** A report of the log as the library reads it: its key, id, owner and the message it reports on. */
 export interface LoggedReport {
-  /** Its key in the log ({@link ReportedRow.seq}). */
+  /** Its key in the log (the record store's `ReportedRow.seq`). */
   seq: number;
   /** The report's id: the pushed report's `uid` when the message has one, else the message's ref. */
   uid: string;

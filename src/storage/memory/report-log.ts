@@ -6,7 +6,7 @@
  *
  * @module
  */
-import type { ReportedRow } from '../report-log.js';
+import type { ReportedRow } from '../record-store.js';
 import type { Slot } from './slot.js';
 
 /** A logged message: its key and its slot. */

@@ -18,7 +18,7 @@ import type { InsertCounted, InsertGuard, InsertRefusal, MessageRow, MessageWrit
 import { UnitCounters } from './unit-counters.js';
 import { ListIndex } from './list-index.js';
 import { MemoryReportLog } from './report-log.js';
-import type { ReportedRow } from '../report-log.js';
+import type { ReportedRow } from '../record-store.js';
 import { CarrierIdIndex, ExternalIdIndex } from './lookups.js';
 import type { MessageListQuery } from '../message-list.js';
 import type { CallbackListQuery } from '../callback-list.js';

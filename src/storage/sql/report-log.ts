@@ -13,7 +13,7 @@ import type { SqlSession } from './dialect.js';
 import { limitClause } from './dialect.js';
 import { runOn, type SqlContext } from './queue.js';
 import { fromColumns, num, ROW_COLUMNS } from './rows.js';
-import type { ReportedRow } from '../report-log.js';
+import type { ReportedRow } from '../record-store.js';
 
 /** Takes the next report key on `tx` (the transaction of the write that ends the message), locking the head row until it commits. */
 export async function takeReportKey(context: SqlContext, tx: SqlSession): Promise<void> {

@@ -31,7 +31,7 @@ import {
 import { createSchema, sqlTables, type Migration, type SqlTables } from './schema.js';
 import { listCallbacks, listMessages } from './list.js';
 import { readReports, reportKeyTerm, takeReportKey } from './report-log.js';
-import type { ReportedRow } from '../report-log.js';
+import type { ReportedRow } from '../record-store.js';
 import { findByRecipient, rewriteIdempotency, scanIdempotency } from './erase.js';
 import type { IdempotencyCursor } from '../erase-storage.js';
 import type { MessageListQuery } from '../message-list.js';
