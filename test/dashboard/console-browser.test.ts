@@ -90,9 +90,8 @@ describe.skipIf(chromiumMissing !== null)('the operator console in Chromium', ()
     expect(await page.locator('#total-creditSpent').innerText()).toBe('1');
     expect(bytes).toBeLessThan(200 * 1024);
     await page.screenshot({ path: join(ARTIFACTS, 'console-overview-1280.png'), fullPage: true });
-    // The hour panel alone: the small picture docs/dashboard.md shows.
-    await page.locator('#hour').screenshot({ path: join(ARTIFACTS, 'console-hour-1280.png') });
-    await page.locator('#day').screenshot({ path: join(ARTIFACTS, 'console-day-1280.png') });
+    // The hour beside the day: the picture docs/dashboard.md shows.
+    await page.locator('.pair').screenshot({ path: join(ARTIFACTS, 'console-hour-day-1280.png') });
   });
 
   it('carrier: the simulator\'s bind, bound, with the TPS in use', async () => {
