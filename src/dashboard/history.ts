@@ -1,12 +1,14 @@
 /**
- * The console's last hour, per minute: messages accepted, submitted, delivered and failed,
- * credit units spent (charged less refunded), and the accept-to-submit and submit-to-final
- * latencies (p50, p95); the same over the last day, per 15 minutes; and the delivery rate by country, by
- * endpoint and by route (the route and bind `message.submitted` names) over the same hour; and the queue's depth by class and its oldest wait, the last
+ * The console's history, counted from the router's events while this process runs. Over
+ * the last hour, per minute, and over the last day, per 15 minutes: messages accepted,
+ * submitted, delivered and failed, credit units spent (charged less refunded), and the
+ * accept-to-submit and submit-to-final latencies (p50, p95). Over the hour only: the
+ * delivery rate by country, by endpoint and by route (the route and bind
+ * `message.submitted` names), and the queue's depth by class and its oldest wait, the last
  * `queue.depth` sample of each minute (listening makes the router count its queue every
- * 5 s, one `countQueued` call each). Counted from the router's events while this process runs:
- * the Storage contract has no query that counts by minute, so a restart starts it at zero
- * and another instance's traffic is not in it (docs/dashboard.md says so).
+ * 5 s, one `countQueued` call each). The Storage contract has no query that counts by
+ * minute, so a restart starts it at zero and another instance's traffic is not in it
+ * (docs/dashboard.md says so).
  */
 import { isTerminal } from '../lifecycle/states.js';
 import { readNumber } from '../numbers/read-number.js';
