@@ -10,7 +10,7 @@ import { LatencySketch } from './latency-sketch.js';
 /** A counted series. */
 export type Series = 'accepted' | 'submitted' | 'delivered' | 'failed' | 'creditSpent';
 /** The counted series, in the order the charts draw them. */
-export const SERIES: readonly Series[] = ['accepted', 'submitted', 'delivered', 'failed', 'creditSpent'];
+const SERIES: readonly Series[] = ['accepted', 'submitted', 'delivered', 'failed', 'creditSpent'];
 /** A measured latency: from acceptance (or the due time) to the first part's submission; from there to the final state. */
 export type Leg = 'acceptToSubmit' | 'submitToFinal';
 
