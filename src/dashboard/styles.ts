@@ -14,6 +14,7 @@ a:focus-visible,button:focus-visible,input:focus-visible,select:focus-visible{ou
 main{padding:1rem;display:grid;gap:1rem;grid-template-columns:repeat(auto-fit,minmax(min(100%,26rem),1fr))}
 section{background:#fff;border:1px solid #d0d7de;border-radius:.4rem;padding:.8rem;min-width:0}
 section.wide{grid-column:1/-1}
+.pair{grid-column:1/-1;display:grid;gap:1rem;grid-template-columns:repeat(auto-fit,minmax(min(100%,30rem),1fr))}
 h2{font-size:1rem;margin:0 0 .6rem}
 .counts{display:flex;flex-wrap:wrap;gap:.5rem 1.2rem;margin:0;padding:0;list-style:none}
 .counts b{font-size:1.3rem;font-variant-numeric:tabular-nums;display:block}

@@ -6,6 +6,7 @@
  */
 import type { SmsRouter } from '../router/create-router.js';
 import type { MinuteHistory, RateRow } from './history.js';
+import type { Percentiles, WindowSnapshot } from './traffic-window.js';
 import { actionForm, age, esc, table, td, time } from './html.js';
 import { listMessagesForConsole } from './message-list.js';
 
@@ -26,7 +27,33 @@ function rates(rows: RateRow[], what: string, id: string): string {
   );
 }
 
-/** `/`: the hour's counts and charts, the queue, the delivery rates, the credit spent. */
+/** A latency in seconds as read: `120 ms`, `4.2 s`, `3 min`; `-` without one (the chart script writes it alike). */
+function latencyText(seconds: number | null): string {
+  if (seconds === null) return '-';
+  if (seconds < 1) return `${Math.round(seconds * 1000)} ms`;
+  return seconds < 120 ? `${Math.round(seconds * 10) / 10} s` : `${Math.round(seconds / 60)} min`;
+}
+
+/** The window's latencies as text: p50 and p95 of each leg, under ids `${prefix}latency-<leg>`. */
+function latencies(window: { acceptToSubmit: Percentiles; submitToFinal: Percentiles }, prefix: string): string {
+  const leg = (name: 'acceptToSubmit' | 'submitToFinal', label: string): string =>
+    `<li><b id="${prefix}latency-${name}">${esc(`${latencyText(window[name].all.p50)} / ${latencyText(window[name].all.p95)}`)}</b>${label} p50 / p95</li>`;
+  return `<ul class="counts">${leg('acceptToSubmit', 'accept to submit')}${leg('submitToFinal', 'submit to final')}</ul>`;
+}
+
+/** The day's section: its counts, its traffic chart and its latency chart. */
+function daySection(day: WindowSnapshot): string {
+  const sum = (values: number[]): number => values.reduce((a, b) => a + b, 0);
+  const counts = (['accepted', 'submitted', 'delivered', 'failed'] as const)
+    .map((name) => `<li><b id="day-total-${name}">${sum(day[name])}</b>${name}</li>`)
+    .join('');
+  return `<section id="day"><h2>Last 24 hours, per ${day.stepS / 60} minutes</h2><ul class="counts">${counts}</ul>
+<div class="chart" id="chart-day-traffic" role="img" aria-label="Messages per quarter hour over the day: accepted, submitted, delivered, failed"></div>
+${latencies(day, 'day-')}
+<div class="chart" id="chart-day-latency" role="img" aria-label="Latency per quarter hour over the day: accept to submit and submit to final, p50 and p95"></div></section>`;
+}
+
+/** `/`: the hour's and the day's counts, latencies and charts, the queue, the delivery rates, the credit spent. */
 export async function overview(context: ViewContext, history: MinuteHistory): Promise<string> {
   const h = history.snapshot();
   const storage = context.sms.storage;
@@ -47,10 +74,13 @@ export async function overview(context: ViewContext, history: MinuteHistory): Pr
       : `<section id="credit-spent"><h2>Credit spent, last hour</h2><ul class="counts"><li><b id="total-creditSpent">${sum(h.creditSpent)}</b>SMS units (charged less refunded)</li></ul><div class="chart" id="chart-credit"></div></section>`;
   // `<` escaped so the JSON cannot close its script element.
   const data = JSON.stringify(h).replace(/</g, '\\u003c');
-  return `<section class="wide" id="hour"><h2>Last hour, per minute</h2><ul class="counts">${counts}</ul>
+  return `<div class="wide pair"><section id="hour"><h2>Last hour, per minute</h2><ul class="counts">${counts}</ul>
 <div class="chart" id="chart-traffic" role="img" aria-label="Messages per minute: accepted, submitted, delivered, failed"></div>
-<p class="hint">Counted from the router's events by this process since it started (a restart starts at zero).</p>
+${latencies(h, '')}
+<div class="chart" id="chart-latency" role="img" aria-label="Latency per minute: accept to submit and submit to final, p50 and p95"></div>
+<p class="hint">Counted from the router's events by this process since it started (a restart starts at zero). Latency in seconds: accept to submit on the left axis, submit to final on the right.</p>
 <script type="application/json" id="history">${data}</script></section>
+${daySection(h.day)}</div>
 <section id="queue-panel"><h2>Queue now</h2>${queueText}<p class="hint">Read from storage at ${esc(time(context.now))}.</p>${
     queue === null ? '' : '<div class="chart" id="chart-queue" role="img" aria-label="Queue depth by class and oldest wait, per minute"></div>'
   }</section>

@@ -58,7 +58,7 @@ describe.skipIf(chromiumMissing !== null)('the operator console in Chromium', ()
     await stranger.close();
   });
 
-  it('overview: the hour\'s counts and uPlot chart, the queue, delivery rates; light at first load', async () => {
+  it('overview: the hour\'s and the day\'s counts, latencies and uPlot charts, the queue, delivery rates; light at first load', async () => {
     const [ref] = await sendQuick(host.origin, { profile_code: '12345', messages: [{ recipient: '254712345678', message: 'hi' }] });
     await eventually(async () => (await host.sms.storage.getMessage('acme', ref!))?.state === 'delivered', { what: 'the delivery' });
     let bytes = 0;
@@ -70,6 +70,19 @@ describe.skipIf(chromiumMissing !== null)('the operator console in Chromium', ()
     expect(Number(await page.locator('#total-delivered').innerText())).toBeGreaterThanOrEqual(1);
     await expect.poll(() => page.locator('#chart-traffic .uplot canvas').count()).toBe(1);
     await expect.poll(() => page.locator('#chart-queue .uplot canvas').count()).toBe(1);
+    for (const chart of ['#chart-latency', '#chart-day-traffic', '#chart-day-latency']) {
+      await expect.poll(() => page.locator(`${chart} .uplot canvas`).count(), { message: chart }).toBe(1);
+    }
+    // The delivered message's two latencies, over the hour and over the day.
+    for (const id of ['#latency-acceptToSubmit', '#latency-submitToFinal', '#day-latency-acceptToSubmit', '#day-latency-submitToFinal']) {
+      expect({ id, text: await page.locator(id).innerText() }).toEqual({ id, text: expect.stringMatching(/^\d+(\.\d)? (ms|s|min) \/ \d+(\.\d)? (ms|s|min)$/) });
+    }
+    expect(Number(await page.locator('#day-total-accepted').innerText())).toBeGreaterThanOrEqual(1);
+    expect(Number(await page.locator('#day-total-delivered').innerText())).toBeGreaterThanOrEqual(1);
+    // At 1,280 px the day stands beside the hour.
+    const [hourBox, dayBox] = [await page.locator('#hour').boundingBox(), await page.locator('#day').boundingBox()];
+    expect(dayBox!.y).toBe(hourBox!.y);
+    expect(dayBox!.x).toBeGreaterThan(hourBox!.x + hourBox!.width - 1);
     expect(await page.locator('#queue-transactional').innerText()).toBe('0');
     expect(await page.locator('#rate-country').innerText()).toContain('KE');
     expect(await page.locator('#rate-endpoint').innerText()).toContain('quick');
@@ -77,8 +90,8 @@ describe.skipIf(chromiumMissing !== null)('the operator console in Chromium', ()
     expect(await page.locator('#total-creditSpent').innerText()).toBe('1');
     expect(bytes).toBeLessThan(200 * 1024);
     await page.screenshot({ path: join(ARTIFACTS, 'console-overview-1280.png'), fullPage: true });
-    // The hour panel alone: the small picture docs/dashboard.md shows.
-    await page.locator('#hour').screenshot({ path: join(ARTIFACTS, 'console-hour-1280.png') });
+    // The hour beside the day: the picture docs/dashboard.md shows.
+    await page.locator('.pair').screenshot({ path: join(ARTIFACTS, 'console-hour-day-1280.png') });
   });
 
   it('carrier: the simulator\'s bind, bound, with the TPS in use', async () => {
