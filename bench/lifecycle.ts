@@ -43,10 +43,21 @@ async function measure(version: Version, storage: string, warmup: number, messag
     env: { ...process.env, ...version.env, BENCH_CHECKOUT: version.checkout, BENCH_STORAGE: storage, BENCH_WARMUP: String(warmup), BENCH_MESSAGES: String(messages), BENCH_SCRATCH: scratch },
     stdio: ['pipe', 'pipe', 'inherit'],
   });
+  // The child's lines as they come, each awaited in turn (a `for await` would close the reader at its first return).
+  const seen: string[] = [];
+  let wake: (() => void) | null = null;
+  let closed = false;
   const lines = createInterface({ input: child.stdout! });
+  lines.on('line', (line) => (seen.push(line), wake?.()));
+  lines.on('close', () => ((closed = true), wake?.()));
   const next = async (expected: string): Promise<void> => {
-    for await (const line of lines) if (line === expected) return;
-    throw new Error(`${version.name} on ${storage}: the child ended before '${expected}'`);
+    for (;;) {
+      const line = seen.shift();
+      if (line === expected) return;
+      if (line !== undefined) continue;
+      if (closed) throw new Error(`${version.name} on ${storage}: the child ended before '${expected}'`);
+      await new Promise<void>((resolve) => (wake = resolve));
+    }
   };
   try {
     await next('ready');
