@@ -47,8 +47,8 @@ export function callbackControls(deps: CallbackControlDeps): CallbackControls {
   };
 }
 
-/** After a replay of `principalId`'s reports: the URLs they failed at are resumed, and the dispatcher polls at once. */
+/** After a replay of `principalId`'s webhooks: the URLs they failed at are resumed, and the dispatcher polls at once, for both kinds. */
 export function replayed(dispatcher: CallbackDispatcher, principalId: string, now: number): void {
   dispatcher.endpoints.resumeFor(principalId, now);
-  dispatcher.wake();
+  dispatcher.wakeInbound();
 }
