@@ -103,7 +103,8 @@ export class SqlInboundRecovery {
     }
     const order = `ORDER BY received_at DESC, row_id DESC ${limitClause(this.dialect)}`;
     const select = (state: string): Condition => {
-      const all = [...where, { sql: 'cb_state = ?', params: [state] }];
+      // The state written out (one of two fixed words), so a partial index on the open states serves it.
+      const all = [...where, { sql: `cb_state = '${state === 'failed' ? 'failed' : 'pending'}'`, params: [] }];
       return {
         sql: `SELECT ${id} AS row_id, ${INBOUND_COLUMNS} FROM ${inbound}${this.dialect.forceIndex(openIndex)} WHERE ${all.map((c) => c.sql).join(' AND ')}
           ORDER BY received_at DESC, ${id} DESC ${limitClause(this.dialect)}`,

@@ -45,7 +45,7 @@ const INBOUND_SCHEMA = `
   CREATE INDEX IF NOT EXISTS sms_inbound_due ON sms_inbound (cb_next_attempt_at, id) WHERE cb_state = 'pending';
   CREATE INDEX IF NOT EXISTS sms_inbound_principal ON sms_inbound (principal_id, received_at, id);
   CREATE INDEX IF NOT EXISTS sms_inbound_received ON sms_inbound (received_at, id);
-  CREATE INDEX IF NOT EXISTS sms_inbound_open ON sms_inbound (principal_id, cb_state, received_at, id) WHERE cb_state IN ('pending', 'failed');
+  CREATE INDEX IF NOT EXISTS sms_inbound_open ON sms_inbound (principal_id, cb_state, received_at, id);
   CREATE TABLE IF NOT EXISTS sms_opt_outs (
     short_code TEXT NOT NULL, number TEXT NOT NULL, created_at INTEGER NOT NULL, PRIMARY KEY (short_code, number)
   ) WITHOUT ROWID;
