@@ -3,7 +3,8 @@
  * receiver, on memory and SQLite: an MO message whose receiver was down is listed by
  * `GET /api/outbox/callbacks?kind=inbound` with its attempts, and `POST .../callbacks/replay`
  * (by ref, or by time with `kind: inbound`) sends it once more, signed anew under the same
- * webhook id; a report list never shows it; bad input is refused with a coded 422.
+ * webhook id; a report list never shows it; the host replays alike
+ * (`router.callbacks.replayInbound`); bad input is refused with a coded 422.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -74,7 +75,7 @@ for (const storage of STORAGES) {
       };
       const list = (query: string) => request(app).get(`/api/outbox/callbacks?${query}`).set('X-API-Key', KEY);
       const replay = (body: object) => request(app).post('/api/outbox/callbacks/replay').set('X-API-Key', KEY).send(body);
-      return { up, receiver, failed, sent, moFails, list, replay, url: `${receiver.origin}/inbound` };
+      return { sms, up, receiver, failed, sent, moFails, list, replay, url: `${receiver.origin}/inbound` };
     }
 
     it('lists a failed MO webhook by kind=inbound; a replay by ref delivers it once more, signed anew under the same id', async () => {
@@ -124,6 +125,16 @@ for (const storage of STORAGES) {
       expect((await o.replay({ kind: 'inbound', since })).body).toEqual({ queued: 3 });
       await eventually(() => o.sent.length === 3, { what: 'every replayed webhook delivered' });
       expect([...o.sent].sort()).toEqual([...o.failed].sort());
+    });
+
+    it('router.callbacks.replayInbound: the host replays a principal\u2019s failed MO webhooks', async () => {
+      const o = await outage();
+      await o.moFails('254711000001');
+      o.up.now = true;
+      expect(await o.sms.callbacks.replayInbound({ principalId: 'globex', refs: [o.failed[0]!] }), 'another principal\u2019s: none').toBe(0);
+      expect(await o.sms.callbacks.replayInbound({ principalId: 'acme', refs: [o.failed[0]!] })).toBe(1);
+      await eventually(() => o.sent.length === 1, { what: 'the replayed webhook delivered' });
+      expect(o.sent).toEqual(o.failed);
     });
 
     it('refuses a bad kind with a coded 422 and replays nothing', async () => {
