@@ -149,3 +149,22 @@ for (const storage of STORAGES) {
     });
   });
 }
+
+describe('inbound webhook recovery on a storage without it', () => {
+  it('refuses kind=inbound with a coded 422; ids replay reports only', async () => {
+    const storage = new MemoryStorage();
+    // A storage keeping inbound messages but not their recovery (a custom adapter written before it).
+    Object.assign(storage, { listInboundWebhooks: undefined, replayInboundWebhooks: undefined });
+    const receiver = await startReceiver();
+    const sms = createSmsRouter({ verifyKey: staticKeys([{ key: KEY, id: 'acme', profiles: [SHORT_CODE] }]), storage, delivery: new SimulatorDelivery({ seed: 7 }) });
+    open.push({ sms, receiver });
+    await sms.ready();
+    const app = express().use(sms);
+    const list = await request(app).get('/api/outbox/callbacks?kind=inbound').set('X-API-Key', KEY);
+    expect(list.status).toBe(422);
+    expect(list.body).toEqual({ details: 'kind: this storage keeps no inbound webhooks to recover', code: 'INVALID_LIST_QUERY' });
+    const replay = (body: object) => request(app).post('/api/outbox/callbacks/replay').set('X-API-Key', KEY).send(body);
+    expect((await replay({ kind: 'inbound', ids: ['a-ref'] })).body).toEqual({ details: 'kind: this storage keeps no inbound webhooks to recover', code: 'INVALID_REPLAY' });
+    expect((await replay({ ids: ['a-ref'] })).body).toEqual({ queued: 0 });
+  });
+});
