@@ -145,7 +145,7 @@ export function reportAttempt(deps: ReportAttemptDeps): (due: Webhook) => Promis
 
 /** The attempts the retry schedule of `due` starts after: those made before it last started again, at a replay or the failover (`CallbackState.restartedAfter`). */
 function scheduledAfter(due: Webhook): number {
-  return isInbound(due) ? 0 : (due.message.callback?.restartedAfter ?? 0);
+  return (isInbound(due) ? due.inbound.callback?.restartedAfter : due.message.callback?.restartedAfter) ?? 0;
 }
 
 /** The `traceparent` stored with the message `due` is about, if it was traced. */

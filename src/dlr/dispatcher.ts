@@ -142,6 +142,12 @@ export class CallbackDispatcher implements WebhookHandOff {
     this.#loop.wake();
   }
 
+  /** Polls soon, claiming inbound webhooks too: some have just become due (a replay). */
+  wakeInbound(): void {
+    this.#inboundClaimAt = 0;
+    this.#loop.wake();
+  }
+
   /** Which callback URLs are paused, and resuming them (endpoint-health.ts). */
   get endpoints(): EndpointHealth {
     return this.#health;

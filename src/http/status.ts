@@ -54,8 +54,11 @@ export function statusView(message: MessageRecord): Record<string, unknown> {
   return view;
 }
 
-/** The public view of a message's delivery report (`callback` of {@link statusView}), `null` without a callback URL. */
-export function callbackView(message: MessageRecord): Record<string, unknown> | null {
+/**
+ * The public view of a message's delivery report (`callback` of {@link statusView}), or of
+ * an inbound message's webhook (the same fields), `null` without a callback URL.
+ */
+export function callbackView(message: Pick<MessageRecord, 'callbackUrl' | 'callback'>): Record<string, unknown> | null {
   const callback = message.callback;
   if (message.callbackUrl === null) return null;
   return {

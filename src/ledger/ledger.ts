@@ -11,7 +11,7 @@ import { InsufficientCreditError } from '../lifecycle/credit.js';
 import { CounterLimitError } from '../lifecycle/counter-limit.js';
 import type { UnitCounter } from '../storage/counter-record.js';
 import { isScheduled } from '../storage/queued-record.js';
-import { INBOUND_METHODS, type InboundStorage } from '../storage/inbound-record.js';
+import { delegateInbound, INBOUND_METHODS, type InboundStorage } from '../storage/inbound-record.js';
 import type {
   CallbackAttempt,
   CancelResult,
@@ -86,12 +86,7 @@ export class Ledger implements Storage {
       this.replayCallbacks = (selection, now) => recovery.replay(selection, now);
     }
     const inbound = store as Partial<InboundStorage>;
-    if (INBOUND_METHODS.every((name) => typeof inbound[name] === 'function')) {
-      for (const name of INBOUND_METHODS) (this as Record<string, unknown>)[name] = (inbound[name] as (...args: unknown[]) => unknown).bind(store);
-      if (inbound.storeInboundPart !== undefined) this.storeInboundPart = inbound.storeInboundPart.bind(store);
-      const erasing = store as EraseStorage;
-      if (erasing.eraseInbound !== undefined) this.eraseInbound = erasing.eraseInbound.bind(store);
-    }
+    if (INBOUND_METHODS.every((name) => typeof inbound[name] === 'function')) delegateInbound(this, inbound as InboundStorage);
     Object.assign(this, eraseSteps(store, this.#writer));
   }
 

@@ -46,7 +46,7 @@ import type { EraseStorage } from './erase-storage.js';
 export type { ErasedMessages, ErasedPage, ErasedTransition, EraseStorage, IdempotencyCursor } from './erase-storage.js';
 import type { IdempotencyRecord } from './idempotency-record.js';
 import type { InboundStorage } from './inbound-record.js';
-export type { DueInbound, InboundInsertOptions, InboundPart, InboundRecord, NewInbound, OptOutEntry, OptOutKey } from './inbound-record.js';
+export type { DueInbound, InboundInsertOptions, InboundPart, InboundRecord, InboundWebhookPage, NewInbound, OptOutEntry, OptOutKey } from './inbound-record.js';
 import type { MessageRecord, NewMessage, PartRecord } from './message-record.js';
 import type { MessageListPage, MessageListQuery } from './message-list.js';
 export type { ListPosition, MessageListFilter, MessageListPage, MessageListQuery } from './message-list.js';

@@ -6,6 +6,8 @@
  * @module
  */
 import type { CallbackAttempt, CallbackState } from './callback-record.js';
+import type { CallbackListQuery, ReplaySelection } from './callback-list.js';
+import type { ListPosition } from './message-list.js';
 import type { ClaimOptions, InsertLease } from './claim-options.js';
 import type { EraseStorage } from './erase-storage.js';
 
@@ -115,6 +117,14 @@ export interface InboundPart {
   receivedAt: number;
 }
 
+/** One page of a principal's inbound webhooks ({@link InboundStorage.listInboundWebhooks}), newest arrival first. */
+export interface InboundWebhookPage {
+  /** The matching inbound messages, newest arrival first, at most the query's `limit`. */
+  inbound: InboundRecord[];
+  /** Where the next page starts (the last message's `receivedAt` as `createdAt`, and its insertion order), or `null` when none follows. */
+  next: ListPosition | null;
+}
+
 /**
  * The optional part of the storage contract for inbound messages and opt-outs: the bundled
  * adapters have it; an adapter without it leaves MO forwarding and opt-outs off (the
@@ -148,6 +158,23 @@ export interface InboundStorage {
    * its `before`.
    */
   storeInboundPart?(part: InboundPart): Promise<InboundPart[]>;
+  /**
+   * Webhook recovery (`GET {base}/callbacks?kind=inbound`), optional with
+   * {@link replayInboundWebhooks} (both or neither): one page of the principal's inbound
+   * webhooks in the states `query` asks for (pending and failed when it names none), newest
+   * arrival first (`receivedAt`, then insertion order), strictly after `query.after`,
+   * received in `[since, until)`, at most `query.limit`. Served by an index on the principal
+   * and the webhook's state: a page costs about its own size.
+   */
+  listInboundWebhooks?(query: CallbackListQuery): Promise<InboundWebhookPage>;
+  /**
+   * Makes each of the principal's `failed` inbound webhooks that `selection` names (refs of
+   * inbound messages, or a range of arrival) pending again, unleased and due at `now`, its
+   * attempts kept and its retry schedule started anew (`CallbackState.restartedAfter`).
+   * Pending and delivered ones, and another principal's, are left as they are. Returns how
+   * many were made pending.
+   */
+  replayInboundWebhooks?(selection: ReplaySelection, now: number): Promise<number>;
   /** Leases up to `limit` pending inbound webhooks that are due, oldest due first. */
   claimInbound(options: ClaimOptions): Promise<DueInbound[]>;
   /** Hands claimed inbound webhooks back without an attempt, claimable again at `until`. */
@@ -201,6 +228,10 @@ export function delegateInbound(target: object, inbound: InboundStorage): void {
     (target as Record<string, unknown>)[name] = (inbound[name] as (...args: unknown[]) => unknown).bind(inbound);
   }
   if (inbound.storeInboundPart !== undefined) (target as InboundStorage).storeInboundPart = inbound.storeInboundPart.bind(inbound);
+  if (inbound.listInboundWebhooks !== undefined && inbound.replayInboundWebhooks !== undefined) {
+    (target as InboundStorage).listInboundWebhooks = inbound.listInboundWebhooks.bind(inbound);
+    (target as InboundStorage).replayInboundWebhooks = inbound.replayInboundWebhooks.bind(inbound);
+  }
   const erasing = inbound as Pick<EraseStorage, 'eraseInbound'>;
   if (erasing.eraseInbound !== undefined) (target as EraseStorage).eraseInbound = erasing.eraseInbound.bind(inbound);
 }

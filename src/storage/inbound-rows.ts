@@ -39,6 +39,8 @@ export interface InboundColumns {
   cb_last_error: string | null;
   /** When the webhook is next due, epoch ms; `null` once finished. */
   cb_next_attempt_at: number | string | null;
+  /** The attempts made before a replay last started its retry schedule again; `null` or absent: never. */
+  cb_restarted_after?: number | string | null;
 }
 
 /** The columns of an opt-out row. */
@@ -73,8 +75,19 @@ export function inboundFromRow(row: InboundColumns): InboundRecord {
             lastStatusCode: row.cb_last_status_code,
             lastError: row.cb_last_error,
             nextAttemptAt: row.cb_next_attempt_at === null ? null : Number(row.cb_next_attempt_at),
+            ...(row.cb_restarted_after == null ? {} : { restartedAfter: Number(row.cb_restarted_after) }),
           },
   };
+}
+
+/** The columns of an inbound row that make its record, as a SQL storage selects them. */
+export const INBOUND_COLUMNS =
+  'ref, principal_id, profile_code, from_number, to_address, text, received_at, callback_url, callback_secret, uid, ' +
+  'cb_state, cb_attempts, cb_last_status_code, cb_last_error, cb_next_attempt_at, cb_restarted_after';
+
+/** The record a selected inbound row stands for (integer columns may come back as strings or numbers). */
+export function recordOf(row: Record<string, unknown>): InboundRecord {
+  return inboundFromRow({ ...(row as unknown as InboundColumns), cb_attempts: Number(row.cb_attempts) });
 }
 
 /** The entry an opt-out row stands for. */

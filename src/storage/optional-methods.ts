@@ -36,6 +36,8 @@ export const OPTIONAL_STORAGE_METHODS = [
   'eraseInbound',
   ...INBOUND_METHODS,
   'storeInboundPart',
+  'listInboundWebhooks',
+  'replayInboundWebhooks',
 ] as const satisfies readonly (keyof Storage)[];
 
 /** The optional keys of `T`. */

@@ -155,7 +155,7 @@ for (const storage of STORAGES) {
         [{ ids: [ref], since: '2026-01-01T00:00:00Z' }, 'ids: give either ids or since/until, not both'],
         [{ since: 'yesterday' }, 'since: must be an RFC 3339 date-time (2026-01-31T14:00:00Z)'],
         [{ since: '2026-02-01T00:00:00Z', until: '2026-01-01T00:00:00Z' }, 'since: must be before until'],
-        [{ every: true }, 'every: is not a field of a replay (since, until, ids)'],
+        [{ every: true }, 'every: is not a field of a replay (kind, since, until, ids)'],
         [[ref], 'body: must be an object with since/until or ids'],
       ];
       for (const [body, details] of bad) {

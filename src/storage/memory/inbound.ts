@@ -9,12 +9,16 @@
 import { MinHeap } from '../../util/min-heap.js';
 import { eraseInbound } from '../../lifecycle/erase-record.js';
 import type { CallbackAttempt, CallbackState, ClaimOptions } from '../contract.js';
+import { statesOf, type CallbackListQuery, type ReplaySelection } from '../callback-list.js';
+import { isAfter } from '../message-list.js';
+import { matchesInboundFilter, type InboundRecoveryStorage } from '../inbound-recovery.js';
 import type {
   DueInbound,
   InboundInsertOptions,
   InboundPart,
   InboundRecord,
   InboundStorage,
+  InboundWebhookPage,
   NewInbound,
   OptOutEntry,
   OptOutKey,
@@ -42,7 +46,7 @@ const receivedFirst = (a: StoredInbound, b: StoredInbound): boolean =>
   a.record.receivedAt < b.record.receivedAt || (a.record.receivedAt === b.record.receivedAt && a.seq < b.seq);
 
 /** Inbound messages and opt-outs in this process's memory. */
-export class MemoryInbound implements InboundStorage {
+export class MemoryInbound implements InboundStorage, InboundRecoveryStorage {
   readonly #byRef = new Map<string, StoredInbound>();
   readonly #byUid = new Map<string, StoredInbound>();
   /** Webhooks still pending, which claims scan. */
@@ -54,6 +58,8 @@ export class MemoryInbound implements InboundStorage {
   readonly #newest = new Map<string, { onceKey: string | null; receivedAt: number; seq: number }>();
   /** The parts of long messages, by message key, then part number. */
   readonly #parts = new Map<string, Map<number, InboundPart>>();
+  /** Per principal, the messages whose webhook is pending or failed: what a webhook list reads. */
+  readonly #open = new Map<string, Set<StoredInbound>>();
   #seq = 0;
 
   /** Stores the message (and its webhook, due at once) and applies the opt-out change, unless it repeats the newest. */
@@ -82,6 +88,7 @@ export class MemoryInbound implements InboundStorage {
     if (withHook) {
       this.#byUid.set(message.uid!, stored);
       this.#pending.add(stored);
+      this.#openSet(stored, true);
     } else this.#purgeable.push(stored);
     const optOutChanged =
       options.optOut === undefined ? false : this.#set({ shortCode: message.to, number: message.from }, options.optOut, message.receivedAt);
@@ -135,6 +142,60 @@ export class MemoryInbound implements InboundStorage {
     state.nextAttemptAt = null;
     this.#pending.delete(stored);
     this.#purgeable.push(stored);
+    if (attempt.result === 'delivered') this.#openSet(stored, false);
+  }
+
+  /** Adds `stored` to (or takes it off) its principal's open webhooks. */
+  #openSet(stored: StoredInbound, open: boolean): void {
+    const principalId = stored.record.principalId;
+    if (principalId === null) return;
+    let set = this.#open.get(principalId);
+    if (open) {
+      if (set === undefined) this.#open.set(principalId, (set = new Set()));
+      set.add(stored);
+    } else if (set !== undefined) {
+      set.delete(stored);
+      if (set.size === 0) this.#open.delete(principalId);
+    }
+  }
+
+  /** The principal's open webhooks that `query` asks for, newest arrival first (a scan of that principal's open ones only). */
+  #openOf(query: CallbackListQuery): StoredInbound[] {
+    const states = statesOf(query);
+    const { after } = query;
+    return [...(this.#open.get(query.principalId) ?? [])]
+      .filter((s) => matchesInboundFilter(s.record, query, states) && (after === undefined || isAfter({ createdAt: s.record.receivedAt, seq: s.seq }, after)))
+      .sort((a, b) => b.record.receivedAt - a.record.receivedAt || b.seq - a.seq);
+  }
+
+  /** One page of the principal's pending or failed webhooks, newest arrival first. */
+  async listInboundWebhooks(query: CallbackListQuery): Promise<InboundWebhookPage> {
+    const matching = this.#openOf(query);
+    const page = matching.slice(0, Math.max(0, query.limit));
+    const last = page.at(-1);
+    return {
+      inbound: page.map((s) => copyInbound(s.record)),
+      next: last === undefined || matching.length <= page.length ? null : { createdAt: last.record.receivedAt, seq: last.seq },
+    };
+  }
+
+  /** Makes the principal's failed webhooks `selection` names pending and due at `now`; how many. */
+  async replayInboundWebhooks(selection: ReplaySelection, now: number): Promise<number> {
+    const named =
+      'refs' in selection
+        ? [...new Set(selection.refs)].map((ref) => this.#byRef.get(ref)).filter((s) => s !== undefined)
+        : this.#openOf({ ...selection, states: ['failed'], limit: Infinity });
+    let replayed = 0;
+    for (const stored of named) {
+      const callback = stored.record.callback;
+      if (stored.record.principalId !== selection.principalId || callback?.state !== 'failed') continue;
+      stored.record.callback = { ...callback, state: 'pending', nextAttemptAt: now, restartedAfter: callback.attempts };
+      stored.leaseOwner = null;
+      stored.leaseUntil = null;
+      this.#pending.add(stored);
+      replayed++;
+    }
+    return replayed;
   }
 
   /** Inbound messages, newest first. */
@@ -151,6 +212,9 @@ export class MemoryInbound implements InboundStorage {
       const oldest = this.#purgeable.peek();
       if (oldest === undefined || oldest.record.receivedAt >= before) break;
       this.#purgeable.pop();
+      // A replayed webhook is pending again (and pushed anew when it ends), or already gone.
+      if (this.#pending.has(oldest) || this.#byRef.get(oldest.record.ref) !== oldest) continue;
+      this.#openSet(oldest, false);
       this.#byRef.delete(oldest.record.ref);
       if (oldest.record.uid !== null) this.#byUid.delete(oldest.record.uid);
       const conversation = optOutKey({ shortCode: oldest.record.to, number: oldest.record.from });

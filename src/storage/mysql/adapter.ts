@@ -10,7 +10,7 @@ import type { Pool } from 'mysql2/promise';
 import { requirePeer } from '../../util/require-peer.js';
 import { delegateInbound, type InboundStorage } from '../inbound-record.js';
 import { SqlInbound } from '../sql/inbound.js';
-import { inboundMigration, sqlInboundTables } from '../sql/inbound-schema.js';
+import { inboundMigration, inboundRecoveryMigration, sqlInboundTables } from '../sql/inbound-schema.js';
 import { OWN_STEPS_FROM } from '../sql/schema.js';
 import { SqlRecordStore } from '../sql/store.js';
 import { mysqlClient } from './client.js';
@@ -44,8 +44,11 @@ export class MysqlRecordStore extends SqlRecordStore {
         ? source.pool
         : requirePeer<typeof import('mysql2/promise')>('mysql2/promise', 'sms-outbox/mysql').createPool(source.make);
     const client = mysqlClient(pool);
-    // The inbound tables are the store's own first step, beside the shared record tables'.
-    super(client, mysqlDialect, tablePrefix, [inboundMigration(mysqlDialect, tablePrefix, OWN_STEPS_FROM)]);
+    // The inbound tables are the store's own steps, beside the shared record tables'.
+    super(client, mysqlDialect, tablePrefix, [
+      inboundMigration(mysqlDialect, tablePrefix, OWN_STEPS_FROM),
+      inboundRecoveryMigration(mysqlDialect, tablePrefix, OWN_STEPS_FROM + 1),
+    ]);
     this.#pool = pool;
     this.#ownsPool = !('pool' in source);
     delegateInbound(this, new SqlInbound(client, mysqlDialect, sqlInboundTables(mysqlDialect, tablePrefix), () => this.ready()));

@@ -25,12 +25,13 @@ import { insertParams, postgresStatements } from './statements.js';
 /** The inbound tables in quoted schema `s`, as {@link createInboundTables} makes them, for the shared inbound steps (sql/inbound.ts). */
 export function postgresInboundTables(s: string): SqlInboundTables {
   // PostgreSQL reads the partial due index by itself: `dueIndex` is named for completeness.
-  return { inbound: `${s}.inbound`, optOuts: `${s}.opt_outs`, parts: `${s}.inbound_parts`, id: 'seq', dueIndex: 'inbound_due_idx' };
+  return { inbound: `${s}.inbound`, optOuts: `${s}.opt_outs`, parts: `${s}.inbound_parts`, id: 'seq', dueIndex: 'inbound_due_idx', openIndex: 'inbound_open_idx' };
 }
 
 /**
  * Creates the inbound tables in quoted schema `s` if missing, as the earlier adapter's
- * migrations 8 and 11 made them (a schema it made keeps them as they are): `inbound` (a
+ * migrations 8 and 11 made them (a schema it made keeps them, with the column and index of
+ * webhook recovery added): `inbound` (a
  * message with its webhook's state and lease, the columns of a report's row prefixed `cb_`,
  * and the key a carrier's redelivery would repeat), `opt_outs`, and `inbound_parts` (the
  * parts of long messages until they are whole).
@@ -58,9 +59,11 @@ export async function createInboundTables(session: SqlSession, s: string): Promi
       lease_until bigint
     )`,
     `ALTER TABLE ${s}.inbound ADD COLUMN IF NOT EXISTS once_key text`,
+    `ALTER TABLE ${s}.inbound ADD COLUMN IF NOT EXISTS cb_restarted_after integer`,
     `CREATE INDEX IF NOT EXISTS inbound_due_idx ON ${s}.inbound (cb_next_attempt_at, seq) WHERE cb_state = 'pending'`,
     `CREATE INDEX IF NOT EXISTS inbound_principal_idx ON ${s}.inbound (principal_id, received_at DESC, seq DESC)`,
     `CREATE INDEX IF NOT EXISTS inbound_received_idx ON ${s}.inbound (received_at, seq)`,
+    `CREATE INDEX IF NOT EXISTS inbound_open_idx ON ${s}.inbound (principal_id, cb_state, received_at DESC, seq DESC) WHERE cb_state IN ('pending', 'failed')`,
     `CREATE INDEX IF NOT EXISTS inbound_newest_idx ON ${s}.inbound (to_address, from_number, received_at DESC, seq DESC)`,
     `CREATE TABLE IF NOT EXISTS ${s}.opt_outs (
       short_code text COLLATE "C" NOT NULL,

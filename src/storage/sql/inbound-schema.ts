@@ -19,6 +19,7 @@ export function sqlInboundTables(dialect: SqlDialect, prefix: string): SqlInboun
     parts: dialect.quote(`${prefix}inbound_parts`),
     id: 'seq',
     dueIndex: dialect.quote(`${prefix}inbound_due`),
+    openIndex: dialect.quote(`${prefix}inbound_open`),
   };
 }
 
@@ -73,6 +74,23 @@ export function inboundMigration(dialect: SqlDialect, prefix: string, version: n
         PRIMARY KEY (msg_key, seq)
       )${dialect.tableOptions}`,
       index('inbound_parts_received', t.parts, 'received_at'),
+    ],
+  };
+}
+
+/**
+ * The schema step `version` (the one after {@link inboundMigration}'s) of inbound webhook
+ * recovery: the attempts a replay restarted the retry schedule after, and the index a
+ * principal's pending and failed webhooks are listed along.
+ */
+export function inboundRecoveryMigration(dialect: SqlDialect, prefix: string, version: number): Migration {
+  const t = sqlInboundTables(dialect, prefix);
+  const onlyOpen = dialect.partialIndexes === true ? " WHERE cb_state IN ('pending', 'failed')" : '';
+  return {
+    version,
+    statements: [
+      `ALTER TABLE ${t.inbound} ADD COLUMN cb_restarted_after integer`,
+      `CREATE INDEX ${t.openIndex} ON ${t.inbound} (principal_id, cb_state, received_at, seq)${onlyOpen}`,
     ],
   };
 }

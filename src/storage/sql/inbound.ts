@@ -8,6 +8,7 @@
  * @module
  */
 import type { CallbackAttempt } from '../callback-record.js';
+import type { CallbackListQuery, ReplaySelection } from '../callback-list.js';
 import type { ClaimOptions } from '../claim-options.js';
 import type {
   DueInbound,
@@ -15,13 +16,15 @@ import type {
   InboundPart,
   InboundRecord,
   InboundStorage,
+  InboundWebhookPage,
   NewInbound,
   OptOutEntry,
   OptOutKey,
 } from '../inbound-record.js';
-import { inboundFromRow, optOutFromRow, type InboundColumns, type OptOutColumns } from '../inbound-rows.js';
+import { INBOUND_COLUMNS, optOutFromRow, recordOf, type OptOutColumns } from '../inbound-rows.js';
 import { eraseInbound, type ErasableInbound } from '../../lifecycle/erase-record.js';
 import { limitClause, type SqlClient, type SqlDialect, type SqlSession } from './dialect.js';
+import { SqlInboundRecovery } from './inbound-recovery.js';
 import { chunks, tuple } from './rows.js';
 
 /** The tables of the inbound group, quoted as the dialect quotes them. */
@@ -36,6 +39,8 @@ export interface SqlInboundTables {
   id: string;
   /** The index due webhooks are claimed by, for a dialect that must be told ({@link SqlDialect.forceIndex}). */
   dueIndex: string;
+  /** The index a principal's webhooks are listed by state along, `(principal_id, cb_state, received_at, id)`. */
+  openIndex: string;
 }
 
 /**
@@ -44,11 +49,6 @@ export interface SqlInboundTables {
  * every driver's parameter limit.
  */
 const CHUNK = 100;
-
-/** The columns of an inbound row that make its record. */
-const INBOUND_COLUMNS =
-  'ref, principal_id, profile_code, from_number, to_address, text, received_at, callback_url, callback_secret, uid, ' +
-  'cb_state, cb_attempts, cb_last_status_code, cb_last_error, cb_next_attempt_at';
 
 /** A webhook that is still to be sent: a purge leaves its message. */
 const NOT_PENDING = "(cb_state IS NULL OR cb_state <> 'pending')";
@@ -64,13 +64,9 @@ function partOf(row: Record<string, unknown>): InboundPart {
   };
 }
 
-/** The record an inbound row stands for (integer columns may come back as strings or numbers). */
-function recordOf(row: Record<string, unknown>): InboundRecord {
-  return inboundFromRow({ ...(row as unknown as InboundColumns), cb_attempts: Number(row.cb_attempts) });
-}
-
 /** Inbound messages and opt-outs in SQL tables (see the module's TSDoc). */
 export class SqlInbound implements InboundStorage {
+  readonly #recovery: SqlInboundRecovery;
   readonly #client: SqlClient;
   readonly #dialect: SqlDialect;
   readonly #t: SqlInboundTables;
@@ -85,6 +81,17 @@ export class SqlInbound implements InboundStorage {
     this.#t = tables;
     this.#ready = ready;
     this.#limit = limitClause(dialect);
+    this.#recovery = new SqlInboundRecovery(client, dialect, tables, ready);
+  }
+
+  /** One page of the principal's pending or failed webhooks, newest arrival first (sql/inbound-recovery.ts). */
+  listInboundWebhooks(query: CallbackListQuery): Promise<InboundWebhookPage> {
+    return this.#recovery.list(query);
+  }
+
+  /** Makes the principal's failed webhooks `selection` names pending and due at `now`; how many (sql/inbound-recovery.ts). */
+  replayInboundWebhooks(selection: ReplaySelection, now: number): Promise<number> {
+    return this.#recovery.replay(selection, now);
   }
 
   /** Runs `sql` (with `?` placeholders) on `session`, the pool by default. */

@@ -30,20 +30,22 @@ export const SQLITE_INBOUND_TABLES: SqlInboundTables = {
   parts: 'sms_inbound_parts',
   id: 'id',
   dueIndex: 'sms_inbound_due',
+  openIndex: 'sms_inbound_open',
 };
 
-/** The inbound tables (storage/inbound-record.ts), as 0.1.0 made them plus the redelivery key and long parts. */
+/** The inbound tables (storage/inbound-record.ts), as 0.1.0 made them plus the redelivery key, long parts and webhook recovery. */
 const INBOUND_SCHEMA = `
   CREATE TABLE IF NOT EXISTS sms_inbound (
     id INTEGER PRIMARY KEY, ref TEXT NOT NULL UNIQUE, principal_id TEXT, profile_code TEXT,
     from_number TEXT NOT NULL, to_address TEXT NOT NULL, text TEXT NOT NULL, received_at INTEGER NOT NULL,
     callback_url TEXT, callback_secret TEXT, uid TEXT UNIQUE, cb_state TEXT,
     cb_attempts INTEGER NOT NULL DEFAULT 0, cb_last_status_code INTEGER, cb_last_error TEXT,
-    cb_next_attempt_at INTEGER, lease_owner TEXT, lease_until INTEGER, once_key TEXT
+    cb_next_attempt_at INTEGER, lease_owner TEXT, lease_until INTEGER, once_key TEXT, cb_restarted_after INTEGER
   );
   CREATE INDEX IF NOT EXISTS sms_inbound_due ON sms_inbound (cb_next_attempt_at, id) WHERE cb_state = 'pending';
   CREATE INDEX IF NOT EXISTS sms_inbound_principal ON sms_inbound (principal_id, received_at, id);
   CREATE INDEX IF NOT EXISTS sms_inbound_received ON sms_inbound (received_at, id);
+  CREATE INDEX IF NOT EXISTS sms_inbound_open ON sms_inbound (principal_id, cb_state, received_at, id);
   CREATE TABLE IF NOT EXISTS sms_opt_outs (
     short_code TEXT NOT NULL, number TEXT NOT NULL, created_at INTEGER NOT NULL, PRIMARY KEY (short_code, number)
   ) WITHOUT ROWID;
@@ -83,6 +85,9 @@ export function upgradeFile(db: Database.Database, tables: SqlTables): void {
   const hasInbound = db.prepare(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'sms_inbound'`).get() !== undefined;
   if (hasInbound && db.prepare(`SELECT 1 FROM pragma_table_info('sms_inbound') WHERE name = 'once_key'`).get() === undefined) {
     db.exec('ALTER TABLE sms_inbound ADD COLUMN once_key TEXT');
+  }
+  if (hasInbound && db.prepare(`SELECT 1 FROM pragma_table_info('sms_inbound') WHERE name = 'cb_restarted_after'`).get() === undefined) {
+    db.exec('ALTER TABLE sms_inbound ADD COLUMN cb_restarted_after INTEGER');
   }
   db.exec(INBOUND_SCHEMA);
   if (legacy) moveLegacy(db, tables);

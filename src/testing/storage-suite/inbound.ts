@@ -12,7 +12,7 @@ import type { SuiteContext } from './context.js';
 import { LEASE, T0 } from './fixtures.js';
 
 /** An inbound message to short code 22021 from a subscriber, with a webhook unless `url` is null. */
-function buildInbound(overrides: Partial<NewInbound> = {}): NewInbound {
+export function buildInbound(overrides: Partial<NewInbound> = {}): NewInbound {
   const url = overrides.callbackUrl === undefined ? 'https://client.example/inbound' : overrides.callbackUrl;
   return {
     ref: randomUUID(),

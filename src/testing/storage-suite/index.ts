@@ -10,6 +10,7 @@
  */
 import { callbackTests } from './callbacks.js';
 import { callbackRecoveryTests } from './callback-recovery.js';
+import { inboundRecoveryTests } from './inbound-recovery.js';
 import { claimTests } from './claims.js';
 import { counterTests } from './counters.js';
 import { creditTests } from './credit.js';
@@ -66,6 +67,7 @@ export function runStorageContract(harness: StorageSuiteHarness, options: Storag
     creditTests(context);
     counterTests(context);
     inboundTests(context);
+    inboundRecoveryTests(context);
     timedTests(context);
     keyTests(context);
     updatedAtTests(context);
