@@ -15,7 +15,8 @@ import { SqliteStorage } from '../../src/storage/sqlite/adapter.js';
 import { PostgresStorage } from '../../src/storage/postgres/adapter.js';
 import { MysqlRecordStore } from '../../src/mysql.js';
 import { createLedger } from '../../src/ledger/index.js';
-import { makePool } from './services.js';
+import { afterAll, afterEach } from 'vitest';
+import { makeMysqlPool, makePool, mysqlUnavailable, postgresUnavailable } from './services.js';
 
 /** The tables a MySQL record store makes under its prefix. */
 export const MYSQL_TABLES = ['messages', 'carrier_ids', 'idempotency', 'credit', 'unit_counters', 'schema_version', 'inbound', 'opt_outs', 'inbound_parts', 'report_head'];
@@ -36,8 +37,8 @@ export interface FreshStorageServices {
   cleanups: (() => Promise<void> | void)[];
 }
 
-/** The four kinds; `label` names their files, schemas and prefixes. */
-export function freshStorages(label: string, { admin, pgUnreachable, maria, mariaUnreachable, cleanups }: FreshStorageServices): FreshStorage[] {
+/** The two kinds that need no server: memory, and SQLite in a temp file that `cleanups` drops; `label` names the file's folder. */
+export function localStorages(label: string, cleanups: (() => Promise<void> | void)[]): FreshStorage[] {
   return [
     { name: 'memory', skip: false, make: () => new MemoryStorage() },
     {
@@ -49,6 +50,13 @@ export function freshStorages(label: string, { admin, pgUnreachable, maria, mari
         return new SqliteStorage({ path: join(dir, 'outbox.db') });
       },
     },
+  ];
+}
+
+/** The four kinds; `label` names their files, schemas and prefixes. */
+export function freshStorages(label: string, { admin, pgUnreachable, maria, mariaUnreachable, cleanups }: FreshStorageServices): FreshStorage[] {
+  return [
+    ...localStorages(label, cleanups),
     {
       name: 'PostgreSQL',
       skip: pgUnreachable !== null,
@@ -74,4 +82,33 @@ export function freshStorages(label: string, { admin, pgUnreachable, maria, mari
       },
     },
   ];
+}
+
+/** What a router test over the four kinds shares: the services, and the gateways and data its tests leave to close and drop. */
+export interface RouterTestServices<G> extends FreshStorageServices {
+  /** The gateways a test started: each closed after it. */
+  gateways: G[];
+}
+
+/**
+ * Opens the pools {@link freshStorages} needs, says which databases are unreachable, and
+ * registers the hooks that close each test's gateways and drop its data after it, and the
+ * pools after the file.
+ */
+export async function routerTestServices<G extends { sms: { close(): Promise<void> } }>(): Promise<RouterTestServices<G>> {
+  const admin = makePool(2);
+  const pgUnreachable = await postgresUnavailable(admin);
+  const maria = makeMysqlPool(4);
+  const mariaUnreachable = await mysqlUnavailable(maria);
+  afterAll(async () => {
+    await admin.end();
+    await maria.end();
+  });
+  const gateways: G[] = [];
+  const cleanups: (() => Promise<void> | void)[] = [];
+  afterEach(async () => {
+    for (const gateway of gateways.splice(0)) await gateway.sms.close();
+    for (const cleanup of cleanups.splice(0)) await cleanup();
+  });
+  return { admin, pgUnreachable, maria, mariaUnreachable, cleanups, gateways };
 }

@@ -4,41 +4,27 @@
  * attempts and paged, another principal's never shown nor replayed, a replay by ref and by
  * time sends them again, and coded refusals of bad input that store nothing.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { Express } from 'express';
 import request from 'supertest';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { MemoryStorage, type Storage } from '../../src/index.js';
-import { SqliteStorage } from '../../src/storage/sqlite/adapter.js';
+import { localStorages } from '../helpers/fresh-storages.js';
 import { createGateway, KEY, OTHER_KEY, type TestGateway } from '../helpers/gateway.js';
 import { ScriptedDelivery } from '../helpers/scripted-delivery.js';
 import { startReceiver, type Receiver } from '../dlr/helpers.js';
 import { eventually } from '../helpers/poll.js';
 
-const dirs: string[] = [];
+const cleanups: (() => Promise<void> | void)[] = [];
 const gateways: TestGateway[] = [];
 const receivers: Receiver[] = [];
 afterEach(async () => {
   for (const gateway of gateways.splice(0)) await gateway.sms.close();
   for (const receiver of receivers.splice(0)) await receiver.close();
 });
-afterAll(() => {
-  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+afterAll(async () => {
+  for (const cleanup of cleanups.splice(0)) await cleanup();
 });
 
-const STORAGES: { name: string; open: () => Storage }[] = [
-  { name: 'memory', open: () => new MemoryStorage() },
-  {
-    name: 'SQLite',
-    open: () => {
-      const dir = mkdtempSync(join(tmpdir(), 'sms-callbacks-'));
-      dirs.push(dir);
-      return new SqliteStorage({ path: join(dir, 'outbox.db') });
-    },
-  },
-];
+const STORAGES = localStorages('callbacks', cleanups);
 
 /** A later time than any test runs at: a message sent for it stays `scheduled` until cancelled. */
 const LATER = new Date(Date.now() + 86_400_000).toISOString();
@@ -66,7 +52,7 @@ for (const storage of STORAGES) {
       const fixed = { now: false };
       const receiver = await startReceiver(() => ({ status: fixed.now ? 200 : 500 }));
       receivers.push(receiver);
-      const gateway = createGateway({ storage: storage.open(), delivery: new ScriptedDelivery(), dlr: { schedule: [0], allowPrivateAddresses: ['127.0.0.0/8'], pollIntervalMs: 10 } });
+      const gateway = createGateway({ storage: storage.make(), delivery: new ScriptedDelivery(), dlr: { schedule: [0], allowPrivateAddresses: ['127.0.0.0/8'], pollIntervalMs: 10 } });
       gateways.push(gateway);
       await gateway.sms.ready();
       const failed: string[] = [];
@@ -126,7 +112,7 @@ for (const storage of STORAGES) {
       const receiver = await startReceiver(() => ({ status: 500 }));
       receivers.push(receiver);
       const gateway = createGateway({
-        storage: storage.open(),
+        storage: storage.make(),
         delivery: new ScriptedDelivery(),
         dlr: { schedule: [0, 20], pauseAfterMs: 10, allowPrivateAddresses: ['127.0.0.0/8'], pollIntervalMs: 10 },
       });

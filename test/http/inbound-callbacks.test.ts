@@ -6,15 +6,12 @@
  * webhook id; a report list never shows it; the host replays alike
  * (`router.callbacks.replayInbound`); bad input is refused with a coded 422.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import express from 'express';
 import request from 'supertest';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { createSmsRouter, MemoryStorage, SimulatorDelivery, staticKeys, type SmsRouter, type Storage } from '../../src/index.js';
-import { SqliteStorage } from '../../src/storage/sqlite/adapter.js';
+import { createSmsRouter, MemoryStorage, SimulatorDelivery, staticKeys, type SmsRouter } from '../../src/index.js';
+import { localStorages } from '../helpers/fresh-storages.js';
 import { startReceiver, type Receiver } from '../dlr/helpers.js';
 import { eventually } from '../helpers/poll.js';
 
@@ -22,7 +19,7 @@ const KEY = 'inbound-recovery-key';
 const SECRET = `whsec_${Buffer.from('an inbound secret of 32 bytes!!!').toString('base64')}`;
 const SHORT_CODE = '22021501';
 
-const dirs: string[] = [];
+const cleanups: (() => Promise<void> | void)[] = [];
 const open: { sms: SmsRouter; receiver: Receiver }[] = [];
 afterEach(async () => {
   for (const { sms, receiver } of open.splice(0)) {
@@ -30,21 +27,11 @@ afterEach(async () => {
     await receiver.close();
   }
 });
-afterAll(() => {
-  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+afterAll(async () => {
+  for (const cleanup of cleanups.splice(0)) await cleanup();
 });
 
-const STORAGES: { name: string; open: () => Storage }[] = [
-  { name: 'memory', open: () => new MemoryStorage() },
-  {
-    name: 'SQLite',
-    open: () => {
-      const dir = mkdtempSync(join(tmpdir(), 'sms-inbound-callbacks-'));
-      dirs.push(dir);
-      return new SqliteStorage({ path: join(dir, 'outbox.db') });
-    },
-  },
-];
+const STORAGES = localStorages('inbound-callbacks', cleanups);
 
 for (const storage of STORAGES) {
   describe(`inbound webhook recovery on ${storage.name}`, () => {
@@ -55,7 +42,7 @@ for (const storage of STORAGES) {
       const delivery = new SimulatorDelivery({ seed: 7, latencyMs: [1, 5] });
       const sms = createSmsRouter({
         verifyKey: staticKeys([{ key: KEY, id: 'acme', profiles: [SHORT_CODE], inboundUrl: `${receiver.origin}/inbound`, callbackSecret: SECRET }]),
-        storage: storage.open(),
+        storage: storage.make(),
         delivery,
         worker: { pollIntervalMs: 20 },
         dlr: { allowPrivateAddresses: true, schedule: [0], pollIntervalMs: 20 },

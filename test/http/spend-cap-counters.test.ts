@@ -5,29 +5,14 @@
  * from 0 and the table holds a few rows per principal however long the gateway runs.
  */
 import request from 'supertest';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { staticKeys, type Storage } from '../../src/index.js';
 import { createGateway, type TestGateway } from '../helpers/gateway.js';
 import { ScriptedDelivery } from '../helpers/scripted-delivery.js';
 import { eventually } from '../helpers/poll.js';
-import { makeMysqlPool, makePool, mysqlUnavailable, postgresUnavailable } from '../helpers/services.js';
-import { freshStorages } from '../helpers/fresh-storages.js';
+import { freshStorages, routerTestServices } from '../helpers/fresh-storages.js';
 
-const admin = makePool(2);
-const unreachable = await postgresUnavailable(admin);
-const maria = makeMysqlPool(4);
-const mariaUnreachable = await mysqlUnavailable(maria);
-afterAll(async () => {
-  await admin.end();
-  await maria.end();
-});
-
-const gateways: TestGateway[] = [];
-const cleanups: (() => Promise<void> | void)[] = [];
-afterEach(async () => {
-  for (const gateway of gateways.splice(0)) await gateway.sms.close();
-  for (const cleanup of cleanups.splice(0)) await cleanup();
-});
+const { admin, pgUnreachable: unreachable, maria, mariaUnreachable, gateways, cleanups } = await routerTestServices<TestGateway>();
 
 const DAY = 86_400_000;
 /** Noon UTC on 29 November 2026. */

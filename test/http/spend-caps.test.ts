@@ -8,7 +8,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import request from 'supertest';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   MemoryStorage,
   staticKeys,
@@ -21,25 +21,10 @@ import {
 import { PostgresStorage } from '../../src/storage/postgres/adapter.js';
 import { createGateway, type TestGateway } from '../helpers/gateway.js';
 import { ScriptedDelivery } from '../helpers/scripted-delivery.js';
-import { makeMysqlPool, makePool, mysqlUnavailable, postgresUnavailable } from '../helpers/services.js';
-import { freshStorages } from '../helpers/fresh-storages.js';
+import { makePool } from '../helpers/services.js';
+import { freshStorages, routerTestServices } from '../helpers/fresh-storages.js';
 
-const admin = makePool(2);
-const unreachable = await postgresUnavailable(admin);
-const maria = makeMysqlPool(4);
-const mariaUnreachable = await mysqlUnavailable(maria);
-afterAll(async () => {
-  await admin.end();
-  await maria.end();
-});
-
-
-const gateways: TestGateway[] = [];
-const cleanups: (() => Promise<void> | void)[] = [];
-afterEach(async () => {
-  for (const gateway of gateways.splice(0)) await gateway.sms.close();
-  for (const cleanup of cleanups.splice(0)) await cleanup();
-});
+const { admin, pgUnreachable: unreachable, maria, mariaUnreachable, gateways, cleanups } = await routerTestServices<TestGateway>();
 
 /** 22:00 UTC on 29 November 2026: 01:00 on the 30th in Nairobi (UTC+3), whose next midnight is 23 hours away. */
 const NOW = Date.UTC(2026, 10, 29, 22, 0, 0);

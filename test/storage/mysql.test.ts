@@ -19,7 +19,7 @@ dbDescribe('MysqlRecordStore', () => {
     await Promise.all(stores.map((store) => store.ready()));
     await new MysqlRecordStore({ pool, tablePrefix }).ready();
     const [versions] = await pool.query(`SELECT version FROM \`${tablePrefix}schema_version\``);
-    expect(versions).toEqual([1, 2, 3, 4, 5, 6, 7, 101].map((version) => ({ version })));
+    expect(versions).toEqual([1, 2, 3, 4, 5, 6, 7, 101, 102].map((version) => ({ version })));
     await pool.query(`INSERT INTO \`${tablePrefix}schema_version\` (version) VALUES (99)`);
     await expect(new MysqlRecordStore({ pool, tablePrefix }).ready()).rejects.toThrow(/schema version 99, newer/);
   });
@@ -68,7 +68,7 @@ dbDescribe('MysqlRecordStore', () => {
     const tablePrefix = freshPrefix();
     await new MysqlRecordStore({ pool, tablePrefix }).ready();
     await pool.query(`DROP TABLE \`${tablePrefix}inbound\`, \`${tablePrefix}opt_outs\`, \`${tablePrefix}inbound_parts\``);
-    await pool.query(`DELETE FROM \`${tablePrefix}schema_version\` WHERE version = 101`);
+    await pool.query(`DELETE FROM \`${tablePrefix}schema_version\` WHERE version IN (101, 102)`);
     const store = new MysqlRecordStore({ pool, tablePrefix });
     await store.ready();
     expect(await store.setOptOut({ shortCode: '22021', number: '254700000001' }, true, 1000)).toBe(true);
