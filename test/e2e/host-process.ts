@@ -106,7 +106,9 @@ export function startHost(config: HostConfig, startMs = 20_000): Promise<HostPro
     env: { ...process.env, [HOST_CONFIG_ENV]: JSON.stringify(config) },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  // `close`, not `exit`: it comes after the child's stdout has ended, so every line the host
+  // printed before it died has been read (a test that kills a host reads what it submitted).
+  const exited = new Promise<void>((resolve) => child.once('close', () => resolve()));
   let stderr = '';
   child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
 

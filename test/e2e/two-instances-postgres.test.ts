@@ -59,6 +59,24 @@ async function countOpen(pool: pg.Pool, schema: string, except: readonly string[
   return rows[0]!.n;
 }
 
+/**
+ * The messages {@link countOpen} counts, grouped by what a worker would look at (state,
+ * lease, due time, timer) and by whose carrier id the first part has: one the victim printed
+ * (`victimIds`), another, or none; with a few refs.
+ */
+async function openBreakdown(pool: pg.Pool, schema: string, except: readonly string[], victimIds: readonly string[]): Promise<string> {
+  const { rows } = await pool.query(
+    `SELECT ${STATE_SQL} AS state, lease_owner, (lease_until > $2) AS leased, (due_at > $2) AS later, timer,
+       CASE WHEN (data::jsonb -> ${PACKED.parts} -> 0 ->> 0) IS NULL THEN 'none'
+            WHEN (data::jsonb -> ${PACKED.parts} -> 0 ->> 0) = ANY($3) THEN 'victim' ELSE 'other' END AS carrier_id,
+       count(*)::int AS n, (array_agg(ref))[1:3] AS refs
+     FROM "${schema}".ledger_messages WHERE ${STATE_SQL} NOT IN (${TERMINAL_SQL}) AND NOT (ref = ANY($1))
+     GROUP BY 1, 2, 3, 4, 5, 6 ORDER BY n DESC LIMIT 10`,
+    [except, Date.now(), victimIds],
+  );
+  return JSON.stringify(rows);
+}
+
 /** Submissions per part (`ref#index`), per host. */
 function countParts(submits: readonly SubmitLine[]): Map<string, number> {
   const counts = new Map<string, number>();
@@ -178,6 +196,8 @@ function partsOf(acked: readonly AckedMessage[]): string[] {
         timeoutMs: 45_000,
         intervalMs: 250,
         what: 'the count of messages not terminal, stranded ones aside, to reach 0',
+      }).catch(async (error: unknown) => {
+        throw new Error(`${String(error)}\nwhere they are: ${await openBreakdown(admin!, schema, [...stranded], victim.submits.map((line) => normalizeCarrierId(line.carrierId)))}\nsurvivor: ${survivor.stderr()}`);
       });
 
       const s = countParts(survivor.submits);
