@@ -12,7 +12,7 @@ import { TERMINAL_STATES } from '../../src/lifecycle/states.js';
 import { eventually } from '../helpers/poll.js';
 import { forEachLimited, lookup, quickBody, send, type AckedMessage } from './client.js';
 import { startHost, type HostConfig, type HostProcess, type SubmitLine } from './host-process.js';
-import { dropSchema, freshSchema, makePool, postgresUnavailable } from './postgres-service.js';
+import { dropSchema, freshSchema, hostStatementsSettled, makePool, postgresUnavailable } from './postgres-service.js';
 import { PACKED } from '../helpers/packed-row.js';
 
 const unavailable = await postgresUnavailable('PostgreSQL two-instance e2e test');
@@ -173,6 +173,9 @@ function partsOf(acked: readonly AckedMessage[]): string[] {
       });
       await victim.kill();
       const killedAt = Date.now();
+      // PostgreSQL still runs, and commits, the statements the victim sent before it died (its
+      // last submissions among them): what it held is read once they are done.
+      await hostStatementsSettled('victim');
 
       // What the victim held when it died: leased queued messages, and parts the carrier
       // accepted from it whose receipts died with it (those messages stay `submitted`).
