@@ -1,5 +1,5 @@
 /**
- * `PostgresInbound`: the shared SQL inbound steps (sql/inbound.ts) on the schema's inbound
+ * `PostgresInbound`: the shared SQL inbound rows (sql/inbound.ts) on the schema's inbound
  * tables, with the three PostgreSQL does in one statement where the shared ones take a
  * transaction of several (as the record store's statements.ts does for its steps): storing an
  * MO message with its opt-out change, claiming due webhooks, and looking many opt-outs up.
@@ -10,8 +10,8 @@
  */
 import type { Pool } from 'pg';
 import type { ClaimOptions } from '../claim-options.js';
-import type { DueInbound, InboundInsertOptions, NewInbound, OptOutKey } from '../inbound-record.js';
-import { inboundFromRow, type InboundColumns } from '../inbound-rows.js';
+import type { InboundInsertOptions, InboundRecord, OptOutKey } from '../inbound-record.js';
+import { recordOf } from '../inbound-rows.js';
 import type { SqlClient, SqlDialect } from '../sql/dialect.js';
 import { SqlInbound, type SqlInboundTables } from '../sql/inbound.js';
 
@@ -66,30 +66,28 @@ export class PostgresInbound extends SqlInbound {
     this.#sql = statements(tables);
   }
 
-  /** Stores the message with its webhook (due at once) and the opt-out change, in one statement. */
-  override async insertInbound(m: NewInbound, options: InboundInsertOptions = {}): Promise<{ optOutChanged: boolean; duplicate?: true }> {
+  /** Stores the message with its webhook and the opt-out change, in one statement. */
+  override async insert(m: InboundRecord, options: InboundInsertOptions): Promise<{ optOutChanged: boolean; duplicate?: true }> {
     await this.#ready();
-    const hook = m.callbackUrl !== null && m.uid !== null;
-    const lease = hook ? options.lease : undefined;
-    const op = options.optOut === undefined ? null : options.optOut ? 'out' : 'in';
+    const { lease, once, optOut } = options;
     const { rows } = await this.#pool.query<{ changed: string; duplicate: boolean }>(this.#sql.insert, [
       m.ref, m.principalId, m.profileCode, m.from, m.to, m.text, m.receivedAt, m.callbackUrl, m.callbackSecret, m.uid,
-      hook ? 'pending' : null, hook ? m.receivedAt : null, lease?.owner ?? null, lease?.until ?? null, op,
-      options.once?.key ?? null, options.once?.since ?? null,
+      m.callback?.state ?? null, m.callback?.nextAttemptAt ?? null, lease?.owner ?? null, lease?.until ?? null,
+      optOut === undefined ? null : optOut ? 'out' : 'in', once?.key ?? null, once?.since ?? null,
     ]);
     if (rows[0]?.duplicate === true) return { optOutChanged: false, duplicate: true };
     return { optOutChanged: Number(rows[0]?.changed ?? 0) > 0 };
   }
 
   /** Leases up to `limit` due pending webhooks, oldest due first, in one statement; instances skip each other's. */
-  override async claimInbound(options: ClaimOptions): Promise<DueInbound[]> {
+  override async claim(options: ClaimOptions): Promise<InboundRecord[]> {
     await this.#ready();
     if (options.limit <= 0) return [];
-    const { rows } = await this.#pool.query<InboundColumns & { seq: string }>(this.#sql.claim, [
+    const { rows } = await this.#pool.query<Record<string, unknown>>(this.#sql.claim, [
       options.owner, options.now + options.leaseMs, options.now, options.limit,
     ]);
     rows.sort((a, b) => Number(a.cb_next_attempt_at) - Number(b.cb_next_attempt_at) || Number(a.seq) - Number(b.seq));
-    return rows.map((row) => ({ uid: row.uid!, attempts: row.cb_attempts, inbound: inboundFromRow(row) }));
+    return rows.map(recordOf);
   }
 
   /** Whether each key's number is opted out of its short code: one statement for all. */

@@ -1,30 +1,20 @@
 /**
- * `SqlInbound`: the inbound (MO) group of the storage contract ({@link InboundStorage})
- * written once for every SQL database, on the {@link SqlDialect} and {@link SqlClient} the
- * record store runs on: MO messages with their webhooks, the parts of long ones, and the
- * opt-out list. Each storage names its own three tables ({@link SqlInboundTables}), so a
- * database whose tables an earlier version made keeps them.
+ * `SqlInbound`: the inbound rows of a record store ({@link InboundStore}) written once for
+ * every SQL database, on the {@link SqlDialect} and {@link SqlClient} the record store runs
+ * on: MO messages with their webhooks, the parts of long ones, and the opt-out list. Each
+ * storage names its own three tables ({@link SqlInboundTables}), so a database whose tables
+ * an earlier version made keeps them.
  *
  * @module
  */
-import type { CallbackAttempt } from '../callback-record.js';
-import type { CallbackListQuery, ReplaySelection } from '../callback-list.js';
+import type { CallbackListQuery } from '../callback-list.js';
 import type { ClaimOptions } from '../claim-options.js';
-import type {
-  DueInbound,
-  InboundInsertOptions,
-  InboundPart,
-  InboundRecord,
-  InboundStorage,
-  InboundWebhookPage,
-  NewInbound,
-  OptOutEntry,
-  OptOutKey,
-} from '../inbound-record.js';
-import { INBOUND_COLUMNS, optOutFromRow, recordOf, type OptOutColumns } from '../inbound-rows.js';
-import { eraseInbound, type ErasableInbound } from '../../lifecycle/erase-record.js';
+import type { InboundInsertOptions, InboundPart, InboundRecord, OptOutEntry, OptOutKey } from '../inbound-record.js';
+import type { InboundRow, InboundStore, InboundWrite } from '../inbound-store.js';
+import { INBOUND_COLUMNS, optOutOf, recordOf } from '../inbound-rows.js';
+import type { ErasableInbound } from '../../lifecycle/erase-record.js';
 import { limitClause, type SqlClient, type SqlDialect, type SqlSession } from './dialect.js';
-import { SqlInboundRecovery } from './inbound-recovery.js';
+import { webhookRows } from './inbound-recovery.js';
 import { chunks, tuple } from './rows.js';
 
 /** The tables of the inbound group, quoted as the dialect quotes them. */
@@ -65,8 +55,7 @@ function partOf(row: Record<string, unknown>): InboundPart {
 }
 
 /** Inbound messages and opt-outs in SQL tables (see the module's TSDoc). */
-export class SqlInbound implements InboundStorage {
-  readonly #recovery: SqlInboundRecovery;
+export class SqlInbound implements InboundStore {
   readonly #client: SqlClient;
   readonly #dialect: SqlDialect;
   readonly #t: SqlInboundTables;
@@ -81,17 +70,12 @@ export class SqlInbound implements InboundStorage {
     this.#t = tables;
     this.#ready = ready;
     this.#limit = limitClause(dialect);
-    this.#recovery = new SqlInboundRecovery(client, dialect, tables, ready);
   }
 
-  /** One page of the principal's pending or failed webhooks, newest arrival first (sql/inbound-recovery.ts). */
-  listInboundWebhooks(query: CallbackListQuery): Promise<InboundWebhookPage> {
-    return this.#recovery.list(query);
-  }
-
-  /** Makes the principal's failed webhooks `selection` names pending and due at `now`; how many (sql/inbound-recovery.ts). */
-  replayInboundWebhooks(selection: ReplaySelection, now: number): Promise<number> {
-    return this.#recovery.replay(selection, now);
+  /** See {@link InboundStore.listWebhooks}: along the index of the principal and the state (sql/inbound-recovery.ts). */
+  async listWebhooks(query: CallbackListQuery): Promise<InboundRow[]> {
+    await this.#ready();
+    return webhookRows(this.#client, this.#dialect, this.#t, query);
   }
 
   /** Runs `sql` (with `?` placeholders) on `session`, the pool by default. */
@@ -99,16 +83,11 @@ export class SqlInbound implements InboundStorage {
     return session.run(this.#dialect.placeholders(sql), params);
   }
 
-  /**
-   * Stores the message with its webhook (due at once) and the opt-out change in one
-   * transaction, unless it repeats the newest message of its sender to its recipient.
-   */
-  async insertInbound(m: NewInbound, options: InboundInsertOptions = {}): Promise<{ optOutChanged: boolean; duplicate?: true }> {
+  /** See {@link InboundStore.insert}: one transaction, the newest message of its sender to its recipient read first when `once` asks. */
+  async insert(m: InboundRecord, options: InboundInsertOptions): Promise<{ optOutChanged: boolean; duplicate?: true }> {
     await this.#ready();
-    const { inbound, optOuts, id } = this.#t;
-    const hook = m.callbackUrl !== null && m.uid !== null;
-    const lease = hook ? options.lease : undefined;
-    const { once, optOut } = options;
+    const { inbound, id } = this.#t;
+    const { once, optOut, lease } = options;
     return this.#client.transaction(async (tx): Promise<{ optOutChanged: boolean; duplicate?: true }> => {
       if (once !== undefined) {
         const { rows } = await this.#run(
@@ -126,7 +105,7 @@ export class SqlInbound implements InboundStorage {
           callback_secret, uid, cb_state, cb_attempts, cb_next_attempt_at, lease_owner, lease_until, once_key) VALUES ${tuple(16)}`,
         [
           m.ref, m.principalId, m.profileCode, m.from, m.to, m.text, m.receivedAt, m.callbackUrl, m.callbackSecret, m.uid,
-          hook ? 'pending' : null, 0, hook ? m.receivedAt : null, lease?.owner ?? null, lease?.until ?? null, once?.key ?? null,
+          m.callback?.state ?? null, 0, m.callback?.nextAttemptAt ?? null, lease?.owner ?? null, lease?.until ?? null, once?.key ?? null,
         ],
         tx,
       );
@@ -140,7 +119,7 @@ export class SqlInbound implements InboundStorage {
    * key, in a transaction holding the key's lock: of two parts of one message stored at once,
    * on any instance, the later sees the earlier.
    */
-  async storeInboundPart(part: InboundPart): Promise<InboundPart[]> {
+  async storePart(part: InboundPart): Promise<InboundPart[]> {
     await this.#ready();
     const { parts } = this.#t;
     return this.#client.lockedTransaction(part.key, async (tx) => {
@@ -155,8 +134,8 @@ export class SqlInbound implements InboundStorage {
     });
   }
 
-  /** Leases up to `limit` due pending webhooks, oldest due first; instances skip each other's (`SKIP LOCKED`). */
-  async claimInbound({ owner, limit, leaseMs, now }: ClaimOptions): Promise<DueInbound[]> {
+  /** See {@link InboundStore.claim}: instances skip each other's (`SKIP LOCKED`). */
+  async claim({ owner, limit, leaseMs, now }: ClaimOptions): Promise<InboundRecord[]> {
     await this.#ready();
     if (limit <= 0) return [];
     const { inbound, id, dueIndex } = this.#t;
@@ -174,31 +153,46 @@ export class SqlInbound implements InboundStorage {
         [owner, now + leaseMs, ...rows.map((row) => row.row_id)],
         tx,
       );
-      return rows.map((row) => ({ uid: row.uid as string, attempts: Number(row.cb_attempts), inbound: recordOf(row) }));
+      return rows.map(recordOf);
     });
   }
 
-  /** Makes claimed pending webhooks claimable again at `until`. */
-  async deferInbound(uids: readonly string[], until: number): Promise<void> {
+  /** See {@link InboundStore.defer}. */
+  async defer(uids: readonly string[], until: number): Promise<void> {
     await this.#ready();
     for (const slice of chunks(uids, CHUNK)) {
-      await this.#run(`UPDATE ${this.#t.inbound} SET lease_until = ? WHERE cb_state = 'pending' AND uid IN ${tuple(slice.length)}`, [until, ...slice]);
+      await this.#run(`UPDATE ${this.#t.inbound} SET lease_until = ? WHERE uid IN ${tuple(slice.length)}`, [until, ...slice]);
     }
   }
 
-  /** Records one attempt and ends the lease; ignored once the webhook is finished. */
-  async recordInboundAttempt(uid: string, attempt: CallbackAttempt): Promise<void> {
+  /** See {@link InboundStore.find}. */
+  async find(key: 'ref' | 'uid', values: readonly string[]): Promise<InboundRecord[]> {
     await this.#ready();
-    const retry = attempt.result === 'retry';
-    await this.#run(
-      `UPDATE ${this.#t.inbound} SET cb_state = ?, cb_attempts = cb_attempts + 1, cb_last_status_code = ?, cb_last_error = ?,
-        cb_next_attempt_at = ?, lease_owner = NULL, lease_until = NULL WHERE uid = ? AND cb_state = 'pending'`,
-      [retry ? 'pending' : attempt.result, attempt.statusCode, attempt.error, retry ? (attempt.nextAttemptAt ?? attempt.now) : null, uid],
-    );
+    const found: InboundRecord[] = [];
+    for (const slice of chunks(values, CHUNK)) {
+      const { rows } = await this.#run(`SELECT ${INBOUND_COLUMNS} FROM ${this.#t.inbound} WHERE ${key} IN ${tuple(slice.length)}`, slice);
+      found.push(...rows.map(recordOf));
+    }
+    return found;
   }
 
-  /** Inbound messages, newest first: all, or one principal's. */
-  async listInbound(options: { principalId?: string; limit: number }): Promise<InboundRecord[]> {
+  /** See {@link InboundStore.write}: one statement per write, each comparing the state and attempts it read. */
+  async write(writes: readonly InboundWrite[]): Promise<boolean[]> {
+    await this.#ready();
+    const applied: boolean[] = [];
+    for (const { uid, callback: cb, expected } of writes) {
+      const { affected } = await this.#run(
+        `UPDATE ${this.#t.inbound} SET cb_state = ?, cb_attempts = ?, cb_last_status_code = ?, cb_last_error = ?, cb_next_attempt_at = ?,
+          cb_restarted_after = ?, lease_owner = NULL, lease_until = NULL WHERE uid = ? AND cb_state = ? AND cb_attempts = ?`,
+        [cb.state, cb.attempts, cb.lastStatusCode, cb.lastError, cb.nextAttemptAt, cb.restartedAfter ?? null, uid, expected.state, expected.attempts],
+      );
+      applied.push(affected > 0);
+    }
+    return applied;
+  }
+
+  /** See {@link InboundStore.list}. */
+  async list(options: { principalId?: string; limit: number }): Promise<InboundRecord[]> {
     await this.#ready();
     const { inbound, id } = this.#t;
     const mine = options.principalId === undefined ? '' : 'WHERE principal_id = ?';
@@ -217,7 +211,7 @@ export class SqlInbound implements InboundStorage {
    * bounded by `limit`: the retention sweep calls again only while messages fill it, so parts
    * left behind would outlive their messages.
    */
-  async purgeInbound(before: number, limit: number): Promise<number> {
+  async purge(before: number, limit: number): Promise<number> {
     await this.#ready();
     const { inbound, parts, id } = this.#t;
     for (;;) {
@@ -248,17 +242,15 @@ export class SqlInbound implements InboundStorage {
   }
 
   /**
-   * `EraseStorage.eraseInbound`: up to `limit` messages from `from`, read by key (a scan of
-   * the table, which retention bounds: no index serves the sender alone) then written with the
-   * marker, the sender repeated in case a row changed between.
+   * See {@link InboundStore.erase}: up to `limit` messages from `from`, read by key (a scan of
+   * the table, which retention bounds: no index serves the sender alone) then written, the
+   * sender repeated in case a row changed between.
    */
-  async eraseInbound(from: string, limit: number): Promise<number> {
+  async erase(from: string, limit: number, erased: ErasableInbound): Promise<number> {
     await this.#ready();
     const { inbound, id } = this.#t;
     const { rows } = await this.#run(`SELECT ${id} AS row_id FROM ${inbound} WHERE from_number = ? ORDER BY ${id} ${this.#limit}`, [from, Math.min(CHUNK, limit)]);
     if (rows.length === 0) return 0;
-    const erased: ErasableInbound = { from, text: '' };
-    eraseInbound(erased);
     const { affected } = await this.#run(
       `UPDATE ${inbound} SET from_number = ?, text = ?, once_key = NULL WHERE ${id} IN ${tuple(rows.length)} AND from_number = ?`,
       [erased.from, erased.text, ...rows.map((row) => row.row_id), from],
@@ -275,7 +267,7 @@ export class SqlInbound implements InboundStorage {
     return affected > 0;
   }
 
-  /** Opts a number out of a short code, or back in; whether the list changed. */
+  /** See {@link InboundStore.setOptOut}. */
   async setOptOut(key: OptOutKey, optedOut: boolean, at: number): Promise<boolean> {
     await this.#ready();
     return this.#setOptOut(key, optedOut, at);
@@ -356,6 +348,6 @@ export class SqlInbound implements InboundStorage {
         ORDER BY short_code, number ${this.#limit}`,
       [...params, Math.max(0, options.limit)],
     );
-    return rows.map((row) => optOutFromRow(row as unknown as OptOutColumns));
+    return rows.map(optOutOf);
   }
 }
