@@ -61,7 +61,7 @@ export function inboundSteps(store: InboundStore): InboundStorage & Pick<EraseSt
       const claimed = await store.claim(options);
       return claimed.map((inbound) => ({ uid: inbound.uid!, attempts: inbound.callback!.attempts, inbound }));
     },
-    deferInbound: (uids, until) => store.defer(uids, until),
+    deferInbound: (uids, until) => store.deferInbound(uids, until),
     async recordInboundAttempt(uid, attempt) {
       for (let round = 0; round < MAX_ATTEMPTS; round++) {
         const [record] = await store.find('uid', [uid]);
@@ -72,14 +72,14 @@ export function inboundSteps(store: InboundStore): InboundStorage & Pick<EraseSt
       }
       throw new WriteContentionError(uid);
     },
-    listInbound: (options) => store.list(options),
-    purgeInbound: (before, limit) => store.purge(before, limit),
+    listInbound: (options) => store.listInbound(options),
+    purgeInbound: (before, limit) => store.purgeInbound(before, limit),
     setOptOut: (key, optedOut, at) => store.setOptOut(key, optedOut, at),
     findOptOuts: (keys) => store.findOptOuts(keys),
     listOptOuts: (options) => store.listOptOuts(options),
   };
-  const { storePart, listWebhooks, erase } = store;
-  if (storePart !== undefined) steps.storeInboundPart = (part) => storePart.call(store, part);
+  const { storeInboundPart, listWebhooks, erase } = store;
+  if (storeInboundPart !== undefined) steps.storeInboundPart = (part) => storeInboundPart.call(store, part);
   if (listWebhooks !== undefined) {
     steps.listInboundWebhooks = async (query: CallbackListQuery): Promise<InboundWebhookPage> => {
       const limit = Math.floor(query.limit);

@@ -16,7 +16,7 @@
 import type { CallbackState } from './callback-record.js';
 import type { CallbackListQuery } from './callback-list.js';
 import type { ClaimOptions } from './claim-options.js';
-import type { InboundInsertOptions, InboundPart, InboundRecord, InboundStorage, OptOutEntry, OptOutKey } from './inbound-record.js';
+import type { InboundInsertOptions, InboundRecord, InboundStorage } from './inbound-record.js';
 import type { ErasableInbound } from '../lifecycle/erase-record.js';
 
 /** An inbound message as a webhook list returns it: the record and its insertion order (the list's last tie-break). */
@@ -37,8 +37,11 @@ export interface InboundWrite {
   expected: Pick<CallbackState, 'state' | 'attempts'>;
 }
 
+/** The steps an inbound store takes as `InboundStorage` states them (the ledger passes them through). */
+type StoredSteps = 'deferInbound' | 'listInbound' | 'purgeInbound' | 'storeInboundPart' | 'setOptOut' | 'findOptOuts' | 'listOptOuts';
+
 /** The inbound rows of a record store (see the module's TSDoc). */
-export interface InboundStore {
+export interface InboundStore extends Pick<InboundStorage, StoredSteps> {
   /**
    * Stores `record` (its `callback` `null`, or pending with no attempt yet), leased under
    * `options.lease` if given, and applies `options.optOut` to (`to`, `from`) in the same
@@ -53,8 +56,6 @@ export interface InboundStore {
    * claims at once get disjoint sets.
    */
   claim(options: ClaimOptions): Promise<InboundRecord[]>;
-  /** Moves the end of the lease of each of `uids`' webhooks to `until`. */
-  defer(uids: readonly string[], until: number): Promise<void>;
   /** The messages whose `key` (their `ref`, or their webhook's `uid`) is one of `values`, in any order. */
   find(key: 'ref' | 'uid', values: readonly string[]): Promise<InboundRecord[]>;
   /**
@@ -62,18 +63,6 @@ export interface InboundStore {
    * the webhook's lease in the same step; per write, in order, whether it was applied.
    */
   write(writes: readonly InboundWrite[]): Promise<boolean[]>;
-  /** Messages, newest arrival first (then insertion order), at most `limit`: all, or those of one principal. */
-  list(options: { principalId?: string; limit: number }): Promise<InboundRecord[]>;
-  /** See {@link InboundStorage.purgeInbound}: the same step. */
-  purge(before: number, limit: number): Promise<number>;
-  /** See {@link InboundStorage.setOptOut}. */
-  setOptOut(key: OptOutKey, optedOut: boolean, at: number): Promise<boolean>;
-  /** See {@link InboundStorage.findOptOuts}. */
-  findOptOuts(keys: readonly OptOutKey[]): Promise<boolean[]>;
-  /** See {@link InboundStorage.listOptOuts}. */
-  listOptOuts(options: { shortCode?: string; limit: number; after?: OptOutKey }): Promise<OptOutEntry[]>;
-  /** See {@link InboundStorage.storeInboundPart}: optional, the same step. */
-  storePart?(part: InboundPart): Promise<InboundPart[]>;
   /**
    * The principal's messages whose webhook is in one of the states `query` asks for
    * (pending and failed when it names none), received in `[since, until)`, newest arrival

@@ -11,7 +11,7 @@ import type { ErasableInbound } from '../../lifecycle/erase-record.js';
 import type { ClaimOptions } from '../claim-options.js';
 import { statesOf, type CallbackListQuery } from '../callback-list.js';
 import { isAfter } from '../message-list.js';
-import type { InboundInsertOptions, InboundPart, InboundRecord, OptOutEntry, OptOutKey } from '../inbound-record.js';
+import type { InboundInsertOptions, InboundPart, InboundRecord, InboundStorage, OptOutEntry, OptOutKey } from '../inbound-record.js';
 import type { InboundRow, InboundStore, InboundWrite } from '../inbound-store.js';
 
 /** An inbound message as kept here, with its webhook's lease. */
@@ -96,8 +96,8 @@ export class MemoryInbound implements InboundStore {
     }
   }
 
-  /** See {@link InboundStore.storePart}. */
-  async storePart(part: InboundPart): Promise<InboundPart[]> {
+  /** See {@link InboundStorage.storeInboundPart}. */
+  async storeInboundPart(part: InboundPart): Promise<InboundPart[]> {
     let parts = this.#parts.get(part.key);
     if (parts === undefined) this.#parts.set(part.key, (parts = new Map()));
     parts.set(part.seq, { ...part });
@@ -116,8 +116,8 @@ export class MemoryInbound implements InboundStore {
     });
   }
 
-  /** See {@link InboundStore.defer}. */
-  async defer(uids: readonly string[], until: number): Promise<void> {
+  /** See {@link InboundStorage.deferInbound}. */
+  async deferInbound(uids: readonly string[], until: number): Promise<void> {
     for (const uid of uids) {
       const stored = this.#byUid.get(uid);
       if (stored !== undefined) stored.leaseUntil = until;
@@ -162,14 +162,14 @@ export class MemoryInbound implements InboundStore {
       .map(({ record, seq }) => ({ record: copyInbound(record), seq }));
   }
 
-  /** See {@link InboundStore.list}. */
-  async list(options: { principalId?: string; limit: number }): Promise<InboundRecord[]> {
+  /** See {@link InboundStorage.listInbound}. */
+  async listInbound(options: { principalId?: string; limit: number }): Promise<InboundRecord[]> {
     const all = [...this.#byRef.values()].filter((s) => options.principalId === undefined || s.record.principalId === options.principalId);
     return all.sort(newestFirst).slice(0, Math.max(0, options.limit)).map((s) => copyInbound(s.record));
   }
 
-  /** See {@link InboundStore.purge}: messages oldest first. */
-  async purge(before: number, limit: number): Promise<number> {
+  /** See {@link InboundStorage.purgeInbound}: messages oldest first. */
+  async purgeInbound(before: number, limit: number): Promise<number> {
     let deleted = 0;
     while (deleted < limit) {
       const oldest = this.#purgeable.peek();
@@ -204,17 +204,17 @@ export class MemoryInbound implements InboundStore {
     return count;
   }
 
-  /** See {@link InboundStore.setOptOut}. */
+  /** See {@link InboundStorage.setOptOut}. */
   async setOptOut(key: OptOutKey, optedOut: boolean, at: number): Promise<boolean> {
     return this.#set(key, optedOut, at);
   }
 
-  /** See {@link InboundStore.findOptOuts}. */
+  /** See {@link InboundStorage.findOptOuts}. */
   async findOptOuts(keys: readonly OptOutKey[]): Promise<boolean[]> {
     return keys.map((key) => this.#optOuts.has(optOutKey(key)));
   }
 
-  /** See {@link InboundStore.listOptOuts}: by short code then number, from after `after`. */
+  /** See {@link InboundStorage.listOptOuts}: by short code then number, from after `after`. */
   async listOptOuts(options: { shortCode?: string; limit: number; after?: OptOutKey }): Promise<OptOutEntry[]> {
     const { shortCode, after } = options;
     const entries = [...this.#optOuts.values()]

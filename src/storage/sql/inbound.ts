@@ -9,7 +9,7 @@
  */
 import type { CallbackListQuery } from '../callback-list.js';
 import type { ClaimOptions } from '../claim-options.js';
-import type { InboundInsertOptions, InboundPart, InboundRecord, OptOutEntry, OptOutKey } from '../inbound-record.js';
+import type { InboundInsertOptions, InboundPart, InboundRecord, InboundStorage, OptOutEntry, OptOutKey } from '../inbound-record.js';
 import type { InboundRow, InboundStore, InboundWrite } from '../inbound-store.js';
 import { INBOUND_COLUMNS, optOutOf, recordOf } from '../inbound-rows.js';
 import type { ErasableInbound } from '../../lifecycle/erase-record.js';
@@ -119,7 +119,7 @@ export class SqlInbound implements InboundStore {
    * key, in a transaction holding the key's lock: of two parts of one message stored at once,
    * on any instance, the later sees the earlier.
    */
-  async storePart(part: InboundPart): Promise<InboundPart[]> {
+  async storeInboundPart(part: InboundPart): Promise<InboundPart[]> {
     await this.#ready();
     const { parts } = this.#t;
     return this.#client.lockedTransaction(part.key, async (tx) => {
@@ -157,8 +157,8 @@ export class SqlInbound implements InboundStore {
     });
   }
 
-  /** See {@link InboundStore.defer}. */
-  async defer(uids: readonly string[], until: number): Promise<void> {
+  /** See {@link InboundStorage.deferInbound}. */
+  async deferInbound(uids: readonly string[], until: number): Promise<void> {
     await this.#ready();
     for (const slice of chunks(uids, CHUNK)) {
       await this.#run(`UPDATE ${this.#t.inbound} SET lease_until = ? WHERE uid IN ${tuple(slice.length)}`, [until, ...slice]);
@@ -191,8 +191,8 @@ export class SqlInbound implements InboundStore {
     return applied;
   }
 
-  /** See {@link InboundStore.list}. */
-  async list(options: { principalId?: string; limit: number }): Promise<InboundRecord[]> {
+  /** See {@link InboundStorage.listInbound}. */
+  async listInbound(options: { principalId?: string; limit: number }): Promise<InboundRecord[]> {
     await this.#ready();
     const { inbound, id } = this.#t;
     const mine = options.principalId === undefined ? '' : 'WHERE principal_id = ?';
@@ -211,7 +211,7 @@ export class SqlInbound implements InboundStore {
    * bounded by `limit`: the retention sweep calls again only while messages fill it, so parts
    * left behind would outlive their messages.
    */
-  async purge(before: number, limit: number): Promise<number> {
+  async purgeInbound(before: number, limit: number): Promise<number> {
     await this.#ready();
     const { inbound, parts, id } = this.#t;
     for (;;) {
@@ -267,7 +267,7 @@ export class SqlInbound implements InboundStore {
     return affected > 0;
   }
 
-  /** See {@link InboundStore.setOptOut}. */
+  /** See {@link InboundStorage.setOptOut}. */
   async setOptOut(key: OptOutKey, optedOut: boolean, at: number): Promise<boolean> {
     await this.#ready();
     return this.#setOptOut(key, optedOut, at);
