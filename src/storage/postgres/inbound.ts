@@ -13,7 +13,8 @@ import type { ClaimOptions } from '../claim-options.js';
 import type { InboundInsertOptions, InboundRecord, OptOutKey } from '../inbound-record.js';
 import { recordOf } from '../inbound-rows.js';
 import type { SqlClient, SqlDialect } from '../sql/dialect.js';
-import { SqlInbound, type SqlInboundTables } from '../sql/inbound.js';
+import { SqlInbound } from '../sql/inbound.js';
+import type { SqlInboundTables } from '../sql/inbound-schema.js';
 
 /** The one-statement steps over tables `t`. */
 function statements(t: SqlInboundTables) {

@@ -11,7 +11,7 @@ import { statesOf, type CallbackListQuery } from '../callback-list.js';
 import type { InboundRow, InboundStore } from '../inbound-store.js';
 import { INBOUND_COLUMNS, recordOf } from '../inbound-rows.js';
 import { limitClause, type SqlClient, type SqlDialect } from './dialect.js';
-import type { SqlInboundTables } from './inbound.js';
+import type { SqlInboundTables } from './inbound-schema.js';
 
 /** A condition with its parameters. */
 interface Condition {

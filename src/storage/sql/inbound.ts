@@ -15,23 +15,8 @@ import { INBOUND_COLUMNS, optOutOf, recordOf } from '../inbound-rows.js';
 import type { ErasableInbound } from '../../lifecycle/erase-record.js';
 import { limitClause, type SqlClient, type SqlDialect, type SqlSession } from './dialect.js';
 import { webhookRows } from './inbound-recovery.js';
+import type { SqlInboundTables } from './inbound-schema.js';
 import { chunks, tuple } from './rows.js';
-
-/** The tables of the inbound group, quoted as the dialect quotes them. */
-export interface SqlInboundTables {
-  /** One row per MO message, with its webhook's state (`cb_` columns) and lease. */
-  inbound: string;
-  /** The opt-out list: `(short_code, number, created_at)`, keyed by the first two. */
-  optOuts: string;
-  /** The parts of long messages until they are whole: `(msg_key, seq, total, text, received_at)`. */
-  parts: string;
-  /** The inbound table's integer key, increasing on insert (the last tie-break of every order). */
-  id: string;
-  /** The index due webhooks are claimed by, for a dialect that must be told ({@link SqlDialect.forceIndex}). */
-  dueIndex: string;
-  /** The index a principal's webhooks are listed by state along, `(principal_id, cb_state, received_at, id)`. */
-  openIndex: string;
-}
 
 /**
  * Rows one statement of a purge or a lookup names at most: a short transaction however much
