@@ -47,7 +47,7 @@ export interface InboundStore extends Pick<InboundStorage, StoredSteps> {
    * `options.lease` if given, and applies `options.optOut` to (`to`, `from`) in the same
    * step, unless `options.once` finds the same message newest
    * ({@link InboundInsertOptions.once}): then it stores nothing and resolves `duplicate`.
-   * A `ref` or `uid` already stored throws.
+   * A `ref` already stored throws.
    */
   insert(record: InboundRecord, options: InboundInsertOptions): Promise<{ optOutChanged: boolean; duplicate?: true }>;
   /**

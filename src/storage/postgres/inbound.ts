@@ -56,20 +56,18 @@ function statements(t: SqlInboundTables) {
 /** Inbound messages and opt-outs in the storage's schema. */
 export class PostgresInbound extends SqlInbound {
   readonly #pool: Pool;
-  readonly #ready: () => Promise<void>;
   readonly #sql: ReturnType<typeof statements>;
 
   /** The shared steps on `client` and `dialect` (the record store's), three of them sent on `pool` as one statement. */
   constructor(pool: Pool, client: SqlClient, dialect: SqlDialect, tables: SqlInboundTables, ready: () => Promise<void>) {
     super(client, dialect, tables, ready);
     this.#pool = pool;
-    this.#ready = ready;
     this.#sql = statements(tables);
   }
 
   /** Stores the message with its webhook and the opt-out change, in one statement. */
   override async insert(m: InboundRecord, options: InboundInsertOptions): Promise<{ optOutChanged: boolean; duplicate?: true }> {
-    await this.#ready();
+    await this.ready();
     const { lease, once, optOut } = options;
     const { rows } = await this.#pool.query<{ changed: string; duplicate: boolean }>(this.#sql.insert, [
       m.ref, m.principalId, m.profileCode, m.from, m.to, m.text, m.receivedAt, m.callbackUrl, m.callbackSecret, m.uid,
@@ -82,7 +80,7 @@ export class PostgresInbound extends SqlInbound {
 
   /** Leases up to `limit` due pending webhooks, oldest due first, in one statement; instances skip each other's. */
   override async claim(options: ClaimOptions): Promise<InboundRecord[]> {
-    await this.#ready();
+    await this.ready();
     if (options.limit <= 0) return [];
     const { rows } = await this.#pool.query<Record<string, unknown>>(this.#sql.claim, [
       options.owner, options.now + options.leaseMs, options.now, options.limit,
@@ -93,7 +91,7 @@ export class PostgresInbound extends SqlInbound {
 
   /** Whether each key's number is opted out of its short code: one statement for all. */
   override async findOptOuts(keys: readonly OptOutKey[]): Promise<boolean[]> {
-    await this.#ready();
+    await this.ready();
     if (keys.length === 0) return [];
     const { rows } = await this.#pool.query<{ opted_out: boolean }>(this.#sql.find, [keys.map((k) => k.shortCode), keys.map((k) => k.number)]);
     return rows.map((row) => row.opted_out);

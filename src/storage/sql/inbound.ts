@@ -41,39 +41,36 @@ function partOf(row: Record<string, unknown>): InboundPart {
 
 /** Inbound messages and opt-outs in SQL tables (see the module's TSDoc). */
 export class SqlInbound implements InboundStore {
-  readonly #client: SqlClient;
-  readonly #dialect: SqlDialect;
-  readonly #t: SqlInboundTables;
-  readonly #ready: () => Promise<void>;
   /** `LIMIT ?` as the dialect writes it. */
   readonly #limit: string;
 
-  /** The group on `client` speaking `dialect`, in `tables`; `ready` (the storage's) is awaited before each step. */
-  constructor(client: SqlClient, dialect: SqlDialect, tables: SqlInboundTables, ready: () => Promise<void>) {
-    this.#client = client;
-    this.#dialect = dialect;
-    this.#t = tables;
-    this.#ready = ready;
+  /** The rows on `client` speaking `dialect`, in tables `t`; `ready` (the storage's) is awaited before each step. */
+  constructor(
+    protected readonly client: SqlClient,
+    protected readonly dialect: SqlDialect,
+    protected readonly t: SqlInboundTables,
+    protected readonly ready: () => Promise<void>,
+  ) {
     this.#limit = limitClause(dialect);
   }
 
   /** See {@link InboundStore.listWebhooks}: along the index of the principal and the state (sql/inbound-recovery.ts). */
   async listWebhooks(query: CallbackListQuery): Promise<InboundRow[]> {
-    await this.#ready();
-    return webhookRows(this.#client, this.#dialect, this.#t, query);
+    await this.ready();
+    return webhookRows(this.client, this.dialect, this.t, query);
   }
 
   /** Runs `sql` (with `?` placeholders) on `session`, the pool by default. */
-  #run(sql: string, params: readonly unknown[] = [], session: SqlSession = this.#client) {
-    return session.run(this.#dialect.placeholders(sql), params);
+  #run(sql: string, params: readonly unknown[] = [], session: SqlSession = this.client) {
+    return session.run(this.dialect.placeholders(sql), params);
   }
 
   /** See {@link InboundStore.insert}: one transaction, the newest message of its sender to its recipient read first when `once` asks. */
   async insert(m: InboundRecord, options: InboundInsertOptions): Promise<{ optOutChanged: boolean; duplicate?: true }> {
-    await this.#ready();
-    const { inbound, id } = this.#t;
+    await this.ready();
+    const { inbound, id } = this.t;
     const { once, optOut, lease } = options;
-    return this.#client.transaction(async (tx): Promise<{ optOutChanged: boolean; duplicate?: true }> => {
+    return this.client.transaction(async (tx): Promise<{ optOutChanged: boolean; duplicate?: true }> => {
       if (once !== undefined) {
         const { rows } = await this.#run(
           `SELECT once_key, received_at FROM ${inbound} WHERE to_address = ? AND from_number = ? ORDER BY received_at DESC, ${id} DESC LIMIT 1`,
@@ -105,9 +102,9 @@ export class SqlInbound implements InboundStore {
    * on any instance, the later sees the earlier.
    */
   async storeInboundPart(part: InboundPart): Promise<InboundPart[]> {
-    await this.#ready();
-    const { parts } = this.#t;
-    return this.#client.lockedTransaction(part.key, async (tx) => {
+    await this.ready();
+    const { parts } = this.t;
+    return this.client.lockedTransaction(part.key, async (tx) => {
       await this.#run(`DELETE FROM ${parts} WHERE msg_key = ? AND seq = ?`, [part.key, part.seq], tx);
       await this.#run(
         `INSERT INTO ${parts} (msg_key, seq, total, text, received_at) VALUES ${tuple(5)}`,
@@ -121,14 +118,14 @@ export class SqlInbound implements InboundStore {
 
   /** See {@link InboundStore.claim}: instances skip each other's (`SKIP LOCKED`). */
   async claim({ owner, limit, leaseMs, now }: ClaimOptions): Promise<InboundRecord[]> {
-    await this.#ready();
+    await this.ready();
     if (limit <= 0) return [];
-    const { inbound, id, dueIndex } = this.#t;
-    return this.#client.transaction(async (tx) => {
+    const { inbound, id, dueIndex } = this.t;
+    return this.client.transaction(async (tx) => {
       const { rows } = await this.#run(
-        `SELECT ${id} AS row_id, ${INBOUND_COLUMNS} FROM ${inbound}${this.#dialect.forceIndex(dueIndex)}
+        `SELECT ${id} AS row_id, ${INBOUND_COLUMNS} FROM ${inbound}${this.dialect.forceIndex(dueIndex)}
           WHERE cb_state = 'pending' AND cb_next_attempt_at <= ? AND (lease_until IS NULL OR lease_until <= ?)
-          ORDER BY cb_next_attempt_at, ${id} ${this.#limit} ${this.#dialect.lockSkipLocked}`,
+          ORDER BY cb_next_attempt_at, ${id} ${this.#limit} ${this.dialect.lockSkipLocked}`,
         [now, now, limit],
         tx,
       );
@@ -144,18 +141,18 @@ export class SqlInbound implements InboundStore {
 
   /** See {@link InboundStorage.deferInbound}. */
   async deferInbound(uids: readonly string[], until: number): Promise<void> {
-    await this.#ready();
+    await this.ready();
     for (const slice of chunks(uids, CHUNK)) {
-      await this.#run(`UPDATE ${this.#t.inbound} SET lease_until = ? WHERE uid IN ${tuple(slice.length)}`, [until, ...slice]);
+      await this.#run(`UPDATE ${this.t.inbound} SET lease_until = ? WHERE uid IN ${tuple(slice.length)}`, [until, ...slice]);
     }
   }
 
   /** See {@link InboundStore.find}. */
   async find(key: 'ref' | 'uid', values: readonly string[]): Promise<InboundRecord[]> {
-    await this.#ready();
+    await this.ready();
     const found: InboundRecord[] = [];
     for (const slice of chunks(values, CHUNK)) {
-      const { rows } = await this.#run(`SELECT ${INBOUND_COLUMNS} FROM ${this.#t.inbound} WHERE ${key} IN ${tuple(slice.length)}`, slice);
+      const { rows } = await this.#run(`SELECT ${INBOUND_COLUMNS} FROM ${this.t.inbound} WHERE ${key} IN ${tuple(slice.length)}`, slice);
       found.push(...rows.map(recordOf));
     }
     return found;
@@ -163,11 +160,11 @@ export class SqlInbound implements InboundStore {
 
   /** See {@link InboundStore.write}: one statement per write, each comparing the state and attempts it read. */
   async write(writes: readonly InboundWrite[]): Promise<boolean[]> {
-    await this.#ready();
+    await this.ready();
     const applied: boolean[] = [];
     for (const { uid, callback: cb, expected } of writes) {
       const { affected } = await this.#run(
-        `UPDATE ${this.#t.inbound} SET cb_state = ?, cb_attempts = ?, cb_last_status_code = ?, cb_last_error = ?, cb_next_attempt_at = ?,
+        `UPDATE ${this.t.inbound} SET cb_state = ?, cb_attempts = ?, cb_last_status_code = ?, cb_last_error = ?, cb_next_attempt_at = ?,
           cb_restarted_after = ?, lease_owner = NULL, lease_until = NULL WHERE uid = ? AND cb_state = ? AND cb_attempts = ?`,
         [cb.state, cb.attempts, cb.lastStatusCode, cb.lastError, cb.nextAttemptAt, cb.restartedAfter ?? null, uid, expected.state, expected.attempts],
       );
@@ -178,8 +175,8 @@ export class SqlInbound implements InboundStore {
 
   /** See {@link InboundStorage.listInbound}. */
   async listInbound(options: { principalId?: string; limit: number }): Promise<InboundRecord[]> {
-    await this.#ready();
-    const { inbound, id } = this.#t;
+    await this.ready();
+    const { inbound, id } = this.t;
     const mine = options.principalId === undefined ? '' : 'WHERE principal_id = ?';
     const { rows } = await this.#run(
       `SELECT ${INBOUND_COLUMNS} FROM ${inbound} ${mine} ORDER BY received_at DESC, ${id} DESC ${this.#limit}`,
@@ -197,8 +194,8 @@ export class SqlInbound implements InboundStore {
    * left behind would outlive their messages.
    */
   async purgeInbound(before: number, limit: number): Promise<number> {
-    await this.#ready();
-    const { inbound, parts, id } = this.#t;
+    await this.ready();
+    const { inbound, parts, id } = this.t;
     for (;;) {
       const { rows } = await this.#run(`SELECT msg_key, seq FROM ${parts} WHERE received_at < ? ORDER BY received_at ${this.#limit}`, [before, CHUNK]);
       if (rows.length === 0) break;
@@ -232,8 +229,8 @@ export class SqlInbound implements InboundStore {
    * sender repeated in case a row changed between.
    */
   async erase(from: string, limit: number, erased: ErasableInbound): Promise<number> {
-    await this.#ready();
-    const { inbound, id } = this.#t;
+    await this.ready();
+    const { inbound, id } = this.t;
     const { rows } = await this.#run(`SELECT ${id} AS row_id FROM ${inbound} WHERE from_number = ? ORDER BY ${id} ${this.#limit}`, [from, Math.min(CHUNK, limit)]);
     if (rows.length === 0) return 0;
     const { affected } = await this.#run(
@@ -244,17 +241,17 @@ export class SqlInbound implements InboundStore {
   }
 
   /** Adds (`optedOut`) or removes the entry of `key` on `session`; whether the list changed. */
-  async #setOptOut(key: OptOutKey, optedOut: boolean, at: number, session: SqlSession = this.#client): Promise<boolean> {
-    const { optOuts } = this.#t;
+  async #setOptOut(key: OptOutKey, optedOut: boolean, at: number, session: SqlSession = this.client): Promise<boolean> {
+    const { optOuts } = this.t;
     const { affected } = optedOut
-      ? await this.#run(this.#dialect.insertIgnore(optOuts, 'short_code, number, created_at', tuple(3)), [key.shortCode, key.number, at], session)
+      ? await this.#run(this.dialect.insertIgnore(optOuts, 'short_code, number, created_at', tuple(3)), [key.shortCode, key.number, at], session)
       : await this.#run(`DELETE FROM ${optOuts} WHERE short_code = ? AND number = ?`, [key.shortCode, key.number], session);
     return affected > 0;
   }
 
   /** See {@link InboundStorage.setOptOut}. */
   async setOptOut(key: OptOutKey, optedOut: boolean, at: number): Promise<boolean> {
-    await this.#ready();
+    await this.ready();
     return this.#setOptOut(key, optedOut, at);
   }
 
@@ -266,9 +263,9 @@ export class SqlInbound implements InboundStore {
    * numbers, and a lone key's (the most frequent call) is built once.
    */
   async findOptOuts(keys: readonly OptOutKey[]): Promise<boolean[]> {
-    await this.#ready();
+    await this.ready();
     if (keys.length === 1) {
-      const { rows } = await this.#client.run(this.#findStatement([1]), [keys[0]!.shortCode, keys[0]!.number]);
+      const { rows } = await this.client.run(this.#findStatement([1]), [keys[0]!.shortCode, keys[0]!.number]);
       return [rows.length > 0];
     }
     const byCode = new Map<string, string[]>();
@@ -281,7 +278,7 @@ export class SqlInbound implements InboundStore {
     let shape: number[] = [];
     let params: string[] = [];
     const lookUp = async (): Promise<void> => {
-      const { rows } = await this.#client.run(this.#findStatement(shape), params);
+      const { rows } = await this.client.run(this.#findStatement(shape), params);
       for (const row of rows) found.add(`${row.short_code as string}\n${row.number as string}`);
       shape = [];
       params = [];
@@ -307,7 +304,7 @@ export class SqlInbound implements InboundStore {
     let sql = this.#findStatements.get(name);
     if (sql === undefined) {
       const codes = shape.map((count) => `(short_code = ? AND number IN ${tuple(count)})`).join(' OR ');
-      sql = this.#dialect.placeholders(`SELECT short_code, number FROM ${this.#t.optOuts} WHERE ${codes}`);
+      sql = this.dialect.placeholders(`SELECT short_code, number FROM ${this.t.optOuts} WHERE ${codes}`);
       // Mixed short codes make shapes without end: a bound, past which they are built again.
       if (this.#findStatements.size >= 1_000) this.#findStatements.clear();
       this.#findStatements.set(name, sql);
@@ -317,7 +314,7 @@ export class SqlInbound implements InboundStore {
 
   /** The list, by short code then number, all of it or one short code's, from after `after`. */
   async listOptOuts(options: { shortCode?: string; limit: number; after?: OptOutKey }): Promise<OptOutEntry[]> {
-    await this.#ready();
+    await this.ready();
     const where: string[] = [];
     const params: unknown[] = [];
     if (options.shortCode !== undefined) {
@@ -329,7 +326,7 @@ export class SqlInbound implements InboundStore {
       params.push(options.after.shortCode, options.after.shortCode, options.after.number);
     }
     const { rows } = await this.#run(
-      `SELECT short_code, number, created_at FROM ${this.#t.optOuts} ${where.length === 0 ? '' : `WHERE ${where.join(' AND ')}`}
+      `SELECT short_code, number, created_at FROM ${this.t.optOuts} ${where.length === 0 ? '' : `WHERE ${where.join(' AND ')}`}
         ORDER BY short_code, number ${this.#limit}`,
       [...params, Math.max(0, options.limit)],
     );
