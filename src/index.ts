@@ -35,6 +35,7 @@ export { submitAttempts, type AttemptFields } from './lifecycle/attempts.js';
 export type * from './storage/contract.js';
 export { MemoryStorage } from './storage/memory/adapter.js';
 export type * from './storage/record-store.js';
+export type * from './storage/inbound-store.js';
 export { isRecordStore } from './storage/record-store.js';
 export { createLedger } from './ledger/index.js';
 export { OPTIONAL_STORAGE_METHODS } from './storage/optional-methods.js';

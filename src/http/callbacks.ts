@@ -12,7 +12,7 @@ import type { RequestHandler } from 'express';
 import { SmsError } from '../errors.js';
 import { OPEN_CALLBACK_STATES, type OpenCallbackState } from '../storage/callback-list.js';
 import type { CallbackListQuery, InboundRecord, MessageRecord, ReplaySelection, Storage } from '../storage/contract.js';
-import type { InboundRecoveryStorage } from '../storage/inbound-recovery.js';
+import type { InboundRecoveryStorage } from '../storage/inbound-record.js';
 import { principalOf } from './authenticate.js';
 import { encodeCursor, invalid, readPageQuery, readTimeRange } from './list-query.js';
 import { sendJsonText } from './respond.js';

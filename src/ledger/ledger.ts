@@ -11,7 +11,7 @@ import { InsufficientCreditError } from '../lifecycle/credit.js';
 import { CounterLimitError } from '../lifecycle/counter-limit.js';
 import type { UnitCounter } from '../storage/counter-record.js';
 import { isScheduled } from '../storage/queued-record.js';
-import { delegateInbound, INBOUND_METHODS, type InboundStorage } from '../storage/inbound-record.js';
+import type { InboundStorage } from '../storage/inbound-record.js';
 import type {
   CallbackAttempt,
   CancelResult,
@@ -47,6 +47,7 @@ import { Reports } from './reports.js';
 import { endRow, hasEnded, newRow, nextRow, rankOf, weightOf } from './rows.js';
 import { Sweeps } from './sweeps.js';
 import { eraseSteps } from './erase.js';
+import { inboundSteps } from './mo-messages.js';
 import type { EraseStorage } from '../storage/erase-storage.js';
 
 /** The full storage contract over `store`: see {@link createLedger}. */
@@ -85,8 +86,7 @@ export class Ledger implements Storage {
       this.listCallbacks = (query) => recovery.list(query);
       this.replayCallbacks = (selection, now) => recovery.replay(selection, now);
     }
-    const inbound = store as Partial<InboundStorage>;
-    if (INBOUND_METHODS.every((name) => typeof inbound[name] === 'function')) delegateInbound(this, inbound as InboundStorage);
+    if (store.inbound !== undefined) Object.assign(this, inboundSteps(store.inbound));
     Object.assign(this, eraseSteps(store, this.#writer));
   }
 

@@ -9,7 +9,6 @@ import type { CallbackAttempt, CallbackState } from './callback-record.js';
 import type { CallbackListQuery, ReplaySelection } from './callback-list.js';
 import type { ListPosition } from './message-list.js';
 import type { ClaimOptions, InsertLease } from './claim-options.js';
-import type { EraseStorage } from './erase-storage.js';
 
 /** A mobile-originated message as the router stores it, before it is stored. */
 export interface NewInbound {
@@ -205,6 +204,9 @@ export interface InboundStorage {
   listOptOuts(options: { shortCode?: string; limit: number; after?: OptOutKey }): Promise<OptOutEntry[]>;
 }
 
+/** A storage with inbound webhook recovery. */
+export type InboundRecoveryStorage = Required<Pick<InboundStorage, 'listInboundWebhooks' | 'replayInboundWebhooks'>>;
+
 /** Every method of {@link InboundStorage} but the optional `storeInboundPart`: an adapter has all of them or none. */
 export const INBOUND_METHODS = [
   'insertInbound',
@@ -217,21 +219,3 @@ export const INBOUND_METHODS = [
   'findOptOuts',
   'listOptOuts',
 ] as const satisfies readonly (keyof InboundStorage)[];
-
-/**
- * Gives `target` (a storage adapter) the {@link InboundStorage} methods of `inbound`, bound
- * to it: the bundled adapters keep their inbound part in a file of its own and declare the
- * methods by merging `InboundStorage` into their class.
- */
-export function delegateInbound(target: object, inbound: InboundStorage): void {
-  for (const name of INBOUND_METHODS) {
-    (target as Record<string, unknown>)[name] = (inbound[name] as (...args: unknown[]) => unknown).bind(inbound);
-  }
-  if (inbound.storeInboundPart !== undefined) (target as InboundStorage).storeInboundPart = inbound.storeInboundPart.bind(inbound);
-  if (inbound.listInboundWebhooks !== undefined && inbound.replayInboundWebhooks !== undefined) {
-    (target as InboundStorage).listInboundWebhooks = inbound.listInboundWebhooks.bind(inbound);
-    (target as InboundStorage).replayInboundWebhooks = inbound.replayInboundWebhooks.bind(inbound);
-  }
-  const erasing = inbound as Pick<EraseStorage, 'eraseInbound'>;
-  if (erasing.eraseInbound !== undefined) (target as EraseStorage).eraseInbound = erasing.eraseInbound.bind(inbound);
-}

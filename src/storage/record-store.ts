@@ -23,6 +23,7 @@ import type { CallbackListQuery } from './callback-list.js';
 import type { QueueCount } from './contract.js';
 import type { UnitCounter } from './counter-record.js';
 import type { IdempotencyCursor } from './erase-storage.js';
+import type { InboundStore } from './inbound-store.js';
 
 /**
  * The sweeps a row may wait for, each at its `timerAt`: the library sets at most one per
@@ -198,6 +199,8 @@ export interface RecordStore {
   ready?(): Promise<void>;
   /** Releases what the store opened itself (not a pool or handle the host passed). */
   close?(): Promise<void>;
+  /** Inbound (MO) messages and opt-outs, optional: without them MO messages are only announced. */
+  readonly inbound?: InboundStore;
 
   /**
    * Stores every row, or none: a `ref` already stored or repeated makes the whole batch

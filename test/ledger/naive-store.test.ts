@@ -1,6 +1,5 @@
 import { describe, it } from 'vitest';
 import { createLedger } from '../../src/ledger/index.js';
-import { delegateInbound } from '../../src/storage/inbound-record.js';
 import { MemoryInbound } from '../../src/storage/memory/inbound.js';
 import { runStorageContract } from '../../src/testing/storage-suite/index.js';
 import { NaiveRecordStore } from '../helpers/naive-record-store.js';
@@ -13,9 +12,7 @@ runStorageContract(
   {
     name: 'ledger over the naive record store with inbound methods',
     create: async () => {
-      const store = new NaiveRecordStore();
-      delegateInbound(store, new MemoryInbound());
-      return createLedger(store);
+      return createLedger(Object.assign(new NaiveRecordStore(), { inbound: new MemoryInbound() }));
     },
   },
 );

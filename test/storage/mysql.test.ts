@@ -4,6 +4,7 @@
  * by instances at once, the pool it owns or borrows).
  */
 import { describe, expect, it } from 'vitest';
+import { createLedger } from '../../src/ledger/index.js';
 import { MysqlRecordStore } from '../../src/storage/mysql/adapter.js';
 import { dbDescribe, freshPrefix, freshStore, MYSQL_CONFIG, pool, useMysql } from './mysql-setup.js';
 import { row } from './mysql-rows.js';
@@ -49,19 +50,19 @@ dbDescribe('MysqlRecordStore', () => {
   });
 
   it('compares inbound keys case-sensitively: opt-out short codes and numbers, part keys, redelivery keys', async () => {
-    const store = await freshStore();
-    expect(await store.setOptOut({ shortCode: 'SHOP', number: 'a1' }, true, 1000)).toBe(true);
-    expect(await store.setOptOut({ shortCode: 'shop', number: 'a1' }, true, 1000)).toBe(true);
-    expect(await store.setOptOut({ shortCode: 'shop', number: 'A1' }, true, 1000)).toBe(true);
-    expect(await store.findOptOuts([{ shortCode: 'Shop', number: 'a1' }, { shortCode: 'shop', number: 'A1' }])).toEqual([false, true]);
-    expect((await store.listOptOuts({ shortCode: 'shop', limit: 10 })).map((entry) => entry.number)).toEqual(['A1', 'a1']);
+    const store = createLedger(await freshStore());
+    expect(await store.setOptOut!({ shortCode: 'SHOP', number: 'a1' }, true, 1000)).toBe(true);
+    expect(await store.setOptOut!({ shortCode: 'shop', number: 'a1' }, true, 1000)).toBe(true);
+    expect(await store.setOptOut!({ shortCode: 'shop', number: 'A1' }, true, 1000)).toBe(true);
+    expect(await store.findOptOuts!([{ shortCode: 'Shop', number: 'a1' }, { shortCode: 'shop', number: 'A1' }])).toEqual([false, true]);
+    expect((await store.listOptOuts!({ shortCode: 'shop', limit: 10 })).map((entry) => entry.number)).toEqual(['A1', 'a1']);
     const part = { seq: 1, total: 2, text: 'one. ', receivedAt: 1000 };
     await store.storeInboundPart!({ ...part, key: 'Msg' });
     expect(await store.storeInboundPart!({ ...part, key: 'msg', seq: 2 })).toEqual([{ ...part, key: 'msg', seq: 2 }]);
     const inbound = { principalId: null, profileCode: null, from: '254700000001', to: 'shop', text: 'STOP', receivedAt: 1000, callbackUrl: null, callbackSecret: null, uid: null };
-    await store.insertInbound({ ...inbound, ref: 'r1' }, { once: { key: 'Once', since: 0 } });
-    expect(await store.insertInbound({ ...inbound, ref: 'r2' }, { once: { key: 'once', since: 0 } })).toEqual({ optOutChanged: false });
-    expect(await store.insertInbound({ ...inbound, ref: 'r3' }, { once: { key: 'once', since: 0 } })).toEqual({ optOutChanged: false, duplicate: true });
+    await store.insertInbound!({ ...inbound, ref: 'r1' }, { once: { key: 'Once', since: 0 } });
+    expect(await store.insertInbound!({ ...inbound, ref: 'r2' }, { once: { key: 'once', since: 0 } })).toEqual({ optOutChanged: false });
+    expect(await store.insertInbound!({ ...inbound, ref: 'r3' }, { once: { key: 'once', since: 0 } })).toEqual({ optOutChanged: false, duplicate: true });
   });
 
   it('adds the inbound tables to tables an earlier version made without them', async () => {
@@ -69,10 +70,10 @@ dbDescribe('MysqlRecordStore', () => {
     await new MysqlRecordStore({ pool, tablePrefix }).ready();
     await pool.query(`DROP TABLE \`${tablePrefix}inbound\`, \`${tablePrefix}opt_outs\`, \`${tablePrefix}inbound_parts\``);
     await pool.query(`DELETE FROM \`${tablePrefix}schema_version\` WHERE version IN (101, 102)`);
-    const store = new MysqlRecordStore({ pool, tablePrefix });
-    await store.ready();
-    expect(await store.setOptOut({ shortCode: '22021', number: '254700000001' }, true, 1000)).toBe(true);
-    expect(await store.listInbound({ limit: 10 })).toEqual([]);
+    const store = createLedger(new MysqlRecordStore({ pool, tablePrefix }));
+    await store.ready!();
+    expect(await store.setOptOut!({ shortCode: '22021', number: '254700000001' }, true, 1000)).toBe(true);
+    expect(await store.listInbound!({ limit: 10 })).toEqual([]);
   });
 
   it('gives concurrent claims disjoint sets that together take every free row, behind many leased ones', async () => {

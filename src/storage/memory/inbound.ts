@@ -1,34 +1,23 @@
 /**
- * The memory storage's inbound part ({@link InboundStorage}): MO messages with their
- * webhooks, and the opt-out list, in plain Maps. Inbound traffic is a trickle beside the
- * outbound, so claims scan the pending webhooks rather than keep a due queue; a purge takes
- * the finished ones by age, as it runs over everything retained.
+ * The memory store's inbound rows ({@link InboundStore}): MO messages with their webhooks,
+ * and the opt-out list, in plain Maps. Inbound traffic is a trickle beside the outbound, so
+ * claims scan the pending webhooks rather than keep a due queue; a purge takes the finished
+ * ones by age, as it runs over everything retained.
  *
  * @module
  */
 import { MinHeap } from '../../util/min-heap.js';
-import { eraseInbound } from '../../lifecycle/erase-record.js';
-import type { CallbackAttempt, CallbackState, ClaimOptions } from '../contract.js';
-import { statesOf, type CallbackListQuery, type ReplaySelection } from '../callback-list.js';
+import type { ErasableInbound } from '../../lifecycle/erase-record.js';
+import type { ClaimOptions } from '../claim-options.js';
+import { statesOf, type CallbackListQuery } from '../callback-list.js';
 import { isAfter } from '../message-list.js';
-import { matchesInboundFilter, type InboundRecoveryStorage } from '../inbound-recovery.js';
-import type {
-  DueInbound,
-  InboundInsertOptions,
-  InboundPart,
-  InboundRecord,
-  InboundStorage,
-  InboundWebhookPage,
-  NewInbound,
-  OptOutEntry,
-  OptOutKey,
-} from '../inbound-record.js';
+import type { InboundInsertOptions, InboundPart, InboundRecord, InboundStorage, OptOutEntry, OptOutKey } from '../inbound-record.js';
+import type { InboundRow, InboundStore, InboundWrite } from '../inbound-store.js';
 
 /** An inbound message as kept here, with its webhook's lease. */
 interface StoredInbound {
   record: InboundRecord;
   seq: number;
-  leaseOwner: string | null;
   leaseUntil: number | null;
 }
 
@@ -45,8 +34,11 @@ function copyInbound(record: InboundRecord): InboundRecord {
 const receivedFirst = (a: StoredInbound, b: StoredInbound): boolean =>
   a.record.receivedAt < b.record.receivedAt || (a.record.receivedAt === b.record.receivedAt && a.seq < b.seq);
 
+/** Newest arrival first, then the latest inserted. */
+const newestFirst = (a: StoredInbound, b: StoredInbound): number => b.record.receivedAt - a.record.receivedAt || b.seq - a.seq;
+
 /** Inbound messages and opt-outs in this process's memory. */
-export class MemoryInbound implements InboundStorage, InboundRecoveryStorage {
+export class MemoryInbound implements InboundStore {
   readonly #byRef = new Map<string, StoredInbound>();
   readonly #byUid = new Map<string, StoredInbound>();
   /** Webhooks still pending, which claims scan. */
@@ -62,87 +54,32 @@ export class MemoryInbound implements InboundStorage, InboundRecoveryStorage {
   readonly #open = new Map<string, Set<StoredInbound>>();
   #seq = 0;
 
-  /** Stores the message (and its webhook, due at once) and applies the opt-out change, unless it repeats the newest. */
-  async insertInbound(message: NewInbound, options: InboundInsertOptions = {}): Promise<{ optOutChanged: boolean; duplicate?: true }> {
-    if (this.#byRef.has(message.ref)) throw new Error(`MemoryStorage: inbound ref ${JSON.stringify(message.ref)} already exists`);
-    const conversation = optOutKey({ shortCode: message.to, number: message.from });
+  /** See {@link InboundStore.insert}. */
+  async insert(record: InboundRecord, options: InboundInsertOptions): Promise<{ optOutChanged: boolean; duplicate?: true }> {
+    if (this.#byRef.has(record.ref)) throw new Error(`MemoryStorage: inbound ref ${JSON.stringify(record.ref)} already exists`);
+    const conversation = optOutKey({ shortCode: record.to, number: record.from });
     const newest = this.#newest.get(conversation);
     const once = options.once;
     if (once !== undefined && newest !== undefined && newest.onceKey === once.key && newest.receivedAt >= once.since) {
       return { optOutChanged: false, duplicate: true };
     }
-    const withHook = message.callbackUrl !== null && message.uid !== null;
-    const callback: CallbackState | null = withHook
-      ? { state: 'pending', attempts: 0, lastStatusCode: null, lastError: null, nextAttemptAt: message.receivedAt }
-      : null;
-    const stored: StoredInbound = {
-      record: { ...message, callback },
-      seq: this.#seq++,
-      leaseOwner: options.lease?.owner ?? null,
-      leaseUntil: options.lease?.until ?? null,
-    };
-    this.#byRef.set(message.ref, stored);
-    if (newest === undefined || message.receivedAt >= newest.receivedAt) {
-      this.#newest.set(conversation, { onceKey: once?.key ?? null, receivedAt: message.receivedAt, seq: stored.seq });
+    const stored: StoredInbound = { record: copyInbound(record), seq: this.#seq++, leaseUntil: options.lease?.until ?? null };
+    this.#byRef.set(record.ref, stored);
+    if (newest === undefined || record.receivedAt >= newest.receivedAt) {
+      this.#newest.set(conversation, { onceKey: once?.key ?? null, receivedAt: record.receivedAt, seq: stored.seq });
     }
-    if (withHook) {
-      this.#byUid.set(message.uid!, stored);
-      this.#pending.add(stored);
-      this.#openSet(stored, true);
-    } else this.#purgeable.push(stored);
-    const optOutChanged =
-      options.optOut === undefined ? false : this.#set({ shortCode: message.to, number: message.from }, options.optOut, message.receivedAt);
+    if (record.uid !== null) this.#byUid.set(record.uid, stored);
+    this.#index(stored, true);
+    const optOutChanged = options.optOut === undefined ? false : this.#set({ shortCode: record.to, number: record.from }, options.optOut, record.receivedAt);
     return { optOutChanged };
   }
 
-  /** Stores (or replaces) one part of a long message and returns every part stored under its key, in order. */
-  async storeInboundPart(part: InboundPart): Promise<InboundPart[]> {
-    let parts = this.#parts.get(part.key);
-    if (parts === undefined) this.#parts.set(part.key, (parts = new Map()));
-    parts.set(part.seq, { ...part });
-    return [...parts.values()].sort((a, b) => a.seq - b.seq).map((p) => ({ ...p }));
-  }
-
-  /** Leases up to `limit` due pending webhooks, oldest due first. */
-  async claimInbound(options: ClaimOptions): Promise<DueInbound[]> {
-    const due = [...this.#pending]
-      .filter((s) => (s.record.callback!.nextAttemptAt ?? 0) <= options.now && (s.leaseUntil === null || s.leaseUntil <= options.now))
-      .sort((a, b) => a.record.callback!.nextAttemptAt! - b.record.callback!.nextAttemptAt! || a.seq - b.seq)
-      .slice(0, Math.max(0, options.limit));
-    return due.map((s) => {
-      s.leaseOwner = options.owner;
-      s.leaseUntil = options.now + options.leaseMs;
-      return { uid: s.record.uid!, attempts: s.record.callback!.attempts, inbound: copyInbound(s.record) };
-    });
-  }
-
-  /** Makes claimed pending webhooks claimable again at `until`. */
-  async deferInbound(uids: readonly string[], until: number): Promise<void> {
-    for (const uid of uids) {
-      const stored = this.#byUid.get(uid);
-      if (stored !== undefined && this.#pending.has(stored)) stored.leaseUntil = until;
-    }
-  }
-
-  /** Records one attempt and ends the lease; ignored once the webhook is finished. */
-  async recordInboundAttempt(uid: string, attempt: CallbackAttempt): Promise<void> {
-    const stored = this.#byUid.get(uid);
-    if (stored === undefined || !this.#pending.has(stored)) return;
-    const state = stored.record.callback!;
-    state.attempts++;
-    state.lastStatusCode = attempt.statusCode;
-    state.lastError = attempt.error;
-    stored.leaseOwner = null;
-    stored.leaseUntil = null;
-    if (attempt.result === 'retry') {
-      state.nextAttemptAt = attempt.nextAttemptAt ?? attempt.now;
-      return;
-    }
-    state.state = attempt.result;
-    state.nextAttemptAt = null;
-    this.#pending.delete(stored);
-    this.#purgeable.push(stored);
-    if (attempt.result === 'delivered') this.#openSet(stored, false);
+  /** Files `stored` under its webhook's state: pending (claims), open (lists), or purgeable once it left pending (or had no webhook). */
+  #index(stored: StoredInbound, inserted: boolean): void {
+    const state = stored.record.callback?.state;
+    if (state === 'pending') this.#pending.add(stored);
+    else if (this.#pending.delete(stored) || inserted) this.#purgeable.push(stored);
+    this.#openSet(stored, state === 'pending' || state === 'failed');
   }
 
   /** Adds `stored` to (or takes it off) its principal's open webhooks. */
@@ -159,53 +96,79 @@ export class MemoryInbound implements InboundStorage, InboundRecoveryStorage {
     }
   }
 
-  /** The principal's open webhooks that `query` asks for, newest arrival first (a scan of that principal's open ones only). */
-  #openOf(query: CallbackListQuery): StoredInbound[] {
-    const states = statesOf(query);
-    const { after } = query;
-    return [...(this.#open.get(query.principalId) ?? [])]
-      .filter((s) => matchesInboundFilter(s.record, query, states) && (after === undefined || isAfter({ createdAt: s.record.receivedAt, seq: s.seq }, after)))
-      .sort((a, b) => b.record.receivedAt - a.record.receivedAt || b.seq - a.seq);
+  /** See {@link InboundStorage.storeInboundPart}. */
+  async storeInboundPart(part: InboundPart): Promise<InboundPart[]> {
+    let parts = this.#parts.get(part.key);
+    if (parts === undefined) this.#parts.set(part.key, (parts = new Map()));
+    parts.set(part.seq, { ...part });
+    return [...parts.values()].sort((a, b) => a.seq - b.seq).map((p) => ({ ...p }));
   }
 
-  /** One page of the principal's pending or failed webhooks, newest arrival first. */
-  async listInboundWebhooks(query: CallbackListQuery): Promise<InboundWebhookPage> {
-    const matching = this.#openOf(query);
-    const page = matching.slice(0, Math.max(0, query.limit));
-    const last = page.at(-1);
-    return {
-      inbound: page.map((s) => copyInbound(s.record)),
-      next: last === undefined || matching.length <= page.length ? null : { createdAt: last.record.receivedAt, seq: last.seq },
-    };
+  /** See {@link InboundStore.claim}. */
+  async claim(options: ClaimOptions): Promise<InboundRecord[]> {
+    const due = [...this.#pending]
+      .filter((s) => (s.record.callback!.nextAttemptAt ?? 0) <= options.now && (s.leaseUntil === null || s.leaseUntil <= options.now))
+      .sort((a, b) => a.record.callback!.nextAttemptAt! - b.record.callback!.nextAttemptAt! || a.seq - b.seq)
+      .slice(0, Math.max(0, options.limit));
+    return due.map((s) => {
+      s.leaseUntil = options.now + options.leaseMs;
+      return copyInbound(s.record);
+    });
   }
 
-  /** Makes the principal's failed webhooks `selection` names pending and due at `now`; how many. */
-  async replayInboundWebhooks(selection: ReplaySelection, now: number): Promise<number> {
-    const named =
-      'refs' in selection
-        ? [...new Set(selection.refs)].map((ref) => this.#byRef.get(ref)).filter((s) => s !== undefined)
-        : this.#openOf({ ...selection, states: ['failed'], limit: Infinity });
-    let replayed = 0;
-    for (const stored of named) {
-      const callback = stored.record.callback;
-      if (stored.record.principalId !== selection.principalId || callback?.state !== 'failed') continue;
-      stored.record.callback = { ...callback, state: 'pending', nextAttemptAt: now, restartedAfter: callback.attempts };
-      stored.leaseOwner = null;
-      stored.leaseUntil = null;
-      this.#pending.add(stored);
-      replayed++;
+  /** See {@link InboundStorage.deferInbound}. */
+  async deferInbound(uids: readonly string[], until: number): Promise<void> {
+    for (const uid of uids) {
+      const stored = this.#byUid.get(uid);
+      if (stored !== undefined) stored.leaseUntil = until;
     }
-    return replayed;
   }
 
-  /** Inbound messages, newest first. */
+  /** See {@link InboundStore.find}. */
+  async find(key: 'ref' | 'uid', values: readonly string[]): Promise<InboundRecord[]> {
+    const index = key === 'ref' ? this.#byRef : this.#byUid;
+    return values.flatMap((value) => {
+      const stored = index.get(value);
+      return stored === undefined ? [] : [copyInbound(stored.record)];
+    });
+  }
+
+  /** See {@link InboundStore.write}. */
+  async write(writes: readonly InboundWrite[]): Promise<boolean[]> {
+    return writes.map(({ uid, callback, expected }) => {
+      const stored = this.#byUid.get(uid);
+      const current = stored?.record.callback;
+      if (stored === undefined || current?.state !== expected.state || current.attempts !== expected.attempts) return false;
+      stored.record = { ...stored.record, callback: { ...callback } };
+      stored.leaseUntil = null;
+      this.#index(stored, false);
+      return true;
+    });
+  }
+
+  /** See {@link InboundStore.listWebhooks}: a scan of that principal's open webhooks only. */
+  async listWebhooks(query: CallbackListQuery): Promise<InboundRow[]> {
+    const states: readonly string[] = statesOf(query);
+    const { since, until, after } = query;
+    const matches = ({ record, seq }: StoredInbound): boolean =>
+      states.includes(record.callback!.state) &&
+      (since === undefined || record.receivedAt >= since) &&
+      (until === undefined || record.receivedAt < until) &&
+      (after === undefined || isAfter({ createdAt: record.receivedAt, seq }, after));
+    return [...(this.#open.get(query.principalId) ?? [])]
+      .filter(matches)
+      .sort(newestFirst)
+      .slice(0, Math.max(0, query.limit))
+      .map(({ record, seq }) => ({ record: copyInbound(record), seq }));
+  }
+
+  /** See {@link InboundStorage.listInbound}. */
   async listInbound(options: { principalId?: string; limit: number }): Promise<InboundRecord[]> {
     const all = [...this.#byRef.values()].filter((s) => options.principalId === undefined || s.record.principalId === options.principalId);
-    all.sort((a, b) => b.record.receivedAt - a.record.receivedAt || b.seq - a.seq);
-    return all.slice(0, Math.max(0, options.limit)).map((s) => copyInbound(s.record));
+    return all.sort(newestFirst).slice(0, Math.max(0, options.limit)).map((s) => copyInbound(s.record));
   }
 
-  /** Deletes up to `limit` messages received before `before` whose webhook is not pending, oldest first. */
+  /** See {@link InboundStorage.purgeInbound}: messages oldest first. */
   async purgeInbound(before: number, limit: number): Promise<number> {
     let deleted = 0;
     while (deleted < limit) {
@@ -228,33 +191,30 @@ export class MemoryInbound implements InboundStorage, InboundRecoveryStorage {
     return deleted;
   }
 
-  /** See `EraseStorage.eraseInbound`: the messages from `from` not yet erased, and the redelivery keys of its conversations. */
-  async eraseInbound(from: string, limit: number): Promise<number> {
-    let erased = 0;
+  /** See {@link InboundStore.erase}: the messages from `from` not yet erased, and the redelivery keys of its conversations. */
+  async erase(from: string, limit: number, erased: ErasableInbound): Promise<number> {
+    let count = 0;
     for (const stored of this.#byRef.values()) {
-      if (erased >= limit) break;
+      if (count >= limit) break;
       if (stored.record.from !== from) continue;
-      const conversation = optOutKey({ shortCode: stored.record.to, number: from });
-      this.#newest.delete(conversation);
-      const record = { ...stored.record };
-      eraseInbound(record);
-      stored.record = record;
-      erased++;
+      this.#newest.delete(optOutKey({ shortCode: stored.record.to, number: from }));
+      stored.record = { ...stored.record, from: erased.from, text: erased.text };
+      count++;
     }
-    return erased;
+    return count;
   }
 
-  /** Opts a number out of a short code, or back in; whether the list changed. */
+  /** See {@link InboundStorage.setOptOut}. */
   async setOptOut(key: OptOutKey, optedOut: boolean, at: number): Promise<boolean> {
     return this.#set(key, optedOut, at);
   }
 
-  /** Whether each key's number is opted out of its short code. */
+  /** See {@link InboundStorage.findOptOuts}. */
   async findOptOuts(keys: readonly OptOutKey[]): Promise<boolean[]> {
     return keys.map((key) => this.#optOuts.has(optOutKey(key)));
   }
 
-  /** The list, by short code then number, from after `after`. */
+  /** See {@link InboundStorage.listOptOuts}: by short code then number, from after `after`. */
   async listOptOuts(options: { shortCode?: string; limit: number; after?: OptOutKey }): Promise<OptOutEntry[]> {
     const { shortCode, after } = options;
     const entries = [...this.#optOuts.values()]

@@ -11,7 +11,6 @@ import type { ClaimOptions } from '../claim-options.js';
 import type { QueueCount } from '../contract.js';
 import type { IdempotencyRecord } from '../idempotency-record.js';
 import type { IdempotencyCursor } from '../erase-storage.js';
-import { delegateInbound, type InboundStorage } from '../inbound-record.js';
 import { IdempotencyRecords } from './idempotency.js';
 import { MemoryInbound } from './inbound.js';
 import type { InsertCounted, InsertGuard, InsertRefusal, MessageRow, MessageWrite, RecordStore, Timer } from '../record-store.js';
@@ -33,7 +32,7 @@ import { Timers } from './timers.js';
  * method is one synchronous step behind its promise, so each is atomic. A claim of `k` rows
  * costs O(k log n) whatever the backlog (n rows) and however many principals share it;
  * `countQueued` and `queueEnds` cost O(1) amortized; lookups by ref, carrier id and external
- * id are Map reads; a page of the message list walks a sorted index (list-index.ts) from its start. It also keeps inbound (MO) messages and opt-outs ({@link InboundStorage}),
+ * id are Map reads; a page of the message list walks a sorted index (list-index.ts) from its start. It also keeps inbound (MO) messages and opt-outs (`inbound`, inbound.ts),
  * as `MemoryStorage` does.
  *
  * Copies: the store keeps each row's fields in a slot of its own (slot.ts), one object per
@@ -56,10 +55,8 @@ export class MemoryRecordStore implements RecordStore {
   readonly #balances = new Map<string, number>();
   readonly #counters = new UnitCounters();
   #seq = 0;
-
-  constructor() {
-    delegateInbound(this, new MemoryInbound());
-  }
+  /** See {@link RecordStore.inbound}. */
+  readonly inbound = new MemoryInbound();
 
   /** Nothing to prepare; present so callers can treat every store alike. */
   async ready(): Promise<void> {}
@@ -280,8 +277,3 @@ export class MemoryRecordStore implements RecordStore {
     return true;
   }
 }
-
-// The inbound methods ({@link InboundStorage}) are set by the constructor (`delegateInbound`);
-// this declares them on the class.
-// eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging
-export interface MemoryRecordStore extends InboundStorage {}

@@ -8,7 +8,6 @@
  */
 import type { Pool } from 'mysql2/promise';
 import { requirePeer } from '../../util/require-peer.js';
-import { delegateInbound, type InboundStorage } from '../inbound-record.js';
 import { SqlInbound } from '../sql/inbound.js';
 import { inboundMigration, inboundRecoveryMigration, sqlInboundTables } from '../sql/inbound-schema.js';
 import { OWN_STEPS_FROM } from '../sql/schema.js';
@@ -22,7 +21,7 @@ import { resolveMysqlOptions, type MysqlRecordStoreOptions } from './options.js'
  * runs the library's ledger on it). Its tables (`<tablePrefix>messages` and seven more) are
  * created by `ready()`, with a binary collation: keys are case-sensitive. Claims lock with
  * `FOR UPDATE SKIP LOCKED`, so instances sharing the database claim disjoint messages. Keeps
- * inbound (MO) messages, their webhooks and the opt-out list too ({@link InboundStorage}).
+ * inbound (MO) messages, their webhooks and the opt-out list too (`inbound`).
  *
  * @example
  * ```ts
@@ -31,8 +30,9 @@ import { resolveMysqlOptions, type MysqlRecordStoreOptions } from './options.js'
  * const storage = new MysqlRecordStore({ pool: mysql.createPool({ host, user, password, database }) });
  * ```
  */
-// eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging
 export class MysqlRecordStore extends SqlRecordStore {
+  /** See {@link RecordStore.inbound}. */
+  readonly inbound: SqlInbound;
   readonly #pool: Pool;
   readonly #ownsPool: boolean;
 
@@ -51,7 +51,7 @@ export class MysqlRecordStore extends SqlRecordStore {
     ]);
     this.#pool = pool;
     this.#ownsPool = !('pool' in source);
-    delegateInbound(this, new SqlInbound(client, mysqlDialect, sqlInboundTables(mysqlDialect, tablePrefix), () => this.ready()));
+    this.inbound = new SqlInbound(client, mysqlDialect, sqlInboundTables(mysqlDialect, tablePrefix), () => this.ready());
   }
 
   /** Ends the pool the store made itself; a pool the host passed is left open. */
@@ -59,7 +59,3 @@ export class MysqlRecordStore extends SqlRecordStore {
     if (this.#ownsPool) await this.#pool.end();
   }
 }
-
-// The inbound methods are set by the constructor (`delegateInbound`); this declares them.
-// eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging
-export interface MysqlRecordStore extends InboundStorage {}

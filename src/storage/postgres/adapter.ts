@@ -1,7 +1,7 @@
 /**
- * `PostgresStorage`: the library's ledger over the PostgreSQL record store (store.ts), with
- * the inbound (MO) steps of inbound.ts (the shared SQL layer's, three in one statement)
- * passed through. Every rule on a message is the ledger's; PostgreSQL only stores.
+ * `PostgresStorage`: the library's ledger over the PostgreSQL record store (store.ts) and its
+ * inbound (MO) rows (inbound.ts: the shared SQL layer's, three steps in one statement).
+ * Every rule on a message is the ledger's; PostgreSQL only stores.
  *
  * @module
  */

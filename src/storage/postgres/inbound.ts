@@ -1,5 +1,5 @@
 /**
- * `PostgresInbound`: the shared SQL inbound steps (sql/inbound.ts) on the schema's inbound
+ * `PostgresInbound`: the shared SQL inbound rows (sql/inbound.ts) on the schema's inbound
  * tables, with the three PostgreSQL does in one statement where the shared ones take a
  * transaction of several (as the record store's statements.ts does for its steps): storing an
  * MO message with its opt-out change, claiming due webhooks, and looking many opt-outs up.
@@ -10,10 +10,11 @@
  */
 import type { Pool } from 'pg';
 import type { ClaimOptions } from '../claim-options.js';
-import type { DueInbound, InboundInsertOptions, NewInbound, OptOutKey } from '../inbound-record.js';
-import { inboundFromRow, type InboundColumns } from '../inbound-rows.js';
+import type { InboundInsertOptions, InboundRecord, OptOutKey } from '../inbound-record.js';
+import { recordOf } from '../inbound-rows.js';
 import type { SqlClient, SqlDialect } from '../sql/dialect.js';
-import { SqlInbound, type SqlInboundTables } from '../sql/inbound.js';
+import { SqlInbound } from '../sql/inbound.js';
+import type { SqlInboundTables } from '../sql/inbound-schema.js';
 
 /** The one-statement steps over tables `t`. */
 function statements(t: SqlInboundTables) {
@@ -55,46 +56,42 @@ function statements(t: SqlInboundTables) {
 /** Inbound messages and opt-outs in the storage's schema. */
 export class PostgresInbound extends SqlInbound {
   readonly #pool: Pool;
-  readonly #ready: () => Promise<void>;
   readonly #sql: ReturnType<typeof statements>;
 
   /** The shared steps on `client` and `dialect` (the record store's), three of them sent on `pool` as one statement. */
   constructor(pool: Pool, client: SqlClient, dialect: SqlDialect, tables: SqlInboundTables, ready: () => Promise<void>) {
     super(client, dialect, tables, ready);
     this.#pool = pool;
-    this.#ready = ready;
     this.#sql = statements(tables);
   }
 
-  /** Stores the message with its webhook (due at once) and the opt-out change, in one statement. */
-  override async insertInbound(m: NewInbound, options: InboundInsertOptions = {}): Promise<{ optOutChanged: boolean; duplicate?: true }> {
-    await this.#ready();
-    const hook = m.callbackUrl !== null && m.uid !== null;
-    const lease = hook ? options.lease : undefined;
-    const op = options.optOut === undefined ? null : options.optOut ? 'out' : 'in';
+  /** Stores the message with its webhook and the opt-out change, in one statement. */
+  override async insert(m: InboundRecord, options: InboundInsertOptions): Promise<{ optOutChanged: boolean; duplicate?: true }> {
+    await this.ready();
+    const { lease, once, optOut } = options;
     const { rows } = await this.#pool.query<{ changed: string; duplicate: boolean }>(this.#sql.insert, [
       m.ref, m.principalId, m.profileCode, m.from, m.to, m.text, m.receivedAt, m.callbackUrl, m.callbackSecret, m.uid,
-      hook ? 'pending' : null, hook ? m.receivedAt : null, lease?.owner ?? null, lease?.until ?? null, op,
-      options.once?.key ?? null, options.once?.since ?? null,
+      m.callback?.state ?? null, m.callback?.nextAttemptAt ?? null, lease?.owner ?? null, lease?.until ?? null,
+      optOut === undefined ? null : optOut ? 'out' : 'in', once?.key ?? null, once?.since ?? null,
     ]);
     if (rows[0]?.duplicate === true) return { optOutChanged: false, duplicate: true };
     return { optOutChanged: Number(rows[0]?.changed ?? 0) > 0 };
   }
 
   /** Leases up to `limit` due pending webhooks, oldest due first, in one statement; instances skip each other's. */
-  override async claimInbound(options: ClaimOptions): Promise<DueInbound[]> {
-    await this.#ready();
+  override async claim(options: ClaimOptions): Promise<InboundRecord[]> {
+    await this.ready();
     if (options.limit <= 0) return [];
-    const { rows } = await this.#pool.query<InboundColumns & { seq: string }>(this.#sql.claim, [
+    const { rows } = await this.#pool.query<Record<string, unknown>>(this.#sql.claim, [
       options.owner, options.now + options.leaseMs, options.now, options.limit,
     ]);
     rows.sort((a, b) => Number(a.cb_next_attempt_at) - Number(b.cb_next_attempt_at) || Number(a.seq) - Number(b.seq));
-    return rows.map((row) => ({ uid: row.uid!, attempts: row.cb_attempts, inbound: inboundFromRow(row) }));
+    return rows.map(recordOf);
   }
 
   /** Whether each key's number is opted out of its short code: one statement for all. */
   override async findOptOuts(keys: readonly OptOutKey[]): Promise<boolean[]> {
-    await this.#ready();
+    await this.ready();
     if (keys.length === 0) return [];
     const { rows } = await this.#pool.query<{ opted_out: boolean }>(this.#sql.find, [keys.map((k) => k.shortCode), keys.map((k) => k.number)]);
     return rows.map((row) => row.opted_out);

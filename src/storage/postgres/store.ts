@@ -10,7 +10,6 @@
  */
 import { createHash } from 'node:crypto';
 import type { Pool } from 'pg';
-import { delegateInbound, type InboundStorage } from '../inbound-record.js';
 import type { ClaimOptions } from '../claim-options.js';
 import type { InsertCounted, InsertGuard, InsertRefusal, MessageRow, MessageWrite, Timer } from '../record-store.js';
 import { Batcher } from '../../util/batcher.js';
@@ -72,9 +71,10 @@ interface QueueEnds {
   head: number | null;
 }
 
-/** The record store in schema `schema` of the host's pool, with the inbound steps (inbound.ts) on the schema's inbound tables. */
-// eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging
+/** The record store in schema `schema` of the host's pool, with the inbound rows (inbound.ts) in the schema's inbound tables. */
 export class PostgresRecordStore extends SqlRecordStore {
+  /** See {@link RecordStore.inbound}. */
+  readonly inbound: PostgresInbound;
   readonly #pool: Pool;
   readonly #schema: string;
   readonly #sql: ReturnType<typeof postgresStatements>;
@@ -112,7 +112,7 @@ export class PostgresRecordStore extends SqlRecordStore {
     };
     // Requests of 100 messages: 20 of them are 2,000 rows, a statement of a few MB at most.
     this.#inserts = new Batcher({ maxBatch: 20, maxInFlight: MAX_IN_FLIGHT, runBatch: insertAll, runOne: async (rows) => void (await insertAll([rows])) });
-    delegateInbound(this, new PostgresInbound(pool, this.sql.client, this.sql.dialect, postgresInboundTables(quoteIdent(schema)), () => this.ready()));
+    this.inbound = new PostgresInbound(pool, this.sql.client, this.sql.dialect, postgresInboundTables(quoteIdent(schema)), () => this.ready());
   }
 
   /**
@@ -260,7 +260,3 @@ export class PostgresRecordStore extends SqlRecordStore {
     return new Set(typeof refs === 'string' ? (JSON.parse(refs) as string[]) : (refs ?? []));
   }
 }
-
-// The inbound methods are set by the constructor (`delegateInbound`); this declares them.
-// eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging
-export interface PostgresRecordStore extends InboundStorage {}

@@ -17,7 +17,7 @@ import { timerAtOf, timerOf } from '../../ledger/rows.js';
 import type { CallbackState, MessageRecord } from '../contract.js';
 import type { MessageRow } from '../record-store.js';
 import type { SqlSession } from '../sql/dialect.js';
-import type { SqlInboundTables } from '../sql/inbound.js';
+import type { SqlInboundTables } from '../sql/inbound-schema.js';
 import type { SqlTables } from '../sql/schema.js';
 import { partsFromStored, type StoredPart } from '../stored-parts.js';
 import { insertParams, postgresStatements } from './statements.js';

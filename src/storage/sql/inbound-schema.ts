@@ -3,13 +3,29 @@
  * of its schema (schema.ts), in the dialect's types: `<prefix>inbound` (a message, its
  * webhook's state and lease, and the key a carrier's redelivery would repeat),
  * `<prefix>opt_outs` and `<prefix>inbound_parts`. The columns are those of the tables SQLite
- * and PostgreSQL made before the shared layer, so `SqlInbound` reads all of them alike.
+ * and PostgreSQL made before the shared layer, so `SqlInbound` reads all of them alike, in
+ * the tables each storage names ({@link SqlInboundTables}).
  *
  * @module
  */
 import type { SqlDialect } from './dialect.js';
-import type { SqlInboundTables } from './inbound.js';
 import type { Migration } from './schema.js';
+
+/** The tables of the inbound group, quoted as the dialect quotes them. */
+export interface SqlInboundTables {
+  /** One row per MO message, with its webhook's state (`cb_` columns) and lease. */
+  inbound: string;
+  /** The opt-out list: `(short_code, number, created_at)`, keyed by the first two. */
+  optOuts: string;
+  /** The parts of long messages until they are whole: `(msg_key, seq, total, text, received_at)`. */
+  parts: string;
+  /** The inbound table's integer key, increasing on insert (the last tie-break of every order). */
+  id: string;
+  /** The index due webhooks are claimed by, for a dialect that must be told ({@link SqlDialect.forceIndex}). */
+  dueIndex: string;
+  /** The index a principal's webhooks are listed by state along, `(principal_id, cb_state, received_at, id)`. */
+  openIndex: string;
+}
 
 /** The quoted names of the inbound tables under `prefix`. */
 export function sqlInboundTables(dialect: SqlDialect, prefix: string): SqlInboundTables {

@@ -1,47 +1,22 @@
 /**
- * `SqlInbound`: the inbound (MO) group of the storage contract ({@link InboundStorage})
- * written once for every SQL database, on the {@link SqlDialect} and {@link SqlClient} the
- * record store runs on: MO messages with their webhooks, the parts of long ones, and the
- * opt-out list. Each storage names its own three tables ({@link SqlInboundTables}), so a
- * database whose tables an earlier version made keeps them.
+ * `SqlInbound`: the inbound rows of a record store ({@link InboundStore}) written once for
+ * every SQL database, on the {@link SqlDialect} and {@link SqlClient} the record store runs
+ * on: MO messages with their webhooks, the parts of long ones, and the opt-out list. Each
+ * storage names its own three tables ({@link SqlInboundTables}), so a database whose tables
+ * an earlier version made keeps them.
  *
  * @module
  */
-import type { CallbackAttempt } from '../callback-record.js';
-import type { CallbackListQuery, ReplaySelection } from '../callback-list.js';
+import type { CallbackListQuery } from '../callback-list.js';
 import type { ClaimOptions } from '../claim-options.js';
-import type {
-  DueInbound,
-  InboundInsertOptions,
-  InboundPart,
-  InboundRecord,
-  InboundStorage,
-  InboundWebhookPage,
-  NewInbound,
-  OptOutEntry,
-  OptOutKey,
-} from '../inbound-record.js';
-import { INBOUND_COLUMNS, optOutFromRow, recordOf, type OptOutColumns } from '../inbound-rows.js';
-import { eraseInbound, type ErasableInbound } from '../../lifecycle/erase-record.js';
+import type { InboundInsertOptions, InboundPart, InboundRecord, InboundStorage, OptOutEntry, OptOutKey } from '../inbound-record.js';
+import type { InboundRow, InboundStore, InboundWrite } from '../inbound-store.js';
+import { INBOUND_COLUMNS, optOutOf, recordOf } from '../inbound-rows.js';
+import type { ErasableInbound } from '../../lifecycle/erase-record.js';
 import { limitClause, type SqlClient, type SqlDialect, type SqlSession } from './dialect.js';
-import { SqlInboundRecovery } from './inbound-recovery.js';
+import { webhookRows } from './inbound-recovery.js';
+import type { SqlInboundTables } from './inbound-schema.js';
 import { chunks, tuple } from './rows.js';
-
-/** The tables of the inbound group, quoted as the dialect quotes them. */
-export interface SqlInboundTables {
-  /** One row per MO message, with its webhook's state (`cb_` columns) and lease. */
-  inbound: string;
-  /** The opt-out list: `(short_code, number, created_at)`, keyed by the first two. */
-  optOuts: string;
-  /** The parts of long messages until they are whole: `(msg_key, seq, total, text, received_at)`. */
-  parts: string;
-  /** The inbound table's integer key, increasing on insert (the last tie-break of every order). */
-  id: string;
-  /** The index due webhooks are claimed by, for a dialect that must be told ({@link SqlDialect.forceIndex}). */
-  dueIndex: string;
-  /** The index a principal's webhooks are listed by state along, `(principal_id, cb_state, received_at, id)`. */
-  openIndex: string;
-}
 
 /**
  * Rows one statement of a purge or a lookup names at most: a short transaction however much
@@ -65,51 +40,37 @@ function partOf(row: Record<string, unknown>): InboundPart {
 }
 
 /** Inbound messages and opt-outs in SQL tables (see the module's TSDoc). */
-export class SqlInbound implements InboundStorage {
-  readonly #recovery: SqlInboundRecovery;
-  readonly #client: SqlClient;
-  readonly #dialect: SqlDialect;
-  readonly #t: SqlInboundTables;
-  readonly #ready: () => Promise<void>;
+export class SqlInbound implements InboundStore {
   /** `LIMIT ?` as the dialect writes it. */
   readonly #limit: string;
 
-  /** The group on `client` speaking `dialect`, in `tables`; `ready` (the storage's) is awaited before each step. */
-  constructor(client: SqlClient, dialect: SqlDialect, tables: SqlInboundTables, ready: () => Promise<void>) {
-    this.#client = client;
-    this.#dialect = dialect;
-    this.#t = tables;
-    this.#ready = ready;
+  /** The rows on `client` speaking `dialect`, in tables `t`; `ready` (the storage's) is awaited before each step. */
+  constructor(
+    protected readonly client: SqlClient,
+    protected readonly dialect: SqlDialect,
+    protected readonly t: SqlInboundTables,
+    protected readonly ready: () => Promise<void>,
+  ) {
     this.#limit = limitClause(dialect);
-    this.#recovery = new SqlInboundRecovery(client, dialect, tables, ready);
   }
 
-  /** One page of the principal's pending or failed webhooks, newest arrival first (sql/inbound-recovery.ts). */
-  listInboundWebhooks(query: CallbackListQuery): Promise<InboundWebhookPage> {
-    return this.#recovery.list(query);
-  }
-
-  /** Makes the principal's failed webhooks `selection` names pending and due at `now`; how many (sql/inbound-recovery.ts). */
-  replayInboundWebhooks(selection: ReplaySelection, now: number): Promise<number> {
-    return this.#recovery.replay(selection, now);
+  /** See {@link InboundStore.listWebhooks}: along the index of the principal and the state (sql/inbound-recovery.ts). */
+  async listWebhooks(query: CallbackListQuery): Promise<InboundRow[]> {
+    await this.ready();
+    return webhookRows(this.client, this.dialect, this.t, query);
   }
 
   /** Runs `sql` (with `?` placeholders) on `session`, the pool by default. */
-  #run(sql: string, params: readonly unknown[] = [], session: SqlSession = this.#client) {
-    return session.run(this.#dialect.placeholders(sql), params);
+  #run(sql: string, params: readonly unknown[] = [], session: SqlSession = this.client) {
+    return session.run(this.dialect.placeholders(sql), params);
   }
 
-  /**
-   * Stores the message with its webhook (due at once) and the opt-out change in one
-   * transaction, unless it repeats the newest message of its sender to its recipient.
-   */
-  async insertInbound(m: NewInbound, options: InboundInsertOptions = {}): Promise<{ optOutChanged: boolean; duplicate?: true }> {
-    await this.#ready();
-    const { inbound, optOuts, id } = this.#t;
-    const hook = m.callbackUrl !== null && m.uid !== null;
-    const lease = hook ? options.lease : undefined;
-    const { once, optOut } = options;
-    return this.#client.transaction(async (tx): Promise<{ optOutChanged: boolean; duplicate?: true }> => {
+  /** See {@link InboundStore.insert}: one transaction, the newest message of its sender to its recipient read first when `once` asks. */
+  async insert(m: InboundRecord, options: InboundInsertOptions): Promise<{ optOutChanged: boolean; duplicate?: true }> {
+    await this.ready();
+    const { inbound, id } = this.t;
+    const { once, optOut, lease } = options;
+    return this.client.transaction(async (tx): Promise<{ optOutChanged: boolean; duplicate?: true }> => {
       if (once !== undefined) {
         const { rows } = await this.#run(
           `SELECT once_key, received_at FROM ${inbound} WHERE to_address = ? AND from_number = ? ORDER BY received_at DESC, ${id} DESC LIMIT 1`,
@@ -126,7 +87,7 @@ export class SqlInbound implements InboundStorage {
           callback_secret, uid, cb_state, cb_attempts, cb_next_attempt_at, lease_owner, lease_until, once_key) VALUES ${tuple(16)}`,
         [
           m.ref, m.principalId, m.profileCode, m.from, m.to, m.text, m.receivedAt, m.callbackUrl, m.callbackSecret, m.uid,
-          hook ? 'pending' : null, 0, hook ? m.receivedAt : null, lease?.owner ?? null, lease?.until ?? null, once?.key ?? null,
+          m.callback?.state ?? null, 0, m.callback?.nextAttemptAt ?? null, lease?.owner ?? null, lease?.until ?? null, once?.key ?? null,
         ],
         tx,
       );
@@ -141,9 +102,9 @@ export class SqlInbound implements InboundStorage {
    * on any instance, the later sees the earlier.
    */
   async storeInboundPart(part: InboundPart): Promise<InboundPart[]> {
-    await this.#ready();
-    const { parts } = this.#t;
-    return this.#client.lockedTransaction(part.key, async (tx) => {
+    await this.ready();
+    const { parts } = this.t;
+    return this.client.lockedTransaction(part.key, async (tx) => {
       await this.#run(`DELETE FROM ${parts} WHERE msg_key = ? AND seq = ?`, [part.key, part.seq], tx);
       await this.#run(
         `INSERT INTO ${parts} (msg_key, seq, total, text, received_at) VALUES ${tuple(5)}`,
@@ -155,16 +116,16 @@ export class SqlInbound implements InboundStorage {
     });
   }
 
-  /** Leases up to `limit` due pending webhooks, oldest due first; instances skip each other's (`SKIP LOCKED`). */
-  async claimInbound({ owner, limit, leaseMs, now }: ClaimOptions): Promise<DueInbound[]> {
-    await this.#ready();
+  /** See {@link InboundStore.claim}: instances skip each other's (`SKIP LOCKED`). */
+  async claim({ owner, limit, leaseMs, now }: ClaimOptions): Promise<InboundRecord[]> {
+    await this.ready();
     if (limit <= 0) return [];
-    const { inbound, id, dueIndex } = this.#t;
-    return this.#client.transaction(async (tx) => {
+    const { inbound, id, dueIndex } = this.t;
+    return this.client.transaction(async (tx) => {
       const { rows } = await this.#run(
-        `SELECT ${id} AS row_id, ${INBOUND_COLUMNS} FROM ${inbound}${this.#dialect.forceIndex(dueIndex)}
+        `SELECT ${id} AS row_id, ${INBOUND_COLUMNS} FROM ${inbound}${this.dialect.forceIndex(dueIndex)}
           WHERE cb_state = 'pending' AND cb_next_attempt_at <= ? AND (lease_until IS NULL OR lease_until <= ?)
-          ORDER BY cb_next_attempt_at, ${id} ${this.#limit} ${this.#dialect.lockSkipLocked}`,
+          ORDER BY cb_next_attempt_at, ${id} ${this.#limit} ${this.dialect.lockSkipLocked}`,
         [now, now, limit],
         tx,
       );
@@ -174,33 +135,48 @@ export class SqlInbound implements InboundStorage {
         [owner, now + leaseMs, ...rows.map((row) => row.row_id)],
         tx,
       );
-      return rows.map((row) => ({ uid: row.uid as string, attempts: Number(row.cb_attempts), inbound: recordOf(row) }));
+      return rows.map(recordOf);
     });
   }
 
-  /** Makes claimed pending webhooks claimable again at `until`. */
+  /** See {@link InboundStorage.deferInbound}. */
   async deferInbound(uids: readonly string[], until: number): Promise<void> {
-    await this.#ready();
+    await this.ready();
     for (const slice of chunks(uids, CHUNK)) {
-      await this.#run(`UPDATE ${this.#t.inbound} SET lease_until = ? WHERE cb_state = 'pending' AND uid IN ${tuple(slice.length)}`, [until, ...slice]);
+      await this.#run(`UPDATE ${this.t.inbound} SET lease_until = ? WHERE uid IN ${tuple(slice.length)}`, [until, ...slice]);
     }
   }
 
-  /** Records one attempt and ends the lease; ignored once the webhook is finished. */
-  async recordInboundAttempt(uid: string, attempt: CallbackAttempt): Promise<void> {
-    await this.#ready();
-    const retry = attempt.result === 'retry';
-    await this.#run(
-      `UPDATE ${this.#t.inbound} SET cb_state = ?, cb_attempts = cb_attempts + 1, cb_last_status_code = ?, cb_last_error = ?,
-        cb_next_attempt_at = ?, lease_owner = NULL, lease_until = NULL WHERE uid = ? AND cb_state = 'pending'`,
-      [retry ? 'pending' : attempt.result, attempt.statusCode, attempt.error, retry ? (attempt.nextAttemptAt ?? attempt.now) : null, uid],
-    );
+  /** See {@link InboundStore.find}. */
+  async find(key: 'ref' | 'uid', values: readonly string[]): Promise<InboundRecord[]> {
+    await this.ready();
+    const found: InboundRecord[] = [];
+    for (const slice of chunks(values, CHUNK)) {
+      const { rows } = await this.#run(`SELECT ${INBOUND_COLUMNS} FROM ${this.t.inbound} WHERE ${key} IN ${tuple(slice.length)}`, slice);
+      found.push(...rows.map(recordOf));
+    }
+    return found;
   }
 
-  /** Inbound messages, newest first: all, or one principal's. */
+  /** See {@link InboundStore.write}: one statement per write, each comparing the state and attempts it read. */
+  async write(writes: readonly InboundWrite[]): Promise<boolean[]> {
+    await this.ready();
+    const applied: boolean[] = [];
+    for (const { uid, callback: cb, expected } of writes) {
+      const { affected } = await this.#run(
+        `UPDATE ${this.t.inbound} SET cb_state = ?, cb_attempts = ?, cb_last_status_code = ?, cb_last_error = ?, cb_next_attempt_at = ?,
+          cb_restarted_after = ?, lease_owner = NULL, lease_until = NULL WHERE uid = ? AND cb_state = ? AND cb_attempts = ?`,
+        [cb.state, cb.attempts, cb.lastStatusCode, cb.lastError, cb.nextAttemptAt, cb.restartedAfter ?? null, uid, expected.state, expected.attempts],
+      );
+      applied.push(affected > 0);
+    }
+    return applied;
+  }
+
+  /** See {@link InboundStorage.listInbound}. */
   async listInbound(options: { principalId?: string; limit: number }): Promise<InboundRecord[]> {
-    await this.#ready();
-    const { inbound, id } = this.#t;
+    await this.ready();
+    const { inbound, id } = this.t;
     const mine = options.principalId === undefined ? '' : 'WHERE principal_id = ?';
     const { rows } = await this.#run(
       `SELECT ${INBOUND_COLUMNS} FROM ${inbound} ${mine} ORDER BY received_at DESC, ${id} DESC ${this.#limit}`,
@@ -218,8 +194,8 @@ export class SqlInbound implements InboundStorage {
    * left behind would outlive their messages.
    */
   async purgeInbound(before: number, limit: number): Promise<number> {
-    await this.#ready();
-    const { inbound, parts, id } = this.#t;
+    await this.ready();
+    const { inbound, parts, id } = this.t;
     for (;;) {
       const { rows } = await this.#run(`SELECT msg_key, seq FROM ${parts} WHERE received_at < ? ORDER BY received_at ${this.#limit}`, [before, CHUNK]);
       if (rows.length === 0) break;
@@ -248,17 +224,15 @@ export class SqlInbound implements InboundStorage {
   }
 
   /**
-   * `EraseStorage.eraseInbound`: up to `limit` messages from `from`, read by key (a scan of
-   * the table, which retention bounds: no index serves the sender alone) then written with the
-   * marker, the sender repeated in case a row changed between.
+   * See {@link InboundStore.erase}: up to `limit` messages from `from`, read by key (a scan of
+   * the table, which retention bounds: no index serves the sender alone) then written, the
+   * sender repeated in case a row changed between.
    */
-  async eraseInbound(from: string, limit: number): Promise<number> {
-    await this.#ready();
-    const { inbound, id } = this.#t;
+  async erase(from: string, limit: number, erased: ErasableInbound): Promise<number> {
+    await this.ready();
+    const { inbound, id } = this.t;
     const { rows } = await this.#run(`SELECT ${id} AS row_id FROM ${inbound} WHERE from_number = ? ORDER BY ${id} ${this.#limit}`, [from, Math.min(CHUNK, limit)]);
     if (rows.length === 0) return 0;
-    const erased: ErasableInbound = { from, text: '' };
-    eraseInbound(erased);
     const { affected } = await this.#run(
       `UPDATE ${inbound} SET from_number = ?, text = ?, once_key = NULL WHERE ${id} IN ${tuple(rows.length)} AND from_number = ?`,
       [erased.from, erased.text, ...rows.map((row) => row.row_id), from],
@@ -267,17 +241,17 @@ export class SqlInbound implements InboundStorage {
   }
 
   /** Adds (`optedOut`) or removes the entry of `key` on `session`; whether the list changed. */
-  async #setOptOut(key: OptOutKey, optedOut: boolean, at: number, session: SqlSession = this.#client): Promise<boolean> {
-    const { optOuts } = this.#t;
+  async #setOptOut(key: OptOutKey, optedOut: boolean, at: number, session: SqlSession = this.client): Promise<boolean> {
+    const { optOuts } = this.t;
     const { affected } = optedOut
-      ? await this.#run(this.#dialect.insertIgnore(optOuts, 'short_code, number, created_at', tuple(3)), [key.shortCode, key.number, at], session)
+      ? await this.#run(this.dialect.insertIgnore(optOuts, 'short_code, number, created_at', tuple(3)), [key.shortCode, key.number, at], session)
       : await this.#run(`DELETE FROM ${optOuts} WHERE short_code = ? AND number = ?`, [key.shortCode, key.number], session);
     return affected > 0;
   }
 
-  /** Opts a number out of a short code, or back in; whether the list changed. */
+  /** See {@link InboundStorage.setOptOut}. */
   async setOptOut(key: OptOutKey, optedOut: boolean, at: number): Promise<boolean> {
-    await this.#ready();
+    await this.ready();
     return this.#setOptOut(key, optedOut, at);
   }
 
@@ -289,9 +263,9 @@ export class SqlInbound implements InboundStorage {
    * numbers, and a lone key's (the most frequent call) is built once.
    */
   async findOptOuts(keys: readonly OptOutKey[]): Promise<boolean[]> {
-    await this.#ready();
+    await this.ready();
     if (keys.length === 1) {
-      const { rows } = await this.#client.run(this.#findStatement([1]), [keys[0]!.shortCode, keys[0]!.number]);
+      const { rows } = await this.client.run(this.#findStatement([1]), [keys[0]!.shortCode, keys[0]!.number]);
       return [rows.length > 0];
     }
     const byCode = new Map<string, string[]>();
@@ -304,7 +278,7 @@ export class SqlInbound implements InboundStorage {
     let shape: number[] = [];
     let params: string[] = [];
     const lookUp = async (): Promise<void> => {
-      const { rows } = await this.#client.run(this.#findStatement(shape), params);
+      const { rows } = await this.client.run(this.#findStatement(shape), params);
       for (const row of rows) found.add(`${row.short_code as string}\n${row.number as string}`);
       shape = [];
       params = [];
@@ -330,7 +304,7 @@ export class SqlInbound implements InboundStorage {
     let sql = this.#findStatements.get(name);
     if (sql === undefined) {
       const codes = shape.map((count) => `(short_code = ? AND number IN ${tuple(count)})`).join(' OR ');
-      sql = this.#dialect.placeholders(`SELECT short_code, number FROM ${this.#t.optOuts} WHERE ${codes}`);
+      sql = this.dialect.placeholders(`SELECT short_code, number FROM ${this.t.optOuts} WHERE ${codes}`);
       // Mixed short codes make shapes without end: a bound, past which they are built again.
       if (this.#findStatements.size >= 1_000) this.#findStatements.clear();
       this.#findStatements.set(name, sql);
@@ -340,7 +314,7 @@ export class SqlInbound implements InboundStorage {
 
   /** The list, by short code then number, all of it or one short code's, from after `after`. */
   async listOptOuts(options: { shortCode?: string; limit: number; after?: OptOutKey }): Promise<OptOutEntry[]> {
-    await this.#ready();
+    await this.ready();
     const where: string[] = [];
     const params: unknown[] = [];
     if (options.shortCode !== undefined) {
@@ -352,10 +326,10 @@ export class SqlInbound implements InboundStorage {
       params.push(options.after.shortCode, options.after.shortCode, options.after.number);
     }
     const { rows } = await this.#run(
-      `SELECT short_code, number, created_at FROM ${this.#t.optOuts} ${where.length === 0 ? '' : `WHERE ${where.join(' AND ')}`}
+      `SELECT short_code, number, created_at FROM ${this.t.optOuts} ${where.length === 0 ? '' : `WHERE ${where.join(' AND ')}`}
         ORDER BY short_code, number ${this.#limit}`,
       [...params, Math.max(0, options.limit)],
     );
-    return rows.map((row) => optOutFromRow(row as unknown as OptOutColumns));
+    return rows.map(optOutOf);
   }
 }

@@ -3,13 +3,12 @@
  * better-sqlite3 connection with group commit (client.ts) and SQLite's SQL text
  * (dialect.ts), and `SqliteStorage`, the library's ledger over it, as `MemoryStorage` is over
  * the memory store. The file's own schema steps (inbound tables, the upgrade of a 0.1.0
- * file) are in upgrade.ts; the inbound (MO) steps are the shared SQL layer's (sql/inbound.ts)
- * on those tables.
+ * file) are in upgrade.ts; the inbound (MO) rows are the shared SQL layer's (sql/inbound.ts)
+ * in those tables.
  *
  * @module
  */
 import type Database from 'better-sqlite3';
-import { delegateInbound, type InboundStorage } from '../inbound-record.js';
 import type { IdempotencyRecord } from '../idempotency-record.js';
 import type { Storage } from '../contract.js';
 import type { OPTIONAL_STORAGE_METHODS } from '../optional-methods.js';
@@ -27,10 +26,11 @@ const TABLE_PREFIX = 'sms_outbox_';
 
 /**
  * A record store in one SQLite file (see {@link SqliteStorage}, the storage hosts use). Keeps
- * inbound (MO) messages too ({@link InboundStorage}), in tables of its own.
+ * inbound (MO) messages too (`inbound`), in tables of its own.
  */
-// eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging
 export class SqliteRecordStore extends SqlRecordStore {
+  /** See {@link RecordStore.inbound}. */
+  readonly inbound: SqlInbound;
   readonly #db: Database.Database;
   readonly #ownsDatabase: boolean;
   readonly #client: SqliteClient;
@@ -50,7 +50,7 @@ export class SqliteRecordStore extends SqlRecordStore {
     this.#client = client;
     this.#synchronous = synchronous;
     // Its writes are transactions of the client's group, so they share its commits.
-    delegateInbound(this, new SqlInbound(client, sqliteDialect, SQLITE_INBOUND_TABLES, () => this.ready()));
+    this.inbound = new SqlInbound(client, sqliteDialect, SQLITE_INBOUND_TABLES, () => this.ready());
   }
 
   /**
@@ -105,10 +105,6 @@ export class SqliteRecordStore extends SqlRecordStore {
     if (this.#ownsDatabase) this.#db.close();
   }
 }
-
-// The inbound methods are set by the constructor (`delegateInbound`); this declares them.
-// eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging
-export interface SqliteRecordStore extends InboundStorage {}
 
 /** What the SQLite storage offers: the whole `Storage` contract, every optional group included. */
 export type SqliteStorage = Ledger & Required<Pick<Storage, (typeof OPTIONAL_STORAGE_METHODS)[number] | 'ready' | 'close'>>;

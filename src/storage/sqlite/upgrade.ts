@@ -16,7 +16,7 @@ import type { MessageRecord } from '../message-record.js';
 import type { MessageRow } from '../record-store.js';
 import { partsFromStored, type StoredPart } from '../stored-parts.js';
 import { INSERTED_COLUMNS, rowValues, sideCarrierIds, tuple, WRITTEN_COLUMNS } from '../sql/rows.js';
-import type { SqlInboundTables } from '../sql/inbound.js';
+import type { SqlInboundTables } from '../sql/inbound-schema.js';
 import type { SqlTables } from '../sql/schema.js';
 import { timerAtOf, timerOf } from '../../ledger/rows.js';
 

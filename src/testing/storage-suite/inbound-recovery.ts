@@ -8,7 +8,7 @@
  */
 import assert from 'node:assert/strict';
 import type { CallbackListQuery, NewInbound, Storage } from '../../storage/contract.js';
-import type { InboundRecoveryStorage } from '../../storage/inbound-recovery.js';
+import type { InboundRecoveryStorage } from '../../storage/inbound-record.js';
 import type { SuiteContext } from './context.js';
 import { LEASE, T0 } from './fixtures.js';
 import { buildInbound } from './inbound.js';
