@@ -10,7 +10,7 @@
 import { InsufficientCreditError } from '../lifecycle/credit.js';
 import { CounterLimitError } from '../lifecycle/counter-limit.js';
 import type { UnitCounter } from '../storage/counter-record.js';
-import { isScheduled } from '../storage/queued-record.js';
+import { isScheduled } from './queued-record.js';
 import type { InboundStorage } from '../storage/inbound-record.js';
 import type {
   CallbackAttempt,
@@ -47,7 +47,7 @@ import { Reports } from './reports.js';
 import { endRow, hasEnded, newRow, nextRow, rankOf, weightOf } from './rows.js';
 import { Sweeps } from './sweeps.js';
 import { eraseSteps } from './erase.js';
-import { inboundSteps } from './mo-messages.js';
+import { inboundSteps } from './inbound-steps.js';
 import type { EraseStorage } from '../storage/erase-storage.js';
 
 /** The full storage contract over `store`: see {@link createLedger}. */

@@ -12,7 +12,7 @@ import { PRIORITY_RANK } from '../lifecycle/fair-tags.js';
 import { refundUnits } from '../lifecycle/credit.js';
 import { isRedacted, redactAt, redactsAt, redactText } from '../lifecycle/retain-text.js';
 import { isTerminal, type MessageState, type Outcome } from '../lifecycle/states.js';
-import { QueuedRecord } from '../storage/queued-record.js';
+import { QueuedRecord } from './queued-record.js';
 import type { CreditCharge } from '../storage/credit-record.js';
 import type { InsertLease } from '../storage/claim-options.js';
 import type { MessageRecord, NewMessage, Priority, Transition } from '../storage/contract.js';

@@ -4,7 +4,7 @@
  * rows of inbound messages with their webhook's state, claims due webhooks under a lease,
  * and writes a webhook's state only if it is still the one the library read
  * (compare-and-set); it keeps the opt-out list and the parts of long messages. Which state
- * follows an attempt, a replay or an insert is the library's (ledger/mo-messages.ts), which
+ * follows an attempt, a replay or an insert is the library's (ledger/inbound-steps.ts), which
  * offers the full `InboundStorage` on top of it.
  *
  * Every method is one atomic step and may be called concurrently, by this instance and by

@@ -20,7 +20,7 @@ import type { WorkerOptions } from './options.js';
 import { splitSms } from '../sms/segments.js';
 import { concatRefOf, outgoingPart } from './outgoing-part.js';
 import type { InsertLease, MessageRecord, NewMessage, Priority, Storage, SubmissionResult, Transition } from '../storage/contract.js';
-import { QueuedRecord } from '../storage/queued-record.js';
+import { QueuedRecord } from '../ledger/queued-record.js';
 import { validityElapsed, VALIDITY_ELAPSED } from '../lifecycle/timing.js';
 import { retryDelay } from './backoff.js';
 import { ClaimLoop } from '../outbox/claim-loop.js';

@@ -1,14 +1,14 @@
 /**
- * The record of a message just stored: what every adapter would read back right after
- * `insertMessages`. The worker starts on messages it leased at insert from this, without
- * reading them back, and the memory storage keeps it as its own copy.
+ * The record of a message just accepted, as the library decides it: `queued`, or `scheduled`
+ * when it is due later than its acceptance; no attempt yet, every part still to be
+ * submitted. The ledger stores it, and the worker starts on the messages it leased at insert
+ * from it, without reading them back.
  */
-import type { MessageRecord, NewMessage, PartRecord } from './contract.js';
+import type { MessageRecord, NewMessage, PartRecord } from '../storage/contract.js';
 
 // The class and the interface merge: a QueuedRecord has every MessageRecord field, set by
-// the constructor. A class rather than a function returning a literal so that a storage can
-// extend it with fields of its own and still keep one compact object per message (the
-// memory storage does; a spread of the record into a bigger literal takes twice the memory).
+// the constructor. A class rather than a function returning a literal: every record built
+// here has one shape, which keeps the objects compact and their property reads fast.
 // eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging
 export interface QueuedRecord extends MessageRecord {}
 
