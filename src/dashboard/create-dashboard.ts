@@ -21,7 +21,7 @@ import { resolveDashboardOptions, type SmsDashboardOptions } from './options.js'
 import * as views from './views.js';
 import { carrier } from './carrier-view.js';
 import { principals, PrincipalsSeen } from './principals-view.js';
-import { callbacks, replayAction } from './callbacks-view.js';
+import { callbacks, replayAction, replayInboundAction } from './callbacks-view.js';
 
 /** What an action's redirect says on the page it lands on. */
 const NOTICES: Record<string, string> = {
@@ -84,7 +84,7 @@ export function createSmsDashboard(sms: SmsRouter, options: SmsDashboardOptions)
   router.get('/inbound', render('/inbound', heading('/inbound'), (context) => views.inbound(context)));
   router.get('/message', render('/message', heading('/message'), (context, req) => views.message(context, field(req.query, 'principal'), field(req.query, 'ref'))));
   router.get('/messages', render('/messages', heading('/messages'), (context, req) => views.messages(context, field(req.query, 'principal'), field(req.query, 'external_id'), field(req.query, 'cursor'))));
-  router.get('/callbacks', render('/callbacks', heading('/callbacks'), (context, req) => callbacks(context, field(req.query, 'principal'), field(req.query, 'cursor'))));
+  router.get('/callbacks', render('/callbacks', heading('/callbacks'), (context, req) => callbacks(context, field(req.query, 'principal'), field(req.query, 'cursor'), field(req.query, 'inbound_cursor'))));
   router.get('/credit', render('/credit', heading('/credit'), (context, req) => views.credit(context, field(req.query, 'principal'))));
   router.get('/principals', render('/principals', heading('/principals'), (context) => principals(context, principalsSeen)));
 
@@ -109,6 +109,7 @@ export function createSmsDashboard(sms: SmsRouter, options: SmsDashboardOptions)
     res.redirect(303, `${req.baseUrl}/inbound?done=opted-in`);
   }));
   router.post('/actions/replay', ...form, handle((req, res) => replayAction(sms, res, req.baseUrl, field(req.body, 'principal'), field(req.body, 'ref'))));
+  router.post('/actions/replay-inbound', ...form, handle((req, res) => replayInboundAction(sms, res, req.baseUrl, field(req.body, 'principal'), field(req.body, 'ref'))));
   router.post('/actions/top-up', ...form, handle(async (req, res) => {
     const principal = field(req.body, 'principal');
     const units = field(req.body, 'units');
