@@ -13,87 +13,39 @@ import { isAfter, matchesFilter, type ListPosition, type MessageListQuery } from
 import type { MessageRow } from '../record-store.js';
 import type { ExternalIdIndex } from './lookups.js';
 import type { Slot } from './slot.js';
-import { SortedSlots } from './sorted-slots.js';
+import { SlotGroups, type SortedSlots } from './sorted-slots.js';
 
-/**
- * The fields a list filters by beside the principal, each with the record field it reads;
- * `null`: the row is on none of that field's lists (a report not pending nor failed).
- */
-const KEYED: Record<'state' | 'recipient' | 'profileCode' | 'callback', (slot: Slot | MessageRow) => string | null> = {
-  state: (slot) => slot.record.state,
-  recipient: (slot) => slot.record.recipient,
-  profileCode: (slot) => slot.record.profileCode,
-  callback: (slot) => openCallbackState(slot.record),
-};
+/** List order: the earlier `record.createdAt` first, then the earlier inserted (read backwards: newest first). */
+const newestLast = (a: Slot, b: Slot): number => a.record.createdAt - b.record.createdAt || a.seq - b.seq;
 
-type Key = keyof typeof KEYED;
-const KEYS = Object.keys(KEYED) as Key[];
-
-/** principalId -> value -> the rows; two maps, so no pair of texts needs a separator. */
-type ByValue = Map<string, Map<string, SortedSlots>>;
+/** A principal's rows in list order, all of them or by the value `valueOf` reads (`null`: on none of its lists). */
+function lists(valueOf?: (row: Slot | MessageRow) => string | null): SlotGroups<string> {
+  return new SlotGroups({
+    order: newestLast,
+    key: (slot) => slot.record.principalId,
+    subKey: valueOf,
+    moves: (slot, after) =>
+      slot.record.principalId !== after.record.principalId ||
+      slot.record.createdAt !== after.record.createdAt ||
+      (valueOf !== undefined && valueOf(slot) !== valueOf(after)),
+  });
+}
 
 /** The rows by principal, and by principal and each filtered field, in list order. */
 export class ListIndex {
-  readonly #byPrincipal = new Map<string, SortedSlots>();
-  readonly #byKey: Record<Key, ByValue> = { state: new Map(), recipient: new Map(), profileCode: new Map(), callback: new Map() };
+  readonly #all = lists();
+  readonly #byState = lists((row) => row.record.state);
+  readonly #byRecipient = lists((row) => row.record.recipient);
+  readonly #byProfile = lists((row) => row.record.profileCode);
+  /** By report state: pending or failed, for report recovery's list. */
+  readonly #byCallback = lists((row) => openCallbackState(row.record));
+  /** The lists, for the store to keep up. */
+  readonly indexes = [this.#all, this.#byState, this.#byRecipient, this.#byProfile, this.#byCallback];
   readonly #externalIds: ExternalIdIndex;
 
   /** `externalIds`: the store's lookup by external id, which the list reads for that filter. */
   constructor(externalIds: ExternalIdIndex) {
     this.#externalIds = externalIds;
-  }
-
-  /**
-   * What a write of `after` over the row `before` holds moves in this index: `'all'` when its
-   * principal or place changes, else the lists whose value changes (a state change moves the
-   * row in its state's lists only), `null` for none.
-   */
-  static changes(before: Slot, after: MessageRow): 'all' | Key[] | null {
-    if (before.record.principalId !== after.record.principalId || before.record.createdAt !== after.record.createdAt) return 'all';
-    // Most writes move nothing here: no list is built for them.
-    let moved: Key[] | null = null;
-    for (const key of KEYS) if (KEYED[key](before) !== KEYED[key](after)) (moved ??= []).push(key);
-    return moved;
-  }
-
-  /** Lists `slot` under its row's principal and values (`keys`: under those values only, already listed under the rest). */
-  add(slot: Slot, keys: 'all' | readonly Key[] = 'all'): void {
-    const principalId = slot.record.principalId;
-    if (keys === 'all') {
-      let own = this.#byPrincipal.get(principalId);
-      if (own === undefined) this.#byPrincipal.set(principalId, (own = new SortedSlots()));
-      own.add(slot);
-    }
-    for (const key of keys === 'all' ? KEYS : keys) {
-      const value = KEYED[key](slot);
-      if (value === null) continue;
-      const byValue = this.#byKey[key];
-      let ofPrincipal = byValue.get(principalId);
-      if (ofPrincipal === undefined) byValue.set(principalId, (ofPrincipal = new Map()));
-      let slots = ofPrincipal.get(value);
-      if (slots === undefined) ofPrincipal.set(value, (slots = new SortedSlots()));
-      slots.add(slot);
-    }
-  }
-
-  /** Stops listing `slot` (under the principal and values it was added with; `keys`: under those values only). */
-  remove(slot: Slot, keys: 'all' | readonly Key[] = 'all'): void {
-    const principalId = slot.record.principalId;
-    if (keys === 'all') {
-      const own = this.#byPrincipal.get(principalId);
-      if (own === undefined) return;
-      own.remove(slot);
-      if (own.size === 0) this.#byPrincipal.delete(principalId);
-    }
-    for (const key of keys === 'all' ? KEYS : keys) {
-      const ofPrincipal = this.#byKey[key].get(principalId);
-      const value = KEYED[key](slot);
-      const slots = value === null ? undefined : ofPrincipal?.get(value);
-      if (ofPrincipal === undefined || slots === undefined || value === null) continue;
-      slots.remove(slot);
-      if (slots.size === 0) ofPrincipal.delete(value);
-      if (ofPrincipal.size === 0) this.#byKey[key].delete(principalId);
-    }
   }
 
   /** The page of rows `query` asks for: the narrowest list its filters name, walked from its start. */
@@ -118,8 +70,8 @@ export class ListIndex {
     const out: MessageRow[] = [];
     if (limit === 0) return out;
     const after = startOf(query);
-    const lists = statesOf(query).map((state) => this.#byKey.callback.get(query.principalId)?.get(state)?.newestFirst(after) ?? []);
-    for (const slot of mergeNewestFirst(lists)) {
+    const callbacks = statesOf(query).map((state) => newestFirst(this.#byCallback.get(query.principalId, state), after));
+    for (const slot of mergeNewestFirst(callbacks)) {
       if (query.since !== undefined && slot.record.createdAt < query.since) break;
       out.push(slot.row());
       if (out.length === limit) break;
@@ -133,9 +85,9 @@ export class ListIndex {
    */
   byRecipient(recipient: string, fromPrincipal: string | null, limit: number): MessageRow[] {
     const out: MessageRow[] = [];
-    const principals = [...this.#byKey.recipient.keys()].filter((id) => fromPrincipal === null || id >= fromPrincipal).sort();
+    const principals = [...this.#byRecipient.keys()].filter((id) => fromPrincipal === null || id >= fromPrincipal).sort();
     for (const principalId of principals) {
-      for (const slot of this.#byKey.recipient.get(principalId)?.get(recipient)?.newestFirst() ?? []) {
+      for (const slot of newestFirst(this.#byRecipient.get(principalId, recipient))) {
         if (out.length === limit) return out;
         out.push(slot.row());
       }
@@ -147,17 +99,24 @@ export class ListIndex {
   #candidates(query: MessageListQuery): Iterable<Slot> {
     const { principalId } = query;
     const after = startOf(query);
-    const single = (key: Key, value: string) => this.#byKey[key].get(principalId)?.get(value)?.newestFirst(after) ?? [];
     if (query.externalId !== undefined) {
       const slots = this.#externalIds.slots(principalId, query.externalId);
       return after === undefined ? slots : slots.filter((slot) => isAfter({ createdAt: slot.record.createdAt, seq: slot.seq }, after));
     }
-    if (query.recipient !== undefined) return single('recipient', query.recipient);
+    if (query.recipient !== undefined) return newestFirst(this.#byRecipient.get(principalId, query.recipient), after);
     const states = query.states ?? [];
-    if (states.length > 0) return mergeNewestFirst([...new Set(states)].map((state) => single('state', state)));
-    if (query.profileCode !== undefined) return single('profileCode', query.profileCode);
-    return this.#byPrincipal.get(principalId)?.newestFirst(after) ?? [];
+    if (states.length > 0) return mergeNewestFirst([...new Set(states)].map((state) => newestFirst(this.#byState.get(principalId, state), after)));
+    if (query.profileCode !== undefined) return newestFirst(this.#byProfile.get(principalId, query.profileCode), after);
+    return newestFirst(this.#all.get(principalId), after);
   }
+}
+
+/** The slots of `list` newest first, starting strictly after (older than) `after` when given. */
+function newestFirst(list: SortedSlots | undefined, after?: ListPosition): Iterable<Slot> {
+  if (list === undefined) return [];
+  if (after === undefined) return list.backFrom();
+  const { createdAt, seq } = after;
+  return list.backFrom((slot) => slot.record.createdAt < createdAt || (slot.record.createdAt === createdAt && slot.seq < seq));
 }
 
 /** Where a page starts: after the older of its cursor and its `until` (every row before `until` is older than it). */

@@ -6,6 +6,7 @@
  */
 import type { MessageRow } from '../record-store.js';
 import type { Slot } from './slot.js';
+import type { SlotIndex } from './sorted-slots.js';
 
 /** Every carrier id of every row, to its slot. */
 export class CarrierIdIndex {
@@ -59,16 +60,14 @@ const newestFirst = (a: Slot, b: Slot): number => b.record.createdAt - a.record.
  * The rows by principal and external id. Most external ids name one row, so a key holds
  * the slot itself, and a set only once a second row shares it.
  */
-export class ExternalIdIndex {
+export class ExternalIdIndex implements SlotIndex {
   /** principalId -> externalId -> its slot or slots; two maps, so no pair of texts needs a separator. */
   readonly #byPrincipal = new Map<string, Map<string, Slot | Set<Slot>>>();
 
-  /** Whether a write of `after` over the row `before` holds moves the row in this index. */
-  static changes(before: Slot, after: MessageRow): boolean {
-    return before.record.principalId !== after.record.principalId || before.record.externalId !== after.record.externalId;
+  moves(slot: Slot, after: MessageRow): boolean {
+    return slot.record.principalId !== after.record.principalId || slot.record.externalId !== after.record.externalId;
   }
 
-  /** Finds `slot` by its row's principal and external id. */
   add(slot: Slot): void {
     const { principalId, externalId } = slot.record;
     let ofPrincipal = this.#byPrincipal.get(principalId);
@@ -79,7 +78,6 @@ export class ExternalIdIndex {
     else ofPrincipal.set(externalId, new Set([held, slot]));
   }
 
-  /** Stops finding `slot` by its row's principal and external id (the ones it was added with). */
   remove(slot: Slot): void {
     const { principalId, externalId } = slot.record;
     const ofPrincipal = this.#byPrincipal.get(principalId);
