@@ -17,30 +17,18 @@ export class CarrierIdIndex {
     for (const id of ids) this.#slots.set(id, slot);
   }
 
-  /**
-   * Finds `slot` by the ids of `after` rather than those of `before` (the row's carrier ids
-   * before and after a write; `before` as the slot keeps them: one id, or the array).
-   */
-  update(slot: Slot, before: string | readonly string[], after: readonly string[]): void {
+  /** Finds `slot` by the ids of `after` rather than by those its row has. */
+  update(slot: Slot, after: readonly string[]): void {
+    const before = slot.carrierIdList();
     if (before === after) return;
-    if (typeof before === 'string') {
-      if (after.length === 1 && after[0] === before) return;
-      if (!after.includes(before) && this.#slots.get(before) === slot) this.#slots.delete(before);
-      for (const id of after) if (id !== before) this.#slots.set(id, slot);
-      return;
-    }
     for (const id of before) if (!after.includes(id) && this.#slots.get(id) === slot) this.#slots.delete(id);
-    // Ids the row had already point at it; only the new ones need setting.
+    // Ids the row had already point at it (unless a later row took them); only the new ones need setting.
     for (const id of after) if (!before.includes(id)) this.#slots.set(id, slot);
   }
 
-  /** Stops finding `slot` by `ids` (one id, or an array). */
-  remove(slot: Slot, ids: string | readonly string[]): void {
-    if (typeof ids === 'string') {
-      if (this.#slots.get(ids) === slot) this.#slots.delete(ids);
-      return;
-    }
-    for (const id of ids) if (this.#slots.get(id) === slot) this.#slots.delete(id);
+  /** Stops finding `slot` by the ids its row has. */
+  remove(slot: Slot): void {
+    for (const id of slot.carrierIdList()) if (this.#slots.get(id) === slot) this.#slots.delete(id);
   }
 
   /** The slot of the first of `ids` that any row has, or `undefined`. */

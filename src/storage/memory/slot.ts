@@ -26,20 +26,20 @@ function keptIds(ids: readonly string[]): string | readonly string[] {
  */
 export class Slot {
   // The stored row's fields, as `MessageRow` names them (its carrier ids aside, below).
-  record: MessageRecord;
-  book: RowBook;
-  version: number;
-  seq: number;
-  queue: number | null;
-  orderKey: number;
-  dueAt: number;
-  leaseOwner: string | null;
-  leaseUntil: number | null;
-  reportDueAt: number | null;
-  timer: Timer | null;
-  timerAt: number | null;
+  record!: MessageRecord;
+  book!: RowBook;
+  version!: number;
+  readonly seq: number;
+  queue!: number | null;
+  orderKey!: number;
+  dueAt!: number;
+  leaseOwner!: string | null;
+  leaseUntil!: number | null;
+  reportDueAt!: number | null;
+  timer!: Timer | null;
+  timerAt!: number | null;
   /** The row's carrier ids: the one id itself when it has one, else the array ({@link Slot.carrierIdList}). */
-  carrierIds: string | readonly string[];
+  carrierIds!: string | readonly string[];
 
   /** The submit-queue list it is in, if any (submit-queue.ts). */
   lane: SortedSlots | null = null;
@@ -48,21 +48,10 @@ export class Slot {
   /** Its report key (`MessageWrite.reported`), given by the write that ended its message; `null` before. */
   reportKey: number | null = null;
 
-  /** A slot holding `row` (its `version` and `seq` as given). */
-  constructor(row: MessageRow) {
-    this.record = row.record;
-    this.book = row.book;
-    this.version = row.version;
-    this.seq = row.seq;
-    this.queue = row.queue;
-    this.orderKey = row.orderKey;
-    this.dueAt = row.dueAt;
-    this.leaseOwner = row.leaseOwner;
-    this.leaseUntil = row.leaseUntil;
-    this.reportDueAt = row.reportDueAt;
-    this.timer = row.timer;
-    this.timerAt = row.timerAt;
-    this.carrierIds = keptIds(row.carrierIds);
+  /** A slot holding `row` at version 0, inserted as `seq`. */
+  constructor(row: MessageRow, seq: number) {
+    this.seq = seq;
+    this.store(row, 0);
   }
 
   /** Makes `row` the slot's row, at `version` (its `seq` stays the slot's). */

@@ -148,9 +148,9 @@ export interface SlotIndex {
 export interface Grouping<K> {
   /** The order within a group. */
   order: SlotOrder;
-  /** The group of `slot`'s row: a first key (`null`: in no group) and a second (`null`: in no group). */
+  /** The first key of the group of `slot`'s row; `null`: in no group. */
   key(slot: Slot): K | null;
-  /** The second key, when one key does not name the group. */
+  /** Its second key, when one key does not name the group; `null`: in no group. */
   subKey?(slot: Slot): string | null;
   /** See {@link SlotIndex.moves}: whether the write changes a field `key`, `subKey` or `order` reads. */
   moves(slot: Slot, after: MessageRow): boolean;

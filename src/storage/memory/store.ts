@@ -16,11 +16,10 @@ import type { IdempotencyCursor } from '../erase-storage.js';
 import { delegateInbound, type InboundStorage } from '../inbound-record.js';
 import { IdempotencyRecords } from './idempotency.js';
 import { MemoryInbound } from './inbound.js';
-import type { InsertCounted, InsertGuard, InsertRefusal, MessageRow, MessageWrite, RecordStore, Timer } from '../record-store.js';
+import type { InsertCounted, InsertGuard, InsertRefusal, MessageRow, MessageWrite, RecordStore, ReportedRow, Timer } from '../record-store.js';
 import { UnitCounters } from './unit-counters.js';
 import { ListIndex } from './list-index.js';
 import { ReportLog } from './report-log.js';
-import type { ReportedRow } from '../record-store.js';
 import { CarrierIdIndex, ExternalIdIndex } from './lookups.js';
 import type { MessageListQuery } from '../message-list.js';
 import type { CallbackListQuery } from '../callback-list.js';
@@ -60,11 +59,7 @@ export class MemoryRecordStore implements RecordStore {
   readonly #counters = new UnitCounters();
   /** Every index of the slots, which each insert, write and delete keeps up. */
   readonly #indexes: readonly SlotIndex[] = [
-    this.#queue,
-    this.#reports,
-    this.#timers,
-    this.#externalIds,
-    this.#reportLog,
+    ...[this.#queue, this.#reports, this.#timers, this.#externalIds, this.#reportLog],
     ...this.#members.indexes,
     ...this.#list.indexes,
   ];
@@ -132,7 +127,6 @@ export class MemoryRecordStore implements RecordStore {
     return this.#reportLog.read(principalId, after, limit);
   }
 
-
   /** See {@link RecordStore.findByRecipient}. */
   async findByRecipient(recipient: string, fromPrincipal: string | null, limit: number): Promise<MessageRow[]> {
     return this.#list.byRecipient(recipient, fromPrincipal, Math.max(0, limit));
@@ -196,7 +190,7 @@ export class MemoryRecordStore implements RecordStore {
       if (slot === undefined) continue;
       this.#slots.delete(ref);
       for (const index of this.#indexes) index.remove(slot);
-      this.#carrierIds.remove(slot, slot.carrierIds);
+      this.#carrierIds.remove(slot);
       deleted++;
     }
     return deleted;
@@ -240,9 +234,7 @@ export class MemoryRecordStore implements RecordStore {
 
   /** Stores `row` at version 0 with the next `seq`, in every index. */
   #insert(row: MessageRow): void {
-    const slot = new Slot(row);
-    slot.version = 0;
-    slot.seq = this.#seq++;
+    const slot = new Slot(row, this.#seq++);
     this.#slots.set(row.record.ref, slot);
     for (const index of this.#indexes) index.add(slot);
     if (row.carrierIds.length > 0) this.#carrierIds.add(slot, row.carrierIds);
@@ -257,7 +249,7 @@ export class MemoryRecordStore implements RecordStore {
     // Out of each index the write moves it in, while the slot still holds the row it was placed with.
     const moving = this.#indexes.filter((index) => index.moves(slot, after) || (write.reported === true && index === this.#reportLog));
     for (const index of moving) index.remove(slot);
-    this.#carrierIds.update(slot, slot.carrierIds, after.carrierIds);
+    this.#carrierIds.update(slot, after.carrierIds);
     slot.store(after, write.expectedVersion + 1);
     if (write.reported === true) slot.reportKey = this.#reportLog.nextKey();
     for (const index of moving) index.add(slot);
