@@ -10,10 +10,11 @@
  */
 import { openCallbackState, statesOf, type CallbackListQuery } from '../callback-list.js';
 import { isAfter, matchesFilter, type ListPosition, type MessageListQuery } from '../message-list.js';
+import type { MessageRecord } from '../message-record.js';
 import type { MessageRow } from '../record-store.js';
 import type { ExternalIdIndex } from './lookups.js';
 import type { Slot } from './slot.js';
-import { SlotGroups, type SortedSlots } from './sorted-slots.js';
+import { SlotGroups, type Place, type SortedSlots } from './sorted-slots.js';
 
 /** List order: the earlier `record.createdAt` first, then the earlier inserted (read backwards: newest first). */
 const newestLast = (a: Slot, b: Slot): number => a.record.createdAt - b.record.createdAt || a.seq - b.seq;
@@ -41,42 +42,19 @@ export class ListIndex {
   readonly #byCallback = lists((row) => openCallbackState(row.record));
   /** The lists, for the store to keep up. */
   readonly indexes = [this.#all, this.#byState, this.#byRecipient, this.#byProfile, this.#byCallback];
-  readonly #externalIds: ExternalIdIndex;
 
   /** `externalIds`: the store's lookup by external id, which the list reads for that filter. */
-  constructor(externalIds: ExternalIdIndex) {
-    this.#externalIds = externalIds;
-  }
+  constructor(private readonly externalIds: ExternalIdIndex) {}
 
   /** The page of rows `query` asks for: the narrowest list its filters name, walked from its start. */
   list(query: MessageListQuery): MessageRow[] {
-    const limit = Math.max(0, Math.floor(query.limit));
-    const out: MessageRow[] = [];
-    if (limit === 0) return out;
-    for (const slot of this.#candidates(query)) {
-      if (query.until !== undefined && slot.record.createdAt >= query.until) continue;
-      // Newest first: once older than `since`, every later slot is too.
-      if (query.since !== undefined && slot.record.createdAt < query.since) break;
-      if (!matchesFilter(slot.record, query)) continue;
-      out.push(slot.row());
-      if (out.length === limit) break;
-    }
-    return out;
+    return page(this.#candidates(query), query, (record) => matchesFilter(record, query));
   }
 
   /** The page of rows a callback list asks for: its states' lists merged, walked from the page's start. */
   listCallbacks(query: CallbackListQuery): MessageRow[] {
-    const limit = Math.max(0, Math.floor(query.limit));
-    const out: MessageRow[] = [];
-    if (limit === 0) return out;
     const after = startOf(query);
-    const callbacks = statesOf(query).map((state) => newestFirst(this.#byCallback.get(query.principalId, state), after));
-    for (const slot of mergeNewestFirst(callbacks)) {
-      if (query.since !== undefined && slot.record.createdAt < query.since) break;
-      out.push(slot.row());
-      if (out.length === limit) break;
-    }
-    return out;
+    return page(mergeNewestFirst(statesOf(query).map((state) => newestFirst(this.#byCallback.get(query.principalId, state), after))), query);
   }
 
   /**
@@ -100,7 +78,7 @@ export class ListIndex {
     const { principalId } = query;
     const after = startOf(query);
     if (query.externalId !== undefined) {
-      const slots = this.#externalIds.slots(principalId, query.externalId);
+      const slots = this.externalIds.slots(principalId, query.externalId);
       return after === undefined ? slots : slots.filter((slot) => isAfter({ createdAt: slot.record.createdAt, seq: slot.seq }, after));
     }
     if (query.recipient !== undefined) return newestFirst(this.#byRecipient.get(principalId, query.recipient), after);
@@ -114,10 +92,11 @@ export class ListIndex {
 /** The slots of `list` newest first, starting strictly after (older than) `after` when given. */
 function newestFirst(list: SortedSlots | undefined, after?: ListPosition): Iterable<Slot> {
   if (list === undefined) return [];
-  if (after === undefined) return list.backFrom();
-  const { createdAt, seq } = after;
-  return list.backFrom((slot) => slot.record.createdAt < createdAt || (slot.record.createdAt === createdAt && slot.seq < seq));
+  return after === undefined ? list.backFrom() : list.backFrom(againstPosition, after);
 }
+
+/** Where `slot` is against `at` in list order (see {@link Place}). */
+const againstPosition: Place<ListPosition> = (slot, at) => slot.record.createdAt - at.createdAt || slot.seq - at.seq;
 
 /** Where a page starts: after the older of its cursor and its `until` (every row before `until` is older than it). */
 function startOf(query: { after?: ListPosition; until?: number }): ListPosition | undefined {
@@ -125,24 +104,28 @@ function startOf(query: { after?: ListPosition; until?: number }): ListPosition 
   return query.after === undefined ? bound : bound === undefined || isAfter(query.after, bound) ? query.after : bound;
 }
 
+/** Up to `query.limit` rows of `slots` (newest first from the page's start) that `matches` keeps, down to `query.since`. */
+function page(slots: Iterable<Slot>, query: { since?: number; limit: number }, matches = (_record: MessageRecord) => true): MessageRow[] {
+  const limit = Math.max(0, Math.floor(query.limit));
+  const out: MessageRow[] = [];
+  for (const slot of limit === 0 ? [] : slots) {
+    // Newest first: once older than `since`, every later slot is too.
+    if (query.since !== undefined && slot.record.createdAt < query.since) break;
+    if (!matches(slot.record)) continue;
+    if (out.push(slot.row()) === limit) break;
+  }
+  return out;
+}
+
 /** The slots of several lists (each newest first, none shared), merged newest first. */
 function* mergeNewestFirst(lists: Iterable<Slot>[]): Generator<Slot, void, undefined> {
-  const heads = lists.map((list) => list[Symbol.iterator]());
-  const current = heads.map((it) => it.next());
+  const walks = lists.map((list) => list[Symbol.iterator]());
+  const heads = walks.map((walk) => walk.next().value as Slot | undefined);
   for (;;) {
     let best = -1;
-    for (let i = 0; i < current.length; i++) {
-      const item = current[i]!;
-      if (item.done === true) continue;
-      if (best === -1) best = i;
-      else {
-        const a = item.value;
-        const b = (current[best] as IteratorYieldResult<Slot>).value;
-        if (a.record.createdAt > b.record.createdAt || (a.record.createdAt === b.record.createdAt && a.seq > b.seq)) best = i;
-      }
-    }
+    for (let i = 0; i < heads.length; i++) if (heads[i] !== undefined && (best === -1 || newestLast(heads[i]!, heads[best]!) > 0)) best = i;
     if (best === -1) return;
-    yield (current[best] as IteratorYieldResult<Slot>).value;
-    current[best] = heads[best]!.next();
+    yield heads[best]!;
+    heads[best] = walks[best]!.next().value as Slot | undefined;
   }
 }

@@ -19,8 +19,9 @@ export class CarrierIdIndex {
 
   /** Finds `slot` by the ids of `after` rather than by those its row has. */
   update(slot: Slot, after: readonly string[]): void {
+    // Most writes keep the row's one id, or the array the slot already keeps.
+    if (slot.carrierIds === after || (after.length === 1 && slot.carrierIds === after[0])) return;
     const before = slot.carrierIdList();
-    if (before === after) return;
     for (const id of before) if (!after.includes(id) && this.#slots.get(id) === slot) this.#slots.delete(id);
     // Ids the row had already point at it (unless a later row took them); only the new ones need setting.
     for (const id of after) if (!before.includes(id)) this.#slots.set(id, slot);

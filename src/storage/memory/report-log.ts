@@ -6,7 +6,10 @@
  * @module
  */
 import type { ReportedRow } from '../record-store.js';
-import { SlotGroups } from './sorted-slots.js';
+import { SlotGroups, type Place } from './sorted-slots.js';
+
+/** Where `slot` is against key `after` (see {@link Place}): before it when its key is not above it. */
+const afterKey: Place<number | null> = (slot, after) => (after !== null && slot.reportKey! <= after ? -1 : 1);
 
 /** The slots that have a report key, by principal, in key order. */
 export class ReportLog extends SlotGroups<string> {
@@ -29,7 +32,7 @@ export class ReportLog extends SlotGroups<string> {
   read(principalId: string, after: number | null, limit: number): ReportedRow[] {
     const found: ReportedRow[] = [];
     if (limit <= 0) return found;
-    for (const slot of this.get(principalId)?.from((slot) => after !== null && slot.reportKey! <= after) ?? []) {
+    for (const slot of this.get(principalId)?.from(afterKey, after) ?? []) {
       found.push({ seq: slot.reportKey!, row: slot.row() });
       if (found.length === limit) break;
     }

@@ -15,8 +15,12 @@ const BUCKET = 512;
 /** How two slots are ordered: negative when `a` comes first. A total order: its last tie-break is `seq`. */
 export type SlotOrder = (a: Slot, b: Slot) => number;
 
-/** Whether a slot comes before a place in an order: true for a prefix of the order, false from the place on. */
-type Before = (slot: Slot) => boolean;
+/**
+ * Where a slot is against a place `at` in an order: negative when it comes before it (a
+ * prefix of the order), else not. A function of the place rather than a closure over it: a
+ * search runs at every add and removal.
+ */
+export type Place<P> = (slot: Slot, at: P) => number;
 
 /**
  * Slots in one order. A slot is found by its place, so the fields its order reads must not
@@ -55,76 +59,76 @@ export class SortedSlots {
   /** Adds `slot` at its place (most often the end: most orders follow insertion). */
   add(slot: Slot): void {
     const buckets = this.#buckets;
-    const before: Before = (other) => this.order(other, slot) < 0;
     this.#size++;
     const last = buckets[buckets.length - 1];
     if (last === undefined) {
       buckets.push([slot]);
       return;
     }
-    const b = before(last[last.length - 1]!) ? buckets.length - 1 : this.#bucketAt(before);
+    const isLast = this.order(last[last.length - 1]!, slot) < 0;
+    const b = isLast ? buckets.length - 1 : this.#bucketAt(this.order, slot);
     const bucket = buckets[b]!;
-    bucket.splice(indexAt(bucket, before), 0, slot);
+    if (isLast) bucket.push(slot);
+    else bucket.splice(indexAt(bucket, this.order, slot), 0, slot);
     if (bucket.length > BUCKET) buckets.splice(b + 1, 0, bucket.splice(BUCKET >>> 1));
   }
 
   /** Removes `slot` (placed with its fields as they are); nothing when it is not held. */
   remove(slot: Slot): void {
-    const before: Before = (other) => this.order(other, slot) < 0;
-    const b = this.#bucketAt(before);
+    const b = this.#bucketAt(this.order, slot);
     const bucket = this.#buckets[b];
     if (bucket === undefined) return;
-    const i = indexAt(bucket, before);
+    const i = indexAt(bucket, this.order, slot);
     if (bucket[i] !== slot) return;
     this.#size--;
     if (bucket.length === 1) this.#buckets.splice(b, 1);
     else bucket.splice(i, 1);
   }
 
-  /** The slots in order, from the first that `before` does not hold for (every slot when absent). */
-  *from(before?: Before): Generator<Slot, void, undefined> {
+  /** The slots in order, from the first not before `at` by `place` (every slot when `place` is absent). */
+  *from<P>(place?: Place<P>, at?: P): Generator<Slot, void, undefined> {
     const buckets = this.#buckets;
-    let b = before === undefined ? 0 : this.#bucketAt(before);
-    let i = before === undefined || b === buckets.length ? 0 : indexAt(buckets[b]!, before);
+    let b = place === undefined ? 0 : this.#bucketAt(place, at!);
+    let i = place === undefined || b === buckets.length ? 0 : indexAt(buckets[b]!, place, at!);
     for (; b < buckets.length; b++, i = 0) {
       const bucket = buckets[b]!;
       for (; i < bucket.length; i++) yield bucket[i]!;
     }
   }
 
-  /** The slots in reverse order, from the last that `before` holds for (every slot when absent). */
-  *backFrom(before?: Before): Generator<Slot, void, undefined> {
+  /** The slots in reverse order, from the last before `at` by `place` (every slot when `place` is absent). */
+  *backFrom<P>(place?: Place<P>, at?: P): Generator<Slot, void, undefined> {
     const buckets = this.#buckets;
-    let b = before === undefined ? buckets.length : this.#bucketAt(before);
-    // The first slot not before is at (b, i); the walk starts just ahead of it.
-    let i = b === buckets.length ? 0 : indexAt(buckets[b]!, before!);
+    let b = place === undefined ? buckets.length : this.#bucketAt(place, at!);
+    // The first slot not before `at` is at (b, i); the walk starts just ahead of it.
+    let i = b === buckets.length ? 0 : indexAt(buckets[b]!, place!, at!);
     for (; b >= 0; b--, i = buckets[b]?.length ?? 0) {
       const bucket = buckets[b];
       if (bucket !== undefined) for (i--; i >= 0; i--) yield bucket[i]!;
     }
   }
 
-  /** Index of the first bucket whose last slot `before` does not hold for (`buckets.length` when none). */
-  #bucketAt(before: Before): number {
+  /** Index of the first bucket whose last slot is not before `at` (`buckets.length` when none is). */
+  #bucketAt<P>(place: Place<P>, at: P): number {
     let low = 0;
     let high = this.#buckets.length;
     while (low < high) {
       const mid = (low + high) >>> 1;
       const bucket = this.#buckets[mid]!;
-      if (before(bucket[bucket.length - 1]!)) low = mid + 1;
+      if (place(bucket[bucket.length - 1]!, at) < 0) low = mid + 1;
       else high = mid;
     }
     return low;
   }
 }
 
-/** Index in `bucket` of the first slot `before` does not hold for. */
-function indexAt(bucket: readonly Slot[], before: Before): number {
+/** Index in `bucket` of the first slot not before `at`. */
+function indexAt<P>(bucket: readonly Slot[], place: Place<P>, at: P): number {
   let low = 0;
   let high = bucket.length;
   while (low < high) {
     const mid = (low + high) >>> 1;
-    if (before(bucket[mid]!)) low = mid + 1;
+    if (place(bucket[mid]!, at) < 0) low = mid + 1;
     else high = mid;
   }
   return low;
