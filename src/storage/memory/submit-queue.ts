@@ -61,7 +61,7 @@ export class SubmitQueue implements SlotIndex {
   add(slot: Slot): void {
     if (slot.queue === null) return;
     const at = readyAt(slot);
-    if (at > this.#latestNow) this.#wait(slot, at);
+    if (at > this.#latestNow) this.#put(this.#waiting, slot, at);
     else this.#makeReady(slot);
   }
 
@@ -84,19 +84,16 @@ export class SubmitQueue implements SlotIndex {
     const leaseUntil = now + options.leaseMs;
     for (const rank of this.#ranks) {
       const ready = this.#ready.get(rank)!;
-      while (claimed.length < limit) {
-        const slot = ready.shift();
-        if (slot === undefined) break;
-        slot.lane = null;
+      for (let slot = ready.first(); slot !== undefined && claimed.length < limit; slot = ready.first()) {
         if (!this.#claimable(slot, now)) continue;
+        this.remove(slot);
         slot.version++;
         slot.leaseOwner = owner;
         slot.leaseUntil = leaseUntil;
         // Not woken again before this claim ends, even with `leaseMs` 0: the wake ran already.
-        this.#wait(slot, readyAt(slot));
+        this.#put(this.#waiting, slot, readyAt(slot));
         claimed.push(slot.row());
       }
-      if (claimed.length === limit) break;
     }
     return claimed;
   }
@@ -105,67 +102,44 @@ export class SubmitQueue implements SlotIndex {
   head(queue: number, now: number): number | null {
     this.#wake(now);
     const ready = this.#ready.get(queue);
-    if (ready === undefined) return null;
-    for (let slot = ready.first(); slot !== undefined; slot = ready.first()) {
-      if (readyAt(slot) <= now && !lapsed(slot, now)) return slot.orderKey;
-      ready.shift();
-      slot.lane = null;
-      this.#claimable(slot, now);
-    }
+    for (let slot = ready?.first(); slot !== undefined; slot = ready!.first()) if (this.#claimable(slot, now)) return slot.orderKey;
     return null;
   }
 
-  /** Whether a claim at `now` may take `slot` (out of every list); when it may not, sets it aside until it may. */
+  /** Whether a claim at `now` may take `slot`, which is ready; when it may not, sets it aside until it may. */
   #claimable(slot: Slot, now: number): boolean {
     const at = readyAt(slot);
-    if (at > now) {
-      this.#wait(slot, at);
-      return false;
-    }
-    if (lapsed(slot, now)) {
-      slot.laneAt = validUntil(slot)!;
-      this.#lapsed.add(slot);
-      slot.lane = this.#lapsed;
-      return false;
-    }
-    return true;
+    const until = validUntil(slot);
+    if (at <= now && (until === null || until > now)) return true;
+    this.remove(slot);
+    if (at > now) this.#put(this.#waiting, slot, at);
+    else this.#put(this.#lapsed, slot, until!);
+    return false;
   }
 
   /** Moves to their ready lists the rows a claim at `now` may take that wait aside. */
   #wake(now: number): void {
     if (now > this.#latestNow) this.#latestNow = now;
-    for (let top = this.#waiting.first(); top !== undefined && top.laneAt <= now; top = this.#waiting.first()) {
-      this.#waiting.shift();
-      this.#makeReady(top);
-    }
-    for (let top = this.#lapsed.first(); top !== undefined && top.laneAt > now; top = this.#lapsed.first()) {
-      this.#lapsed.shift();
-      this.#makeReady(top);
-    }
+    for (let top = this.#waiting.first(); top !== undefined && top.laneAt <= now; top = this.#waiting.first()) this.#makeReady(top);
+    for (let top = this.#lapsed.first(); top !== undefined && top.laneAt > now; top = this.#lapsed.first()) this.#makeReady(top);
   }
 
-  /** Sets `slot` (out of every list) aside until `at`. */
-  #wait(slot: Slot, at: number): void {
-    slot.laneAt = at;
-    this.#waiting.add(slot);
-    slot.lane = this.#waiting;
-  }
-
-  /** Puts `slot` (out of every list) in its class's ready list. */
+  /** Puts `slot` in its class's ready list (out of the list it is in). */
   #makeReady(slot: Slot): void {
+    this.remove(slot);
     const queue = slot.queue!;
     let ready = this.#ready.get(queue);
     if (ready === undefined) {
       this.#ready.set(queue, (ready = new SortedSlots(byOrderKey)));
       this.#ranks = [...this.#ranks, queue].sort((a, b) => a - b);
     }
-    ready.add(slot);
-    slot.lane = ready;
+    this.#put(ready, slot, slot.laneAt);
   }
-}
 
-/** Whether the validity of `slot`'s row has ended at `now`. */
-function lapsed(slot: Slot, now: number): boolean {
-  const until = validUntil(slot);
-  return until !== null && until <= now;
+  /** Puts `slot` (out of every list) in `lane`, at `laneAt` when the lane is ordered by it. */
+  #put(lane: SortedSlots, slot: Slot, laneAt: number): void {
+    slot.laneAt = laneAt;
+    lane.add(slot);
+    slot.lane = lane;
+  }
 }
