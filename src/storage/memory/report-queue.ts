@@ -37,20 +37,18 @@ export class ReportQueue implements SlotIndex {
    */
   claim(options: ClaimOptions): MessageRow[] {
     const { now } = options;
-    const limit = Math.max(0, options.limit);
     const taken: Slot[] = [];
-    for (let top = this.#due.first(); top !== undefined && top.reportDueAt! <= now && taken.length < limit; top = this.#due.first()) {
-      this.#due.shift();
-      top.version++;
-      top.reportDueAt = now + options.leaseMs;
-      taken.push(top);
+    for (const slot of this.#due.from()) {
+      if (taken.length >= options.limit || slot.reportDueAt! > now) break;
+      taken.push(slot);
     }
-    // Back in only now: with `leaseMs` 0 the same row would come up again in this claim.
-    const rows = new Array<MessageRow>(taken.length);
-    for (let i = 0; i < taken.length; i++) {
-      this.#due.add(taken[i]!);
-      rows[i] = taken[i]!.row();
-    }
-    return rows;
+    // Moved once the walk is done: the walk must not see its list change.
+    return taken.map((slot) => {
+      this.#due.remove(slot);
+      slot.version++;
+      slot.reportDueAt = now + options.leaseMs;
+      this.#due.add(slot);
+      return slot.row();
+    });
   }
 }

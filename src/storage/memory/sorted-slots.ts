@@ -49,13 +49,6 @@ export class SortedSlots {
     return bucket?.[bucket.length - 1];
   }
 
-  /** Removes and returns the first slot; `undefined` when empty. */
-  shift(): Slot | undefined {
-    const slot = this.first();
-    if (slot !== undefined) this.remove(slot);
-    return slot;
-  }
-
   /** Adds `slot` at its place (most often the end: most orders follow insertion). */
   add(slot: Slot): void {
     const buckets = this.#buckets;
