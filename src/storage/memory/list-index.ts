@@ -23,7 +23,7 @@ const newestLast = (a: Slot, b: Slot): number => a.record.createdAt - b.record.c
 function lists(valueOf?: (row: Slot | MessageRow) => string | null): SlotGroups<string> {
   return new SlotGroups({
     order: newestLast,
-    key: (slot) => slot.record.principalId,
+    key: (slot) => (valueOf?.(slot) === null ? null : slot.record.principalId),
     subKey: valueOf,
     moves: (slot, after) =>
       slot.record.principalId !== after.record.principalId ||

@@ -9,8 +9,7 @@
 import type { QueueCount } from '../contract.js';
 import type { MessageRow } from '../record-store.js';
 import type { Slot } from './slot.js';
-import { SlotGroups, type Grouping, type SlotOrder } from './sorted-slots.js';
-import { byOrderKey } from './submit-queue.js';
+import { SlotGroups, type SlotOrder } from './sorted-slots.js';
 
 /** The count of class `queue` in a {@link QueueCount}: 0 is `transactional`, any other `bulk`. */
 const TRANSACTIONAL = 0;
@@ -21,6 +20,7 @@ function acceptedAt(row: Slot | MessageRow): number {
 }
 
 const olderFirst: SlotOrder = (a, b) => acceptedAt(a) - acceptedAt(b) || a.seq - b.seq;
+const greaterKeyFirst: SlotOrder = (a, b) => b.orderKey - a.orderKey || a.seq - b.seq;
 
 /** Whether a write of `after` over the row `slot` holds moves it in the members' lists. */
 function moves(slot: Slot, after: MessageRow): boolean {
@@ -34,8 +34,7 @@ function moves(slot: Slot, after: MessageRow): boolean {
 
 /** The queued rows in `order`: by class (`principal` false), or by class and principal. */
 function members(order: SlotOrder, principal: boolean): SlotGroups<number> {
-  const grouping: Grouping<number> = { order, key: (slot) => slot.queue, moves };
-  return new SlotGroups(principal ? { ...grouping, subKey: (slot) => slot.record.principalId } : grouping);
+  return new SlotGroups({ order, key: (slot) => slot.queue, subKey: principal ? (slot) => slot.record.principalId : undefined, moves });
 }
 
 /**
@@ -46,8 +45,8 @@ function members(order: SlotOrder, principal: boolean): SlotGroups<number> {
 export class QueueMembers {
   readonly #classByAge = members(olderFirst, false);
   readonly #ownByAge = members(olderFirst, true);
-  readonly #classByKey = members(byOrderKey, false);
-  readonly #ownByKey = members(byOrderKey, true);
+  readonly #classByKey = members(greaterKeyFirst, false);
+  readonly #ownByKey = members(greaterKeyFirst, true);
   /** The lists, for the store to keep up. */
   readonly indexes = [this.#classByAge, this.#ownByAge, this.#classByKey, this.#ownByKey];
 
@@ -67,11 +66,11 @@ export class QueueMembers {
 
   /** The greatest `orderKey` among the rows of `principalId` in class `queue`, or `null`. */
   principalLast(queue: number, principalId: string): number | null {
-    return this.#ownByKey.get(queue, principalId)?.last()?.orderKey ?? null;
+    return this.#ownByKey.get(queue, principalId)?.first()?.orderKey ?? null;
   }
 
   /** The greatest `orderKey` in class `queue`, or `null` when it is empty. */
   greatest(queue: number): number | null {
-    return this.#classByKey.get(queue)?.last()?.orderKey ?? null;
+    return this.#classByKey.get(queue)?.first()?.orderKey ?? null;
   }
 }

@@ -43,12 +43,6 @@ export class SortedSlots {
     return this.#buckets[0]?.[0];
   }
 
-  /** The last slot, or `undefined` when empty. */
-  last(): Slot | undefined {
-    const bucket = this.#buckets[this.#buckets.length - 1];
-    return bucket?.[bucket.length - 1];
-  }
-
   /** Adds `slot` at its place (most often the end: most orders follow insertion). */
   add(slot: Slot): void {
     const buckets = this.#buckets;
@@ -147,7 +141,7 @@ export interface Grouping<K> {
   order: SlotOrder;
   /** The first key of the group of `slot`'s row; `null`: in no group. */
   key(slot: Slot): K | null;
-  /** Its second key, when one key does not name the group; `null`: in no group. */
+  /** Its second key, when one key does not name the group (read only where `key` is not `null`). */
   subKey?(slot: Slot): string | null;
   /** See {@link SlotIndex.moves}: whether the write changes a field `key`, `subKey` or `order` reads. */
   moves(slot: Slot, after: MessageRow): boolean;
@@ -178,8 +172,8 @@ export class SlotGroups<K> implements SlotIndex {
 
   add(slot: Slot): void {
     const key = this.grouping.key(slot);
-    const subKey = this.#subKey(slot);
-    if (key === null || subKey === null) return;
+    if (key === null) return;
+    const subKey = this.grouping.subKey?.(slot) ?? '';
     let byKey = this.#groups.get(key);
     if (byKey === undefined) this.#groups.set(key, (byKey = new Map()));
     let group = byKey.get(subKey);
@@ -189,17 +183,13 @@ export class SlotGroups<K> implements SlotIndex {
 
   remove(slot: Slot): void {
     const key = this.grouping.key(slot);
-    const subKey = this.#subKey(slot);
     const byKey = key === null ? undefined : this.#groups.get(key);
-    const group = subKey === null ? undefined : byKey?.get(subKey);
+    const subKey = this.grouping.subKey?.(slot) ?? '';
+    const group = byKey?.get(subKey);
     if (group === undefined) return;
     group.remove(slot);
     if (group.size > 0) return;
-    byKey!.delete(subKey!);
+    byKey!.delete(subKey);
     if (byKey!.size === 0) this.#groups.delete(key!);
-  }
-
-  #subKey(slot: Slot): string | null {
-    return this.grouping.subKey === undefined ? '' : this.grouping.subKey(slot);
   }
 }
