@@ -17,7 +17,7 @@ import type { Slot } from './slot.js';
 import { SlotGroups, type Place, type SortedSlots } from './sorted-slots.js';
 
 /** List order: the earlier `record.createdAt` first, then the earlier inserted (read backwards: newest first). */
-const newestLast = (a: Slot, b: Slot): number => a.record.createdAt - b.record.createdAt || a.seq - b.seq;
+export const newestLast = (a: Slot, b: Slot): number => a.record.createdAt - b.record.createdAt || a.seq - b.seq;
 
 /** A principal's rows in list order, all of them or by the value `valueOf` reads (`null`: on none of its lists). */
 function lists(valueOf?: (row: Slot | MessageRow) => string | null): SlotGroups<string> {

@@ -5,6 +5,7 @@
  * @module
  */
 import type { MessageRow } from '../record-store.js';
+import { newestLast } from './list-index.js';
 import type { Slot } from './slot.js';
 import type { SlotIndex } from './sorted-slots.js';
 
@@ -34,16 +35,10 @@ export class CarrierIdIndex {
 
   /** The slot of the first of `ids` that any row has, or `undefined`. */
   find(ids: readonly string[]): Slot | undefined {
-    for (const id of ids) {
-      const slot = this.#slots.get(id);
-      if (slot !== undefined) return slot;
-    }
+    for (const id of ids) if (this.#slots.has(id)) return this.#slots.get(id);
     return undefined;
   }
 }
-
-/** Newest first: the later `record.createdAt`, then the later inserted. */
-const newestFirst = (a: Slot, b: Slot): number => b.record.createdAt - a.record.createdAt || b.seq - a.seq;
 
 /**
  * The rows by principal and external id. Most external ids name one row, so a key holds
@@ -89,6 +84,6 @@ export class ExternalIdIndex implements SlotIndex {
   slots(principalId: string, externalId: string): Slot[] {
     const held = this.#byPrincipal.get(principalId)?.get(externalId);
     if (held === undefined) return [];
-    return held instanceof Set ? [...held].sort(newestFirst) : [held];
+    return held instanceof Set ? [...held].sort((a, b) => newestLast(b, a)) : [held];
   }
 }

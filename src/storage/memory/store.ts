@@ -177,9 +177,7 @@ export class MemoryRecordStore implements RecordStore {
 
   /** See {@link RecordStore.writeMessages}. */
   async writeMessages(writes: readonly MessageWrite[]): Promise<boolean[]> {
-    const applied = new Array<boolean>(writes.length);
-    for (let i = 0; i < writes.length; i++) applied[i] = this.#write(writes[i]!);
-    return applied;
+    return writes.map((write) => this.#write(write));
   }
 
   /** See {@link RecordStore.deleteMessages}. */
