@@ -75,11 +75,6 @@ export class ExternalIdIndex implements SlotIndex {
     if (ofPrincipal.size === 0) this.#byPrincipal.delete(principalId);
   }
 
-  /** The principal's rows with `externalId`, newest first, at most `limit`. */
-  find(principalId: string, externalId: string, limit: number): MessageRow[] {
-    return limit <= 0 ? [] : this.slots(principalId, externalId).slice(0, limit).map((slot) => slot.row());
-  }
-
   /** The principal's slots with `externalId`, newest first (an external id names few messages). */
   slots(principalId: string, externalId: string): Slot[] {
     const held = this.#byPrincipal.get(principalId)?.get(externalId);

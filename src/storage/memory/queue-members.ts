@@ -39,8 +39,8 @@ function members(order: SlotOrder, principal: boolean): SlotGroups<number> {
 
 /**
  * The rows in the submit queue, counted and ordered per class, for everyone and per
- * principal (see the module's TSDoc): four lists per class and principal, whose slot indexes
- * the store keeps up ({@link QueueMembers.indexes}).
+ * principal (see the module's TSDoc): by class, and by class and principal, each by
+ * acceptance and by `orderKey` (greatest first); the store keeps the four up.
  */
 export class QueueMembers {
   readonly #classByAge = members(olderFirst, false);

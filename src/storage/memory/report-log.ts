@@ -13,19 +13,12 @@ const afterKey: Place<number | null> = (slot, after) => (after !== null && slot.
 
 /** The slots that have a report key, by principal, in key order. */
 export class ReportLog extends SlotGroups<string> {
-  #lastKey = 0;
-
   constructor() {
     super({
       order: (a, b) => a.reportKey! - b.reportKey!,
       key: (slot) => (slot.reportKey === null ? null : slot.record.principalId),
       moves: (slot, after) => slot.record.principalId !== after.record.principalId,
     });
-  }
-
-  /** The next report key: greater than every key given before. */
-  nextKey(): number {
-    return ++this.#lastKey;
   }
 
   /** The principal's messages with a key above `after`, in key order, at most `limit`. */

@@ -59,11 +59,17 @@ export class MemoryRecordStore implements RecordStore {
   readonly #counters = new UnitCounters();
   /** Every index of the slots, which each insert, write and delete keeps up. */
   readonly #indexes: readonly SlotIndex[] = [
-    ...[this.#queue, this.#reports, this.#timers, this.#externalIds, this.#reportLog],
+    this.#queue,
+    this.#reports,
+    this.#timers,
+    this.#externalIds,
+    this.#reportLog,
     ...this.#members.indexes,
     ...this.#list.indexes,
   ];
   #seq = 0;
+  /** The last report key given (`MessageWrite.reported`). */
+  #reportKey = 0;
 
   constructor() {
     delegateInbound(this, new MemoryInbound());
@@ -109,7 +115,7 @@ export class MemoryRecordStore implements RecordStore {
 
   /** See {@link RecordStore.findByExternalId}. */
   async findByExternalId(principalId: string, externalId: string, limit: number): Promise<MessageRow[]> {
-    return this.#externalIds.find(principalId, externalId, limit);
+    return this.#externalIds.slots(principalId, externalId).slice(0, Math.max(0, limit)).map((slot) => slot.row());
   }
 
   /** See {@link RecordStore.listMessages}: the narrowest of the list index's orders, walked from the page's start. */
@@ -249,7 +255,7 @@ export class MemoryRecordStore implements RecordStore {
     for (const index of moving) index.remove(slot);
     this.#carrierIds.update(slot, after.carrierIds);
     slot.store(after, write.expectedVersion + 1);
-    if (write.reported === true) slot.reportKey = this.#reportLog.nextKey();
+    if (write.reported === true) slot.reportKey = ++this.#reportKey;
     for (const index of moving) index.add(slot);
     if (write.refund !== undefined && write.refund !== 0) {
       this.#balances.set(principalId, this.#balance(principalId) + write.refund);
