@@ -69,8 +69,7 @@ export class ExternalIdIndex implements SlotIndex {
     if (ofPrincipal === undefined || held === undefined) return;
     if (held instanceof Set) {
       held.delete(slot);
-      if (held.size === 1) ofPrincipal.set(externalId, held.values().next().value!);
-      else if (held.size === 0) ofPrincipal.delete(externalId);
+      if (held.size === 0) ofPrincipal.delete(externalId);
     } else if (held === slot) ofPrincipal.delete(externalId);
     if (ofPrincipal.size === 0) this.#byPrincipal.delete(principalId);
   }

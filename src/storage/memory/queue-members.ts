@@ -10,6 +10,7 @@ import type { QueueCount } from '../contract.js';
 import type { MessageRow } from '../record-store.js';
 import type { Slot } from './slot.js';
 import { SlotGroups, type SlotOrder } from './sorted-slots.js';
+import { byOrderKey } from './submit-queue.js';
 
 /** The count of class `queue` in a {@link QueueCount}: 0 is `transactional`, any other `bulk`. */
 const TRANSACTIONAL = 0;
@@ -20,7 +21,6 @@ function acceptedAt(row: Slot | MessageRow): number {
 }
 
 const olderFirst: SlotOrder = (a, b) => acceptedAt(a) - acceptedAt(b) || a.seq - b.seq;
-const greaterKeyFirst: SlotOrder = (a, b) => b.orderKey - a.orderKey || a.seq - b.seq;
 
 /** Whether a write of `after` over the row `slot` holds moves it in the members' lists. */
 function moves(slot: Slot, after: MessageRow): boolean {
@@ -40,13 +40,13 @@ function members(order: SlotOrder, principal: boolean): SlotGroups<number> {
 /**
  * The rows in the submit queue, counted and ordered per class, for everyone and per
  * principal (see the module's TSDoc): by class, and by class and principal, each by
- * acceptance and by `orderKey` (greatest first); the store keeps the four up.
+ * acceptance and by `orderKey` (new rows mostly at the end); the store keeps the four up.
  */
 export class QueueMembers {
   readonly #classByAge = members(olderFirst, false);
   readonly #ownByAge = members(olderFirst, true);
-  readonly #classByKey = members(greaterKeyFirst, false);
-  readonly #ownByKey = members(greaterKeyFirst, true);
+  readonly #classByKey = members(byOrderKey, false);
+  readonly #ownByKey = members(byOrderKey, true);
   /** The lists, for the store to keep up. */
   readonly indexes = [this.#classByAge, this.#ownByAge, this.#classByKey, this.#ownByKey];
 
@@ -66,11 +66,11 @@ export class QueueMembers {
 
   /** The greatest `orderKey` among the rows of `principalId` in class `queue`, or `null`. */
   principalLast(queue: number, principalId: string): number | null {
-    return this.#ownByKey.get(queue, principalId)?.first()?.orderKey ?? null;
+    return this.#ownByKey.get(queue, principalId)?.last()?.orderKey ?? null;
   }
 
   /** The greatest `orderKey` in class `queue`, or `null` when it is empty. */
   greatest(queue: number): number | null {
-    return this.#classByKey.get(queue)?.first()?.orderKey ?? null;
+    return this.#classByKey.get(queue)?.last()?.orderKey ?? null;
   }
 }

@@ -24,10 +24,9 @@ export class ReportLog extends SlotGroups<string> {
   /** The principal's messages with a key above `after`, in key order, at most `limit`. */
   read(principalId: string, after: number | null, limit: number): ReportedRow[] {
     const found: ReportedRow[] = [];
-    if (limit <= 0) return found;
     for (const slot of this.get(principalId)?.from(afterKey, after) ?? []) {
+      if (found.length >= limit) break;
       found.push({ seq: slot.reportKey!, row: slot.row() });
-      if (found.length === limit) break;
     }
     return found;
   }

@@ -43,6 +43,12 @@ export class SortedSlots {
     return this.#buckets[0]?.[0];
   }
 
+  /** The last slot, or `undefined` when empty. */
+  last(): Slot | undefined {
+    const bucket = this.#buckets[this.#buckets.length - 1];
+    return bucket?.[bucket.length - 1];
+  }
+
   /** Adds `slot` at its place (most often the end: most orders follow insertion). */
   add(slot: Slot): void {
     const buckets = this.#buckets;

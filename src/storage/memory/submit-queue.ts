@@ -10,8 +10,8 @@ import type { MessageRow } from '../record-store.js';
 import type { Slot } from './slot.js';
 import { SortedSlots, type SlotIndex } from './sorted-slots.js';
 
-/** Claim order within a class: the smaller `orderKey` first, then the earlier inserted. */
-const byOrderKey = (a: Slot, b: Slot): number => a.orderKey - b.orderKey || a.seq - b.seq;
+/** Claim order within a class (and queue-members.ts's order by key): the smaller `orderKey` first, then the earlier inserted. */
+export const byOrderKey = (a: Slot, b: Slot): number => a.orderKey - b.orderKey || a.seq - b.seq;
 const earlierFirst = (a: Slot, b: Slot): number => a.laneAt - b.laneAt || a.seq - b.seq;
 const laterFirst = (a: Slot, b: Slot): number => b.laneAt - a.laneAt || a.seq - b.seq;
 
