@@ -62,15 +62,8 @@ export class ListIndex {
    * on (included; `null`: the first), each principal's newest first.
    */
   byRecipient(recipient: string, fromPrincipal: string | null, limit: number): MessageRow[] {
-    const out: MessageRow[] = [];
     const principals = [...this.#byRecipient.keys()].filter((id) => fromPrincipal === null || id >= fromPrincipal).sort();
-    for (const principalId of principals) {
-      for (const slot of newestFirst(this.#byRecipient.get(principalId, recipient))) {
-        if (out.length === limit) return out;
-        out.push(slot.row());
-      }
-    }
-    return out;
+    return page(chain(principals.map((id) => newestFirst(this.#byRecipient.get(id, recipient)))), { limit });
   }
 
   /** The slots that may match `query`, newest first from its start: those of its most selective filter. */
@@ -115,6 +108,11 @@ function page(slots: Iterable<Slot>, query: { since?: number; limit: number }, m
     if (out.push(slot.row()) === limit) break;
   }
   return out;
+}
+
+/** The slots of several lists, one list after the other. */
+function* chain(lists: Iterable<Slot>[]): Generator<Slot, void, undefined> {
+  for (const list of lists) yield* list;
 }
 
 /** The slots of several lists (each newest first, none shared), merged newest first. */

@@ -8,19 +8,14 @@
  */
 import type { QueueCount } from '../contract.js';
 import type { MessageRow } from '../record-store.js';
-import type { Slot } from './slot.js';
+import { acceptedAt, type Slot } from './slot.js';
 import { SlotGroups, type SlotOrder } from './sorted-slots.js';
 import { byOrderKey } from './submit-queue.js';
 
 /** The count of class `queue` in a {@link QueueCount}: 0 is `transactional`, any other `bulk`. */
 const TRANSACTIONAL = 0;
 
-/** When the row joined the queue, as `countQueued` reports it. */
-function acceptedAt(row: Slot | MessageRow): number {
-  return row.record.sendAt ?? row.record.createdAt;
-}
-
-const olderFirst: SlotOrder = (a, b) => acceptedAt(a) - acceptedAt(b) || a.seq - b.seq;
+const olderFirst: SlotOrder = (a, b) => a.acceptedAt - b.acceptedAt || a.seq - b.seq;
 
 /** Whether a write of `after` over the row `slot` holds moves it in the members' lists. */
 function moves(slot: Slot, after: MessageRow): boolean {
@@ -28,7 +23,7 @@ function moves(slot: Slot, after: MessageRow): boolean {
     slot.queue !== after.queue ||
     slot.orderKey !== after.orderKey ||
     slot.record.principalId !== after.record.principalId ||
-    acceptedAt(slot) !== acceptedAt(after)
+    slot.acceptedAt !== acceptedAt(after)
   );
 }
 
@@ -58,7 +53,7 @@ export class QueueMembers {
       if (group === undefined) continue;
       if (queue === TRANSACTIONAL) counted.transactional += group.size;
       else counted.bulk += group.size;
-      const oldest = acceptedAt(group.first()!);
+      const oldest = group.first()!.acceptedAt;
       if (counted.oldestAcceptedAt === null || oldest < counted.oldestAcceptedAt) counted.oldestAcceptedAt = oldest;
     }
     return counted;

@@ -16,6 +16,11 @@ function keptIds(ids: readonly string[]): string | readonly string[] {
   return ids.length === 1 ? ids[0]! : ids.length === 0 ? NO_CARRIER_IDS : ids;
 }
 
+/** When `row` was accepted, as `countQueued` reports it: its `sendAt`, else its `createdAt`. */
+export function acceptedAt(row: MessageRow): number {
+  return row.record.sendAt ?? row.record.createdAt;
+}
+
 /**
  * One stored message, an item of the sorted lists that order it. It holds the stored row's
  * fields itself rather than a row object: a slot lives as long as its message is retained,
@@ -40,6 +45,9 @@ export class Slot {
   timerAt!: number | null;
   /** The row's carrier ids: the one id itself when it has one, else the array ({@link Slot.carrierIdList}). */
   carrierIds!: string | readonly string[];
+
+  /** When its row was accepted ({@link acceptedAt}), which queue-members.ts orders by. */
+  acceptedAt!: number;
 
   /** The submit-queue list it is in, if any (submit-queue.ts). */
   lane: SortedSlots | null = null;
@@ -67,6 +75,7 @@ export class Slot {
     this.reportDueAt = row.reportDueAt;
     this.timer = row.timer;
     this.timerAt = row.timerAt;
+    this.acceptedAt = acceptedAt(row);
     if (row.carrierIds !== this.carrierIds) this.carrierIds = keptIds(row.carrierIds);
   }
 

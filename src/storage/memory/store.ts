@@ -135,7 +135,7 @@ export class MemoryRecordStore implements RecordStore {
 
   /** See {@link RecordStore.findByRecipient}. */
   async findByRecipient(recipient: string, fromPrincipal: string | null, limit: number): Promise<MessageRow[]> {
-    return this.#list.byRecipient(recipient, fromPrincipal, Math.max(0, limit));
+    return this.#list.byRecipient(recipient, fromPrincipal, limit);
   }
 
   /** See {@link RecordStore.scanIdempotency}. */

@@ -21,11 +21,6 @@ function readyAt(row: Slot | MessageRow): number {
   return leaseUntil !== null && leaseUntil > row.dueAt ? leaseUntil : row.dueAt;
 }
 
-/** When the row's validity ends, or `null` when it has none. */
-function validUntil(row: Slot | MessageRow): number | null {
-  return row.record.validUntil ?? null;
-}
-
 /**
  * The rows with `queue` not `null`, each in one of three lists: its class's ready list by
  * claim order (`orderKey`, `seq`), which a claim takes from; the waiting list by when the
@@ -54,7 +49,7 @@ export class SubmitQueue implements SlotIndex {
       slot.orderKey !== after.orderKey ||
       slot.dueAt !== after.dueAt ||
       slot.leaseUntil !== after.leaseUntil ||
-      validUntil(slot) !== validUntil(after)
+      (slot.record.validUntil ?? null) !== (after.record.validUntil ?? null)
     );
   }
 
@@ -109,7 +104,7 @@ export class SubmitQueue implements SlotIndex {
   /** Whether a claim at `now` may take `slot`, which is ready; when it may not, sets it aside until it may. */
   #claimable(slot: Slot, now: number): boolean {
     const at = readyAt(slot);
-    const until = validUntil(slot);
+    const until = slot.record.validUntil ?? null;
     if (at <= now && (until === null || until > now)) return true;
     this.remove(slot);
     if (at > now) this.#put(this.#waiting, slot, at);
