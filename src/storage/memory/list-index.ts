@@ -10,121 +10,51 @@
  */
 import { openCallbackState, statesOf, type CallbackListQuery } from '../callback-list.js';
 import { isAfter, matchesFilter, type ListPosition, type MessageListQuery } from '../message-list.js';
+import type { MessageRecord } from '../message-record.js';
 import type { MessageRow } from '../record-store.js';
 import type { ExternalIdIndex } from './lookups.js';
 import type { Slot } from './slot.js';
-import { SortedSlots } from './sorted-slots.js';
+import { SlotGroups, type Place, type SortedSlots } from './sorted-slots.js';
 
-/**
- * The fields a list filters by beside the principal, each with the record field it reads;
- * `null`: the row is on none of that field's lists (a report not pending nor failed).
- */
-const KEYED: Record<'state' | 'recipient' | 'profileCode' | 'callback', (slot: Slot | MessageRow) => string | null> = {
-  state: (slot) => slot.record.state,
-  recipient: (slot) => slot.record.recipient,
-  profileCode: (slot) => slot.record.profileCode,
-  callback: (slot) => openCallbackState(slot.record),
-};
+/** List order: the earlier `record.createdAt` first, then the earlier inserted (read backwards: newest first). */
+export const newestLast = (a: Slot, b: Slot): number => a.record.createdAt - b.record.createdAt || a.seq - b.seq;
 
-type Key = keyof typeof KEYED;
-const KEYS = Object.keys(KEYED) as Key[];
-
-/** principalId -> value -> the rows; two maps, so no pair of texts needs a separator. */
-type ByValue = Map<string, Map<string, SortedSlots>>;
+/** A principal's rows in list order, all of them or by the value `valueOf` reads (`null`: on none of its lists). */
+function lists(valueOf?: (row: Slot | MessageRow) => string | null): SlotGroups<string> {
+  return new SlotGroups({
+    order: newestLast,
+    key: (slot) => (valueOf?.(slot) === null ? null : slot.record.principalId),
+    subKey: valueOf,
+    moves: (slot, after) =>
+      slot.record.principalId !== after.record.principalId ||
+      slot.record.createdAt !== after.record.createdAt ||
+      (valueOf !== undefined && valueOf(slot) !== valueOf(after)),
+  });
+}
 
 /** The rows by principal, and by principal and each filtered field, in list order. */
 export class ListIndex {
-  readonly #byPrincipal = new Map<string, SortedSlots>();
-  readonly #byKey: Record<Key, ByValue> = { state: new Map(), recipient: new Map(), profileCode: new Map(), callback: new Map() };
-  readonly #externalIds: ExternalIdIndex;
+  readonly #all = lists();
+  readonly #byState = lists((row) => row.record.state);
+  readonly #byRecipient = lists((row) => row.record.recipient);
+  readonly #byProfile = lists((row) => row.record.profileCode);
+  /** By report state: pending or failed, for report recovery's list. */
+  readonly #byCallback = lists((row) => openCallbackState(row.record));
+  /** The lists, for the store to keep up. */
+  readonly indexes = [this.#all, this.#byState, this.#byRecipient, this.#byProfile, this.#byCallback];
 
   /** `externalIds`: the store's lookup by external id, which the list reads for that filter. */
-  constructor(externalIds: ExternalIdIndex) {
-    this.#externalIds = externalIds;
-  }
-
-  /**
-   * What a write of `after` over the row `before` holds moves in this index: `'all'` when its
-   * principal or place changes, else the lists whose value changes (a state change moves the
-   * row in its state's lists only), `null` for none.
-   */
-  static changes(before: Slot, after: MessageRow): 'all' | Key[] | null {
-    if (before.record.principalId !== after.record.principalId || before.record.createdAt !== after.record.createdAt) return 'all';
-    // Most writes move nothing here: no list is built for them.
-    let moved: Key[] | null = null;
-    for (const key of KEYS) if (KEYED[key](before) !== KEYED[key](after)) (moved ??= []).push(key);
-    return moved;
-  }
-
-  /** Lists `slot` under its row's principal and values (`keys`: under those values only, already listed under the rest). */
-  add(slot: Slot, keys: 'all' | readonly Key[] = 'all'): void {
-    const principalId = slot.record.principalId;
-    if (keys === 'all') {
-      let own = this.#byPrincipal.get(principalId);
-      if (own === undefined) this.#byPrincipal.set(principalId, (own = new SortedSlots()));
-      own.add(slot);
-    }
-    for (const key of keys === 'all' ? KEYS : keys) {
-      const value = KEYED[key](slot);
-      if (value === null) continue;
-      const byValue = this.#byKey[key];
-      let ofPrincipal = byValue.get(principalId);
-      if (ofPrincipal === undefined) byValue.set(principalId, (ofPrincipal = new Map()));
-      let slots = ofPrincipal.get(value);
-      if (slots === undefined) ofPrincipal.set(value, (slots = new SortedSlots()));
-      slots.add(slot);
-    }
-  }
-
-  /** Stops listing `slot` (under the principal and values it was added with; `keys`: under those values only). */
-  remove(slot: Slot, keys: 'all' | readonly Key[] = 'all'): void {
-    const principalId = slot.record.principalId;
-    if (keys === 'all') {
-      const own = this.#byPrincipal.get(principalId);
-      if (own === undefined) return;
-      own.remove(slot);
-      if (own.size === 0) this.#byPrincipal.delete(principalId);
-    }
-    for (const key of keys === 'all' ? KEYS : keys) {
-      const ofPrincipal = this.#byKey[key].get(principalId);
-      const value = KEYED[key](slot);
-      const slots = value === null ? undefined : ofPrincipal?.get(value);
-      if (ofPrincipal === undefined || slots === undefined || value === null) continue;
-      slots.remove(slot);
-      if (slots.size === 0) ofPrincipal.delete(value);
-      if (ofPrincipal.size === 0) this.#byKey[key].delete(principalId);
-    }
-  }
+  constructor(private readonly externalIds: ExternalIdIndex) {}
 
   /** The page of rows `query` asks for: the narrowest list its filters name, walked from its start. */
   list(query: MessageListQuery): MessageRow[] {
-    const limit = Math.max(0, Math.floor(query.limit));
-    const out: MessageRow[] = [];
-    if (limit === 0) return out;
-    for (const slot of this.#candidates(query)) {
-      if (query.until !== undefined && slot.record.createdAt >= query.until) continue;
-      // Newest first: once older than `since`, every later slot is too.
-      if (query.since !== undefined && slot.record.createdAt < query.since) break;
-      if (!matchesFilter(slot.record, query)) continue;
-      out.push(slot.row());
-      if (out.length === limit) break;
-    }
-    return out;
+    return page(this.#candidates(query), query, (record) => matchesFilter(record, query));
   }
 
   /** The page of rows a callback list asks for: its states' lists merged, walked from the page's start. */
   listCallbacks(query: CallbackListQuery): MessageRow[] {
-    const limit = Math.max(0, Math.floor(query.limit));
-    const out: MessageRow[] = [];
-    if (limit === 0) return out;
     const after = startOf(query);
-    const lists = statesOf(query).map((state) => this.#byKey.callback.get(query.principalId)?.get(state)?.newestFirst(after) ?? []);
-    for (const slot of mergeNewestFirst(lists)) {
-      if (query.since !== undefined && slot.record.createdAt < query.since) break;
-      out.push(slot.row());
-      if (out.length === limit) break;
-    }
-    return out;
+    return page(mergeNewestFirst(statesOf(query).map((state) => newestFirst(this.#byCallback.get(query.principalId, state), after))), query);
   }
 
   /**
@@ -132,33 +62,34 @@ export class ListIndex {
    * on (included; `null`: the first), each principal's newest first.
    */
   byRecipient(recipient: string, fromPrincipal: string | null, limit: number): MessageRow[] {
-    const out: MessageRow[] = [];
-    const principals = [...this.#byKey.recipient.keys()].filter((id) => fromPrincipal === null || id >= fromPrincipal).sort();
-    for (const principalId of principals) {
-      for (const slot of this.#byKey.recipient.get(principalId)?.get(recipient)?.newestFirst() ?? []) {
-        if (out.length === limit) return out;
-        out.push(slot.row());
-      }
-    }
-    return out;
+    const principals = [...this.#byRecipient.keys()].filter((id) => fromPrincipal === null || id >= fromPrincipal).sort();
+    return page(chain(principals.map((id) => newestFirst(this.#byRecipient.get(id, recipient)))), { limit });
   }
 
   /** The slots that may match `query`, newest first from its start: those of its most selective filter. */
   #candidates(query: MessageListQuery): Iterable<Slot> {
     const { principalId } = query;
     const after = startOf(query);
-    const single = (key: Key, value: string) => this.#byKey[key].get(principalId)?.get(value)?.newestFirst(after) ?? [];
     if (query.externalId !== undefined) {
-      const slots = this.#externalIds.slots(principalId, query.externalId);
+      const slots = this.externalIds.slots(principalId, query.externalId);
       return after === undefined ? slots : slots.filter((slot) => isAfter({ createdAt: slot.record.createdAt, seq: slot.seq }, after));
     }
-    if (query.recipient !== undefined) return single('recipient', query.recipient);
+    if (query.recipient !== undefined) return newestFirst(this.#byRecipient.get(principalId, query.recipient), after);
     const states = query.states ?? [];
-    if (states.length > 0) return mergeNewestFirst([...new Set(states)].map((state) => single('state', state)));
-    if (query.profileCode !== undefined) return single('profileCode', query.profileCode);
-    return this.#byPrincipal.get(principalId)?.newestFirst(after) ?? [];
+    if (states.length > 0) return mergeNewestFirst([...new Set(states)].map((state) => newestFirst(this.#byState.get(principalId, state), after)));
+    if (query.profileCode !== undefined) return newestFirst(this.#byProfile.get(principalId, query.profileCode), after);
+    return newestFirst(this.#all.get(principalId), after);
   }
 }
+
+/** The slots of `list` newest first, starting strictly after (older than) `after` when given. */
+function newestFirst(list: SortedSlots | undefined, after?: ListPosition): Iterable<Slot> {
+  if (list === undefined) return [];
+  return after === undefined ? list.backFrom() : list.backFrom(againstPosition, after);
+}
+
+/** Where `slot` is against `at` in list order (see {@link Place}). */
+const againstPosition: Place<ListPosition> = (slot, at) => slot.record.createdAt - at.createdAt || slot.seq - at.seq;
 
 /** Where a page starts: after the older of its cursor and its `until` (every row before `until` is older than it). */
 function startOf(query: { after?: ListPosition; until?: number }): ListPosition | undefined {
@@ -166,24 +97,33 @@ function startOf(query: { after?: ListPosition; until?: number }): ListPosition 
   return query.after === undefined ? bound : bound === undefined || isAfter(query.after, bound) ? query.after : bound;
 }
 
+/** Up to `query.limit` rows of `slots` (newest first from the page's start) that `matches` keeps, down to `query.since`. */
+function page(slots: Iterable<Slot>, query: { since?: number; limit: number }, matches = (_record: MessageRecord) => true): MessageRow[] {
+  const limit = Math.max(0, Math.floor(query.limit));
+  const out: MessageRow[] = [];
+  for (const slot of limit === 0 ? [] : slots) {
+    // Newest first: once older than `since`, every later slot is too.
+    if (query.since !== undefined && slot.record.createdAt < query.since) break;
+    if (!matches(slot.record)) continue;
+    if (out.push(slot.row()) === limit) break;
+  }
+  return out;
+}
+
+/** The slots of several lists, one list after the other. */
+function* chain(lists: Iterable<Slot>[]): Generator<Slot, void, undefined> {
+  for (const list of lists) yield* list;
+}
+
 /** The slots of several lists (each newest first, none shared), merged newest first. */
 function* mergeNewestFirst(lists: Iterable<Slot>[]): Generator<Slot, void, undefined> {
-  const heads = lists.map((list) => list[Symbol.iterator]());
-  const current = heads.map((it) => it.next());
+  const walks = lists.map((list) => list[Symbol.iterator]());
+  const heads = walks.map((walk) => walk.next().value as Slot | undefined);
   for (;;) {
     let best = -1;
-    for (let i = 0; i < current.length; i++) {
-      const item = current[i]!;
-      if (item.done === true) continue;
-      if (best === -1) best = i;
-      else {
-        const a = item.value;
-        const b = (current[best] as IteratorYieldResult<Slot>).value;
-        if (a.record.createdAt > b.record.createdAt || (a.record.createdAt === b.record.createdAt && a.seq > b.seq)) best = i;
-      }
-    }
+    for (let i = 0; i < heads.length; i++) if (heads[i] !== undefined && (best === -1 || newestLast(heads[i]!, heads[best]!) > 0)) best = i;
     if (best === -1) return;
-    yield (current[best] as IteratorYieldResult<Slot>).value;
-    current[best] = heads[best]!.next();
+    yield heads[best]!;
+    heads[best] = walks[best]!.next().value as Slot | undefined;
   }
 }

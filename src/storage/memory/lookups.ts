@@ -5,7 +5,9 @@
  * @module
  */
 import type { MessageRow } from '../record-store.js';
+import { newestLast } from './list-index.js';
 import type { Slot } from './slot.js';
+import type { SlotIndex } from './sorted-slots.js';
 
 /** Every carrier id of every row, to its slot. */
 export class CarrierIdIndex {
@@ -16,59 +18,40 @@ export class CarrierIdIndex {
     for (const id of ids) this.#slots.set(id, slot);
   }
 
-  /**
-   * Finds `slot` by the ids of `after` rather than those of `before` (the row's carrier ids
-   * before and after a write; `before` as the slot keeps them: one id, or the array).
-   */
-  update(slot: Slot, before: string | readonly string[], after: readonly string[]): void {
-    if (before === after) return;
-    if (typeof before === 'string') {
-      if (after.length === 1 && after[0] === before) return;
-      if (!after.includes(before) && this.#slots.get(before) === slot) this.#slots.delete(before);
-      for (const id of after) if (id !== before) this.#slots.set(id, slot);
-      return;
-    }
+  /** Finds `slot` by the ids of `after` rather than by those its row has. */
+  update(slot: Slot, after: readonly string[]): void {
+    // Most writes keep the row's one id, or the array the slot already keeps.
+    if (slot.carrierIds === after || (after.length === 1 && slot.carrierIds === after[0])) return;
+    const before = slot.carrierIdList();
     for (const id of before) if (!after.includes(id) && this.#slots.get(id) === slot) this.#slots.delete(id);
-    // Ids the row had already point at it; only the new ones need setting.
+    // Ids the row had already point at it (unless a later row took them); only the new ones need setting.
     for (const id of after) if (!before.includes(id)) this.#slots.set(id, slot);
   }
 
-  /** Stops finding `slot` by `ids` (one id, or an array). */
-  remove(slot: Slot, ids: string | readonly string[]): void {
-    if (typeof ids === 'string') {
-      if (this.#slots.get(ids) === slot) this.#slots.delete(ids);
-      return;
-    }
-    for (const id of ids) if (this.#slots.get(id) === slot) this.#slots.delete(id);
+  /** Stops finding `slot` by the ids its row has. */
+  remove(slot: Slot): void {
+    for (const id of slot.carrierIdList()) if (this.#slots.get(id) === slot) this.#slots.delete(id);
   }
 
   /** The slot of the first of `ids` that any row has, or `undefined`. */
   find(ids: readonly string[]): Slot | undefined {
-    for (const id of ids) {
-      const slot = this.#slots.get(id);
-      if (slot !== undefined) return slot;
-    }
+    for (const id of ids) if (this.#slots.has(id)) return this.#slots.get(id);
     return undefined;
   }
 }
-
-/** Newest first: the later `record.createdAt`, then the later inserted. */
-const newestFirst = (a: Slot, b: Slot): number => b.record.createdAt - a.record.createdAt || b.seq - a.seq;
 
 /**
  * The rows by principal and external id. Most external ids name one row, so a key holds
  * the slot itself, and a set only once a second row shares it.
  */
-export class ExternalIdIndex {
+export class ExternalIdIndex implements SlotIndex {
   /** principalId -> externalId -> its slot or slots; two maps, so no pair of texts needs a separator. */
   readonly #byPrincipal = new Map<string, Map<string, Slot | Set<Slot>>>();
 
-  /** Whether a write of `after` over the row `before` holds moves the row in this index. */
-  static changes(before: Slot, after: MessageRow): boolean {
-    return before.record.principalId !== after.record.principalId || before.record.externalId !== after.record.externalId;
+  moves(slot: Slot, after: MessageRow): boolean {
+    return slot.record.principalId !== after.record.principalId || slot.record.externalId !== after.record.externalId;
   }
 
-  /** Finds `slot` by its row's principal and external id. */
   add(slot: Slot): void {
     const { principalId, externalId } = slot.record;
     let ofPrincipal = this.#byPrincipal.get(principalId);
@@ -79,7 +62,6 @@ export class ExternalIdIndex {
     else ofPrincipal.set(externalId, new Set([held, slot]));
   }
 
-  /** Stops finding `slot` by its row's principal and external id (the ones it was added with). */
   remove(slot: Slot): void {
     const { principalId, externalId } = slot.record;
     const ofPrincipal = this.#byPrincipal.get(principalId);
@@ -87,21 +69,15 @@ export class ExternalIdIndex {
     if (ofPrincipal === undefined || held === undefined) return;
     if (held instanceof Set) {
       held.delete(slot);
-      if (held.size === 1) ofPrincipal.set(externalId, held.values().next().value!);
-      else if (held.size === 0) ofPrincipal.delete(externalId);
+      if (held.size === 0) ofPrincipal.delete(externalId);
     } else if (held === slot) ofPrincipal.delete(externalId);
     if (ofPrincipal.size === 0) this.#byPrincipal.delete(principalId);
-  }
-
-  /** The principal's rows with `externalId`, newest first, at most `limit`. */
-  find(principalId: string, externalId: string, limit: number): MessageRow[] {
-    return limit <= 0 ? [] : this.slots(principalId, externalId).slice(0, limit).map((slot) => slot.row());
   }
 
   /** The principal's slots with `externalId`, newest first (an external id names few messages). */
   slots(principalId: string, externalId: string): Slot[] {
     const held = this.#byPrincipal.get(principalId)?.get(externalId);
     if (held === undefined) return [];
-    return held instanceof Set ? [...held].sort(newestFirst) : [held];
+    return held instanceof Set ? [...held].sort((a, b) => newestLast(b, a)) : [held];
   }
 }

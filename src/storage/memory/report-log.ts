@@ -1,71 +1,32 @@
 /**
- * The memory record store's report log: each principal's ended messages in the order they
- * ended, each with the store's next key; a read from a key is a binary search. A message
- * deleted from the store leaves its entry behind, skipped by reads and dropped once a
- * principal's list is mostly such entries (retention deletes the oldest first).
+ * The memory record store's report log ({@link ReportLog}): each principal's ended messages
+ * by the report key the write that ended them gave them, so that a read from a key is a
+ * binary search and a deleted message leaves the log with its row.
  *
  * @module
  */
 import type { ReportedRow } from '../record-store.js';
-import type { Slot } from './slot.js';
+import { SlotGroups, type Place } from './sorted-slots.js';
 
-/** A logged message: its key and its slot. */
-interface Entry {
-  seq: number;
-  slot: Slot;
-}
+/** Where `slot` is against key `after` (see {@link Place}): before it when its key is not above it. */
+const afterKey: Place<number | null> = (slot, after) => (after !== null && slot.reportKey! <= after ? -1 : 1);
 
-/** A principal's entries in key order, and how many of them name a deleted message. */
-interface PrincipalLog {
-  entries: Entry[];
-  deleted: number;
-}
-
-/** Every principal's logged messages, by principal, in key order. */
-export class MemoryReportLog {
-  readonly #byPrincipal = new Map<string, PrincipalLog>();
-  readonly #isStored: (slot: Slot) => boolean;
-  #seq = 0;
-
-  /** `isStored` tells whether a slot is still the store's (not deleted). */
-  constructor(isStored: (slot: Slot) => boolean) {
-    this.#isStored = isStored;
+/** The slots that have a report key, by principal, in key order. */
+export class ReportLog extends SlotGroups<string> {
+  constructor() {
+    super({
+      order: (a, b) => a.reportKey! - b.reportKey!,
+      key: (slot) => (slot.reportKey === null ? null : slot.record.principalId),
+      moves: (slot, after) => slot.record.principalId !== after.record.principalId,
+    });
   }
 
-  /** Appends `slot`'s message, which has just ended, with the next key. */
-  append(principalId: string, slot: Slot): void {
-    let log = this.#byPrincipal.get(principalId);
-    if (log === undefined) this.#byPrincipal.set(principalId, (log = { entries: [], deleted: 0 }));
-    log.entries.push({ seq: ++this.#seq, slot });
-  }
-
-  /** Notes that a message of `principalId` was deleted: its entry, if it has one, is skipped from now on. */
-  deleted(principalId: string): void {
-    const log = this.#byPrincipal.get(principalId);
-    if (log === undefined) return;
-    // Compact once most of the list is gone: the cost is spread over the deletes before.
-    if (++log.deleted > 1024 && log.deleted * 2 > log.entries.length) {
-      log.entries = log.entries.filter((entry) => this.#isStored(entry.slot));
-      log.deleted = 0;
-      if (log.entries.length === 0) this.#byPrincipal.delete(principalId);
-    }
-  }
-
-  /** The principal's stored messages with a key above `after`, in key order, at most `limit`. */
+  /** The principal's messages with a key above `after`, in key order, at most `limit`. */
   read(principalId: string, after: number | null, limit: number): ReportedRow[] {
-    const entries = this.#byPrincipal.get(principalId)?.entries;
-    if (entries === undefined || limit <= 0) return [];
-    let low = 0;
-    let high = entries.length;
-    while (low < high) {
-      const mid = (low + high) >>> 1;
-      if (after !== null && entries[mid]!.seq <= after) low = mid + 1;
-      else high = mid;
-    }
     const found: ReportedRow[] = [];
-    for (let i = low; i < entries.length && found.length < limit; i++) {
-      const { seq, slot } = entries[i]!;
-      if (this.#isStored(slot)) found.push({ seq, row: slot.row() });
+    for (const slot of this.get(principalId)?.from(afterKey, after) ?? []) {
+      if (found.length >= limit) break;
+      found.push({ seq: slot.reportKey!, row: slot.row() });
     }
     return found;
   }

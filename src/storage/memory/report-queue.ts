@@ -6,35 +6,29 @@
  */
 import type { ClaimOptions } from '../claim-options.js';
 import type { MessageRow } from '../record-store.js';
-import { IndexedHeap } from './indexed-heap.js';
-import { IN, type Slot } from './slot.js';
+import type { Slot } from './slot.js';
+import { SortedSlots, type SlotIndex } from './sorted-slots.js';
 
 /** Claim order: the earlier `reportDueAt` first, then the smaller `orderKey`, then the earlier inserted. */
-function dueFirst(a: Slot, b: Slot): boolean {
-  if (a.reportDueAt !== b.reportDueAt) return a.reportDueAt! < b.reportDueAt!;
-  return a.orderKey < b.orderKey || (a.orderKey === b.orderKey && a.seq < b.seq);
-}
+const dueFirst = (a: Slot, b: Slot): number => a.reportDueAt! - b.reportDueAt! || a.orderKey - b.orderKey || a.seq - b.seq;
 
 /**
- * The rows whose `reportDueAt` is set, in one heap by (`reportDueAt`, `orderKey`, `seq`). A report claim
- * is its lease: it moves `reportDueAt` on, and the row's place with it.
+ * The rows whose `reportDueAt` is set, in one list by (`reportDueAt`, `orderKey`, `seq`). A
+ * report claim is its lease: it moves `reportDueAt` on, and the row's place with it.
  */
-export class ReportQueue {
-  readonly #due = new IndexedHeap<Slot>(dueFirst, IN.report);
+export class ReportQueue implements SlotIndex {
+  readonly #due = new SortedSlots(dueFirst);
 
-  /** Whether a write of `after` over the row `before` holds moves the row in the report lane. */
-  static changes(before: Slot, after: MessageRow): boolean {
-    return before.reportDueAt !== after.reportDueAt || (after.reportDueAt !== null && before.orderKey !== after.orderKey);
+  moves(slot: Slot, after: MessageRow): boolean {
+    return slot.reportDueAt !== after.reportDueAt || (after.reportDueAt !== null && slot.orderKey !== after.orderKey);
   }
 
-  /** Puts `slot` in the lane as its row stands (nowhere when `reportDueAt` is `null`); it must be out of it. */
-  place(slot: Slot): void {
+  add(slot: Slot): void {
     if (slot.reportDueAt !== null) this.#due.add(slot);
   }
 
-  /** Takes `slot` out of the lane. */
   remove(slot: Slot): void {
-    this.#due.remove(slot);
+    if (slot.reportDueAt !== null) this.#due.remove(slot);
   }
 
   /**
@@ -43,20 +37,18 @@ export class ReportQueue {
    */
   claim(options: ClaimOptions): MessageRow[] {
     const { now } = options;
-    const limit = Math.max(0, options.limit);
     const taken: Slot[] = [];
-    for (let top = this.#due.peek(); top !== undefined && top.reportDueAt! <= now && taken.length < limit; top = this.#due.peek()) {
-      this.#due.pop();
-      top.version++;
-      top.reportDueAt = now + options.leaseMs;
-      taken.push(top);
+    for (const slot of this.#due.from()) {
+      if (taken.length >= options.limit || slot.reportDueAt! > now) break;
+      taken.push(slot);
     }
-    // Back in only now: with `leaseMs` 0 the same row would come up again in this claim.
-    const rows = new Array<MessageRow>(taken.length);
-    for (let i = 0; i < taken.length; i++) {
-      this.#due.add(taken[i]!);
-      rows[i] = taken[i]!.row();
-    }
-    return rows;
+    // Moved once the walk is done: the walk must not see its list change.
+    return taken.map((slot) => {
+      this.#due.remove(slot);
+      slot.version++;
+      slot.reportDueAt = now + options.leaseMs;
+      this.#due.add(slot);
+      return slot.row();
+    });
   }
 }

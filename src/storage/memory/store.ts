@@ -1,9 +1,11 @@
 /**
  * The memory record store, `MemoryRecordStore`: the {@link RecordStore} primitives over plain
- * Maps and heaps in this process. The class keeps the rows and the guards of an insert;
- * the submit queue a claim takes from is in submit-queue.ts, the pending reports in
- * report-queue.ts, the sweeps' timers in timers.ts, the counts of queued rows in
- * queue-members.ts, and the lookups by carrier id and external id in lookups.ts.
+ * Maps and sorted lists (sorted-slots.ts) in this process. The class keeps the rows and the
+ * guards of an insert, and keeps its indexes up as rows change: the submit queue a claim
+ * takes from (submit-queue.ts), the pending reports (report-queue.ts), the sweeps' timers
+ * (timers.ts), the counts of queued rows (queue-members.ts), the message list
+ * (list-index.ts), the report log (report-log.ts), and the lookups by carrier id and
+ * external id (lookups.ts).
  *
  * @module
  */
@@ -13,18 +15,18 @@ import type { IdempotencyRecord } from '../idempotency-record.js';
 import type { IdempotencyCursor } from '../erase-storage.js';
 import { IdempotencyRecords } from './idempotency.js';
 import { MemoryInbound } from './inbound.js';
-import type { InsertCounted, InsertGuard, InsertRefusal, MessageRow, MessageWrite, RecordStore, Timer } from '../record-store.js';
+import type { InsertCounted, InsertGuard, InsertRefusal, MessageRow, MessageWrite, RecordStore, ReportedRow, Timer } from '../record-store.js';
 import { UnitCounters } from './unit-counters.js';
 import { ListIndex } from './list-index.js';
-import { MemoryReportLog } from './report-log.js';
-import type { ReportedRow } from '../record-store.js';
+import { ReportLog } from './report-log.js';
 import { CarrierIdIndex, ExternalIdIndex } from './lookups.js';
 import type { MessageListQuery } from '../message-list.js';
 import type { CallbackListQuery } from '../callback-list.js';
 import { QueueMembers } from './queue-members.js';
 import { ReportQueue } from './report-queue.js';
 import { Slot } from './slot.js';
-import { movesInQueue, SubmitQueue } from './submit-queue.js';
+import type { SlotIndex } from './sorted-slots.js';
+import { SubmitQueue } from './submit-queue.js';
 import { Timers } from './timers.js';
 
 /**
@@ -50,13 +52,25 @@ export class MemoryRecordStore implements RecordStore {
   readonly #carrierIds = new CarrierIdIndex();
   readonly #externalIds = new ExternalIdIndex();
   readonly #list = new ListIndex(this.#externalIds);
-  readonly #reportLog = new MemoryReportLog((slot) => this.#slots.get(slot.record.ref) === slot);
+  readonly #reportLog = new ReportLog();
   readonly #idempotency = new IdempotencyRecords();
   readonly #balances = new Map<string, number>();
   readonly #counters = new UnitCounters();
+  /** Every index of the slots, which each insert, write and delete keeps up. */
+  readonly #indexes: readonly SlotIndex[] = [
+    this.#queue,
+    this.#reports,
+    this.#timers,
+    this.#externalIds,
+    this.#reportLog,
+    ...this.#members.indexes,
+    ...this.#list.indexes,
+  ];
   #seq = 0;
-  /** See {@link RecordStore.inbound}. */
+/** See {@link RecordStore.inbound}. */
   readonly inbound = new MemoryInbound();
+  /** The last report key given (`MessageWrite.reported`). */
+  #reportKey = 0;
 
   /** Nothing to prepare; present so callers can treat every store alike. */
   async ready(): Promise<void> {}
@@ -98,7 +112,7 @@ export class MemoryRecordStore implements RecordStore {
 
   /** See {@link RecordStore.findByExternalId}. */
   async findByExternalId(principalId: string, externalId: string, limit: number): Promise<MessageRow[]> {
-    return this.#externalIds.find(principalId, externalId, limit);
+    return this.#externalIds.slots(principalId, externalId).slice(0, Math.max(0, limit)).map((slot) => slot.row());
   }
 
   /** See {@link RecordStore.listMessages}: the narrowest of the list index's orders, walked from the page's start. */
@@ -116,10 +130,9 @@ export class MemoryRecordStore implements RecordStore {
     return this.#reportLog.read(principalId, after, limit);
   }
 
-
   /** See {@link RecordStore.findByRecipient}. */
   async findByRecipient(recipient: string, fromPrincipal: string | null, limit: number): Promise<MessageRow[]> {
-    return this.#list.byRecipient(recipient, fromPrincipal, Math.max(0, limit));
+    return this.#list.byRecipient(recipient, fromPrincipal, limit);
   }
 
   /** See {@link RecordStore.scanIdempotency}. */
@@ -167,9 +180,7 @@ export class MemoryRecordStore implements RecordStore {
 
   /** See {@link RecordStore.writeMessages}. */
   async writeMessages(writes: readonly MessageWrite[]): Promise<boolean[]> {
-    const applied = new Array<boolean>(writes.length);
-    for (let i = 0; i < writes.length; i++) applied[i] = this.#write(writes[i]!);
-    return applied;
+    return writes.map((write) => this.#write(write));
   }
 
   /** See {@link RecordStore.deleteMessages}. */
@@ -179,14 +190,8 @@ export class MemoryRecordStore implements RecordStore {
       const slot = this.#slots.get(ref);
       if (slot === undefined) continue;
       this.#slots.delete(ref);
-      this.#queue.remove(slot);
-      this.#members.remove(slot);
-      this.#reports.remove(slot);
-      this.#timers.remove(slot);
-      this.#carrierIds.remove(slot, slot.carrierIds);
-      this.#externalIds.remove(slot);
-      this.#list.remove(slot);
-      this.#reportLog.deleted(slot.record.principalId);
+      for (const index of this.#indexes) index.remove(slot);
+      this.#carrierIds.remove(slot);
       deleted++;
     }
     return deleted;
@@ -230,17 +235,10 @@ export class MemoryRecordStore implements RecordStore {
 
   /** Stores `row` at version 0 with the next `seq`, in every index. */
   #insert(row: MessageRow): void {
-    const slot = new Slot(row);
-    slot.version = 0;
-    slot.seq = this.#seq++;
+    const slot = new Slot(row, this.#seq++);
     this.#slots.set(row.record.ref, slot);
-    this.#queue.place(slot);
-    this.#members.add(slot);
-    this.#reports.place(slot);
-    this.#timers.place(slot);
+    for (const index of this.#indexes) index.add(slot);
     if (row.carrierIds.length > 0) this.#carrierIds.add(slot, row.carrierIds);
-    this.#externalIds.add(slot);
-    this.#list.add(slot);
   }
 
   /** Applies `write` if its row is still at the expected version; moves it in the indexes its changes touch. */
@@ -248,29 +246,14 @@ export class MemoryRecordStore implements RecordStore {
     const after = write.row;
     const slot = this.#slots.get(after.record.ref);
     if (slot === undefined || slot.version !== write.expectedVersion) return false;
-    // Out of each index whose order the write changes, while the slot still holds the row it was placed with.
-    const moves = movesInQueue(slot, after);
-    const recounts = QueueMembers.changes(slot, after);
-    const reports = ReportQueue.changes(slot, after);
-    const timers = Timers.changes(slot, after);
-    const relooks = ExternalIdIndex.changes(slot, after);
-    const relists = ListIndex.changes(slot, after);
     const principalId = slot.record.principalId;
-    if (moves) this.#queue.remove(slot);
-    if (recounts) this.#members.remove(slot);
-    if (reports) this.#reports.remove(slot);
-    if (timers) this.#timers.remove(slot);
-    if (relooks) this.#externalIds.remove(slot);
-    if (relists !== null) this.#list.remove(slot, relists);
-    this.#carrierIds.update(slot, slot.carrierIds, after.carrierIds);
+    // Out of each index the write moves it in, while the slot still holds the row it was placed with.
+    const moving = this.#indexes.filter((index) => index.moves(slot, after) || (write.reported === true && index === this.#reportLog));
+    for (const index of moving) index.remove(slot);
+    this.#carrierIds.update(slot, after.carrierIds);
     slot.store(after, write.expectedVersion + 1);
-    if (moves) this.#queue.place(slot);
-    if (recounts) this.#members.add(slot);
-    if (reports) this.#reports.place(slot);
-    if (timers) this.#timers.place(slot);
-    if (relooks) this.#externalIds.add(slot);
-    if (relists !== null) this.#list.add(slot, relists);
-    if (write.reported === true) this.#reportLog.append(principalId, slot);
+    if (write.reported === true) slot.reportKey = ++this.#reportKey;
+    for (const index of moving) index.add(slot);
     if (write.refund !== undefined && write.refund !== 0) {
       this.#balances.set(principalId, this.#balance(principalId) + write.refund);
     }
