@@ -26,6 +26,12 @@ export interface BatcherOptions<I, O> {
   maxBatch: number;
   /** At most this many batches out at once. */
   maxInFlight: number;
+  /**
+   * The key of an item, where a batch must hold at most one item of each key (a batch of
+   * two writes of one row would apply one and not say which): an item whose key is in the
+   * batch waits for the next. Absent: items have no keys.
+   */
+  keyOf?: (item: I) => unknown;
 }
 
 interface Queued<I, O> {
@@ -63,14 +69,35 @@ export class Batcher<I, O> {
   #dispatch(): void {
     const { maxBatch, maxInFlight } = this.#options;
     while (this.#queue.length > 0 && this.#inFlight < maxInFlight) {
-      const batch = this.#queue.length <= maxBatch ? this.#queue : this.#queue.slice(0, maxBatch);
-      this.#queue = batch === this.#queue ? [] : this.#queue.slice(maxBatch);
+      const batch = this.#take(maxBatch);
       this.#inFlight += 1;
       void this.#run(batch).finally(() => {
         this.#inFlight -= 1;
         this.#dispatch();
       });
     }
+  }
+
+  /** Takes the next batch off the queue: its first `maxBatch` items, of distinct keys if items have keys. */
+  #take(maxBatch: number): Queued<I, O>[] {
+    const { keyOf } = this.#options;
+    if (keyOf === undefined) {
+      const batch = this.#queue.length <= maxBatch ? this.#queue : this.#queue.slice(0, maxBatch);
+      this.#queue = batch === this.#queue ? [] : this.#queue.slice(maxBatch);
+      return batch;
+    }
+    const batch: Queued<I, O>[] = [];
+    const rest: Queued<I, O>[] = [];
+    const keys = new Set<unknown>();
+    for (const queued of this.#queue) {
+      const key = keyOf(queued.item);
+      if (batch.length < maxBatch && !keys.has(key)) {
+        keys.add(key);
+        batch.push(queued);
+      } else rest.push(queued);
+    }
+    this.#queue = rest;
+    return batch;
   }
 
   async #run(batch: readonly Queued<I, O>[]): Promise<void> {

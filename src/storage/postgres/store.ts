@@ -22,7 +22,6 @@ import { PostgresInbound } from './inbound.js';
 import { postgresDialect, quoteIdent } from './dialect.js';
 import { insertCountedParams, insertParams, postgresStatements, writeParams } from './statements.js';
 import { createInboundTables, postgresInboundTables, upgradeEarlierTables } from './upgrade.js';
-import { WriteBatches } from './write-batch.js';
 
 /** The start of the store's table names in its schema, beside the earlier adapter's (`messages`...) and the inbound ones. */
 export const TABLE_PREFIX = 'ledger_';
@@ -78,7 +77,7 @@ export class PostgresRecordStore extends SqlRecordStore {
   readonly #pool: Pool;
   readonly #schema: string;
   readonly #sql: ReturnType<typeof postgresStatements>;
-  readonly #writes: WriteBatches;
+  readonly #writes: Batcher<MessageWrite, boolean>;
   readonly #ends: Batcher<EndsAsked, QueueEnds>;
   readonly #byRef: Batcher<string, MessageRow | null>;
   readonly #byCarrier: Batcher<readonly string[], MessageRow | null>;
@@ -97,8 +96,13 @@ export class PostgresRecordStore extends SqlRecordStore {
     this.#schema = schema;
     this.#sql = postgresStatements(this.sql.tables);
     this.#tag = createHash('sha1').update(schema).digest('hex').slice(0, 16);
-    this.#writes = new WriteBatches((writes) => this.#writeAll(writes), MAX_BATCH, MAX_IN_FLIGHT);
     const batching = { maxBatch: MAX_BATCH, maxInFlight: MAX_IN_FLIGHT };
+    this.#writes = new Batcher({
+      ...batching,
+      keyOf: (write) => write.row.record.ref,
+      runBatch: (writes) => this.#writeAll(writes),
+      runOne: async (write) => (await this.#writeAll([write]))[0]!,
+    });
     this.#ends = new Batcher({ ...batching, runBatch: (asked) => this.#endsOf(asked), runOne: async (asked) => (await this.#endsOf([asked]))[0]! });
     this.#byRef = new Batcher({ ...batching, runBatch: (refs) => this.#rowsOf(refs), runOne: async (ref) => (await this.#rowsOf([ref]))[0]! });
     this.#byCarrier = new Batcher({
@@ -245,19 +249,23 @@ export class PostgresRecordStore extends SqlRecordStore {
     return this.#pool.query({ name: `sms_outbox_${name}_${this.#tag}`, text: this.#sql[name], values });
   }
 
-  /** `RecordStore.writeMessages`: each write joins the batch of this turn's writes (each still applied or not on its own). */
+  /**
+   * `RecordStore.writeMessages`: each write joins the batch of this turn's writes, unless a
+   * write of its row is in it already (each still applied or not on its own, by its version).
+   */
   override writeMessages(writes: readonly MessageWrite[]): Promise<boolean[]> {
     // Most calls are one write: its answer without Promise.all's.
-    if (writes.length === 1) return this.#writes.write(writes[0]!).then((applied) => [applied]);
-    return Promise.all(writes.map((write) => this.#writes.write(write)));
+    if (writes.length === 1) return this.#writes.call(writes[0]!).then((applied) => [applied]);
+    return Promise.all(writes.map((write) => this.#writes.call(write)));
   }
 
-  /** One statement of `writes` (distinct refs); resolves with the refs applied. */
-  async #writeAll(writes: readonly MessageWrite[]): Promise<Set<string>> {
+  /** One statement of `writes` (distinct refs); resolves with whether each applied. */
+  async #writeAll(writes: readonly MessageWrite[]): Promise<boolean[]> {
     const { rows } = await this.#query('write', writeParams(writes));
     const refs = rows[0]!.refs as string | string[] | null;
     // The driver parses JSON unless the host's pool was told to leave it as text.
-    return new Set(typeof refs === 'string' ? (JSON.parse(refs) as string[]) : (refs ?? []));
+    const applied = new Set(typeof refs === 'string' ? (JSON.parse(refs) as string[]) : (refs ?? []));
+    return writes.map((write) => applied.has(write.row.record.ref));
   }
 }
 
