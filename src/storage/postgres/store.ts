@@ -130,8 +130,7 @@ export class PostgresRecordStore extends SqlRecordStore {
       .exclusive('schema', async (session) => {
         await createInboundTables(session, quoteIdent(this.#schema));
         // The shared creation, on this transaction, naming indexes without their schema.
-        const here = { ...this.sql.client, run: session.run.bind(session), exclusive: <T>(_: string, work: (s: typeof session) => Promise<T>) => work(session) };
-        await createSchema(here, postgresDialect(this.#schema, false), TABLE_PREFIX, this.sql.tables);
+        await createSchema(session, postgresDialect(this.#schema, false), TABLE_PREFIX, this.sql.tables);
         for (const statement of partialIndexes(this.sql.tables.messages)) await session.run(statement);
         await upgradeEarlierTables(session, quoteIdent(this.#schema), this.sql.tables);
       })

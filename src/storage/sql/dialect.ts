@@ -3,10 +3,13 @@
  * reads alike: the `SqlDialect` (the few pieces of SQL text that differ between databases)
  * and the `SqlClient` (how a statement is sent, and how a transaction or a schema change is
  * run on one connection). An adapter supplies both; `SqlRecordStore` (store.ts) writes every
- * statement once on top of them.
+ * statement once on top of them, run through a `SqlContext`.
  *
  * @module
  */
+import type { MessageRow } from '../record-store.js';
+import { chunks, fromColumns } from './rows.js';
+import type { SqlTables } from './schema.js';
 
 /** The column types of the schema (schema.ts), in the database's own words. */
 export interface SqlTypes {
@@ -105,6 +108,44 @@ export interface SqlClient extends SqlSession {
    * processes creating the schema at once do it one after the other.
    */
   exclusive<T>(name: string, work: (session: SqlSession) => Promise<T>): Promise<T>;
+}
+
+/** What the statements of a store run on: its client, its dialect and its tables (named with `prefix`). */
+export class SqlContext {
+  /** A context of `client` speaking `dialect`, over `tables` (their names start with `prefix`). */
+  constructor(
+    readonly client: SqlClient,
+    readonly dialect: SqlDialect,
+    readonly tables: SqlTables,
+    readonly prefix: string,
+  ) {}
+
+  /** Runs `sql` (with `?` placeholders) on `session`: the pool unless a transaction's is given. */
+  run(sql: string, params: readonly unknown[] = [], session: SqlSession = this.client): Promise<SqlResult> {
+    return session.run(this.dialect.placeholders(sql), params);
+  }
+
+  /** The message rows `sql` selects (their `ROW_COLUMNS`, rows.ts), on the pool. */
+  async messages(sql: string, params: readonly unknown[]): Promise<MessageRow[]> {
+    const { rows } = await this.run(sql, params);
+    return rows.map(fromColumns);
+  }
+
+  /**
+   * Deletes the rows of `table` whose key (`columns`) is that of one of `keys` (rows read
+   * with those columns) and that still meet `where` (ANDed, with its parameters), in slices:
+   * a statement takes a bounded number of parameters (SQLite's default is 32,766). Resolves
+   * with how many it deleted.
+   */
+  async deleteByKey(table: string, columns: readonly string[], keys: readonly Record<string, unknown>[], where = '', params: unknown[] = []): Promise<number> {
+    const match = `(${columns.map((column) => `${column} = ?`).join(' AND ')})`;
+    let deleted = 0;
+    for (const slice of chunks(keys, 200)) {
+      const values = slice.flatMap((key) => columns.map((column) => key[column]));
+      deleted += (await this.run(`DELETE FROM ${table} WHERE ${where}(${slice.map(() => match).join(' OR ')})`, [...params, ...values])).affected;
+    }
+    return deleted;
+  }
 }
 
 /** `LIMIT ?` as `dialect` writes it ({@link SqlDialect.limitParam}). */
