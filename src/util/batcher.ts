@@ -20,8 +20,8 @@
 export interface BatcherOptions<I, O> {
   /** Runs `items` as one atomic unit; resolves with one result per item, in order. */
   runBatch: (items: readonly I[]) => Promise<readonly O[]>;
-  /** Runs one item alone: a batch of one, and each item of a batch that failed. */
-  runOne: (item: I) => Promise<O>;
+  /** Runs one item alone: a batch of one, and each item of a batch that failed. Absent: `runBatch` of that item alone. */
+  runOne?: (item: I) => Promise<O>;
   /** At most this many items per batch. */
   maxBatch: number;
   /** At most this many batches out at once. */
@@ -43,12 +43,14 @@ interface Queued<I, O> {
 /** Coalesces concurrent {@link Batcher.call}s into batches; see the module comment. */
 export class Batcher<I, O> {
   readonly #options: BatcherOptions<I, O>;
+  readonly #runOne: (item: I) => Promise<O>;
   #queue: Queued<I, O>[] = [];
   #inFlight = 0;
   #scheduled = false;
 
   constructor(options: BatcherOptions<I, O>) {
     this.#options = options;
+    this.#runOne = options.runOne ?? (async (item) => (await options.runBatch([item]))[0]!);
   }
 
   /** Runs `item` in the next batch; resolves with its own result. */
@@ -101,7 +103,8 @@ export class Batcher<I, O> {
   }
 
   async #run(batch: readonly Queued<I, O>[]): Promise<void> {
-    const { runBatch, runOne } = this.#options;
+    const { runBatch } = this.#options;
+    const runOne = this.#runOne;
     if (batch.length === 1) {
       await runOne(batch[0]!.item).then(batch[0]!.resolve, batch[0]!.reject);
       return;

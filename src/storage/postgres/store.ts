@@ -97,25 +97,16 @@ export class PostgresRecordStore extends SqlRecordStore {
     this.#sql = postgresStatements(this.sql.tables);
     this.#tag = createHash('sha1').update(schema).digest('hex').slice(0, 16);
     const batching = { maxBatch: MAX_BATCH, maxInFlight: MAX_IN_FLIGHT };
-    this.#writes = new Batcher({
-      ...batching,
-      keyOf: (write) => write.row.record.ref,
-      runBatch: (writes) => this.#writeAll(writes),
-      runOne: async (write) => (await this.#writeAll([write]))[0]!,
-    });
-    this.#ends = new Batcher({ ...batching, runBatch: (asked) => this.#endsOf(asked), runOne: async (asked) => (await this.#endsOf([asked]))[0]! });
-    this.#byRef = new Batcher({ ...batching, runBatch: (refs) => this.#rowsOf(refs), runOne: async (ref) => (await this.#rowsOf([ref]))[0]! });
-    this.#byCarrier = new Batcher({
-      ...batching,
-      runBatch: (lookups) => this.#rowsByCarrierId(lookups),
-      runOne: async (ids) => (await this.#rowsByCarrierId([ids]))[0]!,
-    });
+    this.#writes = new Batcher({ ...batching, keyOf: (write) => write.row.record.ref, runBatch: (writes) => this.#writeAll(writes) });
+    this.#ends = new Batcher({ ...batching, runBatch: (asked) => this.#endsOf(asked) });
+    this.#byRef = new Batcher({ ...batching, runBatch: (refs) => this.#rowsOf(refs) });
+    this.#byCarrier = new Batcher({ ...batching, runBatch: (lookups) => this.#rowsByCarrierId(lookups) });
     const insertAll = async (batches: readonly (readonly MessageRow[])[]): Promise<void[]> => {
       await this.#query('insert', insertParams(batches.flat(), undefined));
       return batches.map(() => undefined);
     };
     // Requests of 100 messages: 20 of them are 2,000 rows, a statement of a few MB at most.
-    this.#inserts = new Batcher({ maxBatch: 20, maxInFlight: MAX_IN_FLIGHT, runBatch: insertAll, runOne: async (rows) => void (await insertAll([rows])) });
+    this.#inserts = new Batcher({ maxBatch: 20, maxInFlight: MAX_IN_FLIGHT, runBatch: insertAll });
     delegateInbound(this, new PostgresInbound(pool, this.sql.client, this.sql.dialect, postgresInboundTables(quoteIdent(schema)), () => this.ready()));
   }
 
