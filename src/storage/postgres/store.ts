@@ -14,7 +14,9 @@ import { delegateInbound, type InboundStorage } from '../inbound-record.js';
 import type { ClaimOptions } from '../claim-options.js';
 import type { InsertCounted, InsertGuard, InsertRefusal, MessageRow, MessageWrite, Timer } from '../record-store.js';
 import { Batcher } from '../../util/batcher.js';
-import { fromColumns, num, numOrNull, ROW_COLUMNS } from '../sql/rows.js';
+import { fromColumns, num, numOrNull } from '../sql/rows.js';
+import type { SqlSession } from '../sql/dialect.js';
+import { dueMessages } from '../sql/queue.js';
 import { createSchema } from '../sql/schema.js';
 import { SqlRecordStore } from '../sql/store.js';
 import { postgresClient } from './client.js';
@@ -84,7 +86,6 @@ export class PostgresRecordStore extends SqlRecordStore {
   readonly #inserts: Batcher<readonly MessageRow[], void>;
   /** Names the prepared statements of this schema (a statement's name is per connection, and a pool may serve two schemas). */
   readonly #tag: string;
-  #readying: Promise<void> | undefined;
 
   /** A store on `pool`, its tables in `schema` (a plain identifier, checked by the options). */
   constructor(pool: Pool, schema: string) {
@@ -111,30 +112,16 @@ export class PostgresRecordStore extends SqlRecordStore {
   }
 
   /**
-   * Creates the schema, the store's tables and the inbound ones, and moves the messages of
-   * the earlier adapter's tables into the store's: one transaction under the schema's
-   * advisory lock, so instances starting together do it once. Memoised; a failure is tried
-   * again at the next call.
+   * Creates the schema (`SqlClient.exclusive`), the store's tables and the inbound ones, and
+   * moves the messages of the earlier adapter's tables into the store's: one transaction
+   * under the schema's advisory lock. The pool is the host's, so `close()` leaves it open.
    */
-  override ready(): Promise<void> {
-    this.#readying ??= this.sql.client
-      .exclusive('schema', async (session) => {
-        await createInboundTables(session, quoteIdent(this.#schema));
-        // The shared creation, on this transaction, naming indexes without their schema.
-        await createSchema(session, postgresDialect(this.#schema, false), TABLE_PREFIX, this.sql.tables);
-        for (const statement of partialIndexes(this.sql.tables.messages)) await session.run(statement);
-        await upgradeEarlierTables(session, quoteIdent(this.#schema), this.sql.tables);
-      })
-      .catch((error: unknown) => {
-        this.#readying = undefined;
-        throw error;
-      });
-    return this.#readying;
-  }
-
-  /** Waits for a schema change in flight; the pool is the host's, so it stays open. */
-  async close(): Promise<void> {
-    await this.#readying?.catch(() => undefined);
+  protected override async createTables(session: SqlSession): Promise<void> {
+    await createInboundTables(session, quoteIdent(this.#schema));
+    // The shared creation, naming indexes without their schema.
+    await createSchema(session, postgresDialect(this.#schema, false), TABLE_PREFIX, this.sql.tables);
+    for (const statement of partialIndexes(this.sql.tables.messages)) await session.run(statement);
+    await upgradeEarlierTables(session, quoteIdent(this.#schema), this.sql.tables);
   }
 
   /**
@@ -174,11 +161,7 @@ export class PostgresRecordStore extends SqlRecordStore {
     if (limit <= 0) return Promise.resolve([]);
     return this.sql.client.transaction(async (tx) => {
       await tx.run('SET LOCAL enable_bitmapscan = off; SET LOCAL enable_seqscan = off');
-      const { rows } = await tx.run(
-        `SELECT ${ROW_COLUMNS} FROM ${this.sql.tables.messages} WHERE timer = $1 AND timer_at <= $2 ORDER BY timer_at, seq LIMIT $3`,
-        [timer, at, limit],
-      );
-      return rows.map(fromColumns);
+      return dueMessages(this.sql, timer, at, limit, tx);
     });
   }
 

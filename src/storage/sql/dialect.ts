@@ -125,9 +125,9 @@ export class SqlContext {
     return session.run(this.dialect.placeholders(sql), params);
   }
 
-  /** The message rows `sql` selects (their `ROW_COLUMNS`, rows.ts), on the pool. */
-  async messages(sql: string, params: readonly unknown[]): Promise<MessageRow[]> {
-    const { rows } = await this.run(sql, params);
+  /** The message rows `sql` selects (their `ROW_COLUMNS`, rows.ts), on `session`: the pool unless a transaction's is given. */
+  async messages(sql: string, params: readonly unknown[], session: SqlSession = this.client): Promise<MessageRow[]> {
+    const { rows } = await this.run(sql, params, session);
     return rows.map(fromColumns);
   }
 

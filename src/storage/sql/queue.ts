@@ -10,7 +10,7 @@
 import type { ClaimOptions } from '../claim-options.js';
 import type { QueueCount } from '../contract.js';
 import type { MessageRow, Timer } from '../record-store.js';
-import { limitClause, type SqlContext } from './dialect.js';
+import { limitClause, type SqlContext, type SqlSession } from './dialect.js';
 import { fromColumns, numOrNull, num, ROW_COLUMNS, tuple } from './rows.js';
 
 /** The condition of a row a submit claim at `?` (three times: due, lease, validity) may take. */
@@ -68,11 +68,11 @@ export function claimReports(context: SqlContext, { limit, leaseMs, now }: Claim
   );
 }
 
-/** `RecordStore.dueMessages`. */
-export async function dueMessages(context: SqlContext, timer: Timer, at: number, limit: number): Promise<MessageRow[]> {
+/** `RecordStore.dueMessages`, on `session` (the pool unless a transaction's is given). */
+export async function dueMessages(context: SqlContext, timer: Timer, at: number, limit: number, session?: SqlSession): Promise<MessageRow[]> {
   if (limit <= 0) return [];
-  const order = `ORDER BY timer_at, seq ${limitClause(context.dialect)}`;
-  return context.messages(`SELECT ${ROW_COLUMNS} FROM ${context.tables.messages} WHERE timer = ? AND timer_at <= ? ${order}`, [timer, at, limit]);
+  const sql = `SELECT ${ROW_COLUMNS} FROM ${context.tables.messages} WHERE timer = ? AND timer_at <= ? ORDER BY timer_at, seq ${limitClause(context.dialect)}`;
+  return context.messages(sql, [timer, at, limit], session);
 }
 
 /** `RecordStore.queueEnds`, in one round trip. */

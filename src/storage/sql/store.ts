@@ -70,16 +70,28 @@ export class SqlRecordStore implements RecordStore {
     this.#ownSteps = ownSteps;
   }
 
-  /** Creates the tables if needed (once per store; a failure is tried again at the next call). */
+  /**
+   * Creates the tables if needed, under the schema's database-wide lock, so that instances
+   * starting together do it once (once per store; a failure is tried again at the next call).
+   */
   ready(): Promise<void> {
-    const { client, dialect, prefix, tables } = this.sql;
-    this.#schema ??= client
-      .exclusive(`${prefix}schema`, (session) => createSchema(session, dialect, prefix, tables, this.#ownSteps))
+    this.#schema ??= this.sql.client
+      .exclusive(`${this.sql.prefix}schema`, (session) => this.createTables(session))
       .catch((error: unknown) => {
         this.#schema = undefined;
         throw error;
       });
     return this.#schema;
+  }
+
+  /** Creates the tables, or the schema steps they miss, on `session`, which holds the schema's lock. */
+  protected createTables(session: SqlSession): Promise<void> {
+    return createSchema(session, this.sql.dialect, this.sql.prefix, this.sql.tables, this.#ownSteps);
+  }
+
+  /** Waits for a schema change in flight. */
+  async close(): Promise<void> {
+    await this.#schema?.catch(() => undefined);
   }
 
   /** Stores `ids` of the row of `ref` in the side table (those already there stay); see `sideCarrierIds`. */

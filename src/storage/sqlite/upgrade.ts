@@ -82,11 +82,10 @@ export function upgradeFile(db: Database.Database, tables: SqlTables): void {
   const legacy = db.prepare(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'sms_messages'`).get() !== undefined;
   if (legacy && version < 10) throw new Error(`SqliteStorage: the database schema is version ${version}, older than sms-outbox 0.1.0's (10); open it with 0.1.0 first`);
   const hasInbound = db.prepare(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'sms_inbound'`).get() !== undefined;
-  if (hasInbound && db.prepare(`SELECT 1 FROM pragma_table_info('sms_inbound') WHERE name = 'once_key'`).get() === undefined) {
-    db.exec('ALTER TABLE sms_inbound ADD COLUMN once_key TEXT');
-  }
-  if (hasInbound && db.prepare(`SELECT 1 FROM pragma_table_info('sms_inbound') WHERE name = 'cb_restarted_after'`).get() === undefined) {
-    db.exec('ALTER TABLE sms_inbound ADD COLUMN cb_restarted_after INTEGER');
+  for (const [column, type] of [['once_key', 'TEXT'], ['cb_restarted_after', 'INTEGER']] as const) {
+    if (hasInbound && db.prepare(`SELECT 1 FROM pragma_table_info('sms_inbound') WHERE name = ?`).get(column) === undefined) {
+      db.exec(`ALTER TABLE sms_inbound ADD COLUMN ${column} ${type}`);
+    }
   }
   db.exec(INBOUND_SCHEMA);
   if (legacy) moveLegacy(db, tables);
