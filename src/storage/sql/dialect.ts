@@ -110,6 +110,41 @@ export interface SqlClient extends SqlSession {
   exclusive<T>(name: string, work: (session: SqlSession) => Promise<T>): Promise<T>;
 }
 
+/** How many times a transaction is run when the database ends it as a deadlock's victim. */
+const DEADLOCK_ATTEMPTS = 5;
+
+/**
+ * Runs `attempt` (a whole transaction) again when it fails as a deadlock's victim
+ * (`isDeadlock`: the database rolled it back, so running it again is safe), up to
+ * {@link DEADLOCK_ATTEMPTS} times: for a {@link SqlClient.transaction} on a server.
+ */
+export async function retryingDeadlocks<T>(isDeadlock: (error: unknown) => boolean, attempt: () => Promise<T>): Promise<T> {
+  for (let n = 1; ; n++) {
+    try {
+      return await attempt();
+    } catch (error) {
+      if (!isDeadlock(error) || n >= DEADLOCK_ATTEMPTS) throw error;
+    }
+  }
+}
+
+/**
+ * Runs `work` in a transaction on `tx` (one connection), started by the statements `begin`:
+ * committed when it resolves, rolled back when it throws (and that thrown). `broken` hears
+ * of a rollback that failed: the connection is then in an unknown state, not to be reused.
+ */
+export async function transactionOn<T>(tx: SqlSession, begin: readonly string[], work: (tx: SqlSession) => Promise<T>, broken: (error: unknown) => void): Promise<T> {
+  try {
+    for (const statement of begin) await tx.run(statement);
+    const result = await work(tx);
+    await tx.run('COMMIT');
+    return result;
+  } catch (error) {
+    await tx.run('ROLLBACK').catch(broken);
+    throw error;
+  }
+}
+
 /** What the statements of a store run on: its client, its dialect and its tables (named with `prefix`). */
 export class SqlContext {
   /** A context of `client` speaking `dialect`, over `tables` (their names start with `prefix`). */
