@@ -2,8 +2,9 @@
  * What a SQL record store needs from its database beyond the statements every SQL database
  * reads alike: the `SqlDialect` (the few pieces of SQL text that differ between databases)
  * and the `SqlClient` (how a statement is sent, and how a transaction or a schema change is
- * run on one connection). An adapter supplies both; `SqlRecordStore` (store.ts) writes every
- * statement once on top of them, run through a `SqlContext`.
+ * run on one connection). An adapter supplies both, its client built with the transaction and
+ * the retry after a deadlock here; `SqlRecordStore` (store.ts) writes every statement once on
+ * top of them, run through a `SqlContext`.
  *
  * @module
  */
@@ -177,7 +178,8 @@ export class SqlContext {
     let deleted = 0;
     for (const slice of chunks(keys, 200)) {
       const values = slice.flatMap((key) => columns.map((column) => key[column]));
-      deleted += (await this.run(`DELETE FROM ${table} WHERE ${where}(${slice.map(() => match).join(' OR ')})`, [...params, ...values])).affected;
+      const { affected } = await this.run(`DELETE FROM ${table} WHERE ${where}(${slice.map(() => match).join(' OR ')})`, [...params, ...values]);
+      deleted += affected;
     }
     return deleted;
   }
