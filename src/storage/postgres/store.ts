@@ -3,8 +3,8 @@
  * PostgreSQL does in fewer round trips than the shared statements (statements.ts): the
  * compare-and-set writes of one event-loop turn go out together as one statement (with
  * their carrier ids and refunds), and a guarded insert is one statement rather than a
- * transaction. Its `ready()` also creates the inbound tables and moves the messages of the
- * earlier adapter's tables into the store's (upgrade.ts).
+ * transaction. Its schema's creation also makes the inbound tables and moves the messages
+ * of the earlier adapter's tables into the store's (upgrade.ts).
  *
  * @module
  */
