@@ -115,9 +115,10 @@ function moveLegacy(db: Database.Database, t: SqlTables): void {
 function legacyRow(old: LegacyRow, ids: { carrier_id: string; idx: number }[]): MessageRow {
   return earlierRow(old, JSON.parse(old.parts) as StoredPart[], (record) => {
     const queued = record.state === 'queued' && old.q_tag !== null;
+    const replaced = ids.filter((id) => record.parts[id.idx]?.carrierId !== id.carrier_id);
     return {
       carrierIds: ids.map((id) => id.carrier_id),
-      replacedCarrierIds: ids.filter((id) => record.parts[id.idx]?.carrierId !== id.carrier_id).map((id) => ({ carrierId: id.carrier_id, index: id.idx })),
+      replacedCarrierIds: replaced.map((id) => ({ carrierId: id.carrier_id, index: id.idx })),
       queue: queued ? (old.priority as number) : null,
       // A pending report's place among those due at one time is its own due time (ledger/rows.ts endRow).
       orderKey: queued ? Number(old.q_tag) : record.callback?.state === 'pending' ? (record.callback.nextAttemptAt ?? record.updatedAt) : 0,
