@@ -73,7 +73,10 @@ export function earlierRow(m: Record<string, unknown>, parts: StoredPart[], own:
     record,
     book: {
       weight: numOrNull(m.weight) ?? 1,
-      charge: m.charge_units === null ? null : { units: Number(m.charge_units), refunds: Boolean(m.charge_refund_failed) ? 'unsent-and-failed' : 'unsent' },
+      charge:
+        m.charge_units === null
+          ? null
+          : { units: Number(m.charge_units), refunds: Boolean(m.charge_refund_failed) ? 'unsent-and-failed' : 'unsent' },
       replacedCarrierIds,
       reportUid: (m.cb_uid as string | null) ?? null,
     },

@@ -48,7 +48,8 @@ export async function applyGuard(context: SqlContext, tx: SqlSession, guard: Ins
   }
   if (guard.credit !== undefined && guard.credit.units > 0) {
     const { principalId, units } = guard.credit;
-    const taken = await context.run(`UPDATE ${credit} SET balance = balance - ? WHERE principal_id = ? AND balance >= ?`, [units, principalId, units], tx);
+    const take = `UPDATE ${credit} SET balance = balance - ? WHERE principal_id = ? AND balance >= ?`;
+    const taken = await context.run(take, [units, principalId, units], tx);
     if (taken.affected === 0) throw new GuardRefusal({ refused: 'insufficient-credit', balance: await balanceOf(context, tx, principalId) });
   }
   if (guard.counters === undefined) return undefined;
