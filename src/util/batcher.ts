@@ -20,12 +20,18 @@
 export interface BatcherOptions<I, O> {
   /** Runs `items` as one atomic unit; resolves with one result per item, in order. */
   runBatch: (items: readonly I[]) => Promise<readonly O[]>;
-  /** Runs one item alone: a batch of one, and each item of a batch that failed. */
-  runOne: (item: I) => Promise<O>;
+  /** Runs one item alone: a batch of one, and each item of a batch that failed. Absent: `runBatch` of that item alone. */
+  runOne?: (item: I) => Promise<O>;
   /** At most this many items per batch. */
   maxBatch: number;
   /** At most this many batches out at once. */
   maxInFlight: number;
+  /**
+   * The key of an item, where a batch must hold at most one item of each key (a batch of
+   * two writes of one row would apply one and not say which): an item whose key is in the
+   * batch waits for the next. Absent: items have no keys.
+   */
+  keyOf?: (item: I) => unknown;
 }
 
 interface Queued<I, O> {
@@ -37,12 +43,14 @@ interface Queued<I, O> {
 /** Coalesces concurrent {@link Batcher.call}s into batches; see the module comment. */
 export class Batcher<I, O> {
   readonly #options: BatcherOptions<I, O>;
+  readonly #runOne: (item: I) => Promise<O>;
   #queue: Queued<I, O>[] = [];
   #inFlight = 0;
   #scheduled = false;
 
   constructor(options: BatcherOptions<I, O>) {
     this.#options = options;
+    this.#runOne = options.runOne ?? (async (item) => (await options.runBatch([item]))[0]!);
   }
 
   /** Runs `item` in the next batch; resolves with its own result. */
@@ -63,8 +71,7 @@ export class Batcher<I, O> {
   #dispatch(): void {
     const { maxBatch, maxInFlight } = this.#options;
     while (this.#queue.length > 0 && this.#inFlight < maxInFlight) {
-      const batch = this.#queue.length <= maxBatch ? this.#queue : this.#queue.slice(0, maxBatch);
-      this.#queue = batch === this.#queue ? [] : this.#queue.slice(maxBatch);
+      const batch = this.#take(maxBatch);
       this.#inFlight += 1;
       void this.#run(batch).finally(() => {
         this.#inFlight -= 1;
@@ -73,8 +80,31 @@ export class Batcher<I, O> {
     }
   }
 
+  /** Takes the next batch off the queue: its first `maxBatch` items, of distinct keys if items have keys. */
+  #take(maxBatch: number): Queued<I, O>[] {
+    const { keyOf } = this.#options;
+    if (keyOf === undefined) {
+      const batch = this.#queue.length <= maxBatch ? this.#queue : this.#queue.slice(0, maxBatch);
+      this.#queue = batch === this.#queue ? [] : this.#queue.slice(maxBatch);
+      return batch;
+    }
+    const batch: Queued<I, O>[] = [];
+    const rest: Queued<I, O>[] = [];
+    const keys = new Set<unknown>();
+    for (const queued of this.#queue) {
+      const key = keyOf(queued.item);
+      if (batch.length < maxBatch && !keys.has(key)) {
+        keys.add(key);
+        batch.push(queued);
+      } else rest.push(queued);
+    }
+    this.#queue = rest;
+    return batch;
+  }
+
   async #run(batch: readonly Queued<I, O>[]): Promise<void> {
-    const { runBatch, runOne } = this.#options;
+    const { runBatch } = this.#options;
+    const runOne = this.#runOne;
     if (batch.length === 1) {
       await runOne(batch[0]!.item).then(batch[0]!.resolve, batch[0]!.reject);
       return;

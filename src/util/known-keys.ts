@@ -52,6 +52,16 @@ export function assertNumber(where: string, value: unknown, min: number, integer
 }
 
 /**
+ * Throws unless `value` is a plain SQL identifier of at most `max` characters (letters,
+ * digits and `_`, not starting with a digit), as a name a storage inlines in SQL must be.
+ */
+export function assertIdentifier(where: string, value: unknown, max: number): asserts value is string {
+  if (typeof value !== 'string' || !new RegExp(`^[A-Za-z_][A-Za-z0-9_]{0,${max - 1}}$`).test(value)) {
+    throw new OptionError(`${where} must be letters, digits and _ (not starting with a digit, at most ${max}), got ${JSON.stringify(value)}`);
+  }
+}
+
+/**
  * Throws unless `value` is a usable fair-queue weight: a finite number from 0.01 to 1,000
  * (a tag step of 1/weight stays exact enough in a double for billions of messages).
  */

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { Batcher } from '../../src/util/batcher.js';
 
 /** A batcher over doubling, recording every batch and single call it makes. */
-function doubling(options: { maxBatch?: number; maxInFlight?: number; failBatches?: boolean; bad?: number } = {}) {
+function doubling(options: { maxBatch?: number; maxInFlight?: number; failBatches?: boolean; bad?: number; keyOf?: (item: number) => unknown } = {}) {
   const batches: number[][] = [];
   const singles: number[] = [];
   /** Resolvers of the batches still out, so a test decides when each comes back. */
@@ -11,6 +11,7 @@ function doubling(options: { maxBatch?: number; maxInFlight?: number; failBatche
   const batcher = new Batcher<number, number>({
     maxBatch: options.maxBatch ?? 100,
     maxInFlight: options.maxInFlight ?? 1,
+    keyOf: options.keyOf,
     runBatch: async (items) => {
       batches.push([...items]);
       await hold();
@@ -89,5 +90,16 @@ describe('Batcher', () => {
     const results = Promise.all([1, 2, 3].map((item) => batcher.call(item)));
     await drain();
     expect(await results).toEqual([2, 4, 6]);
+  });
+
+  it('keeps items of one key in separate batches, the later waiting for the next, in order', async () => {
+    const { batcher, batches, drain } = doubling({ keyOf: (item) => item % 10, maxInFlight: 2 });
+    const results = Promise.all([1, 2, 11, 3, 21, 12].map((item) => batcher.call(item)));
+    await drain();
+    expect(await results).toEqual([2, 4, 22, 6, 42, 24]);
+    expect(batches).toEqual([
+      [1, 2, 3],
+      [11, 12],
+    ]);
   });
 });

@@ -67,7 +67,7 @@ export class MemoryRecordStore implements RecordStore {
     ...this.#list.indexes,
   ];
   #seq = 0;
-/** See {@link RecordStore.inbound}. */
+  /** See {@link RecordStore.inbound}. */
   readonly inbound = new MemoryInbound();
   /** The last report key given (`MessageWrite.reported`). */
   #reportKey = 0;

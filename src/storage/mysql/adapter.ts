@@ -55,7 +55,7 @@ export class MysqlRecordStore extends SqlRecordStore {
   }
 
   /** Ends the pool the store made itself; a pool the host passed is left open. */
-  async close(): Promise<void> {
+  override async close(): Promise<void> {
     if (this.#ownsPool) await this.#pool.end();
   }
 }

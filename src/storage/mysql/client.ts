@@ -7,10 +7,7 @@
  * @module
  */
 import type { Pool, PoolConnection } from 'mysql2/promise';
-import type { SqlClient, SqlResult, SqlSession } from '../sql/dialect.js';
-
-/** How many times a transaction is run when the server ends it as a deadlock's victim. */
-const DEADLOCK_ATTEMPTS = 5;
+import { retryingDeadlocks, transactionOn, type SqlClient, type SqlResult, type SqlSession } from '../sql/dialect.js';
 
 /** ER_LOCK_DEADLOCK: the server rolled the transaction back to break a deadlock; running it again is safe. */
 function isDeadlock(error: unknown): boolean {
@@ -47,30 +44,9 @@ async function onConnection<T>(pool: Pool, work: (connection: PoolConnection, br
   }
 }
 
-/** Runs `work` in a READ COMMITTED transaction on `connection`: committed when it resolves, rolled back when it throws. */
-async function inTransaction<T>(connection: PoolConnection, broken: () => void, work: (tx: SqlSession) => Promise<T>): Promise<T> {
-  const tx = sessionOf(connection);
-  try {
-    await tx.run('SET TRANSACTION ISOLATION LEVEL READ COMMITTED');
-    await tx.run('START TRANSACTION');
-    const result = await work(tx);
-    await tx.run('COMMIT');
-    return result;
-  } catch (error) {
-    await tx.run('ROLLBACK').catch(broken);
-    throw error;
-  }
-}
-
-/** Runs `attempt` again when the server ended it as a deadlock's victim, up to {@link DEADLOCK_ATTEMPTS} times. */
-async function retryingDeadlocks<T>(attempt: () => Promise<T>): Promise<T> {
-  for (let n = 1; ; n++) {
-    try {
-      return await attempt();
-    } catch (error) {
-      if (!isDeadlock(error) || n >= DEADLOCK_ATTEMPTS) throw error;
-    }
-  }
+/** Runs `work` in a READ COMMITTED transaction on `connection`. */
+function inTransaction<T>(connection: PoolConnection, broken: () => void, work: (tx: SqlSession) => Promise<T>): Promise<T> {
+  return transactionOn(sessionOf(connection), ['SET TRANSACTION ISOLATION LEVEL READ COMMITTED', 'START TRANSACTION'], work, broken);
 }
 
 /**
@@ -102,11 +78,11 @@ export function mysqlClient(pool: Pool): SqlClient {
   return {
     run: direct.run,
     transaction(work) {
-      return retryingDeadlocks(() => onConnection(pool, (connection, broken) => inTransaction(connection, broken, work)));
+      return retryingDeadlocks(isDeadlock, () => onConnection(pool, (connection, broken) => inTransaction(connection, broken, work)));
     },
     // The lock is the session's, not the transaction's: it is taken before the transaction starts and released after it ends.
     lockedTransaction(key, work) {
-      return holdingLock(pool, KEY_LOCK, key, (connection, broken) => retryingDeadlocks(() => inTransaction(connection, broken, work)));
+      return holdingLock(pool, KEY_LOCK, key, (connection, broken) => retryingDeadlocks(isDeadlock, () => inTransaction(connection, broken, work)));
     },
     exclusive(name, work) {
       return holdingLock(pool, SCHEMA_LOCK, name, (connection) => work(sessionOf(connection)));

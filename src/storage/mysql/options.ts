@@ -7,7 +7,7 @@
  */
 import type { Pool, PoolOptions } from 'mysql2/promise';
 import { OptionError } from '../../errors.js';
-import { assertKnownKeys } from '../../util/known-keys.js';
+import { assertIdentifier, assertKnownKeys } from '../../util/known-keys.js';
 
 /** Options of `MysqlRecordStore`: exactly one of `pool`, `uri` and `connection`. */
 export interface MysqlRecordStoreOptions {
@@ -37,7 +37,6 @@ export interface ResolvedMysqlOptions {
 }
 
 const KNOWN_OPTIONS = ['pool', 'uri', 'connection', 'tablePrefix'] as const;
-const PREFIX = /^[A-Za-z_][A-Za-z0-9_]{0,39}$/;
 
 /** Checks `options`; throws an OptionError naming the option at fault. */
 export function resolveMysqlOptions(options: MysqlRecordStoreOptions): ResolvedMysqlOptions {
@@ -50,11 +49,7 @@ export function resolveMysqlOptions(options: MysqlRecordStoreOptions): ResolvedM
     throw new OptionError(`MysqlRecordStore: give exactly one of \`pool\`, \`uri\` and \`connection\`, got ${given.length === 0 ? 'none' : given.join(' and ')}`);
   }
   const tablePrefix = options.tablePrefix ?? 'sms_outbox_';
-  if (typeof tablePrefix !== 'string' || !PREFIX.test(tablePrefix)) {
-    throw new OptionError(
-      `MysqlRecordStore: \`tablePrefix\` must be letters, digits and _ (not starting with a digit, at most 40), got ${JSON.stringify(tablePrefix)}`,
-    );
-  }
+  assertIdentifier('MysqlRecordStore: `tablePrefix`', tablePrefix, 40);
   if (options.pool !== undefined) {
     const pool = options.pool as Partial<Pool> | null;
     if (typeof pool?.query !== 'function' || typeof pool.getConnection !== 'function') {

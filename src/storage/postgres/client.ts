@@ -6,11 +6,8 @@
  *
  * @module
  */
-import type { Pool, PoolClient } from 'pg';
-import type { SqlClient, SqlResult, SqlSession } from '../sql/dialect.js';
-
-/** How many times a transaction is run when PostgreSQL ends it as a deadlock's victim. */
-const DEADLOCK_ATTEMPTS = 5;
+import type { Pool } from 'pg';
+import { retryingDeadlocks, transactionOn, type SqlClient, type SqlResult, type SqlSession } from '../sql/dialect.js';
 
 /** First key of the two-key advisory lock of a schema's changes: "SMSO" in ASCII (the earlier adapter's, so the two never migrate at once). */
 const LOCK_NAMESPACE = 0x534d534f;
@@ -51,7 +48,7 @@ function sessionOf(target: Pick<Pool, 'query'>): SqlSession {
  * Runs `work` in a transaction on a client of `pool`. A client that errors while checked out
  * (its connection died) or cannot roll back is dropped by the pool, not reused.
  */
-export async function inTransaction<T>(pool: Pool, work: (client: PoolClient) => Promise<T>): Promise<T> {
+async function inTransaction<T>(pool: Pool, work: (tx: SqlSession) => Promise<T>): Promise<T> {
   const client = await pool.connect();
   let broken: Error | undefined;
   // Without a listener, a connection dying while checked out would crash the process.
@@ -60,15 +57,9 @@ export async function inTransaction<T>(pool: Pool, work: (client: PoolClient) =>
   };
   client.on('error', onError);
   try {
-    await client.query('BEGIN');
-    const result = await work(client);
-    await client.query('COMMIT');
-    return result;
-  } catch (error) {
-    await client.query('ROLLBACK').catch((rollbackError: unknown) => {
-      broken = rollbackError instanceof Error ? rollbackError : new Error(String(rollbackError));
+    return await transactionOn(sessionOf(client), ['BEGIN'], work, (error) => {
+      broken = error instanceof Error ? error : new Error(String(error));
     });
-    throw error;
   } finally {
     client.off('error', onError);
     client.release(broken);
@@ -89,28 +80,22 @@ export function postgresClient(pool: Pool, schema: string, ready: () => Promise<
     },
     async transaction(work) {
       await ready();
-      for (let attempt = 1; ; attempt++) {
-        try {
-          return await inTransaction(pool, (client) => work(sessionOf(client)));
-        } catch (error) {
-          if (!isDeadlock(error) || attempt >= DEADLOCK_ATTEMPTS) throw error;
-        }
-      }
+      return retryingDeadlocks(isDeadlock, () => inTransaction(pool, work));
     },
     async lockedTransaction(key, work) {
       await ready();
       // Taken first: the snapshot of each later statement is taken once it is held.
-      return inTransaction(pool, async (client) => {
-        await client.query('SELECT pg_advisory_xact_lock($1::int4, hashtext($2))', [KEY_LOCK_NAMESPACE, key]);
-        return work(sessionOf(client));
+      return inTransaction(pool, async (tx) => {
+        await tx.run('SELECT pg_advisory_xact_lock($1::int4, hashtext($2))', [KEY_LOCK_NAMESPACE, key]);
+        return work(tx);
       });
     },
     // One transaction under the schema's lock: a change made by `work` is all there or not at all.
     exclusive(_name, work) {
-      return inTransaction(pool, async (client) => {
-        await client.query('SELECT pg_advisory_xact_lock($1::int4, $2::int4)', [LOCK_NAMESPACE, lockKey(schema)]);
-        await client.query(`CREATE SCHEMA IF NOT EXISTS "${schema.replaceAll('"', '""')}"`);
-        return work(sessionOf(client));
+      return inTransaction(pool, async (tx) => {
+        await tx.run('SELECT pg_advisory_xact_lock($1::int4, $2::int4)', [LOCK_NAMESPACE, lockKey(schema)]);
+        await tx.run(`CREATE SCHEMA IF NOT EXISTS "${schema.replaceAll('"', '""')}"`);
+        return work(tx);
       });
     },
   };

@@ -7,7 +7,7 @@
  * @module
  */
 import type { Pool } from 'pg';
-import { assertKnownKeys } from '../../util/known-keys.js';
+import { assertIdentifier, assertKnownKeys } from '../../util/known-keys.js';
 import { OptionError } from '../../errors.js';
 
 /** Options of `PostgresStorage` (adapter.ts). */
@@ -34,7 +34,6 @@ export interface ResolvedPostgresOptions {
 }
 
 const KNOWN_OPTIONS = ['pool', 'schema'] as const;
-const SCHEMA_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
 
 /** Checks `options`; throws a TypeError for a missing pool, a bad schema name or an unknown option. */
 export function resolvePostgresOptions(options: PostgresStorageOptions): ResolvedPostgresOptions {
@@ -47,10 +46,6 @@ export function resolvePostgresOptions(options: PostgresStorageOptions): Resolve
     throw new OptionError('PostgresStorage: `pool` must be a pg.Pool (npm install pg, then new pg.Pool({ connectionString }))');
   }
   const schema = options.schema ?? 'sms_outbox';
-  if (typeof schema !== 'string' || !SCHEMA_NAME.test(schema)) {
-    throw new OptionError(
-      `PostgresStorage: \`schema\` must be letters, digits and _ (not starting with a digit, at most 63), got ${JSON.stringify(schema)}`,
-    );
-  }
+  assertIdentifier('PostgresStorage: `schema`', schema, 63);
   return { pool: options.pool, schema };
 }

@@ -9,33 +9,23 @@
  * @module
  */
 import type { CounterGuard, InsertGuard, MessageRow, MessageWrite } from '../record-store.js';
-import { ROW_COLUMNS, rowValues, sideCarrierIds } from '../sql/rows.js';
+import { ROW_COLUMNS, rowValues, sideCarrierIds, WRITTEN_COLUMNS } from '../sql/rows.js';
 import type { SqlTables } from '../sql/schema.js';
 
-/** The row columns a write or an insert sets from arrays, with each array's type. */
-const ROW_ARRAYS = [
-  ['principal_id', 'text'],
-  ['external_id', 'text'],
-  ['created_at', 'bigint'],
-  ['valid_until', 'bigint'],
-  ['accepted_at', 'bigint'],
-  ['queue', 'smallint'],
-  ['order_key', 'float8'],
-  ['due_at', 'bigint'],
-  ['lease_owner', 'text'],
-  ['lease_until', 'bigint'],
-  ['report_due_at', 'bigint'],
-  ['timer', 'text'],
-  ['timer_at', 'bigint'],
-  ['carrier_id', 'text'],
-  ['recipient', 'text'],
-  ['state', 'text'],
-  ['profile_code', 'text'],
-  ['callback_state', 'text'],
-  ['data', 'text'],
-] as const;
+/** The array type of each column a write or an insert sets from arrays, where it is not `text`. */
+const ARRAY_TYPES: Partial<Record<(typeof WRITTEN_COLUMNS)[number], string>> = {
+  created_at: 'bigint',
+  valid_until: 'bigint',
+  accepted_at: 'bigint',
+  queue: 'smallint',
+  order_key: 'float8',
+  due_at: 'bigint',
+  lease_until: 'bigint',
+  report_due_at: 'bigint',
+  timer_at: 'bigint',
+};
 
-const COLUMNS = ROW_ARRAYS.map(([column]) => column).join(', ');
+const COLUMNS = WRITTEN_COLUMNS.join(', ');
 
 /**
  * Separates the rows' JSON documents in the one text parameter that carries them: JSON text
@@ -47,14 +37,14 @@ const DATA_SEPARATOR = '\x1e';
 
 /** `unnest($from::type[], ...)` of the row arrays, numbered from `from`; the last (data) split from one text. */
 function unnestRows(from: number): string {
-  return ROW_ARRAYS.map(([column, type], i) =>
-    column === 'data' ? `string_to_array($${from + i}::text, E'\\x1e')` : `$${from + i}::${type}[]`,
+  return WRITTEN_COLUMNS.map((column, i) =>
+    column === 'data' ? `string_to_array($${from + i}::text, E'\\x1e')` : `$${from + i}::${ARRAY_TYPES[column] ?? 'text'}[]`,
   ).join(', ');
 }
 
-/** The row arrays of `rows`, in {@link ROW_ARRAYS}' order (each row's values as every SQL store writes them). */
+/** The row arrays of `rows`, in {@link WRITTEN_COLUMNS}' order (each row's values as every SQL store writes them). */
 function rowArrays(rows: readonly MessageRow[]): unknown[] {
-  const arrays: unknown[][] = ROW_ARRAYS.map(() => new Array<unknown>(rows.length));
+  const arrays: unknown[][] = WRITTEN_COLUMNS.map(() => new Array<unknown>(rows.length));
   for (let i = 0; i < rows.length; i++) {
     const values = rowValues(rows[i]!);
     for (let column = 0; column < values.length; column++) arrays[column]![i] = values[column];
@@ -71,9 +61,27 @@ const HEAD_WINDOW = 1000;
 /** A row a submit claim at `$3` may take: due, not leased, still valid. */
 const CLAIMABLE = 'due_at <= $3 AND (lease_until IS NULL OR lease_until <= $3) AND (valid_until IS NULL OR valid_until > $3)';
 
+/**
+ * The parts `inserted` and `ids` of a `WITH` that inserts the rows of `$1` to `$n+1` and the
+ * carrier ids of `$n+2` and `$n+3` into tables `t` when `condition` holds.
+ */
+function insertRows(t: SqlTables, condition: string): string {
+  const n = WRITTEN_COLUMNS.length;
+  return `inserted AS (
+        INSERT INTO ${t.messages} (ref, version, ${COLUMNS})
+          SELECT r.ref, 0, ${WRITTEN_COLUMNS.map((column) => `r.${column}`).join(', ')}
+          FROM unnest($1::text[], ${unnestRows(2)}) WITH ORDINALITY AS r(ref, ${COLUMNS}, n)
+          WHERE ${condition} ORDER BY r.n
+          RETURNING 1),
+      ids AS (
+        INSERT INTO ${t.carrierIds} (carrier_id, ref)
+          SELECT a.id, a.ref FROM unnest($${n + 2}::text[], $${n + 3}::text[]) AS a(ref, id) WHERE ${condition}
+          ON CONFLICT DO NOTHING)`;
+}
+
 /** The statements of the store over `t`. */
 export function postgresStatements(t: SqlTables) {
-  const n = ROW_ARRAYS.length;
+  const n = WRITTEN_COLUMNS.length;
   const returned = ROW_COLUMNS.split(', ').map((column) => `m.${column}`).join(', ');
   return {
     /**
@@ -142,7 +150,7 @@ export function postgresStatements(t: SqlTables) {
         SELECT * FROM unnest($1::text[], $2::bigint[], $3::bigint[], ${unnestRows(4)}, $${n + 6}::int[])
           AS w(ref, expected, refund, ${COLUMNS}, reported)),
       done AS (
-        UPDATE ${t.messages} m SET ${ROW_ARRAYS.map(([column]) => `${column} = w.${column}`).join(', ')}, version = w.expected + 1,
+        UPDATE ${t.messages} m SET ${WRITTEN_COLUMNS.map((column) => `${column} = w.${column}`).join(', ')}, version = w.expected + 1,
             report_seq = CASE WHEN w.reported > 0 THEN (SELECT base FROM head) + w.reported ELSE m.report_seq END
           FROM w WHERE m.ref = w.ref AND m.version = w.expected
           RETURNING m.ref, w.principal_id, w.refund),
@@ -177,16 +185,7 @@ export function postgresStatements(t: SqlTables) {
           RETURNING 1),
       paid AS (SELECT $${n + 11}::text IS NULL OR $${n + 12}::bigint <= 0 OR EXISTS (SELECT 1 FROM taken) AS ok),
       go AS (SELECT (SELECT ok FROM key_free) AND (SELECT ok FROM paid) AS ok),
-      inserted AS (
-        INSERT INTO ${t.messages} (ref, version, ${COLUMNS})
-          SELECT r.ref, 0, ${ROW_ARRAYS.map(([column]) => `r.${column}`).join(', ')}
-          FROM unnest($1::text[], ${unnestRows(2)}) WITH ORDINALITY AS r(ref, ${COLUMNS}, n)
-          WHERE (SELECT ok FROM go) ORDER BY r.n
-          RETURNING 1),
-      ids AS (
-        INSERT INTO ${t.carrierIds} (carrier_id, ref)
-          SELECT a.id, a.ref FROM unnest($${n + 2}::text[], $${n + 3}::text[]) AS a(ref, id) WHERE (SELECT ok FROM go)
-          ON CONFLICT DO NOTHING)
+      ${insertRows(t, '(SELECT ok FROM go)')}
       SELECT (SELECT ok FROM key_free) AS key_free, (SELECT ok FROM go) AS stored,
         (SELECT balance FROM ${t.credit} WHERE principal_id = $${n + 11}::text) AS balance, (SELECT count(*) FROM inserted) AS inserted`,
     /**
@@ -202,16 +201,7 @@ export function postgresStatements(t: SqlTables) {
           ON CONFLICT (principal_id, period) DO UPDATE SET units = k.units + EXCLUDED.units
             WHERE k.units + EXCLUDED.units <= $${n + 7}::bigint
           RETURNING k.units),
-      inserted AS (
-        INSERT INTO ${t.messages} (ref, version, ${COLUMNS})
-          SELECT r.ref, 0, ${ROW_ARRAYS.map(([column]) => `r.${column}`).join(', ')}
-          FROM unnest($1::text[], ${unnestRows(2)}) WITH ORDINALITY AS r(ref, ${COLUMNS}, n)
-          WHERE EXISTS (SELECT 1 FROM counted) ORDER BY r.n
-          RETURNING 1),
-      ids AS (
-        INSERT INTO ${t.carrierIds} (carrier_id, ref)
-          SELECT a.id, a.ref FROM unnest($${n + 2}::text[], $${n + 3}::text[]) AS a(ref, id) WHERE EXISTS (SELECT 1 FROM counted)
-          ON CONFLICT DO NOTHING)
+      ${insertRows(t, 'EXISTS (SELECT 1 FROM counted)')}
       SELECT (SELECT units FROM counted) AS counted, (SELECT count(*) FROM inserted) AS inserted`,
   };
 }
@@ -232,15 +222,17 @@ export function writeParams(writes: readonly Write[]): unknown[] {
   ];
 }
 
+/** The parameters `$1` to `$n+3` of an insert ({@link insertRows}): the refs, the row arrays and the side table's carrier ids. */
+function rowParams(rows: readonly MessageRow[]): unknown[] {
+  const ids = rows.flatMap((row) => sideCarrierIds(row).map((id) => [row.record.ref, id] as const));
+  return [rows.map((row) => row.record.ref), ...rowArrays(rows), ids.map(([ref]) => ref), ids.map(([, id]) => id)];
+}
+
 /** The parameters of the insert statement for `rows` under `guard` (a key, or a charge, or neither). */
 export function insertParams(rows: readonly MessageRow[], guard: InsertGuard | undefined): unknown[] {
-  const ids = rows.flatMap((row) => sideCarrierIds(row).map((id) => [row.record.ref, id] as const));
   const key = guard?.idempotency;
   return [
-    rows.map((row) => row.record.ref),
-    ...rowArrays(rows),
-    ids.map(([ref]) => ref),
-    ids.map(([, id]) => id),
+    ...rowParams(rows),
     key?.principalId ?? null,
     key?.key ?? null,
     key?.bodyHash ?? null,
@@ -255,15 +247,5 @@ export function insertParams(rows: readonly MessageRow[], guard: InsertGuard | u
 
 /** The parameters of the counted insert statement for `rows` adding to `counter`. */
 export function insertCountedParams(rows: readonly MessageRow[], counter: CounterGuard): unknown[] {
-  const ids = rows.flatMap((row) => sideCarrierIds(row).map((id) => [row.record.ref, id] as const));
-  return [
-    rows.map((row) => row.record.ref),
-    ...rowArrays(rows),
-    ids.map(([ref]) => ref),
-    ids.map(([, id]) => id),
-    counter.principalId,
-    counter.period,
-    counter.units,
-    counter.limit,
-  ];
+  return [...rowParams(rows), counter.principalId, counter.period, counter.units, counter.limit];
 }

@@ -3,8 +3,8 @@
  * PostgreSQL does in fewer round trips than the shared statements (statements.ts): the
  * compare-and-set writes of one event-loop turn go out together as one statement (with
  * their carrier ids and refunds), and a guarded insert is one statement rather than a
- * transaction. Its `ready()` also creates the inbound tables and moves the messages of the
- * earlier adapter's tables into the store's (upgrade.ts).
+ * transaction. Its schema's creation also makes the inbound tables and moves the messages
+ * of the earlier adapter's tables into the store's (upgrade.ts).
  *
  * @module
  */
@@ -13,7 +13,9 @@ import type { Pool } from 'pg';
 import type { ClaimOptions } from '../claim-options.js';
 import type { InsertCounted, InsertGuard, InsertRefusal, MessageRow, MessageWrite, Timer } from '../record-store.js';
 import { Batcher } from '../../util/batcher.js';
-import { fromColumns, num, numOrNull, ROW_COLUMNS } from '../sql/rows.js';
+import { fromColumns, num, numOrNull } from '../sql/rows.js';
+import type { SqlSession } from '../sql/dialect.js';
+import { dueMessages } from '../sql/queue.js';
 import { createSchema } from '../sql/schema.js';
 import { SqlRecordStore } from '../sql/store.js';
 import { postgresClient } from './client.js';
@@ -21,7 +23,6 @@ import { PostgresInbound } from './inbound.js';
 import { postgresDialect, quoteIdent } from './dialect.js';
 import { insertCountedParams, insertParams, postgresStatements, writeParams } from './statements.js';
 import { createInboundTables, postgresInboundTables, upgradeEarlierTables } from './upgrade.js';
-import { WriteBatches } from './write-batch.js';
 
 /** The start of the store's table names in its schema, beside the earlier adapter's (`messages`...) and the inbound ones. */
 export const TABLE_PREFIX = 'ledger_';
@@ -78,14 +79,13 @@ export class PostgresRecordStore extends SqlRecordStore {
   readonly #pool: Pool;
   readonly #schema: string;
   readonly #sql: ReturnType<typeof postgresStatements>;
-  readonly #writes: WriteBatches;
+  readonly #writes: Batcher<MessageWrite, boolean>;
   readonly #ends: Batcher<EndsAsked, QueueEnds>;
   readonly #byRef: Batcher<string, MessageRow | null>;
   readonly #byCarrier: Batcher<readonly string[], MessageRow | null>;
   readonly #inserts: Batcher<readonly MessageRow[], void>;
   /** Names the prepared statements of this schema (a statement's name is per connection, and a pool may serve two schemas). */
   readonly #tag: string;
-  #readying: Promise<void> | undefined;
 
   /** A store on `pool`, its tables in `schema` (a plain identifier, checked by the options). */
   constructor(pool: Pool, schema: string) {
@@ -97,50 +97,31 @@ export class PostgresRecordStore extends SqlRecordStore {
     this.#schema = schema;
     this.#sql = postgresStatements(this.sql.tables);
     this.#tag = createHash('sha1').update(schema).digest('hex').slice(0, 16);
-    this.#writes = new WriteBatches((writes) => this.#writeAll(writes), MAX_BATCH, MAX_IN_FLIGHT);
     const batching = { maxBatch: MAX_BATCH, maxInFlight: MAX_IN_FLIGHT };
-    this.#ends = new Batcher({ ...batching, runBatch: (asked) => this.#endsOf(asked), runOne: async (asked) => (await this.#endsOf([asked]))[0]! });
-    this.#byRef = new Batcher({ ...batching, runBatch: (refs) => this.#rowsOf(refs), runOne: async (ref) => (await this.#rowsOf([ref]))[0]! });
-    this.#byCarrier = new Batcher({
-      ...batching,
-      runBatch: (lookups) => this.#rowsByCarrierId(lookups),
-      runOne: async (ids) => (await this.#rowsByCarrierId([ids]))[0]!,
-    });
+    this.#writes = new Batcher({ ...batching, keyOf: (write) => write.row.record.ref, runBatch: (writes) => this.#writeAll(writes) });
+    this.#ends = new Batcher({ ...batching, runBatch: (asked) => this.#endsOf(asked) });
+    this.#byRef = new Batcher({ ...batching, runBatch: (refs) => this.#rowsOf(refs) });
+    this.#byCarrier = new Batcher({ ...batching, runBatch: (lookups) => this.#rowsByCarrierId(lookups) });
     const insertAll = async (batches: readonly (readonly MessageRow[])[]): Promise<void[]> => {
       await this.#query('insert', insertParams(batches.flat(), undefined));
       return batches.map(() => undefined);
     };
     // Requests of 100 messages: 20 of them are 2,000 rows, a statement of a few MB at most.
-    this.#inserts = new Batcher({ maxBatch: 20, maxInFlight: MAX_IN_FLIGHT, runBatch: insertAll, runOne: async (rows) => void (await insertAll([rows])) });
+    this.#inserts = new Batcher({ maxBatch: 20, maxInFlight: MAX_IN_FLIGHT, runBatch: insertAll });
     this.inbound = new PostgresInbound(pool, this.sql.client, this.sql.dialect, postgresInboundTables(quoteIdent(schema)), () => this.ready());
   }
 
   /**
-   * Creates the schema, the store's tables and the inbound ones, and moves the messages of
-   * the earlier adapter's tables into the store's: one transaction under the schema's
-   * advisory lock, so instances starting together do it once. Memoised; a failure is tried
-   * again at the next call.
+   * Creates the schema (`SqlClient.exclusive`), the store's tables and the inbound ones, and
+   * moves the messages of the earlier adapter's tables into the store's: one transaction
+   * under the schema's advisory lock. The pool is the host's, so `close()` leaves it open.
    */
-  override ready(): Promise<void> {
-    this.#readying ??= this.sql.client
-      .exclusive('schema', async (session) => {
-        await createInboundTables(session, quoteIdent(this.#schema));
-        // The shared creation, on this transaction, naming indexes without their schema.
-        const here = { ...this.sql.client, run: session.run.bind(session), exclusive: <T>(_: string, work: (s: typeof session) => Promise<T>) => work(session) };
-        await createSchema(here, postgresDialect(this.#schema, false), TABLE_PREFIX, this.sql.tables);
-        for (const statement of partialIndexes(this.sql.tables.messages)) await session.run(statement);
-        await upgradeEarlierTables(session, quoteIdent(this.#schema), this.sql.tables);
-      })
-      .catch((error: unknown) => {
-        this.#readying = undefined;
-        throw error;
-      });
-    return this.#readying;
-  }
-
-  /** Waits for a schema change in flight; the pool is the host's, so it stays open. */
-  async close(): Promise<void> {
-    await this.#readying?.catch(() => undefined);
+  protected override async createTables(session: SqlSession): Promise<void> {
+    await createInboundTables(session, quoteIdent(this.#schema));
+    // The shared creation, naming indexes without their schema.
+    await createSchema(session, postgresDialect(this.#schema, false), TABLE_PREFIX, this.sql.tables);
+    for (const statement of partialIndexes(this.sql.tables.messages)) await session.run(statement);
+    await upgradeEarlierTables(session, quoteIdent(this.#schema), this.sql.tables);
   }
 
   /**
@@ -180,11 +161,7 @@ export class PostgresRecordStore extends SqlRecordStore {
     if (limit <= 0) return Promise.resolve([]);
     return this.sql.client.transaction(async (tx) => {
       await tx.run('SET LOCAL enable_bitmapscan = off; SET LOCAL enable_seqscan = off');
-      const { rows } = await tx.run(
-        `SELECT ${ROW_COLUMNS} FROM ${this.sql.tables.messages} WHERE timer = $1 AND timer_at <= $2 ORDER BY timer_at, seq LIMIT $3`,
-        [timer, at, limit],
-      );
-      return rows.map(fromColumns);
+      return dueMessages(this.sql, timer, at, limit, tx);
     });
   }
 
@@ -245,18 +222,22 @@ export class PostgresRecordStore extends SqlRecordStore {
     return this.#pool.query({ name: `sms_outbox_${name}_${this.#tag}`, text: this.#sql[name], values });
   }
 
-  /** `RecordStore.writeMessages`: each write joins the batch of this turn's writes (each still applied or not on its own). */
+  /**
+   * `RecordStore.writeMessages`: each write joins the batch of this turn's writes, unless a
+   * write of its row is in it already (each still applied or not on its own, by its version).
+   */
   override writeMessages(writes: readonly MessageWrite[]): Promise<boolean[]> {
     // Most calls are one write: its answer without Promise.all's.
-    if (writes.length === 1) return this.#writes.write(writes[0]!).then((applied) => [applied]);
-    return Promise.all(writes.map((write) => this.#writes.write(write)));
+    if (writes.length === 1) return this.#writes.call(writes[0]!).then((applied) => [applied]);
+    return Promise.all(writes.map((write) => this.#writes.call(write)));
   }
 
-  /** One statement of `writes` (distinct refs); resolves with the refs applied. */
-  async #writeAll(writes: readonly MessageWrite[]): Promise<Set<string>> {
+  /** One statement of `writes` (distinct refs); resolves with whether each applied. */
+  async #writeAll(writes: readonly MessageWrite[]): Promise<boolean[]> {
     const { rows } = await this.#query('write', writeParams(writes));
     const refs = rows[0]!.refs as string | string[] | null;
     // The driver parses JSON unless the host's pool was told to leave it as text.
-    return new Set(typeof refs === 'string' ? (JSON.parse(refs) as string[]) : (refs ?? []));
+    const applied = new Set(typeof refs === 'string' ? (JSON.parse(refs) as string[]) : (refs ?? []));
+    return writes.map((write) => applied.has(write.row.record.ref));
   }
 }

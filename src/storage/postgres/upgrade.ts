@@ -12,14 +12,13 @@
  *
  * @module
  */
-import { PRIORITY_RANK } from '../../lifecycle/fair-tags.js';
-import { timerAtOf, timerOf } from '../../ledger/rows.js';
-import type { CallbackState, MessageRecord } from '../contract.js';
 import type { MessageRow } from '../record-store.js';
 import type { SqlSession } from '../sql/dialect.js';
+import { earlierRow } from '../sql/earlier-rows.js';
 import type { SqlInboundTables } from '../sql/inbound-schema.js';
+import { numOrNull } from '../sql/rows.js';
 import type { SqlTables } from '../sql/schema.js';
-import { partsFromStored, type StoredPart } from '../stored-parts.js';
+import type { StoredPart } from '../stored-parts.js';
 import { insertParams, postgresStatements } from './statements.js';
 
 /** The inbound tables in quoted schema `s`, as {@link createInboundTables} makes them, for the shared inbound steps (sql/inbound.ts). */
@@ -103,78 +102,23 @@ const SELECT_EARLIER = (s: string) => `SELECT m.*, c.uid AS cb_uid, c.state AS c
   LEFT JOIN ${s}.credit_charges ch ON ch.ref = m.ref AND ch.settled_at IS NULL
   ORDER BY m.seq`;
 
-/** A number column (int8 comes back as a string), `null` kept. */
-function ms(value: unknown): number | null {
-  return value === null || value === undefined ? null : Number(value);
-}
-
 /** The record store's row of an earlier message row (selected by {@link SELECT_EARLIER}). */
-export function movedRow(m: Record<string, unknown>): MessageRow {
-  const callback: CallbackState | null =
-    m.cb_state === null
-      ? null
-      : {
-          state: m.cb_state as CallbackState['state'],
-          attempts: Number(m.cb_attempts ?? 0),
-          lastStatusCode: (m.cb_last_status_code as number | null) ?? null,
-          lastError: (m.cb_last_error as string | null) ?? null,
-          nextAttemptAt: ms(m.cb_next_attempt_at),
-        };
-  const record = {
-    ref: m.ref,
-    principalId: m.principal_id,
-    endpoint: m.endpoint,
-    profileCode: m.profile_code,
-    sender: m.sender,
-    recipient: m.recipient,
-    text: m.text,
-    messageType: m.message_type,
-    reqType: m.req_type,
-    externalId: m.external_id,
-    recipientField: m.recipient_field,
-    referenceField: m.reference_field,
-    smsCount: m.sms_count,
-    encoding: m.encoding,
-    callbackUrl: m.callback_url,
-    callbackSecret: m.callback_secret,
-    createdAt: Number(m.created_at),
-    priority: m.priority === PRIORITY_RANK.transactional ? 'transactional' : 'bulk',
-    state: m.state,
-    statusReason: m.status_reason,
-    statusDescription: m.status_description,
-    attempts: m.attempts,
-    lastError: m.last_error,
-    updatedAt: Number(m.updated_at),
-    parts: partsFromStored(m.parts as StoredPart[]),
-    callback,
-    sendAt: ms(m.send_at),
-    validUntil: ms(m.valid_until),
-  } as MessageRecord;
-  const current = new Set(record.parts.map((part) => part.carrierId).filter((id) => id !== null));
-  const given = (m.ids as [string, number][]).map(([carrierId, index]) => ({ carrierId, index }));
-  const pending = callback?.state === 'pending';
-  const reportDue = pending ? Math.max(callback.nextAttemptAt ?? record.updatedAt, ms(m.cb_lease_until) ?? 0) : null;
-  return {
-    record,
-    book: {
-      weight: ms(m.weight) ?? 1,
-      charge: m.charge_units === null ? null : { units: Number(m.charge_units), refunds: m.charge_refund_failed === true ? 'unsent-and-failed' : 'unsent' },
+function movedRow(m: Record<string, unknown>): MessageRow {
+  return earlierRow(m, m.parts as StoredPart[], (record) => {
+    const current = new Set(record.parts.map((part) => part.carrierId).filter((id) => id !== null));
+    const given = (m.ids as [string, number][]).map(([carrierId, index]) => ({ carrierId, index }));
+    const queued = record.state === 'queued';
+    return {
+      carrierIds: [...new Set([...current, ...given.map(({ carrierId }) => carrierId)])],
       replacedCarrierIds: given.filter(({ carrierId }) => !current.has(carrierId)),
-      reportUid: (m.cb_uid as string | null) ?? null,
-    },
-    version: 0,
-    seq: 0,
-    queue: record.state === 'queued' ? Number(m.priority) : null,
-    // A pending report's place among those due at one time is its own due time.
-    orderKey: pending ? (callback.nextAttemptAt ?? record.updatedAt) : Number(m.fair_tag),
-    dueAt: Number(m.next_attempt_at),
-    leaseOwner: record.state === 'queued' ? ((m.lease_owner as string | null) ?? null) : null,
-    leaseUntil: record.state === 'queued' ? ms(m.lease_until) : null,
-    reportDueAt: reportDue,
-    timer: timerOf(record),
-    timerAt: timerAtOf(record),
-    carrierIds: [...new Set([...current, ...given.map(({ carrierId }) => carrierId)])],
-  };
+      queue: queued ? Number(m.priority) : null,
+      // A pending report's place among those due at one time is its own due time.
+      orderKey: record.callback?.state === 'pending' ? (record.callback.nextAttemptAt ?? record.updatedAt) : Number(m.fair_tag),
+      dueAt: Number(m.next_attempt_at),
+      leaseOwner: queued ? ((m.lease_owner as string | null) ?? null) : null,
+      leaseUntil: queued ? numOrNull(m.lease_until) : null,
+    };
+  });
 }
 
 /**

@@ -2,11 +2,15 @@
  * What a SQL record store needs from its database beyond the statements every SQL database
  * reads alike: the `SqlDialect` (the few pieces of SQL text that differ between databases)
  * and the `SqlClient` (how a statement is sent, and how a transaction or a schema change is
- * run on one connection). An adapter supplies both; `SqlRecordStore` (store.ts) writes every
- * statement once on top of them.
+ * run on one connection). An adapter supplies both, its client built with the transaction and
+ * the retry after a deadlock here; `SqlRecordStore` (store.ts) writes every statement once on
+ * top of them, run through a `SqlContext`.
  *
  * @module
  */
+import type { MessageRow } from '../record-store.js';
+import { chunks, fromColumns } from './rows.js';
+import type { SqlTables } from './schema.js';
 
 /** The column types of the schema (schema.ts), in the database's own words. */
 export interface SqlTypes {
@@ -105,6 +109,80 @@ export interface SqlClient extends SqlSession {
    * processes creating the schema at once do it one after the other.
    */
   exclusive<T>(name: string, work: (session: SqlSession) => Promise<T>): Promise<T>;
+}
+
+/** How many times a transaction is run when the database ends it as a deadlock's victim. */
+const DEADLOCK_ATTEMPTS = 5;
+
+/**
+ * Runs `attempt` (a whole transaction) again when it fails as a deadlock's victim
+ * (`isDeadlock`: the database rolled it back, so running it again is safe), up to
+ * {@link DEADLOCK_ATTEMPTS} times: for a {@link SqlClient.transaction} on a server.
+ */
+export async function retryingDeadlocks<T>(isDeadlock: (error: unknown) => boolean, attempt: () => Promise<T>): Promise<T> {
+  for (let n = 1; ; n++) {
+    try {
+      return await attempt();
+    } catch (error) {
+      if (!isDeadlock(error) || n >= DEADLOCK_ATTEMPTS) throw error;
+    }
+  }
+}
+
+/**
+ * Runs `work` in a transaction on `tx` (one connection), started by the statements `begin`:
+ * committed when it resolves, rolled back when it throws (and that thrown). `broken` hears
+ * of a rollback that failed: the connection is then in an unknown state, not to be reused.
+ */
+export async function transactionOn<T>(tx: SqlSession, begin: readonly string[], work: (tx: SqlSession) => Promise<T>, broken: (error: unknown) => void): Promise<T> {
+  try {
+    for (const statement of begin) await tx.run(statement);
+    const result = await work(tx);
+    await tx.run('COMMIT');
+    return result;
+  } catch (error) {
+    await tx.run('ROLLBACK').catch(broken);
+    throw error;
+  }
+}
+
+/** What the statements of a store run on: its client, its dialect and its tables (named with `prefix`). */
+export class SqlContext {
+  /** A context of `client` speaking `dialect`, over `tables` (their names start with `prefix`). */
+  constructor(
+    readonly client: SqlClient,
+    readonly dialect: SqlDialect,
+    readonly tables: SqlTables,
+    readonly prefix: string,
+  ) {}
+
+  /** Runs `sql` (with `?` placeholders) on `session`: the pool unless a transaction's is given. */
+  run(sql: string, params: readonly unknown[] = [], session: SqlSession = this.client): Promise<SqlResult> {
+    return session.run(this.dialect.placeholders(sql), params);
+  }
+
+  /** The message rows `sql` selects (their `ROW_COLUMNS`, rows.ts), on `session`: the pool unless a transaction's is given. */
+  async messages(sql: string, params: readonly unknown[], session: SqlSession = this.client): Promise<MessageRow[]> {
+    const { rows } = await this.run(sql, params, session);
+    return rows.map(fromColumns);
+  }
+
+  /**
+   * Deletes the rows of `table` whose key (`columns`) is that of one of `keys` (rows read
+   * with those columns) and that still meet `where` (ANDed, with its parameters), in slices:
+   * a statement takes a bounded number of parameters (SQLite's default is 32,766). Resolves
+   * with how many it deleted.
+   */
+  async deleteByKey(table: string, columns: readonly string[], keys: readonly Record<string, unknown>[], where = '', params: unknown[] = []): Promise<number> {
+    const match = `(${columns.map((column) => `${column} = ?`).join(' AND ')})`;
+    let deleted = 0;
+    for (const slice of chunks(keys, 200)) {
+      const values = slice.flatMap((key) => columns.map((column) => key[column]));
+      const { affected } = await this.run(`DELETE FROM ${table} WHERE ${where}(${slice.map(() => match).join(' OR ')})`, [...params, ...values]);
+      deleted += affected;
+    }
+    return deleted;
+  }
 }
 
 /** `LIMIT ?` as `dialect` writes it ({@link SqlDialect.limitParam}). */

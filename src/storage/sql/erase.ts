@@ -12,29 +12,27 @@
 import type { IdempotencyCursor } from '../erase-storage.js';
 import type { IdempotencyRecord } from '../idempotency-record.js';
 import type { MessageRow } from '../record-store.js';
-import { limitClause } from './dialect.js';
-import { runOn, type SqlContext } from './queue.js';
-import { fromColumns, IDEMPOTENCY_COLUMNS, num, ROW_COLUMNS, toIdempotency } from './rows.js';
+import { limitClause, type SqlContext } from './dialect.js';
+import { IDEMPOTENCY_COLUMNS, num, ROW_COLUMNS, toIdempotency } from './rows.js';
 
 /** The first principal id with a message from `from` on (`inclusive`) or after it; `null` when none. */
 async function nextPrincipal(context: SqlContext, from: string | null, inclusive: boolean): Promise<string | null> {
   const { messages } = context.tables;
   const where = from === null ? '' : `WHERE principal_id ${inclusive ? '>=' : '>'} ?`;
-  const { rows } = await runOn(context, context.client, `SELECT MIN(principal_id) AS p FROM ${messages} ${where}`, from === null ? [] : [from]);
+  const { rows } = await context.run(`SELECT MIN(principal_id) AS p FROM ${messages} ${where}`, from === null ? [] : [from]);
   const found = rows[0]?.p;
   return found === undefined || found === null ? null : String(found);
 }
 
-/** `RecordStore.findByRecipient` over the tables of `context` (prefix `prefix`). */
-export async function findByRecipient(context: SqlContext, prefix: string, recipient: string, fromPrincipal: string | null, limit: number): Promise<MessageRow[]> {
+/** `RecordStore.findByRecipient` over the tables of `context`. */
+export async function findByRecipient(context: SqlContext, recipient: string, fromPrincipal: string | null, limit: number): Promise<MessageRow[]> {
   const { dialect, tables } = context;
   const out: MessageRow[] = [];
-  const from = `FROM ${tables.messages}${dialect.forceIndex(dialect.quote(`${prefix}messages_list_recipient`))}`;
+  const from = `FROM ${tables.messages}${dialect.forceIndex(dialect.quote(`${context.prefix}messages_list_recipient`))}`;
   const sql = `SELECT ${ROW_COLUMNS} ${from} WHERE principal_id = ? AND recipient = ? ORDER BY created_at DESC, seq DESC ${limitClause(dialect)}`;
   let principal = await nextPrincipal(context, fromPrincipal, true);
   while (principal !== null && out.length < limit) {
-    const { rows } = await runOn(context, context.client, sql, [principal, recipient, limit - out.length]);
-    for (const row of rows) out.push(fromColumns(row));
+    out.push(...(await context.messages(sql, [principal, recipient, limit - out.length])));
     if (out.length < limit) principal = await nextPrincipal(context, principal, false);
   }
   return out;
@@ -44,9 +42,7 @@ export async function findByRecipient(context: SqlContext, prefix: string, recip
 export async function scanIdempotency(context: SqlContext, after: IdempotencyCursor | null, limit: number): Promise<IdempotencyRecord[]> {
   if (limit <= 0) return [];
   const where = after === null ? '' : 'WHERE principal_id > ? OR (principal_id = ? AND idem_key > ?)';
-  const { rows } = await runOn(
-    context,
-    context.client,
+  const { rows } = await context.run(
     `SELECT ${IDEMPOTENCY_COLUMNS} FROM ${context.tables.idempotency} ${where} ORDER BY principal_id, idem_key ${limitClause(context.dialect)}`,
     after === null ? [limit] : [after.principalId, after.principalId, after.key, limit],
   );
@@ -57,9 +53,7 @@ export async function scanIdempotency(context: SqlContext, after: IdempotencyCur
 export async function rewriteIdempotency(context: SqlContext, records: readonly IdempotencyRecord[]): Promise<number> {
   let rewritten = 0;
   for (const record of records) {
-    const { affected } = await runOn(
-      context,
-      context.client,
+    const { affected } = await context.run(
       `UPDATE ${context.tables.idempotency} SET body = ? WHERE principal_id = ? AND idem_key = ? AND created_at = ?`,
       [record.body, record.principalId, record.key, num(record.createdAt)],
     );

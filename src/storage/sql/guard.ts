@@ -10,9 +10,8 @@
  * @module
  */
 import type { CounterGuard, InsertGuard, InsertRefusal } from '../record-store.js';
-import { limitClause, type SqlSession } from './dialect.js';
-import { chunks, IDEMPOTENCY_COLUMNS, idempotencyValues, num, tuple } from './rows.js';
-import { runOn, type SqlContext } from './queue.js';
+import { limitClause, type SqlContext, type SqlSession } from './dialect.js';
+import { IDEMPOTENCY_COLUMNS, idempotencyValues, num, tuple } from './rows.js';
 
 /** Thrown inside a transaction to roll it back when a guard refuses; caught by the insert. */
 export class GuardRefusal extends Error {
@@ -35,30 +34,23 @@ export async function applyGuard(context: SqlContext, tx: SqlSession, guard: Ins
   const record = guard.idempotency;
   if (record !== undefined) {
     const insert = context.dialect.insertIgnore(idempotency, IDEMPOTENCY_COLUMNS, tuple(7));
-    const inserted = await runOn(context, tx, insert, idempotencyValues(record));
+    const inserted = await context.run(insert, idempotencyValues(record), tx);
     if (inserted.affected === 0) {
       // The key is stored: it is free again only if that record has expired.
-      const replaced = await runOn(
-        context,
-        tx,
+      const replaced = await context.run(
         `UPDATE ${idempotency} SET body_hash = ?, status = ?, body = ?, created_at = ?, expires_at = ?
           WHERE principal_id = ? AND idem_key = ? AND expires_at <= ?`,
         [record.bodyHash, record.status, record.body, record.createdAt, record.expiresAt, record.principalId, record.key, record.createdAt],
+        tx,
       );
       if (replaced.affected === 0) throw new GuardRefusal({ refused: 'key-taken' });
     }
   }
   if (guard.credit !== undefined && guard.credit.units > 0) {
     const { principalId, units } = guard.credit;
-    const taken = await runOn(context, tx, `UPDATE ${credit} SET balance = balance - ? WHERE principal_id = ? AND balance >= ?`, [
-      units,
-      principalId,
-      units,
-    ]);
-    if (taken.affected === 0) {
-      const { rows } = await runOn(context, tx, `SELECT balance FROM ${credit} WHERE principal_id = ?`, [principalId]);
-      throw new GuardRefusal({ refused: 'insufficient-credit', balance: rows.length === 0 ? 0 : num(rows[0]!.balance) });
-    }
+    const take = `UPDATE ${credit} SET balance = balance - ? WHERE principal_id = ? AND balance >= ?`;
+    const taken = await context.run(take, [units, principalId, units], tx);
+    if (taken.affected === 0) throw new GuardRefusal({ refused: 'insufficient-credit', balance: await balanceOf(context, tx, principalId) });
   }
   if (guard.counters === undefined) return undefined;
   const counted: number[] = [];
@@ -72,21 +64,19 @@ async function addToCounter(context: SqlContext, tx: SqlSession, counter: Counte
   const { principalId, period, units, limit } = counter;
   // Created, or locked, by a write first: two inserts that both read it before writing it
   // would each wait for the other's lock (a deadlock, on MySQL).
-  await runOn(context, tx, context.dialect.upsertAdd(counters, 'principal_id, period', 'units'), [principalId, period, 0]);
-  const added = await runOn(context, tx, `UPDATE ${counters} SET units = units + ? WHERE principal_id = ? AND period = ? AND units + ? <= ?`, [
-    units,
-    principalId,
-    period,
-    units,
-    limit,
-  ]);
+  await context.run(context.dialect.upsertAdd(counters, 'principal_id, period', 'units'), [principalId, period, 0], tx);
+  const added = await context.run(
+    `UPDATE ${counters} SET units = units + ? WHERE principal_id = ? AND period = ? AND units + ? <= ?`,
+    [units, principalId, period, units, limit],
+    tx,
+  );
   if (added.affected === 0) throw new GuardRefusal({ refused: 'limit-reached', counter: index });
   return countedOf(context, tx, principalId, period);
 }
 
 /** The principal's counter `period` on `session`, 0 when it has none. */
 export async function countedOf(context: SqlContext, session: SqlSession, principalId: string, period: string): Promise<number> {
-  const { rows } = await runOn(context, session, `SELECT units FROM ${context.tables.counters} WHERE principal_id = ? AND period = ?`, [principalId, period]);
+  const { rows } = await context.run(`SELECT units FROM ${context.tables.counters} WHERE principal_id = ? AND period = ?`, [principalId, period], session);
   return rows.length === 0 ? 0 : num(rows[0]!.units);
 }
 
@@ -98,27 +88,17 @@ export async function purgeCounters(context: SqlContext, live: readonly string[]
   if (limit <= 0) return 0;
   const { counters } = context.tables;
   const notLive = live.length === 0 ? '' : `WHERE period NOT IN ${tuple(live.length)}`;
-  const { rows } = await runOn(context, context.client, `SELECT principal_id, period FROM ${counters} ${notLive} ${limitClause(context.dialect)}`, [...live, limit]);
-  let deleted = 0;
-  for (const slice of chunks(rows, 200)) {
-    const { affected } = await runOn(
-      context,
-      context.client,
-      `DELETE FROM ${counters} WHERE ${slice.map(() => '(principal_id = ? AND period = ?)').join(' OR ')}`,
-      slice.flatMap((row) => [row.principal_id, row.period]),
-    );
-    deleted += affected;
-  }
-  return deleted;
+  const { rows } = await context.run(`SELECT principal_id, period FROM ${counters} ${notLive} ${limitClause(context.dialect)}`, [...live, limit]);
+  return context.deleteByKey(counters, ['principal_id', 'period'], rows);
 }
 
 /** Adds `units` to the principal's balance (created at 0) on `session`. */
 export async function addUnits(context: SqlContext, session: SqlSession, principalId: string, units: number): Promise<void> {
-  await runOn(context, session, context.dialect.upsertAdd(context.tables.credit, 'principal_id', 'balance'), [principalId, units]);
+  await context.run(context.dialect.upsertAdd(context.tables.credit, 'principal_id', 'balance'), [principalId, units], session);
 }
 
 /** The principal's balance on `session`, 0 when it has none. */
 export async function balanceOf(context: SqlContext, session: SqlSession, principalId: string): Promise<number> {
-  const { rows } = await runOn(context, session, `SELECT balance FROM ${context.tables.credit} WHERE principal_id = ?`, [principalId]);
+  const { rows } = await context.run(`SELECT balance FROM ${context.tables.credit} WHERE principal_id = ?`, [principalId], session);
   return rows.length === 0 ? 0 : num(rows[0]!.balance);
 }

@@ -12,9 +12,8 @@
 import { statesOf, type CallbackListQuery } from '../callback-list.js';
 import type { ListPosition, MessageListQuery } from '../message-list.js';
 import type { MessageRow } from '../record-store.js';
-import { limitClause } from './dialect.js';
-import { runOn, type SqlContext } from './queue.js';
-import { fromColumns, ROW_COLUMNS } from './rows.js';
+import { limitClause, type SqlContext } from './dialect.js';
+import { ROW_COLUMNS } from './rows.js';
 
 /** The index a list reads along, named without the prefix, for a dialect that must be told. */
 type ListIndexName = 'messages_list' | 'messages_list_state' | 'messages_list_recipient' | 'messages_list_profile' | 'messages_external' | 'messages_callbacks';
@@ -60,16 +59,16 @@ function timeConditions(query: { since?: number; until?: number; after?: ListPos
   return where;
 }
 
-/** `RecordStore.listMessages` over the tables of `context` (prefix `prefix`). */
-export function listMessages(context: SqlContext, prefix: string, query: MessageListQuery): Promise<MessageRow[]> {
+/** `RecordStore.listMessages` over the tables of `context`. */
+export function listMessages(context: SqlContext, query: MessageListQuery): Promise<MessageRow[]> {
   const { where, index } = conditions(query);
-  return listAlong(context, prefix, { where, index, stateColumn: 'state', states: [...new Set(query.states ?? [])], limit: query.limit });
+  return listAlong(context, { where, index, stateColumn: 'state', states: [...new Set(query.states ?? [])], limit: query.limit });
 }
 
-/** `RecordStore.listCallbacks` over the tables of `context` (prefix `prefix`): each report state's index walked apart, and merged. */
-export function listCallbacks(context: SqlContext, prefix: string, query: CallbackListQuery): Promise<MessageRow[]> {
+/** `RecordStore.listCallbacks` over the tables of `context`: each report state's index walked apart, and merged. */
+export function listCallbacks(context: SqlContext, query: CallbackListQuery): Promise<MessageRow[]> {
   const where = [{ sql: 'principal_id = ?', params: [query.principalId] }, ...timeConditions(query)];
-  return listAlong(context, prefix, { where, index: 'messages_callbacks', stateColumn: 'callback_state', states: statesOf(query), limit: query.limit });
+  return listAlong(context, { where, index: 'messages_callbacks', stateColumn: 'callback_state', states: statesOf(query), limit: query.limit });
 }
 
 /** What a list reads: its conditions, the index along which, and the states (of `stateColumn`) it reads apart. */
@@ -82,13 +81,13 @@ interface ListPlan {
 }
 
 /** The rows of `plan`, newest first, at most its `limit`. */
-async function listAlong(context: SqlContext, prefix: string, plan: ListPlan): Promise<MessageRow[]> {
+async function listAlong(context: SqlContext, plan: ListPlan): Promise<MessageRow[]> {
   const limit = Math.floor(plan.limit);
   if (limit <= 0) return [];
   const { dialect, tables } = context;
   const { where, index, states, stateColumn } = plan;
   const order = `ORDER BY created_at DESC, seq DESC ${limitClause(dialect)}`;
-  const from = `FROM ${tables.messages}${dialect.forceIndex(dialect.quote(`${prefix}${index}`))}`;
+  const from = `FROM ${tables.messages}${dialect.forceIndex(dialect.quote(`${context.prefix}${index}`))}`;
   const select = (extra: Condition[]): Condition => {
     const all = [...where, ...extra];
     return { sql: `SELECT ${ROW_COLUMNS} ${from} WHERE ${all.map((c) => c.sql).join(' AND ')} ${order}`, params: [...all.flatMap((c) => c.params), limit] };
@@ -104,6 +103,5 @@ async function listAlong(context: SqlContext, prefix: string, plan: ListPlan): P
       params: [...parts.flatMap((part) => part.params), limit],
     };
   }
-  const { rows } = await runOn(context, context.client, statement.sql, statement.params);
-  return rows.map(fromColumns);
+  return context.messages(statement.sql, statement.params);
 }

@@ -10,24 +10,8 @@
 import type { ClaimOptions } from '../claim-options.js';
 import type { QueueCount } from '../contract.js';
 import type { MessageRow, Timer } from '../record-store.js';
-import { limitClause, type SqlClient, type SqlDialect, type SqlSession } from './dialect.js';
+import { limitClause, type SqlContext, type SqlSession } from './dialect.js';
 import { fromColumns, numOrNull, num, ROW_COLUMNS, tuple } from './rows.js';
-import type { SqlTables } from './schema.js';
-
-/** What the statements of a store run on. */
-export interface SqlContext {
-  /** The connection side. */
-  client: SqlClient;
-  /** The SQL text side. */
-  dialect: SqlDialect;
-  /** The table names. */
-  tables: SqlTables;
-}
-
-/** Runs `sql` (with `?` placeholders) on `session`. */
-export function runOn(context: SqlContext, session: SqlSession, sql: string, params: readonly unknown[] = []) {
-  return session.run(context.dialect.placeholders(sql), params);
-}
 
 /** The condition of a row a submit claim at `?` (three times: due, lease, validity) may take. */
 const CLAIMABLE = 'due_at <= ? AND (lease_until IS NULL OR lease_until <= ?) AND (valid_until IS NULL OR valid_until > ?)';
@@ -45,14 +29,11 @@ async function claimRows(
 ): Promise<MessageRow[]> {
   const { messages } = context.tables;
   return context.client.transaction(async (tx) => {
-    const { rows } = await runOn(context, tx, `${select.sql} ${context.dialect.lockSkipLocked}`, select.params);
+    const { rows } = await context.run(`${select.sql} ${context.dialect.lockSkipLocked}`, select.params, tx);
     if (rows.length === 0) return [];
     const claimed = rows.map(fromColumns);
     const seqs = claimed.map((row) => row.seq);
-    await runOn(context, tx, `UPDATE ${messages} SET ${set.sql}, version = version + 1 WHERE seq IN ${tuple(seqs.length)}`, [
-      ...set.params,
-      ...seqs,
-    ]);
+    await context.run(`UPDATE ${messages} SET ${set.sql}, version = version + 1 WHERE seq IN ${tuple(seqs.length)}`, [...set.params, ...seqs], tx);
     return claimed.map((row) => ({ ...change(row), version: row.version + 1 }));
   });
 }
@@ -87,16 +68,11 @@ export function claimReports(context: SqlContext, { limit, leaseMs, now }: Claim
   );
 }
 
-/** `RecordStore.dueMessages`. */
-export async function dueMessages(context: SqlContext, timer: Timer, at: number, limit: number): Promise<MessageRow[]> {
+/** `RecordStore.dueMessages`, on `session` (the pool unless a transaction's is given). */
+export async function dueMessages(context: SqlContext, timer: Timer, at: number, limit: number, session?: SqlSession): Promise<MessageRow[]> {
   if (limit <= 0) return [];
-  const { rows } = await runOn(
-    context,
-    context.client,
-    `SELECT ${ROW_COLUMNS} FROM ${context.tables.messages} WHERE timer = ? AND timer_at <= ? ORDER BY timer_at, seq ${limitClause(context.dialect)}`,
-    [timer, at, limit],
-  );
-  return rows.map(fromColumns);
+  const sql = `SELECT ${ROW_COLUMNS} FROM ${context.tables.messages} WHERE timer = ? AND timer_at <= ? ORDER BY timer_at, seq ${limitClause(context.dialect)}`;
+  return context.messages(sql, [timer, at, limit], session);
 }
 
 /** `RecordStore.queueEnds`, in one round trip. */
@@ -110,9 +86,7 @@ export async function queueEnds(
   if (context.dialect.partialIndexes === true) {
     // The first free row and the earliest claimable row of a lapsed lease, each from its own
     // partial index (schema.ts): no walk past the rows a worker holds.
-    const { rows } = await runOn(
-      context,
-      context.client,
+    const { rows } = await context.run(
       `SELECT
         (SELECT MAX(order_key) FROM ${m} WHERE queue = ? AND principal_id = ?) AS principal_last,
         (SELECT order_key FROM ${m} WHERE queue = ? AND lease_until IS NULL AND due_at <= ? AND (valid_until IS NULL OR valid_until > ?)
@@ -127,9 +101,7 @@ export async function queueEnds(
     const head = free === null ? lapsed : lapsed === null ? free : Math.min(free, lapsed);
     return { principalLast: numOrNull(row.principal_last), head: head ?? numOrNull(row.last) };
   }
-  const { rows } = await runOn(
-    context,
-    context.client,
+  const { rows } = await context.run(
     `SELECT
       (SELECT MAX(order_key) FROM ${m} WHERE queue = ? AND principal_id = ?) AS principal_last,
       (SELECT order_key FROM ${m}${context.dialect.forceIndex(context.tables.claimIndex)} WHERE queue = ? AND ${CLAIMABLE} ORDER BY order_key, seq LIMIT 1) AS head,
@@ -145,9 +117,7 @@ export async function countQueued(context: SqlContext, principalId?: string): Pr
   const m = context.tables.messages;
   const scope = principalId === undefined ? '' : ' AND principal_id = ?';
   const scoped = (queue: number) => (principalId === undefined ? [queue] : [queue, principalId]);
-  const { rows } = await runOn(
-    context,
-    context.client,
+  const { rows } = await context.run(
     `SELECT
       (SELECT COUNT(*) FROM ${m} WHERE queue = ?${scope}) AS transactional,
       (SELECT COUNT(*) FROM ${m} WHERE queue = ?${scope}) AS bulk,

@@ -9,15 +9,13 @@
  *
  * @module
  */
-import type { SqlSession } from './dialect.js';
-import { limitClause } from './dialect.js';
-import { runOn, type SqlContext } from './queue.js';
+import { limitClause, type SqlContext, type SqlSession } from './dialect.js';
 import { fromColumns, num, ROW_COLUMNS } from './rows.js';
 import type { ReportedRow } from '../record-store.js';
 
 /** Takes the next report key on `tx` (the transaction of the write that ends the message), locking the head row until it commits. */
 export async function takeReportKey(context: SqlContext, tx: SqlSession): Promise<void> {
-  await runOn(context, tx, `UPDATE ${context.tables.reportHead} SET seq = seq + 1 WHERE id = 1`);
+  await context.run(`UPDATE ${context.tables.reportHead} SET seq = seq + 1 WHERE id = 1`, [], tx);
 }
 
 /** The `SET` term of the compare-and-set `UPDATE` that gives the row the key {@link takeReportKey} took. */
@@ -28,9 +26,7 @@ export function reportKeyTerm(context: SqlContext): string {
 /** `RecordStore.readReports`: the principal's rows with a report key above `after`, in key order, at most `limit`. */
 export async function readReports(context: SqlContext, principalId: string, after: number | null, limit: number): Promise<ReportedRow[]> {
   if (limit <= 0) return [];
-  const { rows } = await runOn(
-    context,
-    context.client,
+  const { rows } = await context.run(
     `SELECT report_seq, ${ROW_COLUMNS} FROM ${context.tables.messages} WHERE principal_id = ? AND report_seq > ? ORDER BY report_seq ${limitClause(context.dialect)}`,
     [principalId, after ?? 0, limit],
   );

@@ -13,28 +13,33 @@ import type { MessageRecord } from '../message-record.js';
 import type { MessageRow, RowBook, Timer } from '../record-store.js';
 import { partsFromStored, storedPart, type StoredPart } from '../stored-parts.js';
 
-/** The columns a write sets, in the order of {@link rowValues}. */
-export const WRITTEN_COLUMNS = [
-  'principal_id',
-  'external_id',
-  'created_at',
-  'valid_until',
-  'accepted_at',
-  'queue',
-  'order_key',
-  'due_at',
-  'lease_owner',
-  'lease_until',
-  'report_due_at',
-  'timer',
-  'timer_at',
-  'carrier_id',
-  'recipient',
-  'state',
-  'profile_code',
-  'callback_state',
-  'data',
-] as const;
+/**
+ * The columns a write sets but `data`, each with its value read from a row, in the order of
+ * {@link WRITTEN_COLUMNS} (the bits of {@link changedValues}' mask).
+ */
+const INDEXED_VALUES = [
+  ['principal_id', (row) => row.record.principalId],
+  ['external_id', (row) => row.record.externalId],
+  ['created_at', (row) => row.record.createdAt],
+  ['valid_until', (row) => row.record.validUntil ?? null],
+  ['accepted_at', (row) => row.record.sendAt ?? row.record.createdAt],
+  ['queue', (row) => row.queue],
+  ['order_key', (row) => row.orderKey],
+  ['due_at', (row) => row.dueAt],
+  ['lease_owner', (row) => row.leaseOwner],
+  ['lease_until', (row) => row.leaseUntil],
+  ['report_due_at', (row) => row.reportDueAt],
+  ['timer', (row) => row.timer],
+  ['timer_at', (row) => row.timerAt],
+  ['carrier_id', firstCarrierId],
+  ['recipient', (row) => row.record.recipient],
+  ['state', (row) => row.record.state],
+  ['profile_code', (row) => row.record.profileCode],
+  ['callback_state', (row) => openCallbackState(row.record)],
+] as const satisfies readonly (readonly [column: string, value: (row: MessageRow) => unknown])[];
+
+/** The columns a write sets, in the order of {@link rowValues}: the indexed ones, then `data`. */
+export const WRITTEN_COLUMNS: readonly ((typeof INDEXED_VALUES)[number][0] | 'data')[] = [...INDEXED_VALUES.map(([column]) => column), 'data'];
 
 /** The columns an insert sets: `ref`, `version`, then {@link WRITTEN_COLUMNS}. */
 export const INSERTED_COLUMNS = ['ref', 'version', ...WRITTEN_COLUMNS].join(', ');
@@ -143,51 +148,11 @@ function unpackData(columns: Record<string, unknown>): RowData {
 
 /** The values of {@link WRITTEN_COLUMNS} for `row`. */
 export function rowValues(row: MessageRow): unknown[] {
-  const { record } = row;
-  return [
-    record.principalId,
-    record.externalId,
-    record.createdAt,
-    record.validUntil ?? null,
-    record.sendAt ?? record.createdAt,
-    row.queue,
-    row.orderKey,
-    row.dueAt,
-    row.leaseOwner,
-    row.leaseUntil,
-    row.reportDueAt,
-    row.timer,
-    row.timerAt,
-    firstCarrierId(row),
-    row.record.recipient,
-    row.record.state,
-    row.record.profileCode,
-    openCallbackState(row.record),
-    packData(row),
-  ];
+  const values = new Array<unknown>(WRITTEN_COLUMNS.length);
+  for (let i = 0; i < INDEXED_VALUES.length; i++) values[i] = INDEXED_VALUES[i]![1](row);
+  values[INDEXED_VALUES.length] = packData(row);
+  return values;
 }
-
-/** The values of {@link WRITTEN_COLUMNS} but `data`, each read from a row, in that order (the bits of {@link changedValues}' mask). */
-const INDEXED_VALUES: readonly [column: string, value: (row: MessageRow) => unknown][] = [
-  ['principal_id', (row) => row.record.principalId],
-  ['external_id', (row) => row.record.externalId],
-  ['created_at', (row) => row.record.createdAt],
-  ['valid_until', (row) => row.record.validUntil ?? null],
-  ['accepted_at', (row) => row.record.sendAt ?? row.record.createdAt],
-  ['queue', (row) => row.queue],
-  ['order_key', (row) => row.orderKey],
-  ['due_at', (row) => row.dueAt],
-  ['lease_owner', (row) => row.leaseOwner],
-  ['lease_until', (row) => row.leaseUntil],
-  ['report_due_at', (row) => row.reportDueAt],
-  ['timer', (row) => row.timer],
-  ['timer_at', (row) => row.timerAt],
-  ['carrier_id', firstCarrierId],
-  ['recipient', (row) => row.record.recipient],
-  ['state', (row) => row.record.state],
-  ['profile_code', (row) => row.record.profileCode],
-  ['callback_state', (row) => openCallbackState(row.record)],
-];
 
 /**
  * The carrier id kept in the row's own column, `null` before its first submission: the

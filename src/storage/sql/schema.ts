@@ -8,7 +8,7 @@
  *
  * @module
  */
-import type { SqlClient, SqlDialect } from './dialect.js';
+import type { SqlDialect, SqlSession } from './dialect.js';
 
 /** The quoted names of a store's tables. */
 export interface SqlTables {
@@ -208,34 +208,33 @@ function migrations(dialect: SqlDialect, prefix: string, t: SqlTables): Migratio
 }
 
 /**
- * Creates the tables under `prefix`, or the steps they miss, holding a database-wide lock so
- * that instances starting at once do not race; `own` are the storage's own steps, numbered
- * from {@link OWN_STEPS_FROM}. Idempotent. Throws when a newer version of the package has
- * changed the tables (a step is recorded that this version does not know).
+ * Creates the tables under `prefix`, or the steps they miss, on `session`, which holds the
+ * database-wide lock of the schema (`SqlClient.exclusive`) so that instances starting at once
+ * do not race; `own` are the storage's own steps, numbered from {@link OWN_STEPS_FROM}.
+ * Idempotent. Throws when a newer version of the package has changed the tables (a step is
+ * recorded that this version does not know).
  */
-export async function createSchema(client: SqlClient, dialect: SqlDialect, prefix: string, t: SqlTables, own: readonly Migration[] = []): Promise<void> {
-  await client.exclusive(`${prefix}schema`, async (session) => {
-    const run = (sql: string, params?: unknown[]) => session.run(dialect.placeholders(sql), params);
-    await run(`CREATE TABLE IF NOT EXISTS ${t.schemaVersion} (version integer NOT NULL PRIMARY KEY)${dialect.tableOptions}`);
-    const shared = migrations(dialect, prefix, t);
-    checkNumbering(shared, 1, prefix);
-    checkNumbering(own, OWN_STEPS_FROM, prefix);
-    const steps = [...shared, ...own];
-    const { rows } = await run(`SELECT version FROM ${t.schemaVersion}`);
-    const applied = new Set(rows.map((row) => Number(row.version)));
-    const unknown = [...applied].filter((version) => !steps.some((step) => step.version === version));
-    if (unknown.length > 0) {
-      // A newer version's schema: this version cannot know what its rows mean.
-      throw new Error(
-        `the tables under ${prefix} are at schema version ${Math.max(...unknown)}, newer than this version of sms-outbox knows: upgrade it`,
-      );
-    }
-    for (const step of steps) {
-      if (applied.has(step.version)) continue;
-      for (const statement of step.statements) await run(statement);
-      await run(`INSERT INTO ${t.schemaVersion} (version) VALUES (?)`, [step.version]);
-    }
-  });
+export async function createSchema(session: SqlSession, dialect: SqlDialect, prefix: string, t: SqlTables, own: readonly Migration[] = []): Promise<void> {
+  const run = (sql: string, params?: unknown[]) => session.run(dialect.placeholders(sql), params);
+  await run(`CREATE TABLE IF NOT EXISTS ${t.schemaVersion} (version integer NOT NULL PRIMARY KEY)${dialect.tableOptions}`);
+  const shared = migrations(dialect, prefix, t);
+  checkNumbering(shared, 1, prefix);
+  checkNumbering(own, OWN_STEPS_FROM, prefix);
+  const steps = [...shared, ...own];
+  const { rows } = await run(`SELECT version FROM ${t.schemaVersion}`);
+  const applied = new Set(rows.map((row) => Number(row.version)));
+  const unknown = [...applied].filter((version) => !steps.some((step) => step.version === version));
+  if (unknown.length > 0) {
+    // A newer version's schema: this version cannot know what its rows mean.
+    throw new Error(
+      `the tables under ${prefix} are at schema version ${Math.max(...unknown)}, newer than this version of sms-outbox knows: upgrade it`,
+    );
+  }
+  for (const step of steps) {
+    if (applied.has(step.version)) continue;
+    for (const statement of step.statements) await run(statement);
+    await run(`INSERT INTO ${t.schemaVersion} (version) VALUES (?)`, [step.version]);
+  }
 }
 
 /** Throws unless `steps` are numbered `first`, `first + 1`, ... in order. */

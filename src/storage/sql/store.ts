@@ -11,9 +11,9 @@ import type { ClaimOptions } from '../claim-options.js';
 import type { QueueCount } from '../contract.js';
 import type { IdempotencyRecord } from '../idempotency-record.js';
 import type { InsertCounted, InsertGuard, InsertRefusal, MessageRow, MessageWrite, RecordStore, Timer } from '../record-store.js';
-import { limitClause, type SqlClient, type SqlDialect, type SqlSession } from './dialect.js';
+import { limitClause, SqlContext, type SqlClient, type SqlDialect, type SqlSession } from './dialect.js';
 import { addUnits, applyGuard, balanceOf, countedOf, GuardRefusal, purgeCounters } from './guard.js';
-import { claimMessages, claimReports, countQueued, dueMessages, queueEnds, runOn, type SqlContext } from './queue.js';
+import { claimMessages, claimReports, countQueued, dueMessages, queueEnds } from './queue.js';
 import {
   changedValues,
   chunks,
@@ -52,10 +52,8 @@ const REPORT_KEY = 1 << 29;
  * (inbound.ts) over tables of their own.
  */
 export class SqlRecordStore implements RecordStore {
-  /** The statements' context: client, dialect and table names. */
+  /** The statements' context: client, dialect, table names and their prefix (a plain identifier, checked by the adapter). */
   protected readonly sql: SqlContext;
-  /** The table name prefix (a plain identifier, checked by the adapter). */
-  protected readonly prefix: string;
   readonly #ownSteps: readonly Migration[];
   /** The compare-and-set `UPDATE`s' texts by the columns they set (`#updateText`). */
   readonly #updates = new Map<number, string>();
@@ -68,23 +66,32 @@ export class SqlRecordStore implements RecordStore {
    * are the adapter's own schema steps (its inbound tables), numbered from `OWN_STEPS_FROM`.
    */
   constructor(client: SqlClient, dialect: SqlDialect, prefix: string, ownSteps: readonly Migration[] = []) {
-    this.sql = { client, dialect, tables: sqlTables(dialect, prefix) };
-    this.prefix = prefix;
+    this.sql = new SqlContext(client, dialect, sqlTables(dialect, prefix), prefix);
     this.#ownSteps = ownSteps;
   }
 
-  /** Creates the tables if needed (once per store; a failure is tried again at the next call). */
+  /**
+   * Creates the tables if needed, under the schema's database-wide lock, so that instances
+   * starting together do it once (once per store; a failure is tried again at the next call).
+   */
   ready(): Promise<void> {
-    this.#schema ??= createSchema(this.sql.client, this.sql.dialect, this.prefix, this.sql.tables, this.#ownSteps).catch((error: unknown) => {
-      this.#schema = undefined;
-      throw error;
-    });
+    this.#schema ??= this.sql.client
+      .exclusive(`${this.sql.prefix}schema`, (session) => this.createTables(session))
+      .catch((error: unknown) => {
+        this.#schema = undefined;
+        throw error;
+      });
     return this.#schema;
   }
 
-  /** Runs `sql` on the pool, outside any transaction. */
-  protected run(sql: string, params: readonly unknown[] = []) {
-    return runOn(this.sql, this.sql.client, sql, params);
+  /** Creates the tables, or the schema steps they miss, on `session`, which holds the schema's lock. */
+  protected createTables(session: SqlSession): Promise<void> {
+    return createSchema(session, this.sql.dialect, this.sql.prefix, this.sql.tables, this.#ownSteps);
+  }
+
+  /** Waits for a schema change in flight. */
+  async close(): Promise<void> {
+    await this.#schema?.catch(() => undefined);
   }
 
   /** Stores `ids` of the row of `ref` in the side table (those already there stay); see `sideCarrierIds`. */
@@ -92,7 +99,7 @@ export class SqlRecordStore implements RecordStore {
     const pairs = rows.flatMap((row) => row.ids.map((id) => [id, row.ref]));
     for (const slice of chunks(pairs, CHUNK)) {
       const values = slice.map(() => tuple(2)).join(', ');
-      await runOn(this.sql, tx, this.sql.dialect.insertIgnore(this.sql.tables.carrierIds, 'carrier_id, ref', values), slice.flat());
+      await this.sql.run(this.sql.dialect.insertIgnore(this.sql.tables.carrierIds, 'carrier_id, ref', values), slice.flat(), tx);
     }
   }
 
@@ -102,7 +109,7 @@ export class SqlRecordStore implements RecordStore {
       for (const slice of chunks(rows, CHUNK)) {
         const values = slice.map(() => tuple(WRITTEN_COLUMNS.length + 2)).join(', ');
         const params = slice.flatMap((row) => [row.record.ref, 0, ...rowValues(row)]);
-        await runOn(this.sql, session, `INSERT INTO ${this.sql.tables.messages} (${INSERTED_COLUMNS}) VALUES ${values}`, params);
+        await this.sql.run(`INSERT INTO ${this.sql.tables.messages} (${INSERTED_COLUMNS}) VALUES ${values}`, params, session);
       }
       await this.#insertCarrierIds(session, rows.map((row) => ({ ref: row.record.ref, ids: sideCarrierIds(row) })));
     };
@@ -126,19 +133,18 @@ export class SqlRecordStore implements RecordStore {
 
   /** `RecordStore.getMessage`. */
   async getMessage(ref: string): Promise<MessageRow | null> {
-    const { rows } = await this.run(`SELECT ${ROW_COLUMNS} FROM ${this.sql.tables.messages} WHERE ref = ?`, [ref]);
-    return rows.length === 0 ? null : fromColumns(rows[0]!);
+    const [row] = await this.sql.messages(`SELECT ${ROW_COLUMNS} FROM ${this.sql.tables.messages} WHERE ref = ?`, [ref]);
+    return row ?? null;
   }
 
   /** `RecordStore.findByExternalId`. */
   async findByExternalId(principalId: string, externalId: string, limit: number): Promise<MessageRow[]> {
     if (limit <= 0) return [];
-    const { rows } = await this.run(
+    return this.sql.messages(
       `SELECT ${ROW_COLUMNS} FROM ${this.sql.tables.messages} WHERE principal_id = ? AND external_id = ?
         ORDER BY created_at DESC, seq DESC ${limitClause(this.sql.dialect)}`,
       [principalId, externalId, limit],
     );
-    return rows.map(fromColumns);
   }
 
   /** `RecordStore.readReports` (report-log.ts). */
@@ -148,17 +154,17 @@ export class SqlRecordStore implements RecordStore {
 
   /** `RecordStore.listCallbacks` (list.ts). */
   listCallbacks(query: CallbackListQuery): Promise<MessageRow[]> {
-    return listCallbacks(this.sql, this.prefix, query);
+    return listCallbacks(this.sql, query);
   }
 
   /** `RecordStore.listMessages` (list.ts). */
   listMessages(query: MessageListQuery): Promise<MessageRow[]> {
-    return listMessages(this.sql, this.prefix, query);
+    return listMessages(this.sql, query);
   }
 
   /** `RecordStore.findByRecipient` (erase.ts). */
   findByRecipient(recipient: string, fromPrincipal: string | null, limit: number): Promise<MessageRow[]> {
-    return findByRecipient(this.sql, this.prefix, recipient, fromPrincipal, limit);
+    return findByRecipient(this.sql, recipient, fromPrincipal, limit);
   }
 
   /** `RecordStore.scanIdempotency` (erase.ts). */
@@ -185,7 +191,7 @@ export class SqlRecordStore implements RecordStore {
         sql = byCarrierIds(this.sql.tables, slice.length);
         if (slice.length < 8) this.#byCarrierIds[slice.length] = sql;
       }
-      const { rows } = await this.run(sql, [...slice, ...slice]);
+      const { rows } = await this.sql.run(sql, [...slice, ...slice]);
       for (const id of slice) {
         const named = rows.filter((row) => row.carrier_id === id).map(fromColumns);
         if (named.length > 0) return named.reduce((newest, row) => (row.seq > newest.seq ? row : newest));
@@ -240,7 +246,7 @@ export class SqlRecordStore implements RecordStore {
     if (reported === true) key |= REPORT_KEY;
     const sql = this.#updates.get(key) ?? this.#updateText(key);
     const params = [...values, expectedVersion + 1, row.record.ref, expectedVersion];
-    const update = async (session: SqlSession): Promise<boolean> => (await runOn(this.sql, session, sql, params)).affected > 0;
+    const update = async (session: SqlSession): Promise<boolean> => (await this.sql.run(sql, params, session)).affected > 0;
     const units = refund ?? 0;
     if (units <= 0 && addedCarrierIds.length === 0 && reported !== true) return update(this.sql.client);
     return this.sql.client.transaction(async (tx) => {
@@ -275,8 +281,8 @@ export class SqlRecordStore implements RecordStore {
     let deleted = 0;
     for (const slice of chunks(refs, CHUNK)) {
       deleted += await this.sql.client.transaction(async (tx) => {
-        await runOn(this.sql, tx, `DELETE FROM ${this.sql.tables.carrierIds} WHERE ref IN ${tuple(slice.length)}`, slice);
-        const { affected } = await runOn(this.sql, tx, `DELETE FROM ${this.sql.tables.messages} WHERE ref IN ${tuple(slice.length)}`, slice);
+        await this.sql.run(`DELETE FROM ${this.sql.tables.carrierIds} WHERE ref IN ${tuple(slice.length)}`, slice, tx);
+        const { affected } = await this.sql.run(`DELETE FROM ${this.sql.tables.messages} WHERE ref IN ${tuple(slice.length)}`, slice, tx);
         return affected;
       });
     }
@@ -285,7 +291,7 @@ export class SqlRecordStore implements RecordStore {
 
   /** `RecordStore.findIdempotency` (typed as the contract's, so an adapter may answer without a promise). */
   findIdempotency(principalId: string, key: string, now: number): Promise<IdempotencyRecord | null> | IdempotencyRecord | null {
-    return this.run(
+    return this.sql.run(
       `SELECT ${IDEMPOTENCY_COLUMNS} FROM ${this.sql.tables.idempotency} WHERE principal_id = ? AND idem_key = ? AND expires_at > ?`,
       [principalId, key, now],
     ).then(({ rows }) => (rows.length === 0 ? null : toIdempotency(rows[0]!)));
@@ -295,20 +301,9 @@ export class SqlRecordStore implements RecordStore {
   async purgeIdempotency(now: number, limit: number): Promise<number> {
     if (limit <= 0) return 0;
     const table = this.sql.tables.idempotency;
-    const { rows } = await this.run(
-      `SELECT principal_id, idem_key FROM ${table} WHERE expires_at <= ? ORDER BY expires_at ${limitClause(this.sql.dialect)}`,
-      [now, limit],
-    );
-    let deleted = 0;
-    // In slices: a statement takes a bounded number of parameters (SQLite's default is 32,766).
-    for (const slice of chunks(rows, CHUNK)) {
-      const { affected } = await this.run(
-        `DELETE FROM ${table} WHERE expires_at <= ? AND (${slice.map(() => '(principal_id = ? AND idem_key = ?)').join(' OR ')})`,
-        [now, ...slice.flatMap((row) => [row.principal_id, row.idem_key])],
-      );
-      deleted += affected;
-    }
-    return deleted;
+    const order = `ORDER BY expires_at ${limitClause(this.sql.dialect)}`;
+    const { rows } = await this.sql.run(`SELECT principal_id, idem_key FROM ${table} WHERE expires_at <= ? ${order}`, [now, limit]);
+    return this.sql.deleteByKey(table, ['principal_id', 'idem_key'], rows, 'expires_at <= ? AND ', [now]);
   }
 
   /** `RecordStore.addCredit`: the addition and the read of the new balance in one transaction. */

@@ -94,7 +94,7 @@ export class SqliteRecordStore extends SqlRecordStore {
   }
 
   /** Commits the writes still waiting for their group, then closes the file if it opened it. */
-  async close(): Promise<void> {
+  override async close(): Promise<void> {
     if (this.#closed) return;
     await this.#ready?.catch(() => undefined);
     await this.#client.settled();

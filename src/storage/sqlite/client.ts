@@ -138,11 +138,6 @@ export class SqliteClient implements SqlClient {
     return this.#transaction(work);
   }
 
-  /** Runs `write` (synchronous statements on the handle) as a transaction of the group. */
-  write<T>(write: () => T): Promise<T> {
-    return this.transaction(async () => write());
-  }
-
   /** Resolves once the writes of the open group (if any) are committed, whatever their outcome. */
   settled(): Promise<void> {
     const committed = () => this.#afterCommit(undefined).catch(() => undefined);
@@ -265,10 +260,4 @@ export class SqliteClient implements SqlClient {
     }
     return statement;
   }
-}
-
-/** Where synchronous writes on the handle are run as one step of the group (inbound.ts). */
-export interface WriteGroup {
-  /** Runs `write` in a transaction of the group; resolves with its result after the commit. */
-  run<T>(write: () => T): Promise<T>;
 }

@@ -12,13 +12,12 @@
  * @module
  */
 import type Database from 'better-sqlite3';
-import type { MessageRecord } from '../message-record.js';
 import type { MessageRow } from '../record-store.js';
-import { partsFromStored, type StoredPart } from '../stored-parts.js';
-import { INSERTED_COLUMNS, rowValues, sideCarrierIds, tuple, WRITTEN_COLUMNS } from '../sql/rows.js';
+import type { StoredPart } from '../stored-parts.js';
+import { earlierRow } from '../sql/earlier-rows.js';
+import { INSERTED_COLUMNS, numOrNull, rowValues, sideCarrierIds, tuple, WRITTEN_COLUMNS } from '../sql/rows.js';
 import type { SqlInboundTables } from '../sql/inbound-schema.js';
 import type { SqlTables } from '../sql/schema.js';
-import { timerAtOf, timerOf } from '../../ledger/rows.js';
 
 /** The file's schema version once it holds the record-store tables: older packages refuse to open it. */
 export const SCHEMA_VERSION = 12;
@@ -59,16 +58,16 @@ const INBOUND_SCHEMA = `
 /** The old message tables, dropped once moved (their indexes and triggers go with them). */
 const LEGACY_TABLES = ['sms_messages', 'sms_carrier_ids', 'sms_callbacks', 'sms_queue', 'sms_idempotency', 'sms_credit_balances', 'sms_credit_charges'];
 
-/** A row of the old `sms_messages` joined with its queue row and report, as read by {@link LEGACY_SELECT}. */
-type LegacyRow = Record<string, unknown> & { ref: string; parts: string; state: MessageRecord['state'] };
+/** A row of the old `sms_messages` joined with its queue row, report and unsettled charge, as read by {@link LEGACY_SELECT}. */
+type LegacyRow = Record<string, unknown> & { ref: string; parts: string };
 
 const LEGACY_SELECT = `
   SELECT m.*, q.fair_tag AS q_tag, q.next_attempt_at AS q_due, q.lease_owner AS q_owner, q.lease_until AS q_until,
-    c.uid AS c_uid, c.state AS c_state, c.attempts AS c_attempts, c.last_status_code AS c_code, c.last_error AS c_error,
-    c.next_attempt_at AS c_next, c.lease_until AS c_until,
-    k.units AS k_units, k.refund_failed AS k_failed, k.settled_at AS k_settled
+    c.uid AS cb_uid, c.state AS cb_state, c.attempts AS cb_attempts, c.last_status_code AS cb_last_status_code,
+    c.last_error AS cb_last_error, c.next_attempt_at AS cb_next_attempt_at, c.lease_until AS cb_lease_until,
+    k.units AS charge_units, k.refund_failed AS charge_refund_failed
   FROM sms_messages m LEFT JOIN sms_queue q ON q.message_id = m.id LEFT JOIN sms_callbacks c ON c.message_id = m.id
-    LEFT JOIN sms_credit_charges k ON k.ref = m.ref ORDER BY m.id`;
+    LEFT JOIN sms_credit_charges k ON k.ref = m.ref AND k.settled_at IS NULL ORDER BY m.id`;
 
 /**
  * Creates the inbound tables, and moves a 0.1.0 file's messages into `tables` (which exist),
@@ -83,11 +82,10 @@ export function upgradeFile(db: Database.Database, tables: SqlTables): void {
   const legacy = db.prepare(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'sms_messages'`).get() !== undefined;
   if (legacy && version < 10) throw new Error(`SqliteStorage: the database schema is version ${version}, older than sms-outbox 0.1.0's (10); open it with 0.1.0 first`);
   const hasInbound = db.prepare(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'sms_inbound'`).get() !== undefined;
-  if (hasInbound && db.prepare(`SELECT 1 FROM pragma_table_info('sms_inbound') WHERE name = 'once_key'`).get() === undefined) {
-    db.exec('ALTER TABLE sms_inbound ADD COLUMN once_key TEXT');
-  }
-  if (hasInbound && db.prepare(`SELECT 1 FROM pragma_table_info('sms_inbound') WHERE name = 'cb_restarted_after'`).get() === undefined) {
-    db.exec('ALTER TABLE sms_inbound ADD COLUMN cb_restarted_after INTEGER');
+  for (const [column, type] of [['once_key', 'TEXT'], ['cb_restarted_after', 'INTEGER']] as const) {
+    if (hasInbound && db.prepare(`SELECT 1 FROM pragma_table_info('sms_inbound') WHERE name = ?`).get(column) === undefined) {
+      db.exec(`ALTER TABLE sms_inbound ADD COLUMN ${column} ${type}`);
+    }
   }
   db.exec(INBOUND_SCHEMA);
   if (legacy) moveLegacy(db, tables);
@@ -115,64 +113,18 @@ function moveLegacy(db: Database.Database, t: SqlTables): void {
 
 /** The record-store row of an old message, with its carrier ids (in the order they were given). */
 function legacyRow(old: LegacyRow, ids: { carrier_id: string; idx: number }[]): MessageRow {
-  const n = (value: unknown) => (value === null || value === undefined ? null : Number(value));
-  const parts = partsFromStored(JSON.parse(old.parts) as StoredPart[]);
-  const record: MessageRecord = {
-    ref: old.ref,
-    principalId: old.principal_id as string,
-    endpoint: old.endpoint as MessageRecord['endpoint'],
-    profileCode: old.profile_code as string,
-    sender: old.sender as string,
-    recipient: old.recipient as string,
-    text: old.text as string,
-    messageType: old.message_type as number,
-    reqType: old.req_type as number,
-    externalId: old.external_id as string,
-    recipientField: old.recipient_field as MessageRecord['recipientField'],
-    referenceField: old.reference_field as MessageRecord['referenceField'],
-    smsCount: old.sms_count as number,
-    encoding: old.encoding as MessageRecord['encoding'],
-    callbackUrl: old.callback_url as string | null,
-    callbackSecret: old.callback_secret as string | null,
-    createdAt: old.created_at as number,
-    // PRIORITY_RANK as 0.1.0 stored it: 0 transactional, 1 bulk.
-    priority: old.priority === 0 ? 'transactional' : 'bulk',
-    state: old.state,
-    statusReason: old.status_reason as MessageRecord['statusReason'],
-    statusDescription: old.status_description as string | null,
-    attempts: old.attempts as number,
-    lastError: old.last_error as string | null,
-    updatedAt: old.updated_at as number,
-    parts,
-    callback:
-      old.c_uid === null
-        ? null
-        : { state: old.c_state as 'pending', attempts: old.c_attempts as number, lastStatusCode: n(old.c_code), lastError: old.c_error as string | null, nextAttemptAt: n(old.c_next) },
-    sendAt: n(old.send_at),
-    validUntil: n(old.valid_until),
-  };
-  const pendingReport = record.callback?.state === 'pending';
-  const reportDue = pendingReport ? Math.max(n(old.c_next) ?? record.updatedAt, n(old.c_until) ?? 0) : null;
-  const queued = record.state === 'queued' && old.q_tag !== null;
-  return {
-    record,
-    book: {
-      weight: n(old.weight) ?? 1,
-      charge: old.k_units === null || old.k_settled !== null ? null : { units: old.k_units as number, refunds: old.k_failed === 1 ? 'unsent-and-failed' : 'unsent' },
-      replacedCarrierIds: ids.filter((id) => parts[id.idx]?.carrierId !== id.carrier_id).map((id) => ({ carrierId: id.carrier_id, index: id.idx })),
-      reportUid: (old.c_uid as string | null) ?? null,
-    },
-    version: 0,
-    seq: 0,
-    queue: queued ? (old.priority as number) : null,
-    // A pending report's place among those due at one time is its own due time (ledger/rows.ts endRow).
-    orderKey: queued ? Number(old.q_tag) : pendingReport ? (n(old.c_next) ?? record.updatedAt) : 0,
-    dueAt: queued ? Number(old.q_due) : record.createdAt,
-    leaseOwner: queued ? (old.q_owner as string | null) : null,
-    leaseUntil: queued ? n(old.q_until) : null,
-    reportDueAt: reportDue,
-    timer: timerOf(record),
-    timerAt: timerAtOf(record),
-    carrierIds: ids.map((id) => id.carrier_id),
-  };
+  return earlierRow(old, JSON.parse(old.parts) as StoredPart[], (record) => {
+    const queued = record.state === 'queued' && old.q_tag !== null;
+    const replaced = ids.filter((id) => record.parts[id.idx]?.carrierId !== id.carrier_id);
+    return {
+      carrierIds: ids.map((id) => id.carrier_id),
+      replacedCarrierIds: replaced.map((id) => ({ carrierId: id.carrier_id, index: id.idx })),
+      queue: queued ? (old.priority as number) : null,
+      // A pending report's place among those due at one time is its own due time (ledger/rows.ts endRow).
+      orderKey: queued ? Number(old.q_tag) : record.callback?.state === 'pending' ? (record.callback.nextAttemptAt ?? record.updatedAt) : 0,
+      dueAt: queued ? Number(old.q_due) : record.createdAt,
+      leaseOwner: queued ? (old.q_owner as string | null) : null,
+      leaseUntil: queued ? numOrNull(old.q_until) : null,
+    };
+  });
 }
