@@ -13,11 +13,8 @@ import { isAfter, matchesFilter, type ListPosition, type MessageListQuery } from
 import type { MessageRecord } from '../message-record.js';
 import type { MessageRow } from '../record-store.js';
 import type { ExternalIdIndex } from './lookups.js';
-import type { Slot } from './slot.js';
+import { newestLast, type Slot } from './slot.js';
 import { SlotGroups, type Place, type SortedSlots } from './sorted-slots.js';
-
-/** List order: the earlier `record.createdAt` first, then the earlier inserted (read backwards: newest first). */
-export const newestLast = (a: Slot, b: Slot): number => a.record.createdAt - b.record.createdAt || a.seq - b.seq;
 
 /** A principal's rows in list order, all of them or by the value `valueOf` reads (`null`: on none of its lists). */
 function lists(valueOf?: (row: Slot | MessageRow) => string | null): SlotGroups<string> {

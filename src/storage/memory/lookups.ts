@@ -5,8 +5,7 @@
  * @module
  */
 import type { MessageRow } from '../record-store.js';
-import { newestLast } from './list-index.js';
-import type { Slot } from './slot.js';
+import { newestLast, type Slot } from './slot.js';
 import type { SlotIndex } from './sorted-slots.js';
 
 /** Every carrier id of every row, to its slot. */

@@ -6,7 +6,6 @@
  */
 import type { MessageRecord } from '../message-record.js';
 import type { MessageRow, RowBook, Timer } from '../record-store.js';
-import type { SortedSlots } from './sorted-slots.js';
 
 /** Shared by every slot whose row has no carrier id. */
 const NO_CARRIER_IDS: readonly string[] = [];
@@ -50,7 +49,7 @@ export class Slot {
   acceptedAt!: number;
 
   /** The submit-queue list it is in, if any (submit-queue.ts). */
-  lane: SortedSlots | null = null;
+  lane: Lane | null = null;
   /** In the waiting list, when its row may be claimed; in the lapsed list, when its validity ended. */
   laneAt = 0;
   /** Its report key (`MessageWrite.reported`), given by the write that ended its message; `null` before. */
@@ -103,4 +102,13 @@ export class Slot {
       carrierIds: this.carrierIdList(),
     };
   }
+}
+
+/** List order: the earlier `record.createdAt` first, then the earlier inserted (read backwards: newest first). */
+export const newestLast = (a: Slot, b: Slot): number => a.record.createdAt - b.record.createdAt || a.seq - b.seq;
+
+/** A list a slot is in and can be taken out of: the submit queue's lanes (submit-queue.ts), each sorted-slots.ts's list. */
+export interface Lane {
+  /** Takes `slot` out of the list. */
+  remove(slot: Slot): unknown;
 }

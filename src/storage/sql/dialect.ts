@@ -4,13 +4,10 @@
  * and the `SqlClient` (how a statement is sent, and how a transaction or a schema change is
  * run on one connection). An adapter supplies both, its client built with the transaction and
  * the retry after a deadlock here; `SqlRecordStore` (store.ts) writes every statement once on
- * top of them, run through a `SqlContext`.
+ * top of them, run through a `SqlContext` (context.ts).
  *
  * @module
  */
-import type { MessageRow } from '../record-store.js';
-import { chunks, fromColumns } from './rows.js';
-import type { SqlTables } from './schema.js';
 
 /** The column types of the schema (schema.ts), in the database's own words. */
 export interface SqlTypes {
@@ -143,45 +140,6 @@ export async function transactionOn<T>(tx: SqlSession, begin: readonly string[],
   } catch (error) {
     await tx.run('ROLLBACK').catch(broken);
     throw error;
-  }
-}
-
-/** What the statements of a store run on: its client, its dialect and its tables (named with `prefix`). */
-export class SqlContext {
-  /** A context of `client` speaking `dialect`, over `tables` (their names start with `prefix`). */
-  constructor(
-    readonly client: SqlClient,
-    readonly dialect: SqlDialect,
-    readonly tables: SqlTables,
-    readonly prefix: string,
-  ) {}
-
-  /** Runs `sql` (with `?` placeholders) on `session`: the pool unless a transaction's is given. */
-  run(sql: string, params: readonly unknown[] = [], session: SqlSession = this.client): Promise<SqlResult> {
-    return session.run(this.dialect.placeholders(sql), params);
-  }
-
-  /** The message rows `sql` selects (their `ROW_COLUMNS`, rows.ts), on `session`: the pool unless a transaction's is given. */
-  async messages(sql: string, params: readonly unknown[], session: SqlSession = this.client): Promise<MessageRow[]> {
-    const { rows } = await this.run(sql, params, session);
-    return rows.map(fromColumns);
-  }
-
-  /**
-   * Deletes the rows of `table` whose key (`columns`) is that of one of `keys` (rows read
-   * with those columns) and that still meet `where` (ANDed, with its parameters), in slices:
-   * a statement takes a bounded number of parameters (SQLite's default is 32,766). Resolves
-   * with how many it deleted.
-   */
-  async deleteByKey(table: string, columns: readonly string[], keys: readonly Record<string, unknown>[], where = '', params: unknown[] = []): Promise<number> {
-    const match = `(${columns.map((column) => `${column} = ?`).join(' AND ')})`;
-    let deleted = 0;
-    for (const slice of chunks(keys, 200)) {
-      const values = slice.flatMap((key) => columns.map((column) => key[column]));
-      const { affected } = await this.run(`DELETE FROM ${table} WHERE ${where}(${slice.map(() => match).join(' OR ')})`, [...params, ...values]);
-      deleted += affected;
-    }
-    return deleted;
   }
 }
 

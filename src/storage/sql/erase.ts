@@ -12,7 +12,8 @@
 import type { IdempotencyCursor } from '../erase-storage.js';
 import type { IdempotencyRecord } from '../idempotency-record.js';
 import type { MessageRow } from '../record-store.js';
-import { limitClause, type SqlContext } from './dialect.js';
+import { limitClause } from './dialect.js';
+import type { SqlContext } from './context.js';
 import { IDEMPOTENCY_COLUMNS, num, ROW_COLUMNS, toIdempotency } from './rows.js';
 
 /** The first principal id with a message from `from` on (`inclusive`) or after it; `null` when none. */

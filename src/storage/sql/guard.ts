@@ -10,7 +10,8 @@
  * @module
  */
 import type { CounterGuard, InsertGuard, InsertRefusal } from '../record-store.js';
-import { limitClause, type SqlContext, type SqlSession } from './dialect.js';
+import { limitClause, type SqlSession } from './dialect.js';
+import type { SqlContext } from './context.js';
 import { IDEMPOTENCY_COLUMNS, idempotencyValues, num, tuple } from './rows.js';
 
 /** Thrown inside a transaction to roll it back when a guard refuses; caught by the insert. */

@@ -12,7 +12,8 @@
 import { statesOf, type CallbackListQuery } from '../callback-list.js';
 import type { ListPosition, MessageListQuery } from '../message-list.js';
 import type { MessageRow } from '../record-store.js';
-import { limitClause, type SqlContext } from './dialect.js';
+import { limitClause } from './dialect.js';
+import type { SqlContext } from './context.js';
 import { ROW_COLUMNS } from './rows.js';
 
 /** The index a list reads along, named without the prefix, for a dialect that must be told. */

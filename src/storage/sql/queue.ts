@@ -10,7 +10,8 @@
 import type { ClaimOptions } from '../claim-options.js';
 import type { QueueCount } from '../contract.js';
 import type { MessageRow, Timer } from '../record-store.js';
-import { limitClause, type SqlContext, type SqlSession } from './dialect.js';
+import { limitClause, type SqlSession } from './dialect.js';
+import type { SqlContext } from './context.js';
 import { fromColumns, numOrNull, num, ROW_COLUMNS, tuple } from './rows.js';
 
 /** The condition of a row a submit claim at `?` (three times: due, lease, validity) may take. */

@@ -9,7 +9,8 @@
  *
  * @module
  */
-import { limitClause, type SqlContext, type SqlSession } from './dialect.js';
+import { limitClause, type SqlSession } from './dialect.js';
+import type { SqlContext } from './context.js';
 import { fromColumns, num, ROW_COLUMNS } from './rows.js';
 import type { ReportedRow } from '../record-store.js';
 

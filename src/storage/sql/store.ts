@@ -11,7 +11,8 @@ import type { ClaimOptions } from '../claim-options.js';
 import type { QueueCount } from '../contract.js';
 import type { IdempotencyRecord } from '../idempotency-record.js';
 import type { InsertCounted, InsertGuard, InsertRefusal, MessageRow, MessageWrite, RecordStore, Timer } from '../record-store.js';
-import { limitClause, SqlContext, type SqlClient, type SqlDialect, type SqlSession } from './dialect.js';
+import { limitClause, type SqlClient, type SqlDialect, type SqlSession } from './dialect.js';
+import { SqlContext } from './context.js';
 import { addUnits, applyGuard, balanceOf, countedOf, GuardRefusal, purgeCounters } from './guard.js';
 import { claimMessages, claimReports, countQueued, dueMessages, queueEnds } from './queue.js';
 import {
