@@ -173,9 +173,6 @@ function partsOf(acked: readonly AckedMessage[]): string[] {
       });
       await victim.kill();
       const killedAt = Date.now();
-      // PostgreSQL still runs, and commits, the statements the victim sent before it died (its
-      // last submissions among them): what it held is read once they are done.
-      await hostStatementsSettled('victim');
 
       // What the victim held when it died: leased queued messages, and parts the carrier
       // accepted from it whose receipts died with it (those messages stay `submitted`).
@@ -184,6 +181,11 @@ function partsOf(acked: readonly AckedMessage[]): string[] {
         [killedAt],
       );
       const leased = new Set(held.rows.map((row) => row.ref));
+      // PostgreSQL still runs, and commits, the statements the victim sent before it died (its
+      // last submissions among them): the parts it left without receipts are read once those
+      // are done. Its leases are read before, while they last: once one runs out the survivor
+      // takes the message over.
+      await hostStatementsSettled('victim');
       const victimIds = victim.submits.map((s) => normalizeCarrierId(s.carrierId));
       const strandedRows = await admin!.query<{ ref: string }>(
         // A part is its carrier id alone (with its two times: 3 elements) until its receipt (stored-parts.ts).
