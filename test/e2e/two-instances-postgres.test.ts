@@ -152,11 +152,14 @@ function partsOf(acked: readonly AckedMessage[]): string[] {
   it('one instance killed with SIGKILL mid-run: the other finishes the work it held', { timeout: 100_000 }, async () => {
     const schema = freshSchema('e2e_kill');
     schemas.push(schema);
+    // A carrier slower than the accepting: the work outlasts the sending, so the victim dies
+    // mid-run holding leases (at 64 submissions at once of 1-10 ms each, the two could drain
+    // the 2,000 messages about as fast as they were sent, and the victim die holding none).
     const config = (instanceId: string): HostConfig => ({
       storage: { kind: 'postgres', schema },
       instanceId,
-      simulator: SIMULATOR,
-      worker: { leaseMs: 2_000, concurrency: 64 },
+      simulator: { ...SIMULATOR, submitLatencyMs: [10, 30] },
+      worker: { leaseMs: 2_000, concurrency: 8 },
     });
     const [survivor, victim] = await Promise.all([startHost(config('survivor')), startHost(config('victim'))]);
     try {
